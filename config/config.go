@@ -1,0 +1,461 @@
+// Package config reads triage's config file (DESIGN §8) and checks it, reporting every
+// problem with the line it is on. It knows the file format only; main turns the result into
+// the store's tab configs and the replayer's sources.
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/triage-dev/triage/model"
+)
+
+// Config is the parsed config file.
+type Config struct {
+	Spreadsheet string `toml:"spreadsheet"`
+	Refresh     string `toml:"refresh"`
+	ReadOnly    bool   `toml:"readonly"`
+	// OAuthClient is the client_secret.json of a Desktop OAuth client for `triage auth login`.
+	OAuthClient string                   `toml:"oauth_client"`
+	Tabs        map[string]TabSection    `toml:"tabs"`
+	Sources     map[string]SourceSection `toml:"sources"`
+	// Keys rebinds actions: `quit = ["q", "ctrl+c"]`.
+	Keys map[string][]string `toml:"keys"`
+
+	path  string
+	lines lineIndex
+}
+
+// TabSection is `[tabs.<role>]`.
+type TabSection struct {
+	Name       string            `toml:"name"`
+	Statuses   []string          `toml:"statuses"`
+	Columns    map[string]string `toml:"columns"`
+	StaleAfter string            `toml:"stale_after"`
+}
+
+// SourceSection is `[sources.<name>]`: where a dead-letter source may be replayed to and how.
+type SourceSection struct {
+	Preset           string            `toml:"preset"`
+	URLPrefixes      []string          `toml:"url_prefixes"`
+	RedirectPrefixes []string          `toml:"redirect_prefixes"`
+	Key              any               `toml:"key"`
+	RatePerMinute    int               `toml:"rate_per_minute"`
+	MaxAttempts      int               `toml:"max_attempts"`
+	Timeout          string            `toml:"timeout"`
+	KeyTTL           string            `toml:"key_ttl"`
+	Concurrency      int               `toml:"concurrency"`
+	Headers          map[string]string `toml:"headers"`
+	// Outcomes overrides the outcome table: `"404" = "retryable"`.
+	Outcomes map[string]string `toml:"outcomes"`
+}
+
+// Presets are the outcome tables a source can start from (DESIGN §5).
+var Presets = []string{"rest", "apps-script"}
+
+// Outcomes are the names an outcome override may use.
+var Outcomes = []string{"delivered", "duplicate", "rejected", "systemic", "retryable"}
+
+// Problem is one thing wrong with a config file, on a line (0 when it has none).
+type Problem struct {
+	Line int
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("line %d: %s", p.Line, p.Msg)
+	}
+	return p.Msg
+}
+
+// Error is a config that has problems; its message lists them all.
+type Error struct {
+	Path     string
+	Problems []Problem
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "config %s has %d problem(s):", e.Path, len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		if e.Path != "" && p.Line > 0 {
+			fmt.Fprintf(&b, "%s:%d: %s", e.Path, p.Line, p.Msg)
+		} else {
+			b.WriteString(p.String())
+		}
+	}
+	return b.String()
+}
+
+// DefaultPath is $XDG_CONFIG_HOME/triage/config.toml (~/.config when unset).
+func DefaultPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "triage", "config.toml")
+}
+
+// Load reads a config file. A missing file at the default path is an empty config; a missing
+// file that was named explicitly is an error. The returned error is an *Error when the file
+// has problems.
+func Load(path string, explicit bool) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !explicit {
+			return &Config{path: path}, nil
+		}
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	c, probs := Parse(data)
+	c.path = path
+	if len(probs) > 0 {
+		return c, &Error{Path: path, Problems: probs}
+	}
+	return c, nil
+}
+
+// Parse decodes and checks config text, returning every problem found (not just the first).
+func Parse(data []byte) (*Config, []Problem) {
+	c := &Config{lines: indexLines(data)}
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(c)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return c, []Problem{{Line: pe.Position.Line, Msg: pe.Message}}
+		}
+		// Type mismatches (a string where a list goes) come back without a position.
+		return c, []Problem{{Line: c.lines.lineOf(lastKeyIn(err.Error())), Msg: err.Error()}}
+	}
+	var probs []Problem
+	for _, k := range md.Undecoded() {
+		key := k.String()
+		// Free-form maps whose keys are not ours to know.
+		if strings.HasPrefix(key, "sources.") && (strings.Contains(key, ".headers.") || strings.Contains(key, ".outcomes.")) {
+			continue
+		}
+		if len(k) == 4 && k[0] == "tabs" && k[2] == "columns" {
+			continue
+		}
+		if len(k) == 2 && k[0] == "keys" {
+			continue
+		}
+		probs = append(probs, Problem{Line: c.lines.lineOf(key), Msg: fmt.Sprintf("unknown key %q", key)})
+	}
+	probs = append(probs, c.check()...)
+	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
+	return c, probs
+}
+
+func (c *Config) check() []Problem {
+	var probs []Problem
+	add := func(key, format string, a ...any) {
+		probs = append(probs, Problem{Line: c.lines.lineOf(key), Msg: fmt.Sprintf(format, a...)})
+	}
+	if c.Refresh != "" {
+		if d, err := time.ParseDuration(c.Refresh); err != nil || d < 0 {
+			add("refresh", "refresh %q is not a duration (use e.g. \"60s\", \"5m\"; \"0s\" turns auto-refresh off)", c.Refresh)
+		}
+	}
+	for role, ts := range c.Tabs {
+		r := model.Role(role)
+		if !validRole(r) {
+			add("tabs."+role, "unknown tab role %q (roles are inbox, deadletter, queue)", role)
+			continue
+		}
+		schema := model.SchemaFor(r)
+		for f := range ts.Columns {
+			if _, ok := schema.Column(model.Field(strings.ToLower(f))); !ok {
+				add("tabs."+role+".columns."+f, "tab %s has no column %q to rename", role, f)
+			}
+		}
+		if ts.StaleAfter != "" {
+			if r != model.RoleQueue {
+				add("tabs."+role+".stale_after", "stale_after only applies to the queue tab")
+			}
+			if d, err := time.ParseDuration(ts.StaleAfter); err != nil || d <= 0 {
+				add("tabs."+role+".stale_after", "stale_after %q is not a positive duration (e.g. \"30m\")", ts.StaleAfter)
+			}
+		}
+		seen := map[string]bool{}
+		for _, s := range ts.Statuses {
+			n := strings.ToLower(strings.TrimSpace(s))
+			if n == "" || seen[n] {
+				add("tabs."+role+".statuses", "statuses has an empty or repeated entry %q", s)
+			}
+			seen[n] = true
+		}
+	}
+	for name, s := range c.Sources {
+		base := "sources." + name
+		if s.Preset != "" && !contains(Presets, s.Preset) {
+			add(base+".preset", "source %s: unknown preset %q (presets: %s)", name, s.Preset, strings.Join(Presets, ", "))
+		}
+		if len(s.URLPrefixes) == 0 {
+			add(base, "source %s has no url_prefixes: its rows would be refused; add url_prefixes = [\"https://...\"]", name)
+		}
+		for _, p := range s.URLPrefixes {
+			if !validPrefix(p) {
+				add(base+".url_prefixes", "source %s: url_prefixes entry %q must be an http(s) URL with a host, ending in / or a path", name, p)
+			}
+		}
+		for _, p := range s.RedirectPrefixes {
+			if !validPrefix(p) {
+				add(base+".redirect_prefixes", "source %s: redirect_prefixes entry %q must be an http(s) URL with a host", name, p)
+			}
+		}
+		if _, err := s.KeySpecs(); err != nil {
+			add(base+".key", "source %s: %v", name, err)
+		}
+		if s.RatePerMinute < 0 {
+			add(base+".rate_per_minute", "source %s: rate_per_minute must be ≥ 0 (0 = unlimited)", name)
+		}
+		if s.MaxAttempts < 0 || s.MaxAttempts > 10 {
+			add(base+".max_attempts", "source %s: max_attempts must be between 1 and 10", name)
+		}
+		if s.Concurrency < 0 || s.Concurrency > 20 {
+			add(base+".concurrency", "source %s: concurrency must be between 1 and 20", name)
+		}
+		for _, d := range []struct{ key, v string }{{"timeout", s.Timeout}, {"key_ttl", s.KeyTTL}} {
+			if d.v == "" {
+				continue
+			}
+			if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
+				add(base+"."+d.key, "source %s: %s %q is not a positive duration (e.g. \"20s\", \"24h\")", name, d.key, d.v)
+			}
+		}
+		for code, o := range s.Outcomes {
+			if n, err := strconv.Atoi(code); err != nil || n < 100 || n > 599 {
+				if code != "timeout" && code != "network" {
+					add(base+".outcomes."+code, "source %s: outcome override %q is not an HTTP status (100-599), \"timeout\" or \"network\"", name, code)
+				}
+			}
+			if !contains(Outcomes, o) {
+				add(base+".outcomes."+code, "source %s: outcome %q for %s is not one of %s", name, o, code, strings.Join(Outcomes, ", "))
+			}
+		}
+		for h, v := range s.Headers {
+			if strings.HasPrefix(v, "env:") && strings.TrimPrefix(v, "env:") == "" {
+				add(base+".headers."+h, "source %s: header %s says env: without a variable name", name, h)
+			}
+		}
+	}
+	return probs
+}
+
+// KeySpec is where a source carries the idempotency key: a header or a JSON body field.
+type KeySpec struct {
+	In   string // "header" or "body"
+	Name string
+}
+
+// KeySpecs parses `key`: "header:Idempotency-Key" (the default), "body:id", or a list.
+func (s SourceSection) KeySpecs() ([]KeySpec, error) {
+	var raw []string
+	switch v := s.Key.(type) {
+	case nil:
+		return []KeySpec{{In: "header", Name: "Idempotency-Key"}}, nil
+	case string:
+		raw = []string{v}
+	case []any:
+		for _, x := range v {
+			str, ok := x.(string)
+			if !ok {
+				return nil, fmt.Errorf("key entries must be strings like \"header:Idempotency-Key\" or \"body:id\"")
+			}
+			raw = append(raw, str)
+		}
+	default:
+		return nil, fmt.Errorf("key must be a string or a list of strings")
+	}
+	var out []KeySpec
+	for _, r := range raw {
+		in, name, ok := strings.Cut(r, ":")
+		in = strings.ToLower(strings.TrimSpace(in))
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || (in != "header" && in != "body") {
+			return nil, fmt.Errorf("key %q must be \"header:NAME\" or \"body:FIELD\"", r)
+		}
+		out = append(out, KeySpec{In: in, Name: name})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("key is an empty list")
+	}
+	return out, nil
+}
+
+// BodyKeyField is the payload field that carries the key, or "".
+func (s SourceSection) BodyKeyField() string {
+	specs, err := s.KeySpecs()
+	if err != nil {
+		return ""
+	}
+	for _, k := range specs {
+		if k.In == "body" {
+			return k.Name
+		}
+	}
+	return ""
+}
+
+// TabConfigs returns the configured tabs for every role, defaults applied, in role order.
+func (c *Config) TabConfigs() []model.TabConfig {
+	bodyKeys := map[string]string{}
+	for name, s := range c.Sources {
+		if f := s.BodyKeyField(); f != "" {
+			bodyKeys[name] = f
+		}
+	}
+	var out []model.TabConfig
+	for _, r := range model.Roles {
+		tc := model.DefaultTabConfig(r)
+		if ts, ok := c.Tabs[string(r)]; ok {
+			if ts.Name != "" {
+				tc.Name = ts.Name
+			}
+			for _, s := range ts.Statuses {
+				tc.Statuses = append(tc.Statuses, strings.ToLower(strings.TrimSpace(s)))
+			}
+			if len(ts.Columns) > 0 {
+				tc.Columns = map[model.Field]string{}
+				for f, h := range ts.Columns {
+					tc.Columns[model.Field(strings.ToLower(f))] = h
+				}
+			}
+			if d, err := time.ParseDuration(ts.StaleAfter); err == nil && d > 0 {
+				tc.StaleAfter = d
+			}
+		}
+		if r == model.RoleDeadLetter {
+			tc.BodyKeyFields = bodyKeys
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
+// RefreshInterval is the auto-refresh period (default 60s; "0s" turns it off).
+func (c *Config) RefreshInterval() time.Duration {
+	if c.Refresh == "" {
+		return 60 * time.Second
+	}
+	d, err := time.ParseDuration(c.Refresh)
+	if err != nil || d < 0 {
+		return 60 * time.Second
+	}
+	return d
+}
+
+// Path is the file the config came from ("" when none).
+func (c *Config) Path() string { return c.path }
+
+func validRole(r model.Role) bool {
+	for _, x := range model.Roles {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+func validPrefix(p string) bool {
+	u, err := url.Parse(p)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// lineIndex maps dotted keys ("sources.crm.timeout") and table headers ("sources.crm") to
+// the 1-based line that defines them, so a problem found after decoding can name its line.
+type lineIndex map[string]int
+
+func indexLines(data []byte) lineIndex {
+	idx := lineIndex{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	table := ""
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			name := strings.Trim(strings.SplitN(line, "#", 2)[0], " []")
+			table = unquoteKey(name)
+			if _, ok := idx[table]; !ok {
+				idx[table] = n
+			}
+			continue
+		}
+		k, _, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		key := unquoteKey(strings.TrimSpace(k))
+		if table != "" {
+			key = table + "." + key
+		}
+		if _, ok := idx[key]; !ok {
+			idx[key] = n
+		}
+	}
+	return idx
+}
+
+// lineOf finds a key's line, falling back to its nearest enclosing table.
+func (l lineIndex) lineOf(key string) int {
+	for key != "" {
+		if n, ok := l[key]; ok {
+			return n
+		}
+		i := strings.LastIndexByte(key, '.')
+		if i < 0 {
+			break
+		}
+		key = key[:i]
+	}
+	return 0
+}
+
+func unquoteKey(k string) string {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	return strings.Join(parts, ".")
+}
+
+func lastKeyIn(msg string) string {
+	// BurntSushi's type errors read: toml: line N (last key "a.b"): ...
+	if i := strings.Index(msg, `last key "`); i >= 0 {
+		rest := msg[i+len(`last key "`):]
+		if j := strings.IndexByte(rest, '"'); j >= 0 {
+			return rest[:j]
+		}
+	}
+	return ""
+}

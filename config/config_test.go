@@ -1,0 +1,136 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+)
+
+const broken = `spreadsheet = "1AbC"
+refresh = "6o s"
+colour = "blue"
+
+[tabs.inbox]
+name = "Inbox"
+statuses = ["new", "read", "read"]
+[tabs.inbox.columns]
+id = "Submission ID"
+bogus = "x"
+
+[tabs.archive]
+name = "Old"
+
+[sources.crm]
+preset = "stripe"
+url_prefixes = ["https://crm.example.com/"]
+timeout = "soon"
+key = "cookie:x"
+
+[sources.contact-form]
+preset = "apps-script"
+[sources.contact-form.headers]
+Authorization = "env:CRM_TOKEN"
+[sources.contact-form.outcomes]
+"404" = "maybe"
+`
+
+func TestParseReportsEveryProblemWithItsLine(t *testing.T) {
+	_, probs := Parse([]byte(broken))
+	want := []struct {
+		line int
+		frag string
+	}{
+		{2, "refresh"},
+		{3, `unknown key "colour"`},
+		{7, "repeated"},
+		{10, `no column "bogus"`},
+		{12, `unknown tab role "archive"`},
+		{16, `unknown preset "stripe"`},
+		{18, `timeout "soon"`},
+		{19, `key "cookie:x"`},
+		{21, "contact-form has no url_prefixes"},
+		{26, `outcome "maybe"`},
+	}
+	if len(probs) != len(want) {
+		t.Errorf("got %d problems, want %d:\n%v", len(probs), len(want), probs)
+	}
+	for _, w := range want {
+		found := false
+		for _, p := range probs {
+			if p.Line == w.line && strings.Contains(p.Msg, w.frag) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem on line %d mentioning %q; got %v", w.line, w.frag, probs)
+		}
+	}
+}
+
+func TestSyntaxErrorHasLine(t *testing.T) {
+	_, probs := Parse([]byte("spreadsheet = \"x\"\nrefresh = = 1\nname = 1\n"))
+	if len(probs) != 1 || probs[0].Line != 2 {
+		t.Fatalf("got %v", probs)
+	}
+}
+
+func TestTypeErrorNamesKey(t *testing.T) {
+	_, probs := Parse([]byte("spreadsheet = \"x\"\n\n[sources.crm]\nurl_prefixes = \"https://a/\"\n"))
+	if len(probs) == 0 || probs[0].Line != 4 {
+		t.Fatalf("got %v", probs)
+	}
+}
+
+func TestGoodConfigToTabConfigs(t *testing.T) {
+	c, probs := Parse([]byte(`
+spreadsheet = "1AbC"
+refresh = "30s"
+[tabs.inbox]
+name = "Contact"
+statuses = ["New", "Done"]
+[tabs.inbox.columns]
+id = "Submission ID"
+[tabs.queue]
+stale_after = "45m"
+[sources.contact-form]
+preset = "apps-script"
+url_prefixes = ["https://script.google.com/macros/s/"]
+key = ["header:Idempotency-Key", "body:id"]
+[keys]
+quit = ["x"]
+`))
+	if len(probs) != 0 {
+		t.Fatal(probs)
+	}
+	tcs := c.TabConfigs()
+	if len(tcs) != 3 || tcs[0].Name != "Contact" || tcs[0].Columns[model.FID] != "Submission ID" || tcs[0].Statuses[0] != "new" {
+		t.Errorf("inbox %+v", tcs[0])
+	}
+	if tcs[1].Name != "failed_calls" || tcs[1].BodyKeyFields["contact-form"] != "id" {
+		t.Errorf("deadletter %+v", tcs[1])
+	}
+	if tcs[2].StaleAfter != 45*time.Minute {
+		t.Errorf("queue %+v", tcs[2])
+	}
+	if c.RefreshInterval() != 30*time.Second || c.Keys["quit"][0] != "x" {
+		t.Errorf("refresh/keys")
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "none.toml")
+	if c, err := Load(p, false); err != nil || c == nil {
+		t.Fatalf("implicit missing file should be empty config: %v", err)
+	}
+	if _, err := Load(p, true); err == nil {
+		t.Fatal("explicit missing file accepted")
+	}
+	os.WriteFile(p, []byte("refresh = 5\n"), 0o600)
+	if _, err := Load(p, true); err == nil || !strings.Contains(err.Error(), p+":1") {
+		t.Fatalf("want error naming %s:1, got %v", p, err)
+	}
+}

@@ -1,0 +1,145 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Edit is a change to one row, located by identity at write time. Expect holds the values
+// the user saw; if any cell differs when the write happens, the edit is a conflict and
+// nothing of it is written (invariant 1).
+type Edit struct {
+	Tab    string
+	ID     string
+	Expect map[Field]string
+	Set    map[Field]string
+}
+
+// Inverse returns the edit that undoes e: it expects e's new values and restores the old.
+// Only fields that e both expected and set can be restored.
+func (e Edit) Inverse() Edit {
+	inv := Edit{Tab: e.Tab, ID: e.ID, Expect: map[Field]string{}, Set: map[Field]string{}}
+	for f, v := range e.Set {
+		if old, ok := e.Expect[f]; ok {
+			inv.Expect[f] = v
+			inv.Set[f] = old
+		}
+	}
+	return inv
+}
+
+// String describes an edit for logs and toasts.
+func (e Edit) String() string {
+	keys := make([]string, 0, len(e.Set))
+	for f := range e.Set {
+		keys = append(keys, string(f))
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%q", k, e.Set[Field(k)])
+	}
+	return fmt.Sprintf("%s/%s: %s", e.Tab, e.ID, strings.Join(parts, " "))
+}
+
+// Conflict is an edit that was not written because a cell changed since the user saw it.
+type Conflict struct {
+	Edit  Edit
+	Row   int
+	Field Field
+	Saw   string
+	Now   string
+}
+
+func (c Conflict) String() string {
+	return fmt.Sprintf("%s row %d (%s): %s was %q when you looked, is %q now; not overwritten", c.Edit.Tab, c.Row, c.Edit.ID, c.Field, c.Saw, c.Now)
+}
+
+// Applied is an edit that was written, and the row it landed on.
+type Applied struct {
+	Edit Edit
+	Row  int
+}
+
+// ApplyResult reports what became of each edit of a write: written, a conflict, or its ID
+// gone from the sheet. Every edit appears in exactly one list.
+type ApplyResult struct {
+	Applied   []Applied
+	Conflicts []Conflict
+	Missing   []Edit
+}
+
+// OK reports whether every edit was written.
+func (r ApplyResult) OK() bool { return len(r.Conflicts) == 0 && len(r.Missing) == 0 }
+
+// Summary says in one line what happened, for a toast or a CLI line.
+func (r ApplyResult) Summary() string {
+	s := fmt.Sprintf("%d written", len(r.Applied))
+	if n := len(r.Conflicts); n > 0 {
+		s += fmt.Sprintf(", %d conflict", n)
+		if n > 1 {
+			s += "s"
+		}
+		s += " (changed by someone else; refresh to see)"
+	}
+	if n := len(r.Missing); n > 0 {
+		s += fmt.Sprintf(", %d no longer in the sheet", n)
+	}
+	return s
+}
+
+// SetStatus builds the edit that changes a record's status.
+func SetStatus(t *Table, r *Record, status string) Edit {
+	return Edit{Tab: t.Config.Name, ID: r.ID,
+		Expect: map[Field]string{FStatus: t.Get(r, FStatus)},
+		Set:    map[Field]string{FStatus: status}}
+}
+
+// ClearError builds the edit a person makes to release a sticky error: a rejected dead
+// letter goes back to dead with its error blanked; an error job goes back to pending with
+// lastError blanked and updatedAt set to now. ok is false when the record is not sticky.
+func ClearError(t *Table, r *Record, now time.Time) (Edit, bool) {
+	if !t.Sticky(r) {
+		return Edit{}, false
+	}
+	e := Edit{Tab: t.Config.Name, ID: r.ID, Expect: map[Field]string{}, Set: map[Field]string{}}
+	put := func(f Field, v string) {
+		if t.Header.Has(f) {
+			e.Expect[f] = t.Get(r, f)
+			e.Set[f] = v
+		}
+	}
+	switch t.Config.Role {
+	case RoleDeadLetter:
+		put(FStatus, StatusDead)
+		put(FError, "")
+	case RoleQueue:
+		put(FStatus, StatusPending)
+		put(FLastError, "")
+		put(FUpdatedAt, FormatTime(now))
+	}
+	return e, true
+}
+
+// Requeue builds the edit that returns a stale claim to pending. It expects claimedBy and
+// claimedAt unchanged, so a worker that re-claimed or finished the row meanwhile wins.
+func Requeue(t *Table, r *Record, now time.Time) (Edit, bool) {
+	if !t.Stale(r, now) {
+		return Edit{}, false
+	}
+	e := Edit{Tab: t.Config.Name, ID: r.ID, Expect: map[Field]string{}, Set: map[Field]string{}}
+	for _, f := range []Field{FClaimedBy, FClaimedAt} {
+		if t.Header.Has(f) {
+			e.Expect[f] = t.Get(r, f)
+		}
+	}
+	e.Expect[FStatus] = t.Get(r, FStatus)
+	e.Set[FStatus] = StatusPending
+	if t.Header.Has(FUpdatedAt) {
+		e.Expect[FUpdatedAt] = t.Get(r, FUpdatedAt)
+		e.Set[FUpdatedAt] = FormatTime(now)
+	}
+	return e, true
+}
