@@ -101,12 +101,19 @@ func (e *Error) Error() string {
 }
 
 // DefaultPath is $XDG_CONFIG_HOME/triage/config.toml (~/.config when unset).
-func DefaultPath() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
+func DefaultPath() string { return DefaultPathFrom(os.Getenv) }
+
+// DefaultPathFrom is DefaultPath reading the environment through getenv.
+func DefaultPathFrom(getenv func(string) string) string {
+	dir := getenv("XDG_CONFIG_HOME")
 	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
+		home := getenv("HOME")
+		if home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return ""
+			}
+			home = h
 		}
 		dir = filepath.Join(home, ".config")
 	}

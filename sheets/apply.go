@@ -1,0 +1,358 @@
+package sheets
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/triage-dev/triage/model"
+	sheetsapi "google.golang.org/api/sheets/v4"
+)
+
+// Apply writes edits by row identity (invariant 1), in at most two requests for any number of
+// edits and tabs: one values:batchGet of every tab involved, then one values:batchUpdate with
+// valueInputOption=RAW.
+//
+// For each edit, row 1 is mapped afresh (columns may have moved since the load), the row
+// whose identity (model.RowIdentity: the ID cell, or a dead letter's effective key) equals
+// Edit.ID is found, and every Expect field is compared with the cell's current value
+// (model.CellString). An edit whose ID is gone is reported in Missing; one whose cell changed,
+// whose ID is on two rows, or which sets a column the tab no longer has is reported in
+// Conflicts, and nothing of it is written. Every edit lands in exactly one of Applied,
+// Conflicts and Missing. Where the tab has triaged_by / triaged_at columns, every applied
+// edit also sets them (Options.Actor, the current time).
+//
+// Several edits of one row are applied in order against the sheet as read plus the earlier
+// edits of the same call: a later edit's Expect sees an earlier edit's Set, and each cell is
+// written once, with its last value. Rows are located against the sheet as read, so an edit
+// that changes an ID cell does not move the identity for later edits of the same call.
+//
+// A request that fails returns the error and no result: if the batchUpdate fails, nothing
+// is reported as written. A read-only store returns ErrReadOnly and sends nothing.
+func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
+	op := fmt.Sprintf("write %d edit", len(edits))
+	if len(edits) != 1 {
+		op += "s"
+	}
+	if s.readOnly {
+		return model.ApplyResult{}, fmt.Errorf("%s: %w", op, ErrReadOnly)
+	}
+	if len(edits) == 0 {
+		return model.ApplyResult{}, nil
+	}
+
+	// Group edits by configured tab, in order of first appearance.
+	type tabWork struct {
+		tc    model.TabConfig
+		edits []int
+	}
+	var work []*tabWork
+	byName := map[string]*tabWork{}
+	for i, e := range edits {
+		tc, ok := s.tabConfig(e.Tab)
+		if !ok {
+			return model.ApplyResult{}, fmt.Errorf("%s: tab %q is not a configured tab (configured: %s); nothing was written", op, e.Tab, s.tabNames())
+		}
+		w := byName[tc.Name]
+		if w == nil {
+			w = &tabWork{tc: tc}
+			byName[tc.Name] = w
+			work = append(work, w)
+		}
+		w.edits = append(w.edits, i)
+	}
+
+	// Request 1: read every tab involved.
+	ranges := make([]string, len(work))
+	for i, w := range work {
+		ranges[i] = quoteTab(w.tc.Name)
+	}
+	rowsOf := make([][][]any, len(work))
+	gone := make([]bool, len(work))
+	vrs, err := s.batchGet(ctx, op, ranges)
+	switch {
+	case err == nil:
+		for i := range work {
+			if vrs[i] != nil {
+				rowsOf[i] = vrs[i].Values
+			}
+		}
+	case isParseRange(err):
+		// A tab was deleted or renamed since the load: find which, read the others. Their
+		// edits are reported missing (their rows are nowhere to be written).
+		meta, merr := s.getMeta(ctx, op)
+		if merr != nil {
+			return model.ApplyResult{}, merr
+		}
+		var again []string
+		var idx []int
+		for i, w := range work {
+			sh := findSheet(meta, w.tc.Name)
+			if sh == nil {
+				gone[i] = true
+				continue
+			}
+			again = append(again, quoteTab(sh.Properties.Title))
+			idx = append(idx, i)
+		}
+		if len(again) > 0 {
+			vrs2, err := s.batchGet(ctx, op, again)
+			if err != nil {
+				return model.ApplyResult{}, err
+			}
+			for j, i := range idx {
+				if vrs2[j] != nil {
+					rowsOf[i] = vrs2[j].Values
+				}
+			}
+		}
+	default:
+		return model.ApplyResult{}, err
+	}
+
+	// Locate and verify every edit; collect one write per cell.
+	type outcome struct {
+		applied  *model.Applied
+		conflict *model.Conflict
+		missing  bool
+	}
+	outcomes := make([]outcome, len(edits))
+	var data []*sheetsapi.ValueRange
+	now := model.FormatTime(s.now())
+	for wi, w := range work {
+		if gone[wi] {
+			for _, i := range w.edits {
+				outcomes[i] = outcome{missing: true}
+			}
+			continue
+		}
+		tab, err := newTabView(w.tc, rowsOf[wi])
+		if err != nil {
+			return model.ApplyResult{}, fmt.Errorf("%s: can't locate rows in tab %q: %w; nothing was written", op, w.tc.Name, err)
+		}
+		wanted := make(map[string]bool, len(w.edits))
+		for _, i := range w.edits {
+			wanted[edits[i].ID] = true
+		}
+		tab.index(wanted)
+		for _, i := range w.edits {
+			e := edits[i]
+			applied, conflict, missing := tab.apply(e, s.actor, now)
+			outcomes[i] = outcome{applied: applied, conflict: conflict, missing: missing}
+		}
+		for _, c := range tab.order {
+			data = append(data, &sheetsapi.ValueRange{
+				Range:  cellRange(w.tc.Name, c.row+1, c.col),
+				Values: [][]any{{cellValue(tab.fieldOf(c.col), tab.pending[c])}},
+			})
+		}
+	}
+
+	// Request 2: write every verified cell.
+	if len(data) > 0 {
+		err := s.call(ctx, op, func(ctx context.Context) error {
+			_, err := s.svc.Spreadsheets.Values.BatchUpdate(s.id, &sheetsapi.BatchUpdateValuesRequest{
+				ValueInputOption: valueInput,
+				Data:             data,
+			}).Context(ctx).Do()
+			return err
+		})
+		if err != nil {
+			return model.ApplyResult{}, err
+		}
+	}
+
+	var res model.ApplyResult
+	for i, o := range outcomes {
+		switch {
+		case o.applied != nil:
+			res.Applied = append(res.Applied, *o.applied)
+		case o.conflict != nil:
+			res.Conflicts = append(res.Conflicts, *o.conflict)
+		default:
+			res.Missing = append(res.Missing, edits[i])
+		}
+	}
+	return res, nil
+}
+
+func (s *Store) tabNames() string {
+	q := make([]string, len(s.tabs))
+	for i, tc := range s.tabs {
+		q[i] = strconv.Quote(tc.Name)
+	}
+	if len(q) == 0 {
+		return "none"
+	}
+	return strings.Join(q, ", ")
+}
+
+// cell is a 0-based position in a tab's rows (row 0 = the header row).
+type cell struct{ row, col int }
+
+// tabView is one tab as read at write time, plus the writes of the current Apply.
+type tabView struct {
+	tc      model.TabConfig
+	hm      model.HeaderMap
+	rows    [][]any
+	ids     map[string][]int // identity → 0-based row indexes
+	pending map[cell]string  // cell → value to write (also the overlay reads see)
+	order   []cell           // pending cells in first-write order
+}
+
+func newTabView(tc model.TabConfig, rows [][]any) (*tabView, error) {
+	var header []string
+	if len(rows) > 0 {
+		header = make([]string, len(rows[0]))
+		for i, v := range rows[0] {
+			header[i] = strings.TrimSpace(model.CellString(v))
+		}
+	}
+	hm, err := model.MapHeaders(tc, header)
+	if err != nil {
+		return nil, err
+	}
+	return &tabView{tc: tc, hm: hm, rows: rows, ids: map[string][]int{}, pending: map[cell]string{}}, nil
+}
+
+// index records the rows of every wanted identity.
+func (t *tabView) index(wanted map[string]bool) {
+	width := len(t.hm.Headers)
+	for r := 1; r < len(t.rows); r++ {
+		raw := t.rows[r]
+		if len(raw) == 0 {
+			continue
+		}
+		w := width
+		if len(raw) > w {
+			w = len(raw)
+		}
+		cells := make([]string, w)
+		empty := true
+		for c, v := range raw {
+			cells[c] = model.CellString(v)
+			if cells[c] != "" {
+				empty = false
+			}
+		}
+		if empty {
+			continue
+		}
+		id := model.RowIdentity(t.tc, t.hm, cells)
+		if id != "" && wanted[id] {
+			t.ids[id] = append(t.ids[id], r)
+		}
+	}
+}
+
+// value is a cell's current text: this Apply's pending write, else what was read.
+func (t *tabView) value(row, col int) string {
+	if v, ok := t.pending[cell{row, col}]; ok {
+		return v
+	}
+	if row < len(t.rows) && col >= 0 && col < len(t.rows[row]) {
+		return model.CellString(t.rows[row][col])
+	}
+	return ""
+}
+
+func (t *tabView) put(row, col int, v string) {
+	c := cell{row, col}
+	if _, ok := t.pending[c]; !ok {
+		t.order = append(t.order, c)
+	}
+	t.pending[c] = v
+}
+
+// fieldOf returns the schema field of a column, or "".
+func (t *tabView) fieldOf(col int) model.Field {
+	for f, c := range t.hm.Index {
+		if c == col {
+			return f
+		}
+	}
+	return ""
+}
+
+func (t *tabView) identityField() model.Field {
+	if t.tc.Role == model.RoleDeadLetter {
+		return model.FKey
+	}
+	return model.FID
+}
+
+func sortedFields(m map[model.Field]string) []model.Field {
+	fs := make([]model.Field, 0, len(m))
+	for f := range m {
+		fs = append(fs, f)
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i] < fs[j] })
+	return fs
+}
+
+// apply locates and verifies one edit and queues its writes. Exactly one result is set.
+func (t *tabView) apply(e model.Edit, actor, now string) (*model.Applied, *model.Conflict, bool) {
+	if e.ID == "" {
+		return nil, nil, true
+	}
+	found := t.ids[e.ID]
+	switch len(found) {
+	case 0:
+		return nil, nil, true
+	case 1:
+	default:
+		rows := make([]string, len(found))
+		for i, r := range found {
+			rows[i] = strconv.Itoa(r + 1)
+		}
+		return nil, &model.Conflict{Edit: e, Row: found[0] + 1, Field: t.identityField(), Saw: e.ID,
+			Now: fmt.Sprintf("the same ID on rows %s (make it unique, then retry)", strings.Join(rows, ", "))}, false
+	}
+	row := found[0]
+	for _, f := range sortedFields(e.Expect) {
+		want := e.Expect[f]
+		col := t.hm.Col(f)
+		if col < 0 {
+			if want != "" {
+				return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Now: "(no such column any more)"}, false
+			}
+			continue
+		}
+		if now := t.value(row, col); now != want {
+			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Now: now}, false
+		}
+	}
+	for _, f := range sortedFields(e.Set) {
+		if t.hm.Col(f) < 0 {
+			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Now: "(no such column: add it or map it in config)"}, false
+		}
+	}
+	for _, f := range sortedFields(e.Set) {
+		t.put(row, t.hm.Col(f), e.Set[f])
+	}
+	if c := t.hm.Col(model.FTriagedBy); c >= 0 && actor != "" {
+		if _, explicit := e.Set[model.FTriagedBy]; !explicit {
+			t.put(row, c, actor)
+		}
+	}
+	if c := t.hm.Col(model.FTriagedAt); c >= 0 {
+		if _, explicit := e.Set[model.FTriagedAt]; !explicit {
+			t.put(row, c, now)
+		}
+	}
+	return &model.Applied{Edit: e, Row: row + 1}, nil, false
+}
+
+// cellValue is the JSON value written for a field: attempts as a number when it is an
+// integer (so the sheet can sum it), everything else as text. Under RAW a string is stored
+// as-is: "=IMPORTXML(...)" stays text (invariant 2).
+func cellValue(f model.Field, v string) any {
+	if f == model.FAttempts {
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && strings.TrimSpace(v) == v {
+			return n
+		}
+	}
+	return v
+}

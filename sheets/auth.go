@@ -1,0 +1,404 @@
+package sheets
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+	"google.golang.org/api/option"
+	sheetsapi "google.golang.org/api/sheets/v4"
+)
+
+// Identity kinds: how Connect authenticated.
+const (
+	KindEmulator       = "emulator"
+	KindServiceAccount = "service-account"
+	KindAuthorizedUser = "authorized-user"
+	KindCachedLogin    = "cached-login"
+	KindADC            = "adc"
+)
+
+// EmulatorHostEnv names the environment variable that points triage at a local emulator
+// (host:port); no credentials are used then.
+const EmulatorHostEnv = "SHEETS_EMULATOR_HOST"
+
+// DefaultScopes are the OAuth scopes Connect asks for when AuthOptions.Scopes is empty.
+var DefaultScopes = []string{sheetsapi.SpreadsheetsScope}
+
+const userAgent = "triage"
+
+// AuthOptions says how Connect reaches the Sheets API. Endpoint resolution between flag and
+// environment is the caller's, except that an empty Endpoint with SHEETS_EMULATOR_HOST set
+// means http://$SHEETS_EMULATOR_HOST/.
+type AuthOptions struct {
+	// Endpoint is an emulator (or any unauthenticated) base URL (--endpoint): no credentials
+	// are looked for or sent.
+	Endpoint string
+	// APIEndpoint overrides the API base URL while still authenticating (tests, proxies).
+	APIEndpoint string
+	// CredentialsFile is a service-account key or authorized-user JSON (--credentials);
+	// empty means GOOGLE_APPLICATION_CREDENTIALS.
+	CredentialsFile string
+	// TokenCacheFile is the CachedLogin written by `triage auth login`; it may not exist.
+	TokenCacheFile string
+	// Scopes are the OAuth scopes (default DefaultScopes).
+	Scopes []string
+	// HTTPClient is the base client (transport, timeout) for API and token requests.
+	HTTPClient *http.Client
+}
+
+// Identity is who the Sheets API sees.
+type Identity struct {
+	// Kind is one of the Kind* constants.
+	Kind string
+	// Email is the account's address where known (a service account's client_email, the
+	// cached login's email); it is the address the spreadsheet must be shared with.
+	Email string
+	// Source is the file the credentials came from, the metadata server, or the emulator URL.
+	Source string
+}
+
+// String describes the identity for `triage auth status` and logs.
+func (i Identity) String() string {
+	who := i.Email
+	if who == "" {
+		who = "(address unknown)"
+	}
+	switch i.Kind {
+	case KindEmulator:
+		return "no credentials (emulator at " + i.Source + ")"
+	case KindServiceAccount:
+		return "service account " + who + " (key " + i.Source + ")"
+	case KindAuthorizedUser:
+		return "user " + who + " (authorized-user file " + i.Source + ")"
+	case KindCachedLogin:
+		return "user " + who + " (triage auth login, " + i.Source + ")"
+	case KindADC:
+		return "application default credentials " + who + " (" + i.Source + ")"
+	}
+	return i.Kind + " " + who
+}
+
+// CachedLogin is the file `triage auth login` writes and Connect reads: the OAuth client that
+// performed the login, its token (with the refresh token) and the account's address.
+type CachedLogin struct {
+	// ClientID and ClientSecret are the OAuth client (a desktop-app client) the login used.
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	// TokenURI is the token endpoint (default Google's).
+	TokenURI string `json:"token_uri,omitempty"`
+	// Token is the access token and, above all, its refresh token.
+	Token *oauth2.Token `json:"token"`
+	// Email is the signed-in account, shown by `triage auth status` and in 403 errors.
+	Email string `json:"email,omitempty"`
+}
+
+// ReadCachedLogin reads a CachedLogin file. A missing file returns an error satisfying
+// errors.Is(err, fs.ErrNotExist).
+func ReadCachedLogin(path string) (*CachedLogin, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c CachedLogin
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s is not a triage login file: %v", path, err)
+	}
+	if c.Token == nil || (c.Token.RefreshToken == "" && c.Token.AccessToken == "") {
+		return nil, fmt.Errorf("%s holds no token", path)
+	}
+	if c.ClientID == "" {
+		return nil, fmt.Errorf("%s names no OAuth client (client_id)", path)
+	}
+	return &c, nil
+}
+
+// WriteCachedLogin writes a CachedLogin file readable by its owner only (0600), replacing
+// any previous one atomically; the directory is created 0700 if needed.
+func WriteCachedLogin(path string, c *CachedLogin) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".login-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// noCredentialsHelp is the body of the error when no credentials exist at all.
+const noCredentialsHelp = `no Google credentials found. Any one of these fixes it:
+  1. a service account: create a JSON key for it in the Cloud console, share the spreadsheet with its client_email (Editor), then pass --credentials key.json (or set GOOGLE_APPLICATION_CREDENTIALS);
+  2. your own Google account: run ` + "`triage auth login`" + `;
+  3. Application Default Credentials: run ` + "`gcloud auth application-default login --scopes=https://www.googleapis.com/auth/spreadsheets,https://www.googleapis.com/auth/cloud-platform`" + `.
+To use a local emulator instead, set SHEETS_EMULATOR_HOST=host:port or pass --endpoint URL`
+
+// keyFile is the part of a credentials JSON that Connect reads itself.
+type keyFile struct {
+	Type           string `json:"type"`
+	ClientEmail    string `json:"client_email"`
+	TokenURI       string `json:"token_uri"`
+	QuotaProjectID string `json:"quota_project_id"`
+}
+
+// Connect builds a Sheets API client. In order: an emulator endpoint (no auth); the
+// credentials file (or GOOGLE_APPLICATION_CREDENTIALS: a service-account key or an
+// authorized-user file, whose token_uri is honoured); the cached `triage auth login` token if
+// the file exists; Application Default Credentials. It fetches one access token before
+// returning, so bad or missing credentials fail here with an error saying what to do, not
+// at the first request. No credentials at all is an error wrapping ErrNoCredentials that
+// lists the three ways to get some.
+func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, error) {
+	endpoint := a.Endpoint
+	if endpoint == "" {
+		if h := strings.TrimSpace(os.Getenv(EmulatorHostEnv)); h != "" {
+			endpoint = "http://" + h + "/"
+		}
+	}
+	if endpoint != "" {
+		endpoint = normalizeEndpoint(endpoint)
+		opts := []option.ClientOption{option.WithEndpoint(endpoint), option.WithUserAgent(userAgent)}
+		if a.HTTPClient != nil {
+			opts = append(opts, option.WithHTTPClient(a.HTTPClient))
+		} else {
+			opts = append(opts, option.WithoutAuthentication())
+		}
+		svc, err := sheetsapi.NewService(ctx, opts...)
+		if err != nil {
+			return nil, Identity{}, fmt.Errorf("connect to the emulator at %s: %w", endpoint, err)
+		}
+		return svc, Identity{Kind: KindEmulator, Source: endpoint}, nil
+	}
+
+	scopes := a.Scopes
+	if len(scopes) == 0 {
+		scopes = DefaultScopes
+	}
+	tokenClient := a.HTTPClient
+	if tokenClient == nil {
+		tokenClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	// The token source outlives Connect's ctx (it refreshes for the whole session).
+	tokCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, tokenClient)
+
+	var (
+		ts       oauth2.TokenSource
+		id       Identity
+		tokenURI string
+		quota    string
+		metadata bool // ADC from the GCE metadata server: no file at all
+	)
+	credFile := a.CredentialsFile
+	credEnv := false
+	if credFile == "" {
+		credFile = os.Getenv("GOOGLE_APPLICATION_CREDENTIALS")
+		credEnv = credFile != ""
+	}
+	switch {
+	case credFile != "":
+		b, err := os.ReadFile(credFile)
+		if err != nil {
+			via := "--credentials"
+			if credEnv {
+				via = "GOOGLE_APPLICATION_CREDENTIALS"
+			}
+			return nil, Identity{}, fmt.Errorf("%w: can't read the credentials file %s (from %s): %v", ErrNoCredentials, credFile, via, err)
+		}
+		var kf keyFile
+		if err := json.Unmarshal(b, &kf); err != nil {
+			return nil, Identity{}, fmt.Errorf("%w: %s is not a Google credentials JSON file: %v", ErrNoCredentials, credFile, err)
+		}
+		var ctype google.CredentialsType
+		switch kf.Type {
+		case "service_account":
+			ctype, id = google.ServiceAccount, Identity{Kind: KindServiceAccount, Email: kf.ClientEmail, Source: credFile}
+		case "authorized_user":
+			ctype, id = google.AuthorizedUser, Identity{Kind: KindAuthorizedUser, Source: credFile}
+		default:
+			return nil, Identity{}, fmt.Errorf("%w: %s has credentials of type %q; triage takes a service-account key (\"service_account\") or an authorized-user file (\"authorized_user\")", ErrNoCredentials, credFile, kf.Type)
+		}
+		creds, err := google.CredentialsFromJSONWithType(tokCtx, b, ctype, scopes...)
+		if err != nil {
+			return nil, Identity{}, fmt.Errorf("%w: %s: %v", ErrNoCredentials, credFile, err)
+		}
+		ts, tokenURI, quota = creds.TokenSource, kf.TokenURI, kf.QuotaProjectID
+	case a.TokenCacheFile != "" && fileExists(a.TokenCacheFile):
+		c, err := ReadCachedLogin(a.TokenCacheFile)
+		if err != nil {
+			return nil, Identity{}, fmt.Errorf("%w: the saved login is unusable (%v): run `triage auth login` again", ErrNoCredentials, err)
+		}
+		tokenURI = c.TokenURI
+		if tokenURI == "" {
+			tokenURI = google.Endpoint.TokenURL
+		}
+		cfg := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Scopes: scopes,
+			Endpoint: oauth2.Endpoint{AuthURL: google.Endpoint.AuthURL, TokenURL: tokenURI, AuthStyle: oauth2.AuthStyleInParams}}
+		ts = cfg.TokenSource(tokCtx, c.Token)
+		id = Identity{Kind: KindCachedLogin, Email: c.Email, Source: a.TokenCacheFile}
+	default:
+		creds, err := google.FindDefaultCredentials(tokCtx, scopes...)
+		if err != nil {
+			return nil, Identity{}, noCredentials(fmt.Sprintf("no --credentials, no GOOGLE_APPLICATION_CREDENTIALS, no saved login, and Application Default Credentials said: %v", err))
+		}
+		ts = creds.TokenSource
+		id = Identity{Kind: KindADC, Source: "GCE metadata server"}
+		if len(creds.JSON) > 0 {
+			var kf keyFile
+			_ = json.Unmarshal(creds.JSON, &kf)
+			id.Email, tokenURI, quota = kf.ClientEmail, kf.TokenURI, kf.QuotaProjectID
+			id.Source = adcWellKnownFile()
+		} else {
+			metadata = true
+		}
+	}
+	if tokenURI == "" && !metadata {
+		tokenURI = google.Endpoint.TokenURL
+	}
+
+	ts = oauth2.ReuseTokenSource(nil, ts)
+	if _, err := fetchToken(ctx, ts); err != nil {
+		return nil, Identity{}, tokenError(err, id, tokenURI, metadata)
+	}
+
+	base := http.DefaultTransport
+	client := &http.Client{}
+	if a.HTTPClient != nil {
+		if a.HTTPClient.Transport != nil {
+			base = a.HTTPClient.Transport
+		}
+		client.Timeout = a.HTTPClient.Timeout
+		client.CheckRedirect = a.HTTPClient.CheckRedirect
+		client.Jar = a.HTTPClient.Jar
+	}
+	if quota != "" {
+		base = quotaTransport{base: base, project: quota}
+	}
+	client.Transport = &oauth2.Transport{Source: ts, Base: base}
+	opts := []option.ClientOption{option.WithHTTPClient(client), option.WithUserAgent(userAgent)}
+	if a.APIEndpoint != "" {
+		opts = append(opts, option.WithEndpoint(normalizeEndpoint(a.APIEndpoint)))
+	}
+	svc, err := sheetsapi.NewService(ctx, opts...)
+	if err != nil {
+		return nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
+	}
+	return svc, id, nil
+}
+
+// noCredentials is the error listing the three ways to get credentials; detail says what
+// Application Default Credentials found instead.
+func noCredentials(detail string) error {
+	return fmt.Errorf("%w. %s\n(checked: %s)", ErrNoCredentials, strings.TrimPrefix(noCredentialsHelp, "no Google credentials found. "), detail)
+}
+
+// tokenError explains a failed first token fetch.
+func tokenError(err error, id Identity, tokenURI string, metadata bool) error {
+	if errors.Is(err, context.Canceled) || (errors.Is(err, context.DeadlineExceeded) && !isNetworkError(err)) {
+		return fmt.Errorf("getting an access token: %w", err)
+	}
+	if metadata {
+		// FindDefaultCredentials thought this is a Google Cloud VM, but its metadata server
+		// has no token for us: as good as no credentials.
+		return noCredentials(fmt.Sprintf("no --credentials, no GOOGLE_APPLICATION_CREDENTIALS, no saved login, no gcloud login, and the GCE metadata server gave no token: %v", err))
+	}
+	var rerr *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &rerr):
+		hint := "check the file, or create a new key"
+		if id.Kind == KindCachedLogin || id.Kind == KindAuthorizedUser {
+			hint = "the login may have expired or been revoked: run `triage auth login` again"
+		}
+		return &Error{Op: "sign in", Kind: ErrUnauthorized, Err: err,
+			Msg: fmt.Sprintf("the token server at %s refused the credentials of %s (%s): %s", tokenURI, id, tokenErrorText(rerr), hint)}
+	case isNetworkError(err):
+		return &Error{Op: "sign in", Kind: ErrUnreachable, Err: err,
+			Msg: fmt.Sprintf("can't reach the token server at %s: %v; check the network / proxy (HTTPS_PROXY)", tokenURI, err)}
+	}
+	return &Error{Op: "sign in", Kind: ErrUnauthorized, Err: err,
+		Msg: fmt.Sprintf("couldn't get an access token for %s: %v", id, err)}
+}
+
+// fetchToken gets a token from ts, giving up when ctx is done.
+func fetchToken(ctx context.Context, ts oauth2.TokenSource) (*oauth2.Token, error) {
+	type result struct {
+		tok *oauth2.Token
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		t, err := ts.Token()
+		ch <- result{t, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.tok, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// quotaTransport bills API calls to the credentials' quota project (gcloud user credentials
+// need it: without one the Sheets API answers 403 "API has not been used in project ...").
+type quotaTransport struct {
+	base    http.RoundTripper
+	project string
+}
+
+// RoundTrip adds the quota-project header to a copy of the request.
+func (q quotaTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r2 := r.Clone(r.Context())
+	r2.Header.Set("X-Goog-User-Project", q.project)
+	return q.base.RoundTrip(r2)
+}
+
+func normalizeEndpoint(e string) string {
+	e = strings.TrimSpace(e)
+	if !strings.Contains(e, "://") {
+		e = "http://" + e
+	}
+	if !strings.HasSuffix(e, "/") {
+		e += "/"
+	}
+	return e
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// adcWellKnownFile is where gcloud writes Application Default Credentials (as the oauth2
+// library looks for them).
+func adcWellKnownFile() string {
+	home := os.Getenv("HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = h
+		}
+	}
+	return filepath.Join(home, ".config", "gcloud", "application_default_credentials.json")
+}

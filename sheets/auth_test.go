@@ -1,0 +1,307 @@
+package sheets_test
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/sheets/sheetstest"
+	"golang.org/x/oauth2"
+)
+
+// isolateEnv makes sure no real credentials or emulator setting leak into a test.
+func isolateEnv(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("APPDATA", "")
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("CLOUDSDK_CONFIG", filepath.Join(home, "gcloud"))
+	t.Setenv(sheets.EmulatorHostEnv, "")
+	return home
+}
+
+// tokenServer is a local OAuth token endpoint that records what it was sent.
+type tokenServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	forms []url.Values
+	token string
+	fail  bool
+}
+
+func newTokenServer(t *testing.T, token string) *tokenServer {
+	ts := &tokenServer{token: token}
+	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		ts.mu.Lock()
+		ts.forms = append(ts.forms, r.PostForm)
+		fail := ts.fail
+		ts.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if fail {
+			w.WriteHeader(400)
+			w.Write([]byte(`{"error":"invalid_grant","error_description":"Invalid JWT Signature."}`))
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"access_token": ts.token, "token_type": "Bearer", "expires_in": 3600})
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func (ts *tokenServer) Forms() []url.Values {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return append([]url.Values(nil), ts.forms...)
+}
+
+// lastQuotaProject is the X-Goog-User-Project header of the last API request.
+var lastQuotaProject sync.Map
+
+// emulatorServer serves a small inbox workbook.
+func emulatorServer(t *testing.T) (*sheetstest.Emulator, *httptest.Server) {
+	emu := sheetstest.New()
+	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: "auth", Title: "auth", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lastQuotaProject.Store(t.Name(), r.Header.Get("X-Goog-User-Project"))
+		emu.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return emu, srv
+}
+
+func loadThrough(t *testing.T, a sheets.AuthOptions) (*sheets.Store, sheets.Identity) {
+	t.Helper()
+	svc, id, err := sheets.Connect(ctx(t), a)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	s := sheets.New(ctx(t), svc, sheets.Options{SpreadsheetID: "auth", Tabs: []model.TabConfig{inboxTab("", "new")}, Identity: id})
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if len(wb.Tabs) != 1 || len(wb.Tabs[0].Records) != 2 {
+		t.Fatalf("bad load")
+	}
+	return s, id
+}
+
+func checkBearer(t *testing.T, emu *sheetstest.Emulator, token string) {
+	t.Helper()
+	reqs := emu.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the emulator received nothing")
+	}
+	for _, r := range reqs {
+		if r.Authorization != "Bearer "+token {
+			t.Errorf("%s sent Authorization %q, want Bearer %s", r.Method, r.Authorization, token)
+		}
+	}
+}
+
+// A service-account key goes through the real JWT-bearer flow, against the key file's
+// token_uri, and its token reaches the API.
+func TestConnectServiceAccountJWT(t *testing.T) {
+	isolateEnv(t)
+	emu, srv := emulatorServer(t)
+	tok := newTokenServer(t, "ya29.service-account-token")
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const email = "triage-bot@demo-project.iam.gserviceaccount.com"
+	keyJSON, _ := json.Marshal(map[string]string{
+		"type":           "service_account",
+		"project_id":     "demo-project",
+		"private_key_id": "kid-1",
+		"private_key":    string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"client_email":   email,
+		"client_id":      "1234567890",
+		"token_uri":      tok.URL + "/token",
+	})
+	path := filepath.Join(t.TempDir(), "key.json")
+	if err := os.WriteFile(path, keyJSON, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s, id := loadThrough(t, sheets.AuthOptions{CredentialsFile: path, APIEndpoint: srv.URL})
+	if id.Kind != sheets.KindServiceAccount || id.Email != email || id.Source != path {
+		t.Errorf("identity = %+v", id)
+	}
+	forms := tok.Forms()
+	if len(forms) != 1 {
+		t.Fatalf("token server got %d requests, want 1 (token reused)", len(forms))
+	}
+	if g := forms[0].Get("grant_type"); g != "urn:ietf:params:oauth:grant-type:jwt-bearer" {
+		t.Errorf("grant_type = %q", g)
+	}
+	// The assertion is a JWT signed with the key, for the key file's token_uri.
+	parts := strings.Split(forms[0].Get("assertion"), ".")
+	if len(parts) != 3 {
+		t.Fatalf("assertion is not a JWT: %q", forms[0].Get("assertion"))
+	}
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if err := rsa.VerifyPKCS1v15(&key.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
+		t.Errorf("assertion signature: %v", err)
+	}
+	var claims struct{ Iss, Aud, Scope string }
+	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatal(err)
+	}
+	if claims.Iss != email || claims.Aud != tok.URL+"/token" || !strings.Contains(claims.Scope, "auth/spreadsheets") {
+		t.Errorf("claims = %+v", claims)
+	}
+	checkBearer(t, emu, "ya29.service-account-token")
+
+	// A 403 names the service account to share the sheet with.
+	emu.InjectFault(sheetstest.Fault{Status: 403, Times: 2})
+	if _, err := s.Load(ctx(t)); !errors.Is(err, sheets.ErrNotShared) || !strings.Contains(err.Error(), email) {
+		t.Errorf("403: %v", err)
+	}
+}
+
+// GOOGLE_APPLICATION_CREDENTIALS is honoured like --credentials; an authorized-user file
+// refreshes its token at its token_uri.
+func TestConnectAuthorizedUser(t *testing.T) {
+	isolateEnv(t)
+	emu, srv := emulatorServer(t)
+	tok := newTokenServer(t, "ya29.user-token")
+	b, _ := json.Marshal(map[string]string{"type": "authorized_user", "client_id": "cid.apps.googleusercontent.com",
+		"client_secret": "shh", "refresh_token": "1//refresh", "token_uri": tok.URL + "/token", "quota_project_id": "billing-proj"})
+	path := filepath.Join(t.TempDir(), "adc.json")
+	os.WriteFile(path, b, 0o600)
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
+
+	_, id := loadThrough(t, sheets.AuthOptions{APIEndpoint: srv.URL})
+	if id.Kind != sheets.KindAuthorizedUser || id.Source != path {
+		t.Errorf("identity = %+v", id)
+	}
+	forms := tok.Forms()
+	if len(forms) != 1 || forms[0].Get("grant_type") != "refresh_token" || forms[0].Get("refresh_token") != "1//refresh" || forms[0].Get("client_id") != "cid.apps.googleusercontent.com" {
+		t.Fatalf("token requests = %v", forms)
+	}
+	checkBearer(t, emu, "ya29.user-token")
+	if qp, _ := lastQuotaProject.Load(t.Name()); qp != "billing-proj" {
+		t.Errorf("X-Goog-User-Project = %q, want the file's quota_project_id", qp)
+	}
+}
+
+// A cached `triage auth login` is used when there is no credentials file.
+func TestConnectCachedLogin(t *testing.T) {
+	home := isolateEnv(t)
+	emu, srv := emulatorServer(t)
+	tok := newTokenServer(t, "ya29.refreshed")
+	path := filepath.Join(home, ".config", "triage", "token.json")
+	err := sheets.WriteCachedLogin(path, &sheets.CachedLogin{ClientID: "cid", ClientSecret: "cs", TokenURI: tok.URL + "/token",
+		Token: &oauth2.Token{AccessToken: "expired", RefreshToken: "rt-9", Expiry: time.Now().Add(-time.Hour)}, Email: "ann@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("token cache mode %v, want 0600", st.Mode().Perm())
+	}
+	_, id := loadThrough(t, sheets.AuthOptions{TokenCacheFile: path, APIEndpoint: srv.URL})
+	if id.Kind != sheets.KindCachedLogin || id.Email != "ann@example.com" {
+		t.Errorf("identity = %+v", id)
+	}
+	if forms := tok.Forms(); len(forms) != 1 || forms[0].Get("refresh_token") != "rt-9" {
+		t.Errorf("token requests = %v", forms)
+	}
+	checkBearer(t, emu, "ya29.refreshed")
+}
+
+// A token server that refuses the credentials is reported at Connect, with what to do.
+func TestConnectTokenRefused(t *testing.T) {
+	isolateEnv(t)
+	tok := newTokenServer(t, "x")
+	tok.fail = true
+	b, _ := json.Marshal(map[string]string{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "token_uri": tok.URL + "/token"})
+	path := filepath.Join(t.TempDir(), "user.json")
+	os.WriteFile(path, b, 0o600)
+	_, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{CredentialsFile: path, APIEndpoint: "http://127.0.0.1:1/"})
+	if !errors.Is(err, sheets.ErrUnauthorized) {
+		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	}
+	for _, want := range []string{"invalid_grant", tok.URL, "triage auth login"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if _, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{CredentialsFile: filepath.Join(t.TempDir(), "nope.json")}); !errors.Is(err, sheets.ErrNoCredentials) || !strings.Contains(err.Error(), "nope.json") {
+		t.Errorf("missing key file: %v", err)
+	}
+}
+
+// SHEETS_EMULATOR_HOST (or an endpoint) means no credentials at all.
+func TestConnectEmulator(t *testing.T) {
+	isolateEnv(t)
+	emu, srv := emulatorServer(t)
+	t.Setenv(sheets.EmulatorHostEnv, strings.TrimPrefix(srv.URL, "http://"))
+	_, id := loadThrough(t, sheets.AuthOptions{CredentialsFile: "/does/not/matter.json"})
+	if id.Kind != sheets.KindEmulator || id.Source != srv.URL+"/" {
+		t.Errorf("identity = %+v", id)
+	}
+	for _, r := range emu.Requests() {
+		if r.Authorization != "" {
+			t.Errorf("%s sent Authorization %q to the emulator", r.Method, r.Authorization)
+		}
+	}
+}
+
+// No credentials anywhere: the error lists all three ways to get some. The environment is
+// emptied and the metadata server is a local one that knows nothing, so the test never
+// leaves the machine.
+func TestConnectNoCredentials(t *testing.T) {
+	home := isolateEnv(t)
+	var mdHits sync.Map
+	md := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mdHits.Store(r.URL.Path, true)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(md.Close)
+	t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(md.URL, "http://"))
+	_, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: filepath.Join(home, "no-login.json")})
+	if !errors.Is(err, sheets.ErrNoCredentials) {
+		t.Fatalf("err = %v, want ErrNoCredentials", err)
+	}
+	for _, want := range []string{"--credentials", "share the spreadsheet", "triage auth login", "gcloud auth application-default login"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message lacks %q:\n%v", want, err)
+		}
+	}
+	asked := false
+	mdHits.Range(func(k, _ any) bool { asked = true; return false })
+	if !asked {
+		t.Errorf("the local metadata server was never asked: did ADC look elsewhere?")
+	}
+	t.Logf("the error:\n%v", err)
+}

@@ -1,0 +1,380 @@
+package sheets_test
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/sheets/sheetstest"
+	"google.golang.org/api/option"
+	sheetsapi "google.golang.org/api/sheets/v4"
+)
+
+func quotedNamesWorkbook() *sheetstest.Workbook {
+	return &sheetstest.Workbook{
+		SpreadsheetID: "quoted",
+		Title:         "Quoted names",
+		TimeZone:      "Europe/Paris",
+		Sheets: []*sheetstest.Sheet{
+			{Title: "Sheet1", SheetID: 0, Rows: [][]any{{"unrelated"}}},
+			{Title: "it's", SheetID: 11, Hidden: []int{5}, Rows: inboxRows(3)},
+			{Title: "failed calls", SheetID: 22, Rows: [][]any{
+				{"timestamp", "source", "url", "payload", "error", "attempts", "method", "key", "status"},
+				{45500.25, "crm", "https://crm.example/hook", `{"id":"evt-1"}`, "503", 2.0, "POST", "k-1", "dead"},
+				{45500.5, "crm", "https://crm.example/hook", `{"id":"evt-2"}`, "", 1.0, "POST", "", ""},
+			}},
+		},
+	}
+}
+
+// Load reads any number of tabs in exactly two requests, with quoted tab names.
+func TestLoadTwoRequestsQuotedNames(t *testing.T) {
+	f := newFixture(t, quotedNamesWorkbook())
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new", "done"), deadTab("failed calls")}})
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.emu.Count(mGet); got != 1 {
+		t.Errorf("spreadsheets.get sent %d times, want 1", got)
+	}
+	if got := f.emu.Count(mBatchGet); got != 1 {
+		t.Errorf("values.batchGet sent %d times, want 1", got)
+	}
+	if got := f.total(); got != 2 {
+		t.Errorf("load sent %d requests, want 2: %v", got, f.emu.Counts())
+	}
+	for _, r := range f.emu.Requests() {
+		if r.Method != mBatchGet {
+			continue
+		}
+		q, _ := url.ParseQuery(r.RawQuery)
+		if got := q["ranges"]; len(got) != 2 || got[0] != "'it''s'" || got[1] != "'failed calls'" {
+			t.Errorf("batchGet ranges = %q", got)
+		}
+		if q.Get("valueRenderOption") != "UNFORMATTED_VALUE" || q.Get("dateTimeRenderOption") != "SERIAL_NUMBER" {
+			t.Errorf("batchGet render options: %s", r.RawQuery)
+		}
+	}
+	if len(wb.Missing) != 0 || len(wb.Broken) != 0 || len(wb.Tabs) != 2 {
+		t.Fatalf("missing %v broken %v tabs %d", wb.Missing, wb.Broken, len(wb.Tabs))
+	}
+	if wb.Title != "Quoted names" || wb.Location.String() != "Europe/Paris" {
+		t.Errorf("title %q location %v", wb.Title, wb.Location)
+	}
+	in := wb.TabNamed("it's")
+	if in == nil || len(in.Records) != 3 || in.Records[0].ID != "m1" || in.SheetID != 11 {
+		t.Fatalf("inbox: %+v", in)
+	}
+	if len(in.Hidden) != 6 || !in.Hidden[5] || in.Hidden[0] {
+		t.Errorf("hidden = %v, want the ID column (5) hidden", in.Hidden)
+	}
+	if in.Records[0].Time.Location().String() != "Europe/Paris" {
+		t.Errorf("timestamp read in %v, want the spreadsheet's zone", in.Records[0].Time.Location())
+	}
+	dl := wb.TabNamed("failed calls")
+	if dl == nil || len(dl.Records) != 2 || dl.SheetID != 22 {
+		t.Fatalf("dead letters: %+v", dl)
+	}
+	if dl.Records[0].ID != "k-1" || dl.Records[1].KeyOrigin != model.KeyMinted {
+		t.Errorf("dead-letter identities: %q %v", dl.Records[0].ID, dl.Records[1].KeyOrigin)
+	}
+	if got := dl.Get(&dl.Records[0], model.FAttempts); got != "2" {
+		t.Errorf("attempts read as %q, want 2 (UNFORMATTED_VALUE)", got)
+	}
+}
+
+// The two requests of a load are sent concurrently.
+func TestLoadConcurrent(t *testing.T) {
+	f := newFixture(t, quotedNamesWorkbook())
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new"), deadTab("failed calls")}})
+	const lat = 300 * time.Millisecond
+	f.emu.SetLatency(lat)
+	start := time.Now()
+	if _, err := s.Load(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el >= 2*lat-50*time.Millisecond {
+		t.Errorf("load took %v with %v latency per request: the two requests were not concurrent", el, lat)
+	}
+}
+
+// A Status dropdown becomes the status list; it costs one request, on the first load only.
+func TestLoadDropdownOnce(t *testing.T) {
+	rows := [][]any{{"ID", "Name", "State", "Message"}, {"a", "Ann", "Open", "hi"}}
+	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "dd", Title: "dd", Sheets: []*sheetstest.Sheet{
+		{Title: "Inbox", Rows: rows, Validations: map[string][]string{"C": {" Open ", "Waiting", "Closed", "closed"}}},
+		{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "pending"}}},
+	}})
+	jobs := queueTab("Jobs")
+	jobs.Statuses = nil // no configured list: asks for a dropdown, finds none, keeps the defaults
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab(""), jobs}})
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.emu.Count(mGet); got != 2 {
+		t.Errorf("first load: spreadsheets.get sent %d times, want 2 (metadata + dropdowns)", got)
+	}
+	if got := f.total(); got != 3 {
+		t.Errorf("first load sent %d requests, want 3", got)
+	}
+	var ddq url.Values
+	for _, r := range f.emu.Requests() {
+		q, _ := url.ParseQuery(r.RawQuery)
+		if r.Method == mGet && len(q["ranges"]) > 0 {
+			ddq = q
+		}
+	}
+	if got := ddq["ranges"]; len(got) != 2 || got[0] != "'Inbox'!C2:C2" || got[1] != "'Jobs'!B2:B2" {
+		t.Errorf("dropdown ranges = %q (one request for both tabs, the Status column's letter)", got)
+	}
+	want := []string{"open", "waiting", "closed"}
+	if got := wb.Tab(model.RoleInbox).Statuses; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("inbox statuses = %q, want %q", got, want)
+	}
+	if got := wb.Tab(model.RoleQueue).Statuses; strings.Join(got, ",") != strings.Join(model.DefaultStatuses(model.RoleQueue), ",") {
+		t.Errorf("queue statuses = %q, want the defaults", got)
+	}
+
+	f.reset()
+	wb, err = s.Load(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.total(); got != 2 {
+		t.Errorf("second load sent %d requests, want 2 (dropdowns cached): %v", got, f.emu.Counts())
+	}
+	if got := wb.Tab(model.RoleInbox).Statuses; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("second load: inbox statuses = %q, want %q", got, want)
+	}
+}
+
+// A configured status list wins over the dropdown and costs nothing.
+func TestLoadConfiguredStatusesSkipDropdown(t *testing.T) {
+	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "cfg", Title: "cfg", Sheets: []*sheetstest.Sheet{
+		{Title: "Inbox", Rows: inboxRows(2), Validations: map[string][]string{"E": {"x", "y"}}},
+	}})
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}})
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.total(); got != 2 {
+		t.Errorf("load sent %d requests, want 2", got)
+	}
+	if got := wb.Tab(model.RoleInbox).Statuses; strings.Join(got, ",") != "new,done" {
+		t.Errorf("statuses = %q", got)
+	}
+}
+
+// A missing tab costs exactly one more batchGet and is reported, not fatal.
+func TestLoadMissingTab(t *testing.T) {
+	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "mt", Title: "mt", Sheets: []*sheetstest.Sheet{
+		{Title: "Inbox", Rows: inboxRows(2)},
+		{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "claimed"}}},
+	}})
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new"), deadTab("failed_calls"), queueTab("Jobs")}})
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.emu.Count(mBatchGet); got != 2 {
+		t.Errorf("batchGet sent %d times, want 2 (the second without the missing tab)", got)
+	}
+	if got := f.total(); got != 3 {
+		t.Errorf("load sent %d requests, want 3", got)
+	}
+	if len(wb.Missing) != 1 || wb.Missing[0].Name != "failed_calls" {
+		t.Errorf("missing = %+v, want failed_calls", wb.Missing)
+	}
+	if len(wb.Tabs) != 2 || wb.Tabs[0].Config.Name != "Inbox" || wb.Tabs[1].Config.Name != "Jobs" {
+		t.Fatalf("tabs = %d", len(wb.Tabs))
+	}
+	if len(wb.Tab(model.RoleInbox).Records) != 2 || len(wb.Tab(model.RoleQueue).Records) != 1 {
+		t.Errorf("records not loaded for the existing tabs")
+	}
+
+	// Every configured tab missing: the failed batchGet is not followed by an empty one.
+	f.reset()
+	s = f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("failed_calls")}})
+	wb, err = s.Load(ctx(t))
+	if err != nil || len(wb.Missing) != 1 || len(wb.Tabs) != 0 {
+		t.Fatalf("all missing: %v %+v", err, wb)
+	}
+	if got := f.total(); got != 2 {
+		t.Errorf("all-missing load sent %d requests, want 2", got)
+	}
+}
+
+// A tab without a required header is Broken, with a message naming tab, header and what
+// was found; the other tabs load.
+func TestLoadMissingHeader(t *testing.T) {
+	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "mh", Title: "mh", Sheets: []*sheetstest.Sheet{
+		{Title: "Inbox", Rows: [][]any{{"Timestamp", "Name", "Email", "Message", "Status"}, {1.0, "a", "b", "c", "new"}}},
+		{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "pending"}}},
+	}})
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new"), queueTab("")}})
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wb.Broken) != 1 {
+		t.Fatalf("broken = %+v", wb.Broken)
+	}
+	var mh *model.MissingHeaderError
+	if !errors.As(wb.Broken[0].Err, &mh) {
+		t.Fatalf("broken error %T, want *model.MissingHeaderError", wb.Broken[0].Err)
+	}
+	msg := wb.Broken[0].Err.Error()
+	for _, want := range []string{`"Inbox"`, `"ID"`, `"Timestamp"`, `"Status"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q doesn't mention %s", msg, want)
+		}
+	}
+	if len(wb.Tabs) != 1 || wb.Tabs[0].Config.Role != model.RoleQueue {
+		t.Errorf("the Jobs tab should still load")
+	}
+}
+
+// Google's 403 and 404 error bodies become errors that say what to do.
+func TestFriendlyErrors(t *testing.T) {
+	f := newFixture(t, quotedNamesWorkbook())
+	tabs := []model.TabConfig{inboxTab("it's", "new")}
+
+	f.emu.InjectFault(sheetstest.Fault{Status: 403, Times: 2})
+	s := f.store(sheets.Options{Tabs: tabs, Identity: sheets.Identity{Kind: sheets.KindServiceAccount, Email: "bot@proj.iam.gserviceaccount.com"}})
+	_, err := s.Load(ctx(t))
+	if !errors.Is(err, sheets.ErrNotShared) {
+		t.Fatalf("403: err = %v, want ErrNotShared", err)
+	}
+	for _, want := range []string{"bot@proj.iam.gserviceaccount.com", "Share", "Editor", "--readonly"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("403 message %q lacks %q", err, want)
+		}
+	}
+	var se *sheets.Error
+	if !errors.As(err, &se) || se.Code != 403 || se.Attempts != 1 {
+		t.Errorf("403: %+v (a 403 is not retried)", se)
+	}
+
+	f.emu.ClearFaults()
+	f.reset()
+	s = f.store(sheets.Options{SpreadsheetID: "no-such-sheet", Tabs: tabs})
+	_, err = s.Load(ctx(t))
+	if !errors.Is(err, sheets.ErrNotFound) {
+		t.Fatalf("404: err = %v, want ErrNotFound", err)
+	}
+	for _, want := range []string{`"no-such-sheet"`, "--spreadsheet", "TRIAGE_SPREADSHEET", "/d/"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("404 message %q lacks %q", err, want)
+		}
+	}
+	if got := f.emu.Count(mGet); got != 1 {
+		t.Errorf("404 retried: %d gets", got)
+	}
+	if len(f.sleep.Waits()) != 0 {
+		t.Errorf("slept %v for non-retryable errors", f.sleep.Waits())
+	}
+}
+
+// A storm of 429s is ridden out with full-jitter backoff, quickly in tests.
+func TestRetry429Storm(t *testing.T) {
+	f := newFixture(t, quotedNamesWorkbook())
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchGet, Status: 429, Times: 3})
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new")}})
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatalf("load after 3 429s: %v", err)
+	}
+	if len(wb.Tabs) != 1 || len(wb.Tabs[0].Records) != 3 {
+		t.Fatalf("bad workbook after retries")
+	}
+	if got := f.emu.Count(mBatchGet); got != 4 {
+		t.Errorf("batchGet sent %d times, want 4 (3 refused + 1)", got)
+	}
+	waits := f.sleep.Waits()
+	if len(waits) != 3 {
+		t.Fatalf("slept %d times, want 3", len(waits))
+	}
+	ceil := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+	for i, w := range waits {
+		if w < 0 || w > ceil[i] {
+			t.Errorf("wait %d = %v, want within [0, %v]", i+1, w, ceil[i])
+		}
+	}
+}
+
+// Retries are bounded; the final error says what happened; other 4xx are never retried.
+func TestRetryBounded(t *testing.T) {
+	f := newFixture(t, quotedNamesWorkbook())
+	f.emu.InjectFault(sheetstest.Fault{Method: mGet, Status: 503, Times: 10})
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new")}, Retry: sheets.RetryPolicy{MaxAttempts: 3}})
+	_, err := s.Load(ctx(t))
+	var se *sheets.Error
+	if !errors.As(err, &se) || se.Code != 503 || se.Attempts != 3 {
+		t.Fatalf("err = %v (%+v), want a 503 after 3 attempts", err, se)
+	}
+	if got := f.emu.Count(mGet); got != 3 {
+		t.Errorf("get sent %d times, want 3", got)
+	}
+	f.emu.ClearFaults()
+	f.reset()
+	f.emu.InjectFault(sheetstest.Fault{Method: mGet, Status: 400, Times: 1})
+	if _, err := s.Load(ctx(t)); err == nil {
+		t.Fatal("400 not reported")
+	}
+	if got := f.emu.Count(mGet); got != 1 {
+		t.Errorf("a 400 was retried: %d gets", got)
+	}
+}
+
+func TestBackoffCeilings(t *testing.T) {
+	p := sheets.RetryPolicy{}
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
+	for i, w := range want {
+		if got := p.Backoff(i + 1); got != w {
+			t.Errorf("Backoff(%d) = %v, want %v", i+1, got, w)
+		}
+	}
+	if got := p.Backoff(500); got != 10*time.Second {
+		t.Errorf("Backoff(500) = %v (overflow?)", got)
+	}
+}
+
+// No network: the error says the API can't be reached, and wraps ErrUnreachable.
+func TestUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	svc, err := sheetsapi.NewService(ctx(t), option.WithEndpoint(endpoint), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &fakeSleep{}
+	s := sheets.New(ctx(t), svc, sheets.Options{SpreadsheetID: "x", Tabs: []model.TabConfig{inboxTab("", "new")}, Retry: sheets.RetryPolicy{Sleep: fs.Sleep}})
+	_, err = s.Load(ctx(t))
+	if !errors.Is(err, sheets.ErrUnreachable) {
+		t.Fatalf("err = %v, want ErrUnreachable", err)
+	}
+	for _, want := range []string{endpoint, "HTTPS_PROXY"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if n := len(fs.Waits()); n != 2*(sheets.DefaultMaxAttempts-1) {
+		t.Errorf("slept %d times, want %d (both requests retried)", n, 2*(sheets.DefaultMaxAttempts-1))
+	}
+	_, err = s.Apply(ctx(t), []model.Edit{{Tab: "Inbox", ID: "m1", Set: map[model.Field]string{model.FStatus: "done"}}})
+	if !errors.Is(err, sheets.ErrUnreachable) {
+		t.Errorf("apply: err = %v, want ErrUnreachable", err)
+	}
+}

@@ -1,0 +1,160 @@
+package sheetstest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Direct mutation, for tests that simulate another writer (a person in the
+// Sheets UI, a contact form appending rows). These calls are not counted or
+// logged, but they do persist (SetPersist). Rows are 1-based like the UI;
+// columns are 0-based.
+
+// lookup finds a tab; the caller holds e.mu.
+func (e *Emulator) lookup(id, tab string) (*sheet, error) {
+	b := e.books[id]
+	if b == nil {
+		return nil, fmt.Errorf("sheetstest: no spreadsheet %q", id)
+	}
+	sh := b.sheetByTitle(tab)
+	if sh == nil {
+		return nil, fmt.Errorf("sheetstest: spreadsheet %q has no tab %q", id, tab)
+	}
+	return sh, nil
+}
+
+// Cells returns a copy of a tab's rows (trailing empties trimmed; a
+// formula cell holds its "=..." text), nil if the tab does not exist.
+func (e *Emulator) Cells(id, tab string) [][]any {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sh, err := e.lookup(id, tab)
+	if err != nil {
+		return nil
+	}
+	return exportRows(sh.rows)
+}
+
+// SetCell stores v (string, number, bool or nil; strings are stored as
+// typed, never as formulas) at 1-based row and 0-based col, growing the grid.
+func (e *Emulator) SetCell(id, tab string, row, col int, v any) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sh, err := e.lookup(id, tab)
+	if err != nil {
+		return err
+	}
+	if row < 1 || col < 0 || row > maxRows || col >= maxColumns {
+		return fmt.Errorf("sheetstest: SetCell: no cell at row %d, column %d", row, col)
+	}
+	nv, ok := normValue(v)
+	if !ok {
+		return fmt.Errorf("sheetstest: SetCell: unsupported value %#v", v)
+	}
+	if nv == nil {
+		if row-1 < len(sh.rows) && col < len(sh.rows[row-1]) {
+			sh.rows[row-1][col] = cell{}
+		}
+	} else {
+		sh.set(row-1, col, cell{v: nv})
+	}
+	return e.save(id)
+}
+
+// InsertRows inserts rows before 1-based row at (at = last row + 1
+// appends), shifting the rows below down and growing the grid.
+func (e *Emulator) InsertRows(id, tab string, at int, rows [][]any) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sh, err := e.lookup(id, tab)
+	if err != nil {
+		return err
+	}
+	if at < 1 || at > sh.rowCount+1 {
+		return fmt.Errorf("sheetstest: InsertRows: row %d is outside 1..%d", at, sh.rowCount+1)
+	}
+	cells := make([][]cell, len(rows))
+	for i, r := range rows {
+		cells[i] = make([]cell, len(r))
+		for j, v := range r {
+			nv, ok := normValue(v)
+			if !ok {
+				return fmt.Errorf("sheetstest: InsertRows: row %d column %d: unsupported value %#v", i, j, v)
+			}
+			cells[i][j] = cell{v: nv}
+			sh.colCount = max(sh.colCount, j+1)
+		}
+	}
+	for len(sh.rows) < at-1 {
+		sh.rows = append(sh.rows, nil)
+	}
+	sh.rows = append(sh.rows[:at-1], append(cells, sh.rows[at-1:]...)...)
+	sh.rowCount += len(rows)
+	return e.save(id)
+}
+
+// DeleteRow removes 1-based row, shifting the rows below up.
+func (e *Emulator) DeleteRow(id, tab string, row int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sh, err := e.lookup(id, tab)
+	if err != nil {
+		return err
+	}
+	if row < 1 || row > sh.rowCount {
+		return fmt.Errorf("sheetstest: DeleteRow: row %d is outside 1..%d", row, sh.rowCount)
+	}
+	if sh.rowCount == 1 {
+		return fmt.Errorf("sheetstest: DeleteRow: can't delete all the rows on the sheet")
+	}
+	deleteRows(sh, row-1, row)
+	return e.save(id)
+}
+
+// SortRows sorts rows 2 and below (row 1 is the header) by the 0-based
+// column col, as the Sheets UI does: stable, numbers before text before
+// booleans, empty cells last.
+func (e *Emulator) SortRows(id, tab string, col int, desc bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sh, err := e.lookup(id, tab)
+	if err != nil {
+		return err
+	}
+	if col < 0 || col >= sh.colCount {
+		return fmt.Errorf("sheetstest: SortRows: column %d is outside the grid", col)
+	}
+	sortBlock(sh, 1, sh.rowCount, 0, -1, []sortSpec{{col, desc}})
+	return e.save(id)
+}
+
+// Formula reports whether the cell at 1-based row and 0-based col holds a
+// formula (written with USER_ENTERED "=...", or "+..."/"-..." text).
+func (e *Emulator) Formula(id, tab string, row, col int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sh, err := e.lookup(id, tab)
+	if err != nil {
+		return false
+	}
+	return sh.get(row-1, col).f
+}
+
+// SetFormula stores a formula ("=..." text) at 1-based row and 0-based
+// col, as a USER_ENTERED write would.
+func (e *Emulator) SetFormula(id, tab string, row, col int, formula string) error {
+	if !strings.HasPrefix(formula, "=") || len(formula) < 2 {
+		return fmt.Errorf("sheetstest: SetFormula: %q does not start with \"=\"", formula)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sh, err := e.lookup(id, tab)
+	if err != nil {
+		return err
+	}
+	if row < 1 || col < 0 || row > maxRows || col >= maxColumns {
+		return fmt.Errorf("sheetstest: SetFormula: no cell at row %d, column %d", row, col)
+	}
+	sh.set(row-1, col, cell{v: formula, f: true})
+	return e.save(id)
+}

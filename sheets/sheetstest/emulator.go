@@ -1,0 +1,753 @@
+// Package sheetstest is a local emulator of the Google Sheets v4 REST API,
+// faithful where triage depends on it: A1 ranges with quoted sheet names,
+// trimmed responses, RAW vs USER_ENTERED, render options, field masks,
+// Google's JSON error body, the 50,000-character cell limit. It also has
+// test hooks: request counts per method, a request log, added latency,
+// injected faults and a per-minute quota.
+//
+// The real client talks to it like this:
+//
+//	e := sheetstest.New()
+//	e.AddWorkbook(wb)
+//	srv := httptest.NewServer(e)
+//	svc, _ := sheets.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+//
+// An Emulator is safe for concurrent use.
+package sheetstest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sheets "google.golang.org/api/sheets/v4"
+)
+
+// Method names, as counted by Count and logged in Requests.
+const (
+	MethodCreate      = "spreadsheets.create"
+	MethodGet         = "spreadsheets.get"
+	MethodBatchUpdate = "spreadsheets.batchUpdate" // structural: addSheet, insertDimension...
+
+	MethodValuesGet         = "values.get"
+	MethodValuesBatchGet    = "values.batchGet"
+	MethodValuesUpdate      = "values.update"
+	MethodValuesAppend      = "values.append"
+	MethodValuesBatchUpdate = "values.batchUpdate"
+	MethodValuesClear       = "values.clear"
+)
+
+const maxBody = 64 << 20
+
+// Emulator serves workbooks over the Sheets v4 REST API. Create one with New.
+type Emulator struct {
+	mu      sync.Mutex
+	books   map[string]*book
+	persist map[string]string
+	counts  map[string]int
+	reqs    []Request
+	inputs  []string
+	faults  []Fault
+	latency time.Duration
+	quota   int
+	reads   []time.Time
+	writes  []time.Time
+	now     func() time.Time
+}
+
+// Request is one entry of the request log.
+type Request struct {
+	// Method is the API method ("values.batchGet"...), "" if the path
+	// matched none.
+	Method string
+	// HTTPMethod is GET, POST, PUT...
+	HTTPMethod string
+	// Path is the unescaped URL path; RawQuery the query as sent.
+	Path, RawQuery string
+	// Authorization is the Authorization header value ("" if absent).
+	Authorization string
+}
+
+// Fault is an injected failure: the next Times requests for Method ("" =
+// any method) are answered with Status and Google's JSON error body, and are
+// not performed. Times <= 0 means 1; a Status outside 400..599 means 500.
+// Message "" uses Google's usual message for the status (for 429 the
+// "Quota exceeded for quota metric ..." one). With After set the request IS
+// performed first and only its response is replaced by the error: a write
+// that happened although the client saw a failure.
+type Fault struct {
+	Method  string
+	Status  int
+	Times   int
+	Message string
+	After   bool
+}
+
+// New returns an empty emulator.
+func New() *Emulator {
+	return &Emulator{
+		books:   map[string]*book{},
+		persist: map[string]string{},
+		counts:  map[string]int{},
+		now:     time.Now,
+	}
+}
+
+// AddWorkbook serves a deep copy of wb, replacing any workbook with the
+// same ID. An empty SpreadsheetID is generated and stored back into wb. It
+// panics if wb is invalid (see Workbook.Validate; ParseWorkbook and
+// LoadWorkbook return validated workbooks).
+func (e *Emulator) AddWorkbook(wb *Workbook) {
+	if wb.SpreadsheetID == "" {
+		wb.SpreadsheetID = newSpreadsheetID()
+	}
+	b, err := newBook(wb)
+	if err != nil {
+		panic("sheetstest: AddWorkbook: " + err.Error())
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.books[b.id] = b
+}
+
+// Workbook returns a deep-copy snapshot of a workbook, nil if absent.
+// Formula cells hold their "=..." text and are listed in Sheet.Formulas.
+func (e *Emulator) Workbook(id string) *Workbook {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b := e.books[id]
+	if b == nil {
+		return nil
+	}
+	return b.export()
+}
+
+// SpreadsheetIDs lists the served spreadsheet IDs, sorted.
+func (e *Emulator) SpreadsheetIDs() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var ids []string
+	for id := range e.books {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// SetPersist makes every successful write to workbook id (through the API
+// or the direct mutation methods) save it as JSON to path, atomically
+// (temporary file + rename). If saving fails the API answers 500 INTERNAL
+// (the write itself was applied in memory). path "" turns it off.
+func (e *Emulator) SetPersist(id, path string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if path == "" {
+		delete(e.persist, id)
+		return
+	}
+	e.persist[id] = path
+}
+
+// save persists book id if asked to; the caller holds e.mu.
+func (e *Emulator) save(id string) error {
+	path := e.persist[id]
+	b := e.books[id]
+	if path == "" || b == nil {
+		return nil
+	}
+	if err := b.export().Save(path); err != nil {
+		return fmt.Errorf("sheetstest: saving workbook %s: %w", id, err)
+	}
+	return nil
+}
+
+// Count returns how many requests were received for method (see the
+// Method constants), including ones answered with an injected fault or a
+// quota error.
+func (e *Emulator) Count(method string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.counts[method]
+}
+
+// Counts returns a copy of all per-method request counts.
+func (e *Emulator) Counts() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]int, len(e.counts))
+	for k, v := range e.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// ResetCounts zeroes the counts and empties the request log and the
+// ValueInputOptions log.
+func (e *Emulator) ResetCounts() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.counts = map[string]int{}
+	e.reqs = nil
+	e.inputs = nil
+}
+
+// SetLatency adds d before every response. A request whose context ends
+// while it waits is dropped unperformed.
+func (e *Emulator) SetLatency(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.latency = d
+}
+
+// InjectFault queues a fault; faults are used in the order queued.
+func (e *Emulator) InjectFault(f Fault) {
+	if f.Times <= 0 {
+		f.Times = 1
+	}
+	if f.Status < 400 || f.Status > 599 {
+		f.Status = http.StatusInternalServerError
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.faults = append(e.faults, f)
+}
+
+// ClearFaults drops every queued fault.
+func (e *Emulator) ClearFaults() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.faults = nil
+}
+
+// SetQuotaPerMinute limits requests per rolling minute, like Google's
+// per-user quota: read requests (spreadsheets.get, values.get,
+// values.batchGet) and write requests (everything else) are counted
+// separately, n each. Requests beyond it get 429 RESOURCE_EXHAUSTED
+// ("Quota exceeded for quota metric 'Read requests' ..."). Rejected
+// requests do not use quota. 0 means unlimited.
+func (e *Emulator) SetQuotaPerMinute(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.quota = n
+	e.reads, e.writes = nil, nil
+}
+
+// ValueInputOptions returns the valueInputOption of every write request
+// (values.update, values.append, values.batchUpdate) received, in order;
+// "" where the request had none.
+func (e *Emulator) ValueInputOptions() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.inputs)
+}
+
+// Requests returns a copy of the request log.
+func (e *Emulator) Requests() []Request {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.reqs)
+}
+
+// ---- errors ----
+
+// apiError is an error answered with Google's JSON error body.
+type apiError struct {
+	code    int
+	msg     string
+	details []any
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errf(code int, format string, args ...any) *apiError {
+	return &apiError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return errf(http.StatusBadRequest, format, args...)
+}
+
+func notFound() *apiError {
+	return errf(http.StatusNotFound, "Requested entity was not found.")
+}
+
+// statusName maps an HTTP status to the google.rpc.Code name Google sends.
+func statusName(code int) string {
+	switch code {
+	case 400:
+		return "INVALID_ARGUMENT"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "NOT_FOUND"
+	case 409:
+		return "ABORTED"
+	case 412:
+		return "FAILED_PRECONDITION"
+	case 429:
+		return "RESOURCE_EXHAUSTED"
+	case 499:
+		return "CANCELLED"
+	case 500:
+		return "INTERNAL"
+	case 501:
+		return "NOT_IMPLEMENTED"
+	case 503:
+		return "UNAVAILABLE"
+	case 504:
+		return "DEADLINE_EXCEEDED"
+	}
+	return "UNKNOWN"
+}
+
+func isRead(method string) bool {
+	return method == MethodGet || method == MethodValuesGet || method == MethodValuesBatchGet
+}
+
+func quotaError(method, msg string, limit int) *apiError {
+	kind, limitName := "Write", "WriteRequestsPerMinutePerUser"
+	if isRead(method) {
+		kind, limitName = "Read", "ReadRequestsPerMinutePerUser"
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("Quota exceeded for quota metric '%s requests' and limit '%s requests per minute per user' of service 'sheets.googleapis.com' for consumer 'project_number:000000000000'.", kind, kind)
+	}
+	return &apiError{code: 429, msg: msg, details: []any{
+		map[string]any{
+			"@type":  "type.googleapis.com/google.rpc.ErrorInfo",
+			"reason": "RATE_LIMIT_EXCEEDED",
+			"domain": "googleapis.com",
+			"metadata": map[string]any{
+				"service":           "sheets.googleapis.com",
+				"consumer":          "projects/000000000000",
+				"quota_metric":      "sheets.googleapis.com/" + strings.ToLower(kind) + "_requests",
+				"quota_limit":       limitName,
+				"quota_limit_value": fmt.Sprint(limit),
+				"quota_location":    "global",
+			},
+		},
+		map[string]any{
+			"@type": "type.googleapis.com/google.rpc.Help",
+			"links": []any{map[string]any{
+				"description": "Request a higher quota limit.",
+				"url":         "https://cloud.google.com/docs/quotas/help/request_increase",
+			}},
+		},
+	}}
+}
+
+func faultError(f Fault, method string) *apiError {
+	if f.Status == 429 {
+		return quotaError(method, f.Message, 60)
+	}
+	msg := f.Message
+	if msg == "" {
+		switch f.Status {
+		case 400:
+			msg = "Request contains an invalid argument."
+		case 401:
+			msg = "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+		case 403:
+			msg = "The caller does not have permission"
+		case 404:
+			msg = "Requested entity was not found."
+		case 409:
+			msg = "The operation was aborted."
+		case 500:
+			msg = "Internal error encountered."
+		case 502:
+			msg = "Bad Gateway"
+		case 503:
+			msg = "The service is currently unavailable."
+		case 504:
+			msg = "The request timed out. Please try again."
+		default:
+			msg = http.StatusText(f.Status)
+		}
+	}
+	return &apiError{code: f.Status, msg: msg}
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	body := map[string]any{"code": e.code, "message": e.msg, "status": statusName(e.code)}
+	if len(e.details) > 0 {
+		body["details"] = e.details
+	}
+	writeJSON(w, r, e.code, map[string]any{"error": body})
+}
+
+// writeJSON answers v as JSON, indented unless the request says
+// prettyPrint=false (Google's default is pretty; the Go client turns it off).
+func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if pp := r.URL.Query().Get("prettyPrint"); pp != "false" && pp != "0" {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		code = 500
+		buf.Reset()
+		fmt.Fprintf(&buf, `{"error":{"code":500,"message":%q,"status":"INTERNAL"}}`, "sheetstest: encoding response: "+err.Error())
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Header().Set("Vary", "Origin, X-Origin, Referer")
+	w.WriteHeader(code)
+	w.Write(buf.Bytes())
+}
+
+// ---- routing ----
+
+// call is one routed request.
+type call struct {
+	method string // API method name
+	id     string // spreadsheet id
+	rng    string // unescaped range from the path
+	query  url.Values
+	body   []byte
+	fields *maskNode
+	resp   reflect.Type // response type, for checking the field mask
+}
+
+var routeErr = errf(http.StatusNotFound, "Method not found.")
+
+// route maps a request to an API method. Only a literal ":" in the escaped
+// path marks a verb; "%3A" inside a range belongs to the range. A literal
+// ":" is also accepted inside a range (as curl users type it) unless what
+// follows it is the route's verb.
+func route(r *http.Request) (*call, *apiError) {
+	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	if len(segs) < 2 || segs[0] != "v4" {
+		return nil, routeErr
+	}
+	c := &call{}
+	unesc := func(s string) (string, bool) {
+		u, err := url.PathUnescape(s)
+		return u, err == nil
+	}
+	m := r.Method
+	if len(segs) == 2 {
+		if segs[1] == "spreadsheets" && m == http.MethodPost {
+			c.method, c.resp = MethodCreate, reflect.TypeFor[sheets.Spreadsheet]()
+			return c, nil
+		}
+		return nil, routeErr
+	}
+	if segs[1] != "spreadsheets" {
+		return nil, routeErr
+	}
+	idSeg, verb, _ := strings.Cut(segs[2], ":")
+	id, ok := unesc(idSeg)
+	if !ok || id == "" {
+		return nil, routeErr
+	}
+	c.id = id
+	switch len(segs) {
+	case 3:
+		switch {
+		case verb == "" && m == http.MethodGet:
+			c.method, c.resp = MethodGet, reflect.TypeFor[sheets.Spreadsheet]()
+		case verb == "batchUpdate" && m == http.MethodPost:
+			c.method, c.resp = MethodBatchUpdate, reflect.TypeFor[sheets.BatchUpdateSpreadsheetResponse]()
+		default:
+			return nil, routeErr
+		}
+	case 4:
+		switch {
+		case segs[3] == "values:batchGet" && m == http.MethodGet:
+			c.method, c.resp = MethodValuesBatchGet, reflect.TypeFor[sheets.BatchGetValuesResponse]()
+		case segs[3] == "values:batchUpdate" && m == http.MethodPost:
+			c.method, c.resp = MethodValuesBatchUpdate, reflect.TypeFor[sheets.BatchUpdateValuesResponse]()
+		default:
+			return nil, routeErr
+		}
+	case 5:
+		if segs[3] != "values" {
+			return nil, routeErr
+		}
+		rs := segs[4]
+		verb := ""
+		if i := strings.LastIndex(rs, ":"); i >= 0 && m == http.MethodPost {
+			switch rs[i+1:] {
+			case "append", "clear":
+				rs, verb = rs[:i], rs[i+1:]
+			}
+		}
+		rng, ok := unesc(rs)
+		if !ok {
+			return nil, routeErr
+		}
+		c.rng = rng
+		switch {
+		case verb == "" && m == http.MethodGet:
+			c.method, c.resp = MethodValuesGet, reflect.TypeFor[sheets.ValueRange]()
+		case verb == "" && m == http.MethodPut:
+			c.method, c.resp = MethodValuesUpdate, reflect.TypeFor[sheets.UpdateValuesResponse]()
+		case verb == "append":
+			c.method, c.resp = MethodValuesAppend, reflect.TypeFor[sheets.AppendValuesResponse]()
+		case verb == "clear":
+			c.method, c.resp = MethodValuesClear, reflect.TypeFor[sheets.ClearValuesResponse]()
+		default:
+			return nil, routeErr
+		}
+	default:
+		return nil, routeErr
+	}
+	return c, nil
+}
+
+func isValueWrite(method string) bool {
+	return method == MethodValuesUpdate || method == MethodValuesAppend || method == MethodValuesBatchUpdate
+}
+
+func isWrite(method string) bool {
+	return !isRead(method) && method != MethodCreate && method != ""
+}
+
+// ServeHTTP answers one Sheets v4 REST request.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return // the client went away
+	}
+	c, rerr := route(r)
+	method := ""
+	if c != nil {
+		method = c.method
+	}
+	e.mu.Lock()
+	e.reqs = append(e.reqs, Request{
+		Method:        method,
+		HTTPMethod:    r.Method,
+		Path:          r.URL.Path,
+		RawQuery:      r.URL.RawQuery,
+		Authorization: r.Header.Get("Authorization"),
+	})
+	if method != "" {
+		e.counts[method]++
+	}
+	if isValueWrite(method) {
+		opt := r.URL.Query().Get("valueInputOption")
+		if method == MethodValuesBatchUpdate {
+			var peek struct {
+				ValueInputOption string `json:"valueInputOption"`
+			}
+			_ = json.Unmarshal(body, &peek)
+			opt = peek.ValueInputOption
+		}
+		e.inputs = append(e.inputs, opt)
+	}
+	latency := e.latency
+	e.mu.Unlock()
+
+	if latency > 0 {
+		t := time.NewTimer(latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	if rerr != nil {
+		writeError(w, r, rerr)
+		return
+	}
+	if len(body) > maxBody {
+		writeError(w, r, errf(http.StatusRequestEntityTooLarge, "Request payload size exceeds the limit: %d bytes.", maxBody))
+		return
+	}
+	c.query = r.URL.Query()
+	c.body = body
+	if f := c.query.Get("fields"); f != "" {
+		mask, err := parseMask(f)
+		if err == nil {
+			err = mask.check(c.resp, "")
+		}
+		if err != nil {
+			writeError(w, r, badRequest("%s", err.Error()))
+			return
+		}
+		c.fields = mask
+	}
+
+	resp, aerr := e.perform(c)
+	if aerr != nil {
+		writeError(w, r, aerr)
+		return
+	}
+	if c.fields != nil {
+		if resp, err = applyMask(resp, c.fields); err != nil {
+			writeError(w, r, errf(500, "sheetstest: applying field mask: %v", err))
+			return
+		}
+	}
+	writeJSON(w, r, http.StatusOK, resp)
+}
+
+// perform applies faults and quota, then the request itself, under the
+// lock. The response it returns shares nothing with the emulator's state,
+// so it is encoded and written after the lock is released.
+func (e *Emulator) perform(c *call) (any, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var fault *Fault
+	if i := slices.IndexFunc(e.faults, func(f Fault) bool { return f.Method == "" || f.Method == c.method }); i >= 0 {
+		f := e.faults[i]
+		fault = &f
+		e.faults[i].Times--
+		if e.faults[i].Times <= 0 {
+			e.faults = slices.Delete(e.faults, i, i+1)
+		}
+	}
+	if fault == nil {
+		if qerr := e.takeQuota(c.method); qerr != nil {
+			return nil, qerr
+		}
+	}
+	if fault != nil && !fault.After {
+		return nil, faultError(*fault, c.method)
+	}
+	resp, aerr := e.handle(c)
+	if aerr == nil && isWrite(c.method) {
+		if err := e.save(c.id); err != nil {
+			aerr = errf(http.StatusInternalServerError, "%s", err.Error())
+		}
+	}
+	if fault != nil {
+		return nil, faultError(*fault, c.method)
+	}
+	return resp, aerr
+}
+
+func applyMask(v any, m *maskNode) (any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var generic any
+	if err := dec.Decode(&generic); err != nil {
+		return nil, err
+	}
+	return m.filter(generic), nil
+}
+
+// takeQuota uses one unit of the method's per-minute quota; the caller
+// holds e.mu.
+func (e *Emulator) takeQuota(method string) *apiError {
+	if e.quota <= 0 {
+		return nil
+	}
+	q := &e.writes
+	if isRead(method) {
+		q = &e.reads
+	}
+	now := e.now()
+	cut := now.Add(-time.Minute)
+	i := 0
+	for i < len(*q) && !(*q)[i].After(cut) {
+		i++
+	}
+	*q = (*q)[i:]
+	if len(*q) >= e.quota {
+		return quotaError(method, "", e.quota)
+	}
+	*q = append(*q, now)
+	return nil
+}
+
+// handle performs a routed request; the caller holds e.mu.
+func (e *Emulator) handle(c *call) (any, *apiError) {
+	if c.method == MethodCreate {
+		return e.create(c)
+	}
+	b := e.books[c.id]
+	if b == nil {
+		return nil, notFound()
+	}
+	switch c.method {
+	case MethodGet:
+		return e.getSpreadsheet(b, c)
+	case MethodBatchUpdate:
+		return e.batchUpdate(b, c)
+	case MethodValuesGet:
+		return valuesGet(b, c)
+	case MethodValuesBatchGet:
+		return valuesBatchGet(b, c)
+	case MethodValuesUpdate:
+		return valuesUpdate(b, c)
+	case MethodValuesAppend:
+		return valuesAppend(b, c)
+	case MethodValuesBatchUpdate:
+		return valuesBatchUpdate(b, c)
+	case MethodValuesClear:
+		return valuesClear(b, c)
+	}
+	return nil, routeErr
+}
+
+// newSpreadsheetID returns a random 44-character id like Google's.
+func newSpreadsheetID() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	var buf [44]byte
+	rand.Read(buf[:])
+	for i, c := range buf {
+		buf[i] = alphabet[int(c)%len(alphabet)]
+	}
+	buf[0] = '1'
+	return string(buf[:])
+}
+
+// ---- standalone ----
+
+// Serve listens on addr ("" = "127.0.0.1:0", a free port) and serves e
+// until stop is called or ctx ends. url is "http://127.0.0.1:PORT" (a
+// wildcard listen address is reported as 127.0.0.1); point the client at
+// url+"/".
+func Serve(ctx context.Context, addr string, e *Emulator) (string, func() error, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	stop := sync.OnceValue(func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := srv.Shutdown(sctx)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return srv.Close()
+		}
+		return err
+	})
+	unhook := context.AfterFunc(ctx, func() { stop() })
+	tcp := ln.Addr().(*net.TCPAddr)
+	host := "127.0.0.1"
+	if !tcp.IP.IsUnspecified() {
+		host = tcp.IP.String()
+	}
+	u := "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port))
+	return u, func() error {
+		unhook()
+		return stop()
+	}, nil
+}

@@ -1,0 +1,957 @@
+package sheetstest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ---- response shapes (a subset of the v4 Spreadsheet resource) ----
+
+type ssProps struct {
+	Title      string `json:"title"`
+	Locale     string `json:"locale"`
+	AutoRecalc string `json:"autoRecalc"`
+	TimeZone   string `json:"timeZone"`
+}
+
+type gridProps struct {
+	RowCount    int `json:"rowCount"`
+	ColumnCount int `json:"columnCount"`
+}
+
+type sheetProps struct {
+	SheetID        int64     `json:"sheetId"`
+	Title          string    `json:"title"`
+	Index          int       `json:"index"`
+	SheetType      string    `json:"sheetType"`
+	GridProperties gridProps `json:"gridProperties"`
+}
+
+type extValue struct {
+	StringValue  *string  `json:"stringValue,omitempty"`
+	NumberValue  *float64 `json:"numberValue,omitempty"`
+	BoolValue    *bool    `json:"boolValue,omitempty"`
+	FormulaValue *string  `json:"formulaValue,omitempty"`
+}
+
+type condValue struct {
+	UserEnteredValue string `json:"userEnteredValue"`
+}
+
+type validation struct {
+	Condition struct {
+		Type   string      `json:"type"`
+		Values []condValue `json:"values,omitempty"`
+	} `json:"condition"`
+	Strict       bool `json:"strict,omitempty"`
+	ShowCustomUI bool `json:"showCustomUi,omitempty"`
+}
+
+type cellData struct {
+	UserEnteredValue *extValue   `json:"userEnteredValue,omitempty"`
+	EffectiveValue   *extValue   `json:"effectiveValue,omitempty"`
+	FormattedValue   string      `json:"formattedValue,omitempty"`
+	DataValidation   *validation `json:"dataValidation,omitempty"`
+}
+
+type rowData struct {
+	Values []cellData `json:"values,omitempty"`
+}
+
+type dimProps struct {
+	HiddenByUser bool `json:"hiddenByUser,omitempty"`
+	PixelSize    int  `json:"pixelSize"`
+}
+
+type gridData struct {
+	StartRow       int        `json:"startRow,omitempty"`
+	StartColumn    int        `json:"startColumn,omitempty"`
+	RowData        []rowData  `json:"rowData,omitempty"`
+	RowMetadata    []dimProps `json:"rowMetadata,omitempty"`
+	ColumnMetadata []dimProps `json:"columnMetadata,omitempty"`
+}
+
+type sheetOut struct {
+	Properties sheetProps `json:"properties"`
+	Data       []gridData `json:"data,omitempty"`
+}
+
+type spreadsheetOut struct {
+	SpreadsheetID  string     `json:"spreadsheetId"`
+	Properties     ssProps    `json:"properties"`
+	Sheets         []sheetOut `json:"sheets"`
+	SpreadsheetURL string     `json:"spreadsheetUrl"`
+}
+
+func (b *book) props(i int) sheetProps {
+	s := b.sheets[i]
+	return sheetProps{SheetID: s.id, Title: s.title, Index: i, SheetType: "GRID",
+		GridProperties: gridProps{RowCount: s.rowCount, ColumnCount: s.colCount}}
+}
+
+func extOf(v any) *extValue {
+	switch x := v.(type) {
+	case string:
+		return &extValue{StringValue: &x}
+	case float64:
+		return &extValue{NumberValue: &x}
+	case bool:
+		return &extValue{BoolValue: &x}
+	}
+	return nil
+}
+
+func (s *sheet) cellData(r, c int) cellData {
+	var cd cellData
+	v := s.get(r, c)
+	if !v.empty() {
+		if v.f {
+			f := v.v.(string)
+			cd.UserEnteredValue = &extValue{FormulaValue: &f}
+		} else {
+			cd.UserEnteredValue = extOf(v.v)
+			cd.EffectiveValue = extOf(v.v)
+		}
+		cd.FormattedValue = render(v, "FORMATTED_VALUE").(string)
+	}
+	if vals, ok := s.valid[c]; ok && r >= 1 {
+		dv := &validation{ShowCustomUI: true}
+		dv.Condition.Type = "ONE_OF_LIST"
+		for _, x := range vals {
+			dv.Condition.Values = append(dv.Condition.Values, condValue{x})
+		}
+		cd.DataValidation = dv
+	}
+	return cd
+}
+
+// grid builds the GridData of a block, trimming trailing empty cells and
+// rows (a cell with a validation rule is not empty). Without cells it has
+// only the row and column metadata.
+func (s *sheet) grid(x rect, cells bool) gridData {
+	g := gridData{StartRow: x.r0, StartColumn: x.c0}
+	for r := x.r0; r < x.r1; r++ {
+		g.RowMetadata = append(g.RowMetadata, dimProps{PixelSize: 21})
+	}
+	for c := x.c0; c < x.c1; c++ {
+		g.ColumnMetadata = append(g.ColumnMetadata, dimProps{HiddenByUser: s.hidden[c], PixelSize: 100})
+	}
+	lastRow := len(s.rows)
+	if len(s.valid) > 0 {
+		lastRow = x.r1
+	}
+	if !cells {
+		lastRow = 0
+	}
+	for r := x.r0; r < min(x.r1, lastRow); r++ {
+		var rd rowData
+		n := 0
+		for c := x.c0; c < x.c1; c++ {
+			cd := s.cellData(r, c)
+			rd.Values = append(rd.Values, cd)
+			if cd != (cellData{}) {
+				n = len(rd.Values)
+			}
+		}
+		rd.Values = rd.Values[:n]
+		if n == 0 {
+			rd.Values = nil
+		}
+		g.RowData = append(g.RowData, rd)
+	}
+	n := len(g.RowData)
+	for n > 0 && g.RowData[n-1].Values == nil {
+		n--
+	}
+	g.RowData = g.RowData[:n]
+	return g
+}
+
+// spreadsheet builds the Spreadsheet resource; withData adds GridData
+// (with cells when cells is set) for the whole sheets or for ranges.
+func (b *book) spreadsheet(withData, cells bool, ranges []string) (*spreadsheetOut, *apiError) {
+	out := &spreadsheetOut{
+		SpreadsheetID:  b.id,
+		Properties:     ssProps{Title: b.title, Locale: b.locale, AutoRecalc: "ON_CHANGE", TimeZone: b.tz},
+		Sheets:         []sheetOut{},
+		SpreadsheetURL: "https://docs.google.com/spreadsheets/d/" + b.id + "/edit",
+	}
+	if len(ranges) == 0 {
+		for i, s := range b.sheets {
+			so := sheetOut{Properties: b.props(i)}
+			if withData {
+				so.Data = []gridData{s.grid(rect{0, s.rowCount, 0, s.colCount}, cells)}
+			}
+			out.Sheets = append(out.Sheets, so)
+		}
+		return out, nil
+	}
+	// With ranges, only the sheets they name, each with one GridData per
+	// range.
+	data := map[*sheet][]gridData{}
+	for _, rng := range ranges {
+		sh, r, err := b.resolve(rng)
+		if err != nil {
+			return nil, err
+		}
+		x, err := readRect(sh, r)
+		if err != nil {
+			return nil, err
+		}
+		g := gridData{}
+		if withData {
+			g = sh.grid(x, cells)
+		}
+		data[sh] = append(data[sh], g)
+	}
+	for i, s := range b.sheets {
+		d, ok := data[s]
+		if !ok {
+			continue
+		}
+		so := sheetOut{Properties: b.props(i)}
+		if withData {
+			so.Data = d
+		}
+		out.Sheets = append(out.Sheets, so)
+	}
+	return out, nil
+}
+
+func (e *Emulator) getSpreadsheet(b *book, c *call) (any, *apiError) {
+	withData := queryBool(c.query, "includeGridData")
+	cells := withData
+	if c.fields != nil {
+		// A field mask overrides includeGridData.
+		withData = c.fields.reaches("sheets", "data")
+		cells = c.fields.reaches("sheets", "data", "rowData")
+	}
+	out, err := b.spreadsheet(withData, cells, c.query["ranges"])
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ---- create ----
+
+type gridPropsIn struct {
+	RowCount    int `json:"rowCount"`
+	ColumnCount int `json:"columnCount"`
+}
+
+type sheetPropsIn struct {
+	SheetID        *int64       `json:"sheetId"`
+	Title          string       `json:"title"`
+	Index          *int         `json:"index"`
+	GridProperties *gridPropsIn `json:"gridProperties"`
+}
+
+type extValueIn struct {
+	StringValue  *string  `json:"stringValue"`
+	NumberValue  *float64 `json:"numberValue"`
+	BoolValue    *bool    `json:"boolValue"`
+	FormulaValue *string  `json:"formulaValue"`
+}
+
+func (x *extValueIn) cell() cell {
+	switch {
+	case x == nil:
+		return cell{}
+	case x.FormulaValue != nil:
+		return cell{v: *x.FormulaValue, f: strings.HasPrefix(*x.FormulaValue, "=")}
+	case x.StringValue != nil && *x.StringValue != "":
+		return cell{v: *x.StringValue}
+	case x.NumberValue != nil:
+		return cell{v: *x.NumberValue}
+	case x.BoolValue != nil:
+		return cell{v: *x.BoolValue}
+	}
+	return cell{}
+}
+
+func (e *Emulator) create(c *call) (any, *apiError) {
+	var in struct {
+		Properties struct {
+			Title    string `json:"title"`
+			TimeZone string `json:"timeZone"`
+			Locale   string `json:"locale"`
+		} `json:"properties"`
+		Sheets []struct {
+			Properties sheetPropsIn `json:"properties"`
+			Data       []struct {
+				StartRow    int `json:"startRow"`
+				StartColumn int `json:"startColumn"`
+				RowData     []struct {
+					Values []struct {
+						UserEnteredValue *extValueIn `json:"userEnteredValue"`
+					} `json:"values"`
+				} `json:"rowData"`
+			} `json:"data"`
+		} `json:"sheets"`
+	}
+	if err := decodeLoose(c.body, &in); err != nil {
+		return nil, err
+	}
+	b := &book{id: newSpreadsheetID(), title: in.Properties.Title, tz: in.Properties.TimeZone, locale: in.Properties.Locale}
+	for e.books[b.id] != nil {
+		b.id = newSpreadsheetID()
+	}
+	if b.title == "" {
+		b.title = "Untitled spreadsheet"
+	}
+	if b.tz == "" {
+		b.tz = defaultTZ
+	}
+	if b.locale == "" {
+		b.locale = defaultLoc
+	}
+	for i, s := range in.Sheets {
+		props, err := b.addSheet(s.Properties, i == 0)
+		if err != nil {
+			return nil, badRequest("Invalid sheets[%d]: %s", i, err.msg)
+		}
+		sh := b.sheets[props.Index]
+		for _, d := range s.Data {
+			for r, rd := range d.RowData {
+				for col, v := range rd.Values {
+					if cv := v.UserEnteredValue.cell(); !cv.empty() {
+						sh.set(d.StartRow+r, d.StartColumn+col, cv)
+					}
+				}
+			}
+		}
+	}
+	if len(b.sheets) == 0 {
+		b.addSheet(sheetPropsIn{}, true)
+	}
+	e.books[b.id] = b
+	out, _ := b.spreadsheet(false, false, nil)
+	return out, nil
+}
+
+// decodeLoose decodes a body ignoring fields the emulator does not model.
+func decodeLoose(body []byte, v any) *apiError {
+	if len(body) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return badRequest("Invalid JSON payload received. %s", err.Error())
+	}
+	return nil
+}
+
+// ---- spreadsheets.batchUpdate ----
+
+// addSheet adds a sheet; first makes an id-less sheet get id 0 (as the
+// first sheet of a new spreadsheet does).
+func (b *book) addSheet(p sheetPropsIn, first bool) (sheetProps, *apiError) {
+	title := p.Title
+	if title == "" {
+		for n := len(b.sheets) + 1; ; n++ {
+			title = "Sheet" + strconv.Itoa(n)
+			if b.sheetByTitle(title) == nil {
+				break
+			}
+		}
+	}
+	if b.sheetByTitle(title) != nil {
+		return sheetProps{}, badRequest("A sheet with the name \"%s\" already exists. Please enter another name.", title)
+	}
+	var id int64
+	switch {
+	case p.SheetID != nil:
+		id = *p.SheetID
+		if id < 0 {
+			return sheetProps{}, badRequest("Invalid sheetId: %d", id)
+		}
+		if s, _ := b.sheetByID(id); s != nil {
+			return sheetProps{}, badRequest("Sheet with id %d already exists.", id)
+		}
+	case first:
+		if s, _ := b.sheetByID(0); s == nil {
+			break
+		}
+		fallthrough
+	default:
+		for {
+			id = rand.Int64N(2_000_000_000) + 1
+			if s, _ := b.sheetByID(id); s == nil {
+				break
+			}
+		}
+	}
+	sh := &sheet{title: title, id: id, rowCount: defaultRows, colCount: defaultColumns, hidden: map[int]bool{}, valid: map[int][]string{}}
+	if g := p.GridProperties; g != nil {
+		if g.RowCount > 0 {
+			sh.rowCount = g.RowCount
+		}
+		if g.ColumnCount > 0 {
+			sh.colCount = g.ColumnCount
+		}
+	}
+	at := len(b.sheets)
+	if p.Index != nil && *p.Index >= 0 && *p.Index < at {
+		at = *p.Index
+	}
+	b.sheets = slices.Insert(b.sheets, at, sh)
+	return b.props(at), nil
+}
+
+type dimRange struct {
+	SheetID    int64  `json:"sheetId"`
+	Dimension  string `json:"dimension"`
+	StartIndex *int   `json:"startIndex"`
+	EndIndex   *int   `json:"endIndex"`
+}
+
+type gridRange struct {
+	SheetID          int64 `json:"sheetId"`
+	StartRowIndex    *int  `json:"startRowIndex"`
+	EndRowIndex      *int  `json:"endRowIndex"`
+	StartColumnIndex *int  `json:"startColumnIndex"`
+	EndColumnIndex   *int  `json:"endColumnIndex"`
+}
+
+func deref(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// span resolves a dimension range against a sheet: [start, end) within
+// the grid.
+func (b *book) span(d dimRange) (*sheet, bool, int, int, *apiError) {
+	sh, _ := b.sheetByID(d.SheetID)
+	if sh == nil {
+		return nil, false, 0, 0, badRequest("No grid with id: %d", d.SheetID)
+	}
+	var rows bool
+	switch d.Dimension {
+	case "ROWS":
+		rows = true
+	case "COLUMNS":
+	default:
+		return nil, false, 0, 0, badRequest("range.dimension must be ROWS or COLUMNS, not %q", d.Dimension)
+	}
+	size := sh.colCount
+	if rows {
+		size = sh.rowCount
+	}
+	start, end := deref(d.StartIndex, 0), deref(d.EndIndex, size)
+	if start < 0 || end <= start {
+		return nil, false, 0, 0, badRequest("range.startIndex (%d) must be less than range.endIndex (%d)", start, end)
+	}
+	return sh, rows, start, end, nil
+}
+
+func shiftCols(m map[int]bool, at, n int) map[int]bool {
+	out := map[int]bool{}
+	for c, v := range m {
+		switch {
+		case c < at:
+			out[c] = v
+		case n > 0:
+			out[c+n] = v
+		case c >= at-n: // deleting [at, at-n)
+			out[c+n] = v
+		}
+	}
+	return out
+}
+
+func shiftValid(m map[int][]string, at, n int) map[int][]string {
+	out := map[int][]string{}
+	for c, v := range m {
+		switch {
+		case c < at:
+			out[c] = v
+		case n > 0:
+			out[c+n] = v
+		case c >= at-n:
+			out[c+n] = v
+		}
+	}
+	return out
+}
+
+func (b *book) insertDimension(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		Range             dimRange `json:"range"`
+		InheritFromBefore bool     `json:"inheritFromBefore"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	if in.Range.EndIndex == nil {
+		return nil, badRequest("range.endIndex is required")
+	}
+	sh, rows, start, end, err := b.span(in.Range)
+	if err != nil {
+		return nil, err
+	}
+	n := end - start
+	if rows {
+		if start > sh.rowCount {
+			return nil, badRequest("range.startIndex (%d) is past the end of the grid (%d rows)", start, sh.rowCount)
+		}
+		if start == 0 && in.InheritFromBefore {
+			return nil, badRequest("Cannot inherit from before when inserting at index 0")
+		}
+		insertRows(sh, start, n)
+		return map[string]any{}, nil
+	}
+	if start > sh.colCount {
+		return nil, badRequest("range.startIndex (%d) is past the end of the grid (%d columns)", start, sh.colCount)
+	}
+	for i, row := range sh.rows {
+		if start < len(row) {
+			sh.rows[i] = slices.Insert(row, start, make([]cell, n)...)
+		}
+	}
+	sh.colCount += n
+	sh.hidden = shiftCols(sh.hidden, start, n)
+	sh.valid = shiftValid(sh.valid, start, n)
+	return map[string]any{}, nil
+}
+
+func (b *book) deleteDimension(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		Range dimRange `json:"range"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	sh, rows, start, end, err := b.span(in.Range)
+	if err != nil {
+		return nil, err
+	}
+	if rows {
+		end = min(end, sh.rowCount)
+		if start == 0 && end >= sh.rowCount {
+			return nil, badRequest("You can't delete all the rows on the sheet.")
+		}
+		if start >= end {
+			return nil, badRequest("range.startIndex (%d) is past the end of the grid (%d rows)", start, sh.rowCount)
+		}
+		deleteRows(sh, start, end)
+		return map[string]any{}, nil
+	}
+	end = min(end, sh.colCount)
+	if start == 0 && end >= sh.colCount {
+		return nil, badRequest("You can't delete all the columns on the sheet.")
+	}
+	if start >= end {
+		return nil, badRequest("range.startIndex (%d) is past the end of the grid (%d columns)", start, sh.colCount)
+	}
+	for i, row := range sh.rows {
+		if start < len(row) {
+			sh.rows[i] = slices.Delete(row, start, min(end, len(row)))
+		}
+	}
+	sh.colCount -= end - start
+	sh.hidden = shiftCols(sh.hidden, start, -(end - start))
+	sh.valid = shiftValid(sh.valid, start, -(end - start))
+	return map[string]any{}, nil
+}
+
+// deleteRows removes rows [start, end) (within the grid).
+func deleteRows(sh *sheet, start, end int) {
+	if start < len(sh.rows) {
+		sh.rows = slices.Delete(sh.rows, start, min(end, len(sh.rows)))
+	}
+	sh.rowCount -= end - start
+}
+
+// compareCells orders cells as a Sheets sort does: numbers, then text
+// (ignoring case), then booleans. Empty cells are handled by the caller.
+func compareCells(a, b cell) int {
+	rank := func(c cell) int {
+		switch c.v.(type) {
+		case float64:
+			return 0
+		case string:
+			return 1
+		}
+		return 2
+	}
+	ra, rb := rank(a), rank(b)
+	if ra != rb {
+		return ra - rb
+	}
+	switch x := a.v.(type) {
+	case float64:
+		y := b.v.(float64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case string:
+		return strings.Compare(strings.ToLower(x), strings.ToLower(b.v.(string)))
+	case bool:
+		y := b.v.(bool)
+		switch {
+		case x == y:
+			return 0
+		case !x:
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+type sortSpec struct {
+	col  int
+	desc bool
+}
+
+// sortBlock sorts rows [r0, r1) of sh by specs, moving only the cells of
+// columns [c0, c1) (c1 < 0: whole rows). Empty keys sort last in either
+// order; the sort is stable.
+func sortBlock(sh *sheet, r0, r1, c0, c1 int, specs []sortSpec) {
+	r1 = min(r1, len(sh.rows))
+	if r0 >= r1 {
+		return
+	}
+	type item struct{ cells []cell }
+	items := make([]item, r1-r0)
+	width := c1
+	if width < 0 {
+		width = 0
+		for r := r0; r < r1; r++ {
+			width = max(width, len(sh.rows[r]))
+		}
+	}
+	for i := range items {
+		items[i].cells = make([]cell, width-c0)
+		for c := c0; c < width; c++ {
+			items[i].cells[c-c0] = sh.get(r0+i, c)
+		}
+	}
+	key := func(it item, col int) cell {
+		if col-c0 < 0 || col-c0 >= len(it.cells) {
+			return cell{}
+		}
+		return it.cells[col-c0]
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		for _, s := range specs {
+			a, b := key(items[i], s.col), key(items[j], s.col)
+			switch {
+			case a.empty() && b.empty():
+				continue
+			case a.empty():
+				return false
+			case b.empty():
+				return true
+			}
+			d := compareCells(a, b)
+			if s.desc {
+				d = -d
+			}
+			if d != 0 {
+				return d < 0
+			}
+		}
+		return false
+	})
+	for i, it := range items {
+		for c := c0; c < width; c++ {
+			sh.set(r0+i, c, it.cells[c-c0])
+		}
+	}
+}
+
+func (b *book) sortRange(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		Range     gridRange `json:"range"`
+		SortSpecs []struct {
+			DimensionIndex *int   `json:"dimensionIndex"`
+			SortOrder      string `json:"sortOrder"`
+		} `json:"sortSpecs"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	sh, _ := b.sheetByID(in.Range.SheetID)
+	if sh == nil {
+		return nil, badRequest("No grid with id: %d", in.Range.SheetID)
+	}
+	r0, r1 := deref(in.Range.StartRowIndex, 0), deref(in.Range.EndRowIndex, sh.rowCount)
+	c0, c1 := deref(in.Range.StartColumnIndex, 0), deref(in.Range.EndColumnIndex, -1)
+	if r0 < 0 || r1 < r0 || c0 < 0 || (c1 >= 0 && c1 < c0) {
+		return nil, badRequest("range is invalid")
+	}
+	var specs []sortSpec
+	for i, s := range in.SortSpecs {
+		col := deref(s.DimensionIndex, 0)
+		if col < 0 || col >= sh.colCount {
+			return nil, badRequest("sortSpecs[%d].dimensionIndex %d is outside the grid", i, col)
+		}
+		var desc bool
+		switch s.SortOrder {
+		case "", "ASCENDING", "SORT_ORDER_UNSPECIFIED":
+		case "DESCENDING":
+			desc = true
+		default:
+			return nil, enumError(fmt.Sprintf("sort_specs[%d].sort_order", i), "SortOrder", s.SortOrder)
+		}
+		specs = append(specs, sortSpec{col, desc})
+	}
+	if len(specs) == 0 {
+		specs = []sortSpec{{c0, false}}
+	}
+	sortBlock(sh, r0, r1, c0, c1, specs)
+	return map[string]any{}, nil
+}
+
+func (b *book) updateDimensionProperties(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		Range      dimRange `json:"range"`
+		Properties struct {
+			HiddenByUser bool `json:"hiddenByUser"`
+		} `json:"properties"`
+		Fields string `json:"fields"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	if in.Fields == "" {
+		return nil, badRequest("At least one field must be updated, but 'fields' is empty.")
+	}
+	sh, rows, start, end, err := b.span(in.Range)
+	if err != nil {
+		return nil, err
+	}
+	if rows || !(in.Fields == "*" || strings.Contains(in.Fields, "hiddenByUser")) {
+		return map[string]any{}, nil // row properties and pixel sizes are not modelled
+	}
+	for c := start; c < min(end, sh.colCount); c++ {
+		if in.Properties.HiddenByUser {
+			sh.hidden[c] = true
+		} else {
+			delete(sh.hidden, c)
+		}
+	}
+	return map[string]any{}, nil
+}
+
+func (b *book) setDataValidation(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		Range gridRange `json:"range"`
+		Rule  *struct {
+			Condition struct {
+				Type   string      `json:"type"`
+				Values []condValue `json:"values"`
+			} `json:"condition"`
+		} `json:"rule"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	sh, _ := b.sheetByID(in.Range.SheetID)
+	if sh == nil {
+		return nil, badRequest("No grid with id: %d", in.Range.SheetID)
+	}
+	if in.Rule != nil && in.Rule.Condition.Type != "ONE_OF_LIST" {
+		return nil, errf(501, "sheetstest: only ONE_OF_LIST validation rules are emulated, not %q", in.Rule.Condition.Type)
+	}
+	c0, c1 := deref(in.Range.StartColumnIndex, 0), min(deref(in.Range.EndColumnIndex, sh.colCount), sh.colCount)
+	for c := c0; c < c1; c++ {
+		if in.Rule == nil {
+			delete(sh.valid, c)
+			continue
+		}
+		var vals []string
+		for _, v := range in.Rule.Condition.Values {
+			vals = append(vals, v.UserEnteredValue)
+		}
+		sh.valid[c] = vals
+	}
+	return map[string]any{}, nil
+}
+
+func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		Properties sheetPropsIn `json:"properties"`
+		Fields     string       `json:"fields"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	if in.Fields == "" {
+		return nil, badRequest("At least one field must be updated, but 'fields' is empty.")
+	}
+	id := int64(0)
+	if in.Properties.SheetID != nil {
+		id = *in.Properties.SheetID
+	}
+	sh, idx := b.sheetByID(id)
+	if sh == nil {
+		return nil, badRequest("No grid with id: %d", id)
+	}
+	has := func(f string) bool {
+		if in.Fields == "*" {
+			return true
+		}
+		for _, x := range strings.Split(in.Fields, ",") {
+			x = strings.TrimSpace(x)
+			if x == f || strings.HasPrefix(f, x+".") {
+				return true
+			}
+		}
+		return false
+	}
+	if has("title") {
+		if o := b.sheetByTitle(in.Properties.Title); in.Properties.Title == "" || (o != nil && o != sh) {
+			return nil, badRequest("A sheet with the name \"%s\" already exists. Please enter another name.", in.Properties.Title)
+		}
+		sh.title = in.Properties.Title
+	}
+	if g := in.Properties.GridProperties; g != nil {
+		if has("gridProperties.rowCount") && g.RowCount > 0 {
+			if g.RowCount < sh.rowCount {
+				deleteRows(sh, g.RowCount, sh.rowCount)
+			}
+			sh.rowCount = g.RowCount
+		}
+		if has("gridProperties.columnCount") && g.ColumnCount > 0 {
+			for i, row := range sh.rows {
+				if len(row) > g.ColumnCount {
+					sh.rows[i] = row[:g.ColumnCount]
+				}
+			}
+			sh.colCount = g.ColumnCount
+		}
+	}
+	if has("index") && in.Properties.Index != nil {
+		at := min(max(*in.Properties.Index, 0), len(b.sheets)-1)
+		b.sheets = slices.Delete(b.sheets, idx, idx+1)
+		b.sheets = slices.Insert(b.sheets, at, sh)
+	}
+	return map[string]any{}, nil
+}
+
+func (b *book) deleteSheet(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		SheetID int64 `json:"sheetId"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	sh, idx := b.sheetByID(in.SheetID)
+	if sh == nil {
+		return nil, badRequest("No sheet with id: %d", in.SheetID)
+	}
+	if len(b.sheets) == 1 {
+		return nil, badRequest("You can't remove all the sheets in a document.")
+	}
+	b.sheets = slices.Delete(b.sheets, idx, idx+1)
+	return map[string]any{}, nil
+}
+
+func (b *book) appendDimension(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		SheetID   int64  `json:"sheetId"`
+		Dimension string `json:"dimension"`
+		Length    int    `json:"length"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	sh, _ := b.sheetByID(in.SheetID)
+	if sh == nil {
+		return nil, badRequest("No grid with id: %d", in.SheetID)
+	}
+	if in.Length <= 0 {
+		return nil, badRequest("length must be positive")
+	}
+	switch in.Dimension {
+	case "ROWS":
+		sh.rowCount += in.Length
+	case "COLUMNS":
+		sh.colCount += in.Length
+	default:
+		return nil, badRequest("dimension must be ROWS or COLUMNS, not %q", in.Dimension)
+	}
+	return map[string]any{}, nil
+}
+
+func (e *Emulator) batchUpdate(orig *book, c *call) (any, *apiError) {
+	var in struct {
+		Requests                     []map[string]json.RawMessage `json:"requests"`
+		IncludeSpreadsheetInResponse bool                         `json:"includeSpreadsheetInResponse"`
+		ResponseRanges               []string                     `json:"responseRanges"`
+		ResponseIncludeGridData      bool                         `json:"responseIncludeGridData"`
+	}
+	if err := decodeLoose(c.body, &in); err != nil {
+		return nil, err
+	}
+	// Atomic: work on a copy, keep it only if every request succeeds.
+	b := orig.clone()
+	replies := []any{}
+	for i, req := range in.Requests {
+		if len(req) != 1 {
+			return nil, badRequest("Invalid requests[%d]: exactly one kind of request must be set, found %d", i, len(req))
+		}
+		for kind, raw := range req {
+			var reply any
+			var err *apiError
+			switch kind {
+			case "addSheet":
+				var p struct {
+					Properties sheetPropsIn `json:"properties"`
+				}
+				if err = decodeLoose(raw, &p); err == nil {
+					var props sheetProps
+					if props, err = b.addSheet(p.Properties, false); err == nil {
+						reply = map[string]any{"addSheet": map[string]any{"properties": props}}
+					}
+				}
+			case "deleteSheet":
+				reply, err = b.deleteSheet(raw)
+			case "updateSheetProperties":
+				reply, err = b.updateSheetProperties(raw)
+			case "insertDimension":
+				reply, err = b.insertDimension(raw)
+			case "deleteDimension":
+				reply, err = b.deleteDimension(raw)
+			case "appendDimension":
+				reply, err = b.appendDimension(raw)
+			case "updateDimensionProperties":
+				reply, err = b.updateDimensionProperties(raw)
+			case "sortRange":
+				reply, err = b.sortRange(raw)
+			case "setDataValidation":
+				reply, err = b.setDataValidation(raw)
+			default:
+				err = errf(501, "sheetstest: request kind %q is not emulated", kind)
+			}
+			if err != nil {
+				err.msg = fmt.Sprintf("Invalid requests[%d].%s: %s", i, kind, err.msg)
+				return nil, err
+			}
+			replies = append(replies, reply)
+		}
+	}
+	out := map[string]any{"spreadsheetId": b.id, "replies": replies}
+	if in.IncludeSpreadsheetInResponse {
+		ss, err := b.spreadsheet(in.ResponseIncludeGridData, in.ResponseIncludeGridData, in.ResponseRanges)
+		if err != nil {
+			return nil, err
+		}
+		out["updatedSpreadsheet"] = ss
+	}
+	e.books[b.id] = b
+	return out, nil
+}

@@ -1,0 +1,664 @@
+package sheetstest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// rect is a resolved block of cells: rows [r0,r1), columns [c0,c1).
+type rect struct{ r0, r1, c0, c1 int }
+
+// a1 formats a block as Google echoes it ("Sheet1!A1:Z1000"), quoting
+// the sheet name when needed.
+func a1(title string, x rect) string {
+	s := QuoteSheet(title) + "!" + ColumnLetter(x.c0) + strconv.Itoa(x.r0+1)
+	if x.r1-x.r0 == 1 && x.c1-x.c0 == 1 {
+		return s
+	}
+	return s + ":" + ColumnLetter(x.c1-1) + strconv.Itoa(x.r1)
+}
+
+// quoted is the sheet!cells form Google uses inside error messages, where
+// the sheet name is always quoted.
+func quoted(title string, r Range) string {
+	r.Sheet = ""
+	cells := r.String()
+	if r.StartRow == 0 && r.StartCol == 0 && r.EndRow < 0 && r.EndCol < 0 && !r.Single {
+		return "'" + strings.ReplaceAll(title, "'", "''") + "'"
+	}
+	return "'" + strings.ReplaceAll(title, "'", "''") + "'!" + cells
+}
+
+// resolve finds the sheet and cells a range names. A missing tab or
+// garbage is Google's 400 "Unable to parse range: X".
+func (b *book) resolve(s string) (*sheet, Range, *apiError) {
+	if !strings.HasPrefix(s, "'") && !strings.Contains(s, "!") {
+		if sh := b.sheetByTitle(s); sh != nil {
+			return sh, Range{Sheet: sh.title, EndRow: -1, EndCol: -1}, nil
+		}
+	}
+	r, err := ParseRange(s)
+	if err != nil {
+		return nil, Range{}, badRequest("%s", err.Error())
+	}
+	sh := b.sheets[0]
+	if r.Sheet != "" {
+		sh = b.sheetByTitle(r.Sheet)
+	}
+	if sh == nil {
+		return nil, Range{}, badRequest("Unable to parse range: %s", s)
+	}
+	return sh, r, nil
+}
+
+// readRect bounds a range to the grid for reading.
+func readRect(sh *sheet, r Range) (rect, *apiError) {
+	x := rect{r.StartRow, r.EndRow, r.StartCol, r.EndCol}
+	if x.r0 >= sh.rowCount || x.c0 >= sh.colCount {
+		return x, badRequest("Range (%s) exceeds grid limits. Max rows: %d, max columns: %d", quoted(sh.title, r), sh.rowCount, sh.colCount)
+	}
+	if x.r1 < 0 || x.r1 > sh.rowCount {
+		x.r1 = sh.rowCount
+	}
+	if x.c1 < 0 || x.c1 > sh.colCount {
+		x.c1 = sh.colCount
+	}
+	return x, nil
+}
+
+// render turns a stored cell into its JSON value under a valueRenderOption.
+func render(c cell, opt string) any {
+	switch v := c.v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case float64:
+		if opt == "FORMATTED_VALUE" {
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		return v
+	case bool:
+		if opt == "FORMATTED_VALUE" {
+			if v {
+				return "TRUE"
+			}
+			return "FALSE"
+		}
+		return v
+	}
+	return ""
+}
+
+// readValues returns the trimmed values of a block: trailing empty cells
+// of each row and trailing empty rows are dropped, interior empty rows are
+// [] and interior empty cells "". nil means no data.
+func readValues(sh *sheet, x rect, major, opt string) [][]any {
+	var out [][]any
+	if major == "COLUMNS" {
+		for c := x.c0; c < x.c1; c++ {
+			var col []any
+			last := -1
+			for r := x.r0; r < min(x.r1, len(sh.rows)); r++ {
+				v := sh.get(r, c)
+				if !v.empty() {
+					last = r - x.r0
+				}
+				col = append(col, render(v, opt))
+			}
+			out = append(out, append([]any{}, col[:last+1]...))
+		}
+	} else {
+		for r := x.r0; r < min(x.r1, len(sh.rows)); r++ {
+			row := sh.rows[r]
+			n := min(x.c1, len(row))
+			for n > x.c0 && row[n-1].empty() {
+				n--
+			}
+			vals := []any{}
+			for c := x.c0; c < n; c++ {
+				vals = append(vals, render(row[c], opt))
+			}
+			out = append(out, vals)
+		}
+	}
+	n := len(out)
+	for n > 0 && len(out[n-1]) == 0 {
+		n--
+	}
+	if n == 0 {
+		return nil
+	}
+	return out[:n]
+}
+
+// ---- options ----
+
+func enumError(field, typ, v string) *apiError {
+	return badRequest(`Invalid value at '%s' (type.googleapis.com/google.apps.sheets.v4.%s), "%s"`, field, typ, v)
+}
+
+func renderOption(v, field string) (string, *apiError) {
+	switch v {
+	case "":
+		return "FORMATTED_VALUE", nil
+	case "FORMATTED_VALUE", "UNFORMATTED_VALUE", "FORMULA":
+		return v, nil
+	}
+	return "", enumError(field, "ValueRenderOption", v)
+}
+
+func majorOption(v, field string) (string, *apiError) {
+	switch v {
+	case "", "ROWS", "DIMENSION_UNSPECIFIED":
+		return "ROWS", nil
+	case "COLUMNS":
+		return v, nil
+	}
+	return "", enumError(field, "Dimension", v)
+}
+
+func dateTimeOption(v, field string) *apiError {
+	switch v {
+	case "", "SERIAL_NUMBER", "FORMATTED_STRING":
+		return nil
+	}
+	return enumError(field, "DateTimeRenderOption", v)
+}
+
+func inputOption(v, field string) *apiError {
+	switch v {
+	case "RAW", "USER_ENTERED":
+		return nil
+	case "":
+		return badRequest("'valueInputOption' is required but not specified")
+	}
+	return enumError(field, "ValueInputOption", v)
+}
+
+type readOpts struct{ major, render string }
+
+func readOptions(q map[string][]string) (readOpts, *apiError) {
+	get := func(k string) string {
+		if v := q[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	var o readOpts
+	var err *apiError
+	if o.major, err = majorOption(get("majorDimension"), "major_dimension"); err != nil {
+		return o, err
+	}
+	if o.render, err = renderOption(get("valueRenderOption"), "value_render_option"); err != nil {
+		return o, err
+	}
+	return o, dateTimeOption(get("dateTimeRenderOption"), "date_time_render_option")
+}
+
+// ---- reads ----
+
+type valueRange struct {
+	Range          string  `json:"range"`
+	MajorDimension string  `json:"majorDimension"`
+	Values         [][]any `json:"values,omitempty"`
+}
+
+func readRange(b *book, rng string, o readOpts) (*valueRange, *apiError) {
+	sh, r, err := b.resolve(rng)
+	if err != nil {
+		return nil, err
+	}
+	x, err := readRect(sh, r)
+	if err != nil {
+		return nil, err
+	}
+	return &valueRange{Range: a1(sh.title, x), MajorDimension: o.major, Values: readValues(sh, x, o.major, o.render)}, nil
+}
+
+func valuesGet(b *book, c *call) (any, *apiError) {
+	o, err := readOptions(c.query)
+	if err != nil {
+		return nil, err
+	}
+	return readRange(b, c.rng, o)
+}
+
+func valuesBatchGet(b *book, c *call) (any, *apiError) {
+	o, err := readOptions(c.query)
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		SpreadsheetID string        `json:"spreadsheetId"`
+		ValueRanges   []*valueRange `json:"valueRanges,omitempty"`
+	}{SpreadsheetID: b.id}
+	for _, rng := range c.query["ranges"] {
+		vr, err := readRange(b, rng, o)
+		if err != nil {
+			return nil, err
+		}
+		out.ValueRanges = append(out.ValueRanges, vr)
+	}
+	return out, nil
+}
+
+// ---- writes ----
+
+type updateValuesResponse struct {
+	SpreadsheetID  string      `json:"spreadsheetId"`
+	UpdatedRange   string      `json:"updatedRange"`
+	UpdatedRows    int         `json:"updatedRows,omitempty"`
+	UpdatedColumns int         `json:"updatedColumns,omitempty"`
+	UpdatedCells   int         `json:"updatedCells,omitempty"`
+	UpdatedData    *valueRange `json:"updatedData,omitempty"`
+}
+
+type valueRangeIn struct {
+	Range          string  `json:"range"`
+	MajorDimension string  `json:"majorDimension"`
+	Values         [][]any `json:"values"`
+}
+
+// decodeBody decodes a request body strictly (Google rejects unknown
+// fields).
+func decodeBody(body []byte, v any) *apiError {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+			return badRequest("Invalid JSON payload received. Unknown name %s: Cannot find field.", name)
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return badRequest("Invalid JSON payload received. Invalid value at '%s' (%s).", te.Field, te.Value)
+		}
+		return badRequest("Invalid JSON payload received. %s", msg)
+	}
+	return nil
+}
+
+var numberRE = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$`)
+
+// userEntered parses a string as if typed into the Sheets UI.
+func userEntered(s string) cell {
+	t := strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return cell{}
+	case s[0] == '\'':
+		if len(s) == 1 {
+			return cell{}
+		}
+		return cell{v: s[1:]}
+	case s[0] == '=' && len(s) > 1:
+		return cell{v: s, f: true}
+	case numberRE.MatchString(t):
+		if f, err := strconv.ParseFloat(t, 64); err == nil {
+			return cell{v: f}
+		}
+	case strings.EqualFold(t, "TRUE"):
+		return cell{v: true}
+	case strings.EqualFold(t, "FALSE"):
+		return cell{v: false}
+	case (s[0] == '+' || s[0] == '-') && len(s) > 1:
+		// The UI turns "+x" and "-x" into a formula (a "- item" list line
+		// becomes #ERROR!): the injection hazard RAW avoids.
+		return cell{v: "=" + s, f: true}
+	}
+	return cell{v: s}
+}
+
+// toCell converts one value of a write payload; ok=false for null (leave
+// the cell alone).
+func toCell(v any, input string) (cell, bool) {
+	switch x := v.(type) {
+	case nil:
+		return cell{}, false
+	case string:
+		if input == "USER_ENTERED" {
+			return userEntered(x), true
+		}
+		if x == "" {
+			return cell{}, true
+		}
+		return cell{v: x}, true
+	case float64, bool:
+		return cell{v: x}, true
+	}
+	return cell{}, false
+}
+
+// writePlan is a validated write, applied only once every part of a
+// request has been validated.
+type writePlan struct {
+	sh     *sheet
+	r0, c0 int
+	vals   [][]any
+	input  string
+}
+
+// prepare validates a write of vals (in major order) to the range r of sh.
+func prepare(sh *sheet, r Range, vals [][]any, major, input string) (*writePlan, *apiError) {
+	if major == "COLUMNS" {
+		w := 0
+		for _, col := range vals {
+			w = max(w, len(col))
+		}
+		t := make([][]any, w)
+		for i := range t {
+			t[i] = make([]any, len(vals))
+			for j, col := range vals {
+				if i < len(col) {
+					t[i][j] = col[i]
+				}
+			}
+		}
+		vals = t
+	}
+	for i, row := range vals {
+		for j, v := range row {
+			switch x := v.(type) {
+			case nil, float64, bool:
+			case string:
+				if len(x) > MaxCellChars && utf8.RuneCountInString(x) > MaxCellChars {
+					return nil, badRequest("Your input contains more than the maximum of %d characters in a single cell.", MaxCellChars)
+				}
+			case map[string]any:
+				return nil, badRequest("Invalid values[%d][%d]: struct_value", i, j)
+			case []any:
+				return nil, badRequest("Invalid values[%d][%d]: list_value", i, j)
+			default:
+				return nil, badRequest("Invalid values[%d][%d]: %v", i, j, x)
+			}
+		}
+	}
+	if !r.Single {
+		if r.EndRow >= 0 && r.StartRow+len(vals) > r.EndRow {
+			return nil, badRequest("Requested writing within range [%s], but tried writing to row [%d]", quoted(sh.title, r), r.StartRow+len(vals))
+		}
+		if r.EndCol >= 0 {
+			for _, row := range vals {
+				if r.StartCol+len(row) > r.EndCol {
+					return nil, badRequest("Requested writing within range [%s], but tried writing to column [%s]", quoted(sh.title, r), ColumnLetter(r.StartCol+len(row)-1))
+				}
+			}
+		}
+	}
+	if r.StartRow+len(vals) > maxRows {
+		return nil, badRequest("Range (%s) exceeds grid limits. Max rows: %d, max columns: %d", quoted(sh.title, r), sh.rowCount, sh.colCount)
+	}
+	for _, row := range vals {
+		if r.StartCol+len(row) > maxColumns {
+			return nil, badRequest("Range (%s) exceeds grid limits. Max rows: %d, max columns: %d", quoted(sh.title, r), sh.rowCount, sh.colCount)
+		}
+	}
+	return &writePlan{sh: sh, r0: r.StartRow, c0: r.StartCol, vals: vals, input: input}, nil
+}
+
+// apply performs the write, growing the grid as needed.
+func (p *writePlan) apply(id string) *updateValuesResponse {
+	rows, cols := map[int]bool{}, map[int]bool{}
+	cells, width := 0, 0
+	for i, row := range p.vals {
+		width = max(width, len(row))
+		for j, v := range row {
+			cv, ok := toCell(v, p.input)
+			if !ok {
+				continue
+			}
+			p.sh.set(p.r0+i, p.c0+j, cv)
+			rows[i], cols[j] = true, true
+			cells++
+		}
+	}
+	x := rect{p.r0, p.r0 + max(len(p.vals), 1), p.c0, p.c0 + max(width, 1)}
+	p.sh.rowCount = max(p.sh.rowCount, x.r1)
+	p.sh.colCount = max(p.sh.colCount, x.c1)
+	return &updateValuesResponse{
+		SpreadsheetID:  id,
+		UpdatedRange:   a1(p.sh.title, x),
+		UpdatedRows:    len(rows),
+		UpdatedColumns: len(cols),
+		UpdatedCells:   cells,
+	}
+}
+
+// withData adds updatedData when includeValuesInResponse is set.
+func withData(resp *updateValuesResponse, p *writePlan, include bool, renderOpt string) {
+	if !include {
+		return
+	}
+	x := rect{p.r0, p.r0 + max(len(p.vals), 1), p.c0, p.c0 + 1}
+	for _, row := range p.vals {
+		x.c1 = max(x.c1, p.c0+len(row))
+	}
+	resp.UpdatedData = &valueRange{Range: resp.UpdatedRange, MajorDimension: "ROWS", Values: readValues(p.sh, x, "ROWS", renderOpt)}
+}
+
+func queryBool(q map[string][]string, k string) bool {
+	v := q[k]
+	return len(v) > 0 && (v[0] == "true" || v[0] == "1")
+}
+
+func queryGet(q map[string][]string, k string) string {
+	if v := q[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func valuesUpdate(b *book, c *call) (any, *apiError) {
+	input := queryGet(c.query, "valueInputOption")
+	if err := inputOption(input, "value_input_option"); err != nil {
+		return nil, err
+	}
+	respRender, err := renderOption(queryGet(c.query, "responseValueRenderOption"), "response_value_render_option")
+	if err != nil {
+		return nil, err
+	}
+	var in valueRangeIn
+	if err := decodeBody(c.body, &in); err != nil {
+		return nil, err
+	}
+	major, err := majorOption(in.MajorDimension, "major_dimension")
+	if err != nil {
+		return nil, err
+	}
+	sh, r, err := b.resolve(c.rng)
+	if err != nil {
+		return nil, err
+	}
+	if in.Range != "" && in.Range != c.rng {
+		sh2, r2, err := b.resolve(in.Range)
+		if err != nil {
+			return nil, err
+		}
+		if sh2 != sh || r2.StartRow != r.StartRow || r2.StartCol != r.StartCol || r2.EndRow != r.EndRow || r2.EndCol != r.EndCol {
+			return nil, badRequest("Requested range [%s] is not the same as the range in the body [%s].", c.rng, in.Range)
+		}
+	}
+	p, err := prepare(sh, r, in.Values, major, input)
+	if err != nil {
+		return nil, err
+	}
+	resp := p.apply(b.id)
+	withData(resp, p, queryBool(c.query, "includeValuesInResponse"), respRender)
+	return resp, nil
+}
+
+func valuesAppend(b *book, c *call) (any, *apiError) {
+	input := queryGet(c.query, "valueInputOption")
+	if err := inputOption(input, "value_input_option"); err != nil {
+		return nil, err
+	}
+	insert := queryGet(c.query, "insertDataOption")
+	switch insert {
+	case "", "OVERWRITE", "INSERT_ROWS":
+	default:
+		return nil, enumError("insert_data_option", "InsertDataOption", insert)
+	}
+	respRender, err := renderOption(queryGet(c.query, "responseValueRenderOption"), "response_value_render_option")
+	if err != nil {
+		return nil, err
+	}
+	var in valueRangeIn
+	if err := decodeBody(c.body, &in); err != nil {
+		return nil, err
+	}
+	major, err := majorOption(in.MajorDimension, "major_dimension")
+	if err != nil {
+		return nil, err
+	}
+	sh, r, err := b.resolve(c.rng)
+	if err != nil {
+		return nil, err
+	}
+	// Find the table: the data in the range's columns (from its first row
+	// down); write on the row after its last row, from its first column.
+	c0, c1, r0, r1 := r.StartCol, r.EndCol, r.StartRow, r.EndRow
+	if r.Single || c1 < 0 {
+		c1 = sh.colCount
+	}
+	if r.Single || r1 < 0 {
+		r1 = sh.rowCount
+	}
+	top, last, left, right := -1, -1, -1, -1
+	for i := r0; i < min(r1, len(sh.rows)); i++ {
+		for j := c0; j < min(c1, len(sh.rows[i])); j++ {
+			if sh.rows[i][j].empty() {
+				continue
+			}
+			if top < 0 {
+				top = i
+			}
+			last = i
+			if left < 0 || j < left {
+				left = j
+			}
+			right = max(right, j)
+		}
+	}
+	target := Range{Sheet: sh.title, StartRow: r0, StartCol: c0, Single: true}
+	tableRange := ""
+	if last >= 0 {
+		tableRange = a1(sh.title, rect{top, last + 1, left, right + 1})
+		target.StartRow, target.StartCol = last+1, left
+	}
+	p, err := prepare(sh, target, in.Values, major, input)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(p.vals); insert == "INSERT_ROWS" && n > 0 {
+		insertRows(sh, p.r0, n)
+	}
+	resp := p.apply(b.id)
+	withData(resp, p, queryBool(c.query, "includeValuesInResponse"), respRender)
+	return struct {
+		SpreadsheetID string                `json:"spreadsheetId"`
+		TableRange    string                `json:"tableRange,omitempty"`
+		Updates       *updateValuesResponse `json:"updates"`
+	}{b.id, tableRange, resp}, nil
+}
+
+// insertRows inserts n empty rows before row index at.
+func insertRows(sh *sheet, at, n int) {
+	if at < len(sh.rows) {
+		sh.rows = append(sh.rows[:at], append(make([][]cell, n), sh.rows[at:]...)...)
+	}
+	sh.rowCount += n
+}
+
+func valuesBatchUpdate(b *book, c *call) (any, *apiError) {
+	var in struct {
+		ValueInputOption             string         `json:"valueInputOption"`
+		Data                         []valueRangeIn `json:"data"`
+		IncludeValuesInResponse      bool           `json:"includeValuesInResponse"`
+		ResponseValueRenderOption    string         `json:"responseValueRenderOption"`
+		ResponseDateTimeRenderOption string         `json:"responseDateTimeRenderOption"`
+	}
+	if err := decodeBody(c.body, &in); err != nil {
+		return nil, err
+	}
+	if err := inputOption(in.ValueInputOption, "value_input_option"); err != nil {
+		return nil, err
+	}
+	respRender, err := renderOption(in.ResponseValueRenderOption, "response_value_render_option")
+	if err != nil {
+		return nil, err
+	}
+	if err := dateTimeOption(in.ResponseDateTimeRenderOption, "response_date_time_render_option"); err != nil {
+		return nil, err
+	}
+	plans := make([]*writePlan, len(in.Data))
+	for i, d := range in.Data {
+		major, err := majorOption(d.MajorDimension, fmt.Sprintf("data[%d].major_dimension", i))
+		if err != nil {
+			return nil, err
+		}
+		sh, r, err := b.resolve(d.Range)
+		if err != nil {
+			return nil, err
+		}
+		if plans[i], err = prepare(sh, r, d.Values, major, in.ValueInputOption); err != nil {
+			return nil, err
+		}
+	}
+	out := struct {
+		SpreadsheetID       string                  `json:"spreadsheetId"`
+		TotalUpdatedRows    int                     `json:"totalUpdatedRows,omitempty"`
+		TotalUpdatedColumns int                     `json:"totalUpdatedColumns,omitempty"`
+		TotalUpdatedCells   int                     `json:"totalUpdatedCells,omitempty"`
+		TotalUpdatedSheets  int                     `json:"totalUpdatedSheets,omitempty"`
+		Responses           []*updateValuesResponse `json:"responses,omitempty"`
+	}{SpreadsheetID: b.id}
+	touched := map[*sheet]bool{}
+	for _, p := range plans {
+		resp := p.apply(b.id)
+		withData(resp, p, in.IncludeValuesInResponse, respRender)
+		out.Responses = append(out.Responses, resp)
+		out.TotalUpdatedRows += resp.UpdatedRows
+		out.TotalUpdatedColumns += resp.UpdatedColumns
+		out.TotalUpdatedCells += resp.UpdatedCells
+		if resp.UpdatedCells > 0 {
+			touched[p.sh] = true
+		}
+	}
+	out.TotalUpdatedSheets = len(touched)
+	return out, nil
+}
+
+func valuesClear(b *book, c *call) (any, *apiError) {
+	var in struct{}
+	if err := decodeBody(c.body, &in); err != nil {
+		return nil, err
+	}
+	sh, r, err := b.resolve(c.rng)
+	if err != nil {
+		return nil, err
+	}
+	x, err := readRect(sh, r)
+	if err != nil {
+		return nil, err
+	}
+	for i := x.r0; i < min(x.r1, len(sh.rows)); i++ {
+		row := sh.rows[i]
+		for j := x.c0; j < min(x.c1, len(row)); j++ {
+			row[j] = cell{}
+		}
+	}
+	return struct {
+		SpreadsheetID string `json:"spreadsheetId"`
+		ClearedRange  string `json:"clearedRange"`
+	}{b.id, a1(sh.title, x)}, nil
+}

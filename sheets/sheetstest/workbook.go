@@ -1,0 +1,535 @@
+package sheetstest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Grid defaults of a new Google sheet.
+const (
+	defaultRows    = 1000
+	defaultColumns = 26
+	defaultTZ      = "Etc/UTC"
+	defaultLoc     = "en_US"
+)
+
+// MaxCellChars is Google's limit on the characters in one cell; a write of
+// a longer value fails with 400 "Your input contains more than the maximum
+// of 50000 characters in a single cell."
+const MaxCellChars = 50000
+
+// Workbook is the JSON workbook format the emulator serves (and the format
+// it persists to). Example:
+//
+//	{"spreadsheetId": "demo", "title": "Demo", "timeZone": "Europe/Paris",
+//	 "sheets": [{"title": "Inbox", "sheetId": 0, "hiddenColumns": [5],
+//	             "validations": {"E": ["new", "read", "done"]},
+//	             "rows": [["Timestamp", "Name"], [45123.5, "Ann"]]}]}
+type Workbook struct {
+	SpreadsheetID string `json:"spreadsheetId"`
+	Title         string `json:"title"`
+	// TimeZone is an IANA name; "" means "Etc/UTC".
+	TimeZone string `json:"timeZone"`
+	// Locale defaults to "en_US".
+	Locale string   `json:"locale,omitempty"`
+	Sheets []*Sheet `json:"sheets"`
+}
+
+// Sheet is one tab of a Workbook.
+type Sheet struct {
+	Title string `json:"title"`
+	// SheetID is the tab's numeric id. Several sheets left at 0 get the
+	// lowest unused ids (the first keeps 0).
+	SheetID int64 `json:"sheetId"`
+	// Hidden lists 0-based column indexes hidden by the user.
+	Hidden []int `json:"hiddenColumns,omitempty"`
+	// Validations maps a column letter ("E") to a ONE_OF_LIST dropdown that
+	// applies to rows 2 and below of that column.
+	Validations map[string][]string `json:"validations,omitempty"`
+	// Formulas lists the cells (A1, e.g. "C7") whose string value is a
+	// formula (written with USER_ENTERED "=..."). Any other string starting
+	// with "=" is plain text, as RAW writes store it.
+	Formulas []string `json:"formulas,omitempty"`
+	// Rows holds the cells, row 1 first: string, float64, bool or nil
+	// (empty). Whole numbers of any Go integer type are accepted and stored
+	// as float64.
+	Rows [][]any `json:"rows"`
+	// RowCount and ColumnCount are the grid size; 0 means the default,
+	// max(1000, len(Rows)) by max(26, widest row).
+	RowCount    int `json:"rowCount,omitempty"`
+	ColumnCount int `json:"columnCount,omitempty"`
+}
+
+// ParseWorkbook decodes and validates a JSON workbook. Its errors name what
+// is wrong (the line and column of a syntax error, the sheet and cell of a
+// bad value). Defaults (time zone, grid size, sheet ids) are filled in.
+func ParseWorkbook(data []byte) (*Workbook, error) {
+	var wb Workbook
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&wb); err != nil {
+		return nil, describeJSONError(data, dec.InputOffset(), err)
+	}
+	if dec.More() {
+		line, col := lineCol(data, dec.InputOffset())
+		return nil, fmt.Errorf("workbook: line %d column %d: unexpected data after the workbook object", line, col)
+	}
+	if strings.TrimSpace(wb.SpreadsheetID) == "" {
+		return nil, errors.New(`workbook: "spreadsheetId" is missing`)
+	}
+	b, err := newBook(&wb)
+	if err != nil {
+		return nil, err
+	}
+	return b.export(), nil
+}
+
+// LoadWorkbook reads and parses a JSON workbook file.
+func LoadWorkbook(path string) (*Workbook, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	wb, err := ParseWorkbook(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return wb, nil
+}
+
+// Validate reports the first problem that would stop the emulator serving
+// wb (duplicate or empty titles, duplicate sheet ids, unsupported cell
+// values, bad column letters, a grid smaller than its data...).
+func (wb *Workbook) Validate() error {
+	_, err := newBook(wb)
+	return err
+}
+
+// Save writes wb as indented JSON to path atomically (a temporary file in
+// the same directory, then a rename).
+func (wb *Workbook) Save(path string) error {
+	data, err := json.MarshalIndent(wb, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func lineCol(data []byte, off int64) (int, int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line, col := 1, 1
+	for _, c := range data[:off] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+func describeJSONError(data []byte, inputOff int64, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		line, col := lineCol(data, max(se.Offset-1, 0))
+		return fmt.Errorf("workbook: line %d column %d: %v", line, col, se)
+	case errors.As(err, &te):
+		line, col := lineCol(data, te.Offset)
+		return fmt.Errorf("workbook: line %d column %d: %q: cannot use a JSON %s as %s", line, col, te.Field, te.Value, te.Type)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("workbook: empty or truncated JSON")
+	}
+	line, col := lineCol(data, inputOff)
+	return fmt.Errorf("workbook: line %d column %d: %v", line, col, err)
+}
+
+// ---- the internal model ----
+
+// cell is one stored cell: v is nil (empty), string, float64 or bool; f
+// marks a formula (v is then its "=..." text).
+type cell struct {
+	v any
+	f bool
+}
+
+func (c cell) empty() bool { return c.v == nil }
+
+type sheet struct {
+	title              string
+	id                 int64
+	rows               [][]cell
+	rowCount, colCount int
+	hidden             map[int]bool
+	valid              map[int][]string
+}
+
+type book struct {
+	id, title, tz, locale string
+	sheets                []*sheet
+}
+
+// normValue converts a Go value to a stored cell value.
+func normValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil:
+		return nil, true
+	case string:
+		if x == "" {
+			return nil, true
+		}
+		return x, true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, false
+		}
+		return x, true
+	case float32:
+		return normValue(float64(x))
+	case bool:
+		return x, true
+	case int:
+		return float64(x), true
+	case int8:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint:
+		return float64(x), true
+	case uint8:
+		return float64(x), true
+	case uint16:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return nil, false
+		}
+		return f, true
+	}
+	return nil, false
+}
+
+// newBook validates wb and deep-copies it into the internal model.
+func newBook(wb *Workbook) (*book, error) {
+	if wb == nil {
+		return nil, errors.New("workbook: nil")
+	}
+	b := &book{id: wb.SpreadsheetID, title: wb.Title, tz: wb.TimeZone, locale: wb.Locale}
+	if b.tz == "" {
+		b.tz = defaultTZ
+	}
+	if b.locale == "" {
+		b.locale = defaultLoc
+	}
+	if len(wb.Sheets) == 0 {
+		return nil, errors.New("workbook: no sheets (a spreadsheet has at least one)")
+	}
+	titles := map[string]int{}
+	ids := map[int64]bool{}
+	for i, s := range wb.Sheets {
+		if s == nil {
+			return nil, fmt.Errorf("workbook: sheets[%d] is null", i)
+		}
+		if s.SheetID != 0 {
+			if ids[s.SheetID] {
+				return nil, fmt.Errorf("workbook: sheets[%d] %q: sheetId %d is used twice", i, s.Title, s.SheetID)
+			}
+			if s.SheetID < 0 {
+				return nil, fmt.Errorf("workbook: sheets[%d] %q: sheetId %d is negative", i, s.Title, s.SheetID)
+			}
+			ids[s.SheetID] = true
+		}
+	}
+	zeroTaken := false
+	for i, s := range wb.Sheets {
+		where := fmt.Sprintf("workbook: sheets[%d] %q", i, s.Title)
+		if strings.TrimSpace(s.Title) == "" {
+			return nil, fmt.Errorf("workbook: sheets[%d]: title is empty", i)
+		}
+		key := strings.ToLower(s.Title)
+		if j, dup := titles[key]; dup {
+			return nil, fmt.Errorf("%s: title is used by sheets[%d] too (titles are unique, ignoring case)", where, j)
+		}
+		titles[key] = i
+		sh := &sheet{title: s.Title, id: s.SheetID, hidden: map[int]bool{}, valid: map[int][]string{}}
+		if sh.id == 0 {
+			if zeroTaken {
+				sh.id = freeID(ids)
+				ids[sh.id] = true
+			}
+			zeroTaken = true
+		}
+		width := 0
+		sh.rows = make([][]cell, len(s.Rows))
+		for r, row := range s.Rows {
+			width = max(width, len(row))
+			sh.rows[r] = make([]cell, len(row))
+			for c, v := range row {
+				nv, ok := normValue(v)
+				if !ok {
+					return nil, fmt.Errorf("%s: cell %s%d: unsupported value %#v (want a string, number, boolean or null)", where, ColumnLetter(c), r+1, v)
+				}
+				if str, ok := nv.(string); ok && utf8.RuneCountInString(str) > MaxCellChars {
+					return nil, fmt.Errorf("%s: cell %s%d: more than %d characters", where, ColumnLetter(c), r+1, MaxCellChars)
+				}
+				sh.rows[r][c] = cell{v: nv}
+			}
+		}
+		sh.rowCount, sh.colCount = s.RowCount, s.ColumnCount
+		switch {
+		case sh.rowCount < 0 || sh.colCount < 0:
+			return nil, fmt.Errorf("%s: negative grid size", where)
+		case sh.rowCount == 0:
+			sh.rowCount = max(defaultRows, len(s.Rows))
+		case sh.rowCount < len(s.Rows):
+			return nil, fmt.Errorf("%s: rowCount %d is smaller than its %d rows of data", where, sh.rowCount, len(s.Rows))
+		}
+		switch {
+		case sh.colCount == 0:
+			sh.colCount = max(defaultColumns, width)
+		case sh.colCount < width:
+			return nil, fmt.Errorf("%s: columnCount %d is smaller than its widest row (%d cells)", where, sh.colCount, width)
+		}
+		if sh.rowCount > maxRows || sh.colCount > maxColumns {
+			return nil, fmt.Errorf("%s: grid %dx%d is too large", where, sh.rowCount, sh.colCount)
+		}
+		for _, h := range s.Hidden {
+			if h < 0 || h >= sh.colCount {
+				return nil, fmt.Errorf("%s: hiddenColumns: %d is not a column of the grid (0..%d)", where, h, sh.colCount-1)
+			}
+			sh.hidden[h] = true
+		}
+		for letter, vals := range s.Validations {
+			c, ok := ColumnIndex(strings.TrimSpace(letter))
+			if !ok {
+				return nil, fmt.Errorf("%s: validations: %q is not a column letter", where, letter)
+			}
+			if c >= sh.colCount {
+				return nil, fmt.Errorf("%s: validations: column %s is outside the grid", where, letter)
+			}
+			sh.valid[c] = slices.Clone(vals)
+		}
+		for _, ref := range s.Formulas {
+			r, err := ParseRange(ref)
+			if err != nil || !r.Single || r.Sheet != "" {
+				return nil, fmt.Errorf("%s: formulas: %q is not a cell like \"C7\"", where, ref)
+			}
+			str, ok := sh.get(r.StartRow, r.StartCol).v.(string)
+			if !ok || !strings.HasPrefix(str, "=") {
+				return nil, fmt.Errorf("%s: formulas: cell %s does not hold text starting with \"=\"", where, ref)
+			}
+			sh.rows[r.StartRow][r.StartCol].f = true
+		}
+		b.sheets = append(b.sheets, sh)
+	}
+	return b, nil
+}
+
+func freeID(used map[int64]bool) int64 {
+	for id := int64(1); ; id++ {
+		if !used[id] {
+			return id
+		}
+	}
+}
+
+func (s *sheet) get(r, c int) cell {
+	if r < 0 || r >= len(s.rows) || c < 0 || c >= len(s.rows[r]) {
+		return cell{}
+	}
+	return s.rows[r][c]
+}
+
+// set stores a cell, growing the rows slice and the grid as needed.
+func (s *sheet) set(r, c int, v cell) {
+	if v.empty() && (r >= len(s.rows) || c >= len(s.rows[r])) {
+		return
+	}
+	for len(s.rows) <= r {
+		s.rows = append(s.rows, nil)
+	}
+	row := s.rows[r]
+	for len(row) <= c {
+		row = append(row, cell{})
+	}
+	row[c] = v
+	s.rows[r] = row
+	s.rowCount = max(s.rowCount, r+1)
+	s.colCount = max(s.colCount, c+1)
+}
+
+// lastRow returns the index of the last row holding data, or -1.
+func (s *sheet) lastRow() int {
+	for r := len(s.rows) - 1; r >= 0; r-- {
+		for _, c := range s.rows[r] {
+			if !c.empty() {
+				return r
+			}
+		}
+	}
+	return -1
+}
+
+func (s *sheet) clone() *sheet {
+	n := *s
+	n.rows = make([][]cell, len(s.rows))
+	for i, r := range s.rows {
+		n.rows[i] = slices.Clone(r)
+	}
+	n.hidden = map[int]bool{}
+	for k, v := range s.hidden {
+		n.hidden[k] = v
+	}
+	n.valid = map[int][]string{}
+	for k, v := range s.valid {
+		n.valid[k] = slices.Clone(v)
+	}
+	return &n
+}
+
+func (b *book) clone() *book {
+	n := *b
+	n.sheets = make([]*sheet, len(b.sheets))
+	for i, s := range b.sheets {
+		n.sheets[i] = s.clone()
+	}
+	return &n
+}
+
+// sheetByTitle finds a tab by title: exactly, else ignoring case (as
+// Sheets does).
+func (b *book) sheetByTitle(t string) *sheet {
+	for _, s := range b.sheets {
+		if s.title == t {
+			return s
+		}
+	}
+	for _, s := range b.sheets {
+		if strings.EqualFold(s.title, t) {
+			return s
+		}
+	}
+	return nil
+}
+
+func (b *book) sheetByID(id int64) (*sheet, int) {
+	for i, s := range b.sheets {
+		if s.id == id {
+			return s, i
+		}
+	}
+	return nil, -1
+}
+
+// export deep-copies the book into the public format, trimming trailing
+// empty cells and rows.
+func (b *book) export() *Workbook {
+	wb := &Workbook{SpreadsheetID: b.id, Title: b.title, TimeZone: b.tz, Locale: b.locale}
+	for _, s := range b.sheets {
+		out := &Sheet{Title: s.title, SheetID: s.id, RowCount: s.rowCount, ColumnCount: s.colCount, Rows: [][]any{}}
+		for c, h := range s.hidden {
+			if h {
+				out.Hidden = append(out.Hidden, c)
+			}
+		}
+		sort.Ints(out.Hidden)
+		if len(s.valid) > 0 {
+			out.Validations = map[string][]string{}
+			for c, v := range s.valid {
+				out.Validations[ColumnLetter(c)] = slices.Clone(v)
+			}
+		}
+		out.Rows = exportRows(s.rows)
+		for r, row := range s.rows {
+			for c, v := range row {
+				if v.f {
+					out.Formulas = append(out.Formulas, ColumnLetter(c)+strconv.Itoa(r+1))
+				}
+			}
+		}
+		wb.Sheets = append(wb.Sheets, out)
+	}
+	return wb
+}
+
+func exportRows(rows [][]cell) [][]any {
+	out := [][]any{}
+	last := -1
+	for r, row := range rows {
+		n := len(row)
+		for n > 0 && row[n-1].empty() {
+			n--
+		}
+		vals := make([]any, n)
+		for c := 0; c < n; c++ {
+			vals[c] = row[c].v
+		}
+		out = append(out, vals)
+		if n > 0 {
+			last = r
+		}
+	}
+	return out[:last+1]
+}
