@@ -51,9 +51,15 @@ type Conflict struct {
 	Field Field
 	Saw   string
 	Now   string
+	// Reason, when set, explains a conflict that is not a changed cell (a duplicated ID, a
+	// column that no longer exists).
+	Reason string
 }
 
 func (c Conflict) String() string {
+	if c.Reason != "" {
+		return fmt.Sprintf("%s row %d (%s): %s; not written", c.Edit.Tab, c.Row, c.Edit.ID, c.Reason)
+	}
 	return fmt.Sprintf("%s row %d (%s): %s was %q when you looked, is %q now; not overwritten", c.Edit.Tab, c.Row, c.Edit.ID, c.Field, c.Saw, c.Now)
 }
 

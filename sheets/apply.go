@@ -308,7 +308,7 @@ func (t *tabView) apply(e model.Edit, actor, now string) (*model.Applied, *model
 			rows[i] = strconv.Itoa(r + 1)
 		}
 		return nil, &model.Conflict{Edit: e, Row: found[0] + 1, Field: t.identityField(), Saw: e.ID,
-			Now: fmt.Sprintf("the same ID on rows %s (make it unique, then retry)", strings.Join(rows, ", "))}, false
+			Reason: fmt.Sprintf("the same ID is on rows %s (make it unique, then retry)", strings.Join(rows, ", "))}, false
 	}
 	row := found[0]
 	for _, f := range sortedFields(e.Expect) {
@@ -316,7 +316,7 @@ func (t *tabView) apply(e model.Edit, actor, now string) (*model.Applied, *model
 		col := t.hm.Col(f)
 		if col < 0 {
 			if want != "" {
-				return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Now: "(no such column any more)"}, false
+				return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Reason: fmt.Sprintf("column %s is no longer in the tab", f)}, false
 			}
 			continue
 		}
@@ -326,7 +326,7 @@ func (t *tabView) apply(e model.Edit, actor, now string) (*model.Applied, *model
 	}
 	for _, f := range sortedFields(e.Set) {
 		if t.hm.Col(f) < 0 {
-			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Now: "(no such column: add it or map it in config)"}, false
+			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Reason: fmt.Sprintf("the tab has no %s column (add it or map it in config)", f)}, false
 		}
 	}
 	for _, f := range sortedFields(e.Set) {
