@@ -1,0 +1,33 @@
+// Package replay is triage's idempotent retry client and its bulk runner: it replays
+// dead-lettered calls (rows of a `failed_calls` tab) to the destinations their source allows,
+// each attempt carrying the row's original idempotency key, classifies every answer into one of
+// five outcomes, halts a bulk run when the integration is broken, and writes each row's outcome
+// back to the sheet in batches.
+//
+// The package imports model only. The store it writes back through is the small Store
+// interface (sheets.Store satisfies it); the terminal UI and `triage replay` both call Run, the
+// one replay-then-write-back loop.
+//
+// Guarantees (DESIGN §3, invariants 3-8):
+//   - every attempt of a row carries the row's effective key (model.EffectiveKey); a minted key
+//     is written to the row's key cell before the row's first request leaves;
+//   - the body is the payload cell byte for byte, except that a body key field is inserted
+//     where the source wants one and the payload lacks it;
+//   - requests go only to URLs under the source's url_prefixes; redirects are never followed,
+//     except the Apps Script hop (one GET to a redirect_prefixes URL, without body or secrets);
+//   - a systemic answer halts a run at once and three retryable final results in a row halt it;
+//     after a halt nothing new is sent;
+//   - rejected and discarded rows are never replayed by a bulk run.
+//
+// Choices where DESIGN.md is silent:
+//   - Halt rule: a deferred row (Retry-After beyond the cap) counts as retryable; a rejected
+//     row neither counts nor resets the count (it is a real answer about one row: the
+//     destination is up but not shown to be accepting calls); duplicate resets it like
+//     delivered. Results cut short by the halt or a cancel don't count.
+//   - A secret missing from the environment is systemic and nothing is sent.
+//   - The apps-script preset keeps the default (systemic) for 400, 405 and 422.
+//   - A url_prefixes entry without a trailing slash matches whole path segments only, and a
+//     URL with a dot segment is refused.
+//   - Cancelling never aborts a request in flight: it finishes or hits its per-attempt timeout,
+//     so its outcome is known and written back.
+package replay

@@ -1,0 +1,205 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/replay"
+	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/sheets/sheetstest"
+	"google.golang.org/api/option"
+	sheetsapi "google.golang.org/api/sheets/v4"
+)
+
+const e2eTab = "failed_calls"
+
+// sheetFixture is the emulator behind a real server, a real sheets.Store over it, and the
+// dead-letter tab loaded through it.
+type sheetFixture struct {
+	emu   *sheetstest.Emulator
+	store *sheets.Store
+	id    string
+}
+
+func newSheetFixture(t testing.TB, rows []row) *sheetFixture {
+	t.Helper()
+	grid := [][]any{anyRow(dlHeader)}
+	for _, r := range rows {
+		cells := r.cells()
+		out := make([]any, len(cells))
+		for i, c := range cells {
+			if c != "" {
+				out[i] = c
+			}
+		}
+		grid = append(grid, out)
+	}
+	emu := sheetstest.New()
+	wb := &sheetstest.Workbook{SpreadsheetID: "replay-e2e", Title: "Replay", Sheets: []*sheetstest.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}}
+	emu.AddWorkbook(wb)
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatalf("sheets service: %v", err)
+	}
+	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: []model.TabConfig{dlConfig}})
+	return &sheetFixture{emu: emu, store: st, id: wb.SpreadsheetID}
+}
+
+func anyRow(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func (f *sheetFixture) load(t testing.TB) *model.Table {
+	t.Helper()
+	wb, err := f.store.Load(context.Background())
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	tab := wb.Tab(model.RoleDeadLetter)
+	if tab == nil {
+		t.Fatalf("no dead-letter tab: missing %v broken %v", wb.Missing, wb.Broken)
+	}
+	return tab
+}
+
+// cell returns data row i's (0-based) field as text.
+func (f *sheetFixture) cell(i int, col int) string {
+	rows := f.emu.Cells(f.id, e2eTab)
+	if i+1 >= len(rows) || col >= len(rows[i+1]) {
+		return ""
+	}
+	return model.CellString(rows[i+1][col])
+}
+
+// column indexes of dlHeader.
+const (
+	cError      = 4
+	cAttempts   = 5
+	cKey        = 7
+	cStatus     = 8
+	cReplayedAt = 9
+)
+
+// TestWriteBackThroughSheetsStore: outcomes land on the emulated sheet through the real store,
+// in at most ceil(N/50)+1 write requests (the +1 is the minted keys' write).
+func TestWriteBackThroughSheetsStore(t *testing.T) {
+	const n = 120
+	rcv := replaytest.NewReceiver()
+	faults := map[string]replaytest.Fault{}
+	// Rejected rows every 10th row; retryable ones every 40th, far enough apart that many
+	// delivered rows always finish between two of them (three in a row would halt the run).
+	for i := 0; i < n; i += 10 {
+		faults[fmt.Sprintf("k-%d", i+3)] = replaytest.Fault{Mode: replaytest.Status, Status: 410}
+	}
+	for i := 0; i < n; i += 40 {
+		faults[fmt.Sprintf("k-%d", i+7)] = replaytest.Fault{Mode: replaytest.Unavailable}
+	}
+	rcv.Rule = byKey(faults)
+	srv := serve(t, rcv)
+	rows := keyRows(n, "crm", srv.URL+"/hook")
+	for i := range rows {
+		if i%10 == 5 {
+			rows[i].key = "" // minted
+		}
+	}
+	f := newSheetFixture(t, rows)
+	tab := f.load(t)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, MaxAttempts: 2}
+	c := fastClient(src)
+	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	c.Now = func() time.Time { return now }
+	f.emu.ResetCounts()
+	sum := replay.Run(context.Background(), c, f.store, tab, records(tab), replay.RunOptions{Concurrency: 8})
+	if sum.Halted != nil || len(sum.WriteErrors) != 0 || len(sum.WriteConflicts) != 0 {
+		t.Fatalf("halted %v, write errors %v, conflicts %v", sum.Halted, sum.WriteErrors, sum.WriteConflicts)
+	}
+	limit := (n+49)/50 + 1
+	if sum.WriteRequests > limit {
+		t.Errorf("%d write requests, want ≤ %d", sum.WriteRequests, limit)
+	}
+	if got := f.emu.Count("values.batchUpdate"); got != sum.WriteRequests {
+		t.Errorf("emulator saw %d batchUpdates, summary says %d", got, sum.WriteRequests)
+	}
+	for i := range n {
+		k := fmt.Sprintf("k-%d", i)
+		status, attempts, errText := "delivered", "2", ""
+		switch {
+		case i%10 == 3:
+			status, errText = "rejected", "410 from crm: rejected"
+		case i%40 == 7:
+			status, attempts, errText = "dead", "3", "503 Service Unavailable from crm (after 2 attempts)"
+		case i%10 == 5:
+			k = rows[i].minted()
+		}
+		got := []string{f.cell(i, cStatus), f.cell(i, cAttempts), f.cell(i, cError), f.cell(i, cReplayedAt), f.cell(i, cKey)}
+		want := []string{status, attempts, errText, "2026-05-06T07:08:09Z", k}
+		if !strings.HasPrefix(got[2], want[2]) || got[0] != want[0] || got[1] != want[1] || got[3] != want[3] || got[4] != want[4] {
+			t.Errorf("row %d: %q, want %q", i+2, got, want)
+		}
+	}
+	// Reloaded: the next bulk run has nothing but the retryable rows to send.
+	tab = f.load(t)
+	jobs, refused := replay.Plan(tab, records(tab), c.Sources, now, false)
+	if len(jobs) != n/40 || len(refused) != n-n/40 {
+		t.Errorf("after the run: %d to replay, %d skipped", len(jobs), len(refused))
+	}
+	t.Logf("%d rows: %d write requests (limit %d), emulator counts %v", n, sum.WriteRequests, limit, f.emu.Counts())
+}
+
+// TestMintedKeyOnEmulatedSheetBeforeRequest: when each request arrives, the receiver finds its
+// key in the emulated sheet's key column.
+func TestMintedKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	var f *sheetFixture
+	var mu sync.Mutex
+	var missing []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k := r.Header.Get("Idempotency-Key")
+		found := false
+		for _, row := range f.emu.Cells(f.id, e2eTab) {
+			if len(row) > cKey && model.CellString(row[cKey]) == k {
+				found = true
+			}
+		}
+		if !found {
+			mu.Lock()
+			missing = append(missing, k)
+			mu.Unlock()
+		}
+		rcv.ServeHTTP(w, r)
+	})
+	srv := serve(t, h)
+	rows := keyRows(12, "crm", srv.URL+"/hook")
+	for i := range rows {
+		rows[i].key = ""
+	}
+	f = newSheetFixture(t, rows)
+	tab := f.load(t)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	sum := replay.Run(context.Background(), fastClient(src), f.store, tab, records(tab), replay.RunOptions{Concurrency: 4})
+	if len(missing) > 0 {
+		t.Fatalf("requests arrived before their key was on the sheet: %v", missing)
+	}
+	if sum.Counts["delivered"] != 12 || len(rcv.Effects()) != 12 {
+		t.Fatalf("counts %v, effects %d", sum.Counts, len(rcv.Effects()))
+	}
+	for i := range rows {
+		if k := f.cell(i, cKey); k != rows[i].minted() {
+			t.Errorf("row %d key cell %q, want %q", i+2, k, rows[i].minted())
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/replay"
+	"github.com/triage-dev/triage/replay/replaytest"
+)
+
+// dlHeader is the dead-letter header row the tests use.
+var dlHeader = []string{"timestamp", "source", "url", "payload", "error", "attempts", "method", "key", "status", "replayed_at"}
+
+// row is one dead-letter row to build.
+type row struct {
+	ts, source, url, payload, errText, attempts, method, key, status string
+}
+
+// defaultTS is the timestamp of rows that don't set one.
+const defaultTS = "2026-01-01T10:00:00Z"
+
+func (r row) cells() []string {
+	return []string{r.timestamp(), r.source, r.url, r.payload, r.errText, r.attempts, r.method, r.key, r.status, ""}
+}
+
+func (r row) timestamp() string {
+	if r.ts == "" {
+		return defaultTS
+	}
+	return r.ts
+}
+
+// minted is the key model mints for the row.
+func (r row) minted() string { return model.MintKey(r.source, r.url, r.payload, r.timestamp()) }
+
+// memStore is an in-memory dead-letter tab that writes the way sheets.Store does: each edit's
+// row is located by identity (model.RowIdentity) at write time, an Expect that no longer holds
+// is a conflict, a vanished identity is Missing.
+type memStore struct {
+	mu      sync.Mutex
+	tc      model.TabConfig
+	rows    [][]string // rows[0] is the header
+	applies int
+	edits   [][]model.Edit
+	fail    error // returned by every Apply when set
+	onApply func(edits []model.Edit)
+}
+
+func newMemStore(tc model.TabConfig, rows []row) *memStore {
+	m := &memStore{tc: tc, rows: [][]string{append([]string(nil), dlHeader...)}}
+	for _, r := range rows {
+		m.rows = append(m.rows, r.cells())
+	}
+	return m
+}
+
+// table decodes the tab as a Load would.
+func (m *memStore) table(t testing.TB) *model.Table {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	raw := make([][]any, len(m.rows))
+	for i, r := range m.rows {
+		raw[i] = make([]any, len(r))
+		for j, c := range r {
+			raw[i][j] = c
+		}
+	}
+	tab, err := model.Decode(m.tc, raw, time.UTC)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return tab
+}
+
+func (m *memStore) hm() model.HeaderMap {
+	hm, _ := model.MapHeaders(m.tc, m.rows[0])
+	return hm
+}
+
+// cell returns a field of the row whose identity is id.
+func (m *memStore) cell(id string, f model.Field) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	hm := m.hm()
+	for _, r := range m.rows[1:] {
+		if model.RowIdentity(m.tc, hm, r) == id {
+			return r[hm.Col(f)], true
+		}
+	}
+	return "", false
+}
+
+// rowAt returns the cells of data row i (0-based).
+func (m *memStore) rowAt(i int) map[model.Field]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	hm := m.hm()
+	out := map[model.Field]string{}
+	for f, c := range hm.Index {
+		out[f] = m.rows[i+1][c]
+	}
+	return out
+}
+
+func (m *memStore) applyCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.applies
+}
+
+func (m *memStore) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
+	if m.onApply != nil {
+		m.onApply(edits)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.applies++
+	m.edits = append(m.edits, edits)
+	if m.fail != nil {
+		return model.ApplyResult{}, m.fail
+	}
+	hm := m.hm()
+	var res model.ApplyResult
+	for _, e := range edits {
+		idx := -1
+		for i, r := range m.rows[1:] {
+			if model.RowIdentity(m.tc, hm, r) == e.ID {
+				idx = i + 1
+				break
+			}
+		}
+		if idx < 0 {
+			res.Missing = append(res.Missing, e)
+			continue
+		}
+		r := m.rows[idx]
+		conflict := false
+		for f, want := range e.Expect {
+			if c := hm.Col(f); c >= 0 && r[c] != want {
+				res.Conflicts = append(res.Conflicts, model.Conflict{Edit: e, Row: idx + 1, Field: f, Saw: want, Now: r[c]})
+				conflict = true
+				break
+			}
+		}
+		if conflict {
+			continue
+		}
+		for f, v := range e.Set {
+			if c := hm.Col(f); c >= 0 {
+				r[c] = v
+			}
+		}
+		res.Applied = append(res.Applied, model.Applied{Edit: e, Row: idx + 1})
+	}
+	return res, nil
+}
+
+// records returns pointers to every record of a table.
+func records(t *model.Table) []*model.Record {
+	out := make([]*model.Record, len(t.Records))
+	for i := range t.Records {
+		out[i] = &t.Records[i]
+	}
+	return out
+}
+
+// serve starts a real-socket server for h, closed (after its handlers finish) at cleanup.
+func serve(t testing.TB, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fastClient returns a client with tiny backoff for real-socket tests.
+func fastClient(sources ...*replay.Source) *replay.Client {
+	m := map[string]*replay.Source{}
+	for _, s := range sources {
+		m[s.Name] = s
+	}
+	return &replay.Client{Sources: m, Base: 2 * time.Millisecond, Cap: 20 * time.Millisecond,
+		Getenv: func(string) string { return "" }}
+}
+
+// payload returns a JSON payload for row i.
+func payload(i int) string {
+	return fmt.Sprintf(`{"order":%d, "note":"row %d ünïcode"}`, i, i)
+}
+
+// keyRows builds n dead rows of one source, each with its key in the key cell.
+func keyRows(n int, source, url string) []row {
+	rows := make([]row, n)
+	for i := range rows {
+		rows[i] = row{source: source, url: url, payload: payload(i), key: "k-" + strconv.Itoa(i), attempts: "1", status: "dead"}
+	}
+	return rows
+}
+
+// attemptsByKey groups a receiver's non-echo requests by key.
+func attemptsByKey(rc *replaytest.Receiver) map[string][]replaytest.RecordedAttempt {
+	out := map[string][]replaytest.RecordedAttempt{}
+	for _, a := range rc.Attempts() {
+		if !a.Echo {
+			out[a.Key] = append(out[a.Key], a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package replay
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+)
+
+// Job is one row that a run will replay: its call and what the write-back needs.
+type Job struct {
+	// ID is the row's identity at write time (its effective key, invariant 3).
+	ID string
+	// Row is the 1-based sheet row at load time (display only).
+	Row int
+	// Call is what will be sent.
+	Call Call
+	// Status is the status cell as loaded; the write-back expects it unchanged.
+	Status string
+	// PrevAttempts is the attempts cell as loaded (0 when blank or not a number).
+	PrevAttempts int
+	// MintKey is set when the key was minted: it is written to the key cell before the first
+	// request of the row leaves.
+	MintKey bool
+}
+
+// Refusal is a row a run will not send, and why. Reason names the row.
+type Refusal struct {
+	ID     string
+	Row    int
+	Reason string
+	// Skipped is set for rows left out by rule (already delivered, rejected, discarded) rather
+	// than for a problem with the row.
+	Skipped bool
+}
+
+// Plan decides which records a run sends and builds their calls. It refuses, with a reason
+// naming the row: rows that aren't waiting (delivered, rejected, discarded, unknown status:
+// invariant 6); rows without an identity or whose payload key disagrees with the key cell;
+// rows whose source isn't configured, has no url_prefixes or doesn't allow the URL
+// (invariant 8); rows whose payload can't carry a body key; and rows older than the source's
+// KeyTTL unless force is set. A record listed twice is planned once.
+func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now time.Time, force bool) (jobs []Job, refused []Refusal) {
+	if t == nil {
+		return nil, nil
+	}
+	seen := map[*model.Record]bool{}
+	seenID := map[string]bool{}
+	for _, r := range recs {
+		if r == nil || seen[r] {
+			continue
+		}
+		seen[r] = true
+		refuse := func(skip bool, format string, args ...any) {
+			refused = append(refused, Refusal{ID: r.ID, Row: r.Row, Reason: fmt.Sprintf("row %d: ", r.Row) + fmt.Sprintf(format, args...), Skipped: skip})
+		}
+		if t.Config.Role != model.RoleDeadLetter {
+			refuse(false, "tab %q is not a dead-letter tab; only dead letters are replayed", t.Config.Name)
+			continue
+		}
+		switch r.Status {
+		case model.StatusDead:
+		case model.StatusRejected:
+			refuse(true, "rejected: clear the error first (e)")
+			continue
+		case model.StatusDiscarded:
+			refuse(true, "discarded: set its status back to dead to replay it")
+			continue
+		case model.StatusDelivered:
+			refuse(true, "already delivered")
+			continue
+		default:
+			refuse(false, "status %q: only dead (or blank) rows are replayed", r.Status)
+			continue
+		}
+		key, origin, problem := model.EffectiveKey(t.Config, t.Header, r.Cells)
+		if problem != "" {
+			refuse(false, "%s", problem)
+			continue
+		}
+		if r.ID == "" || key == "" {
+			why := "it has no identity"
+			if len(r.Problems) > 0 {
+				why = strings.Join(r.Problems, "; ")
+			}
+			refuse(false, "can't be replayed: %s", why)
+			continue
+		}
+		if key != r.ID {
+			refuse(false, "its key changed since it was loaded (%q, now %q): refresh first", r.ID, key)
+			continue
+		}
+		if seenID[key] {
+			continue
+		}
+		seenID[key] = true
+		srcName := strings.TrimSpace(t.Get(r, model.FSource))
+		src := sources[srcName]
+		if srcName == "" {
+			refuse(false, "source is empty: no configured destination can be checked")
+			continue
+		}
+		if src == nil {
+			refuse(false, "source %q is not configured: add [sources.%s] with url_prefixes", srcName, srcName)
+			continue
+		}
+		if err := src.Validate(); err != nil {
+			refuse(false, "%v", err)
+			continue
+		}
+		rawURL := strings.TrimSpace(t.Get(r, model.FURL))
+		if rawURL == "" {
+			refuse(false, "url is empty: nothing to replay to")
+			continue
+		}
+		if ok, why := allowed(rawURL, src.URLPrefixes); !ok {
+			refuse(false, "source %s: %s; not contacted", srcName, why)
+			continue
+		}
+		method, err := normMethod(t.Get(r, model.FMethod))
+		if err != nil {
+			refuse(false, "%v", err)
+			continue
+		}
+		payload := t.Get(r, model.FPayload)
+		if _, err := prepareBody(src, []byte(payload), key); err != nil {
+			refuse(false, "source %s: %v", srcName, err)
+			continue
+		}
+		if src.KeyTTL > 0 && !force {
+			if r.Time.IsZero() {
+				refuse(false, "has no timestamp, so it can't be checked against %s's key lifetime (%s); replay with --force if a duplicate is acceptable", srcName, src.KeyTTL)
+				continue
+			}
+			if age := now.Sub(r.Time); age > src.KeyTTL {
+				refuse(false, "failed %s ago, beyond %s's key lifetime (%s): its key may no longer stop a duplicate; replay with --force if that is acceptable", age.Round(time.Minute), srcName, src.KeyTTL)
+				continue
+			}
+		}
+		if origin == model.KeyMinted && !t.Header.Has(model.FKey) {
+			refuse(false, "its key was minted but the tab has no key column to keep it in; add a \"key\" header (triage init) and replay again")
+			continue
+		}
+		prev, _ := strconv.Atoi(strings.TrimSpace(t.Get(r, model.FAttempts)))
+		if prev < 0 {
+			prev = 0
+		}
+		jobs = append(jobs, Job{
+			ID:           key,
+			Row:          r.Row,
+			Call:         Call{Key: key, Source: srcName, Method: method, URL: rawURL, Body: []byte(payload)},
+			Status:       t.Get(r, model.FStatus),
+			PrevAttempts: prev,
+			MintKey:      origin == model.KeyMinted,
+		})
+	}
+	return jobs, refused
+}

@@ -1,0 +1,615 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+)
+
+// Store is where a run writes keys and outcomes back (sheets.Store satisfies it). Apply
+// locates each edit's row by ID at write time and writes nothing of an edit whose expected
+// cells changed (invariant 1).
+type Store interface {
+	Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error)
+}
+
+// RunOptions tune a bulk run.
+type RunOptions struct {
+	// Concurrency bounds the requests in flight at once (default 4, at most 20).
+	Concurrency int
+	// DryRun plans and reports what would be sent; nothing is sent or written.
+	DryRun bool
+	// Force replays rows older than their source's key lifetime.
+	Force bool
+	// Progress, when set, is told of every row state change and of a halt. It is called from
+	// the run's goroutines, one call at a time, and must be cheap (post a message, no I/O).
+	Progress func(Event)
+	// FlushEvery writes outcomes back after this many rows (default 50).
+	FlushEvery int
+	// FlushInterval writes outcomes back at least this often while rows finish (default 2s).
+	FlushInterval time.Duration
+}
+
+// MaxConcurrency is the upper bound of RunOptions.Concurrency.
+const MaxConcurrency = 20
+
+// Row states of RowResult.State besides the outcome names.
+const (
+	StateQueued       = "queued"
+	StateSending      = "sending"
+	StateDeferred     = "deferred"
+	StateRefused      = "refused"
+	StateNotAttempted = "not-attempted"
+)
+
+// Event is one progress report of a run.
+type Event struct {
+	// Row is the row whose state changed (zero for a bare halt report).
+	Row RowResult
+	// Counts are the final outcomes so far.
+	Counts map[Outcome]int
+	// Done is how many rows are final; Total how many the run planned to send.
+	Done, Total int
+	// Halted is set on the event that reports the halt (and stays set on later events).
+	Halted *Halt
+}
+
+// RowResult is a row's state in a run.
+type RowResult struct {
+	ID     string
+	Row    int
+	Source string
+	URL    string
+	Key    string
+	// Outcome is the final outcome (0 while in progress, refused or not attempted).
+	Outcome Outcome
+	// State is queued, sending, an outcome name (delivered, duplicate, rejected, systemic,
+	// retryable), deferred, refused or not-attempted.
+	State string
+	// Attempts is how many requests this run sent for the row.
+	Attempts int
+	// Detail says what happened, in one line.
+	Detail string
+}
+
+// Halt is why a run stopped sending: what tripped the switch and what to fix.
+type Halt struct {
+	// Cause is "systemic" or "3 retryable in a row".
+	Cause string
+	// Source is the source of the row that tripped it.
+	Source string
+	// Detail says what to fix: "401 from crm: check the CRM_TOKEN secret".
+	Detail string
+}
+
+// String renders the halt for a log line or a banner.
+func (h *Halt) String() string {
+	return fmt.Sprintf("HALTED (%s, source %s): %s", h.Cause, h.Source, h.Detail)
+}
+
+// Summary is the result of a run.
+type Summary struct {
+	// Counts are rows by final state (outcome names, deferred, refused, not-attempted).
+	Counts map[string]int
+	// Rows are the planned rows' final results, in plan order.
+	Rows []RowResult
+	// Halted is set when the halt switch tripped.
+	Halted *Halt
+	// NotAttempted are the IDs of planned rows that were never sent (halt or cancel).
+	NotAttempted []string
+	// Refused are rows that were not planned, each with its reason.
+	Refused []Refusal
+	// WriteRequests counts Store.Apply calls (key writes and outcome flushes).
+	WriteRequests int
+	// WriteConflicts are write-back edits not written because a cell changed meanwhile.
+	WriteConflicts []model.Conflict
+	// WriteErrors describe write-backs that failed or found the row gone. They are not
+	// retried: replaying those rows again is harmless (invariant 3).
+	WriteErrors []string
+	// DryRun lists what would be sent, when RunOptions.DryRun is set.
+	DryRun []Planned
+	// Cancelled is set when the run's context was cancelled before every row was final.
+	Cancelled bool
+}
+
+// Planned is one call a dry run would send.
+type Planned struct {
+	ID     string
+	Row    int
+	Method string
+	URL    string
+	Key    string
+	Source string
+	// Headers are the source's headers, redacted (see Redact).
+	Headers []string
+}
+
+// ExitCode is the exit status of `triage replay` for the summary (DESIGN §7): 3 when the run
+// halted; 1 when some row isn't done (rejected, retryable, deferred, systemic, not attempted,
+// refused for a problem, or a write-back conflict or error); else 0.
+func (s Summary) ExitCode() int {
+	if s.Halted != nil {
+		return 3
+	}
+	if len(s.NotAttempted) > 0 || len(s.WriteConflicts) > 0 || len(s.WriteErrors) > 0 || s.Cancelled {
+		return 1
+	}
+	for _, r := range s.Refused {
+		if !r.Skipped {
+			return 1
+		}
+	}
+	for _, r := range s.Rows {
+		if !r.Outcome.Success() && r.State != StateQueued {
+			return 1
+		}
+	}
+	return 0
+}
+
+// The halt rule (invariant 7), in completion order of final results:
+//   - systemic halts at once;
+//   - retryable counts, and so does deferred (the destination asked us to go away: three in a
+//     row means it is not taking calls);
+//   - delivered and duplicate reset the count;
+//   - rejected neither counts nor resets: it is a real answer about one row, which says the
+//     destination is up, but not that it is accepting calls;
+//   - results cut short by the halt or a cancel are not counted.
+const haltAfterRetryable = 3
+
+type breaker struct {
+	mu          sync.Mutex
+	consecutive int
+	halted      *Halt
+	last        []string
+}
+
+// record feeds a final result and returns the halt it causes, if it is the one that trips.
+func (b *breaker) record(src string, res Result) *Halt {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.halted != nil || res.Interrupted {
+		return nil
+	}
+	switch res.Outcome {
+	case Systemic:
+		b.halted = &Halt{Cause: "systemic", Source: src, Detail: res.Detail}
+		return b.halted
+	case Retryable:
+		b.consecutive++
+		b.last = append(b.last, res.Detail)
+		if b.consecutive >= haltAfterRetryable {
+			b.halted = &Halt{Cause: fmt.Sprintf("%d retryable in a row", haltAfterRetryable), Source: src,
+				Detail: fmt.Sprintf("%d rows in a row got no usable answer; the destination looks down or overloaded: check %s and replay later (last: %s)", b.consecutive, src, res.Detail)}
+			return b.halted
+		}
+	case Delivered, Duplicate:
+		b.consecutive = 0
+		b.last = b.last[:0]
+	}
+	return nil
+}
+
+func (b *breaker) halt() *Halt {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.halted
+}
+
+// runner is one Run's shared state.
+type runner struct {
+	c      *Client
+	t      *model.Table
+	opts   RunOptions
+	total  int
+	brk    breaker
+	cancel context.CancelCauseFunc
+
+	pmu    sync.Mutex // serialises Progress and guards counts/done
+	counts map[Outcome]int
+	done   int
+}
+
+func (r *runner) emit(row RowResult, final bool, o Outcome) {
+	r.pmu.Lock()
+	defer r.pmu.Unlock()
+	if final {
+		r.done++
+		if o != 0 {
+			r.counts[o]++
+		}
+	}
+	if r.opts.Progress == nil {
+		return
+	}
+	counts := make(map[Outcome]int, len(r.counts))
+	for k, v := range r.counts {
+		counts[k] = v
+	}
+	r.opts.Progress(Event{Row: row, Counts: counts, Done: r.done, Total: r.total, Halted: r.brk.halt()})
+}
+
+// Run replays records of a dead-letter tab and writes each outcome back: the one
+// replay-then-write-back loop behind both the TUI and `triage replay`.
+//
+// It plans (see Plan), writes minted keys to their key cells in one Apply before anything is
+// sent (a row whose key can't be written is refused), then sends rows in plan order with at
+// most Concurrency requests in flight, each source's rows at its rate. Outcomes are written
+// back in batches (FlushEvery rows or FlushInterval, whichever first, and a final flush):
+// status (delivered, rejected, or unchanged for retryable), attempts, error and replayed_at,
+// each edit expecting the status the row had, only for columns the tab has.
+//
+// A systemic result halts the run at once, three retryable final results in a row halt it;
+// after a halt, or once ctx is cancelled, nothing new is sent (requests in flight finish or
+// time out and their outcomes are written back) and rows never sent are NotAttempted.
+func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model.Record, opts RunOptions) Summary {
+	c.init()
+	opts = withRunDefaults(opts)
+	jobs, refused := Plan(t, recs, c.Sources, c.now(), opts.Force)
+	sum := Summary{Counts: map[string]int{}, Refused: refused}
+	for range refused {
+		sum.Counts[StateRefused]++
+	}
+	if opts.DryRun {
+		for _, j := range jobs {
+			sum.DryRun = append(sum.DryRun, Planned{ID: j.ID, Row: j.Row, Method: j.Call.Method, URL: j.Call.URL,
+				Key: j.Call.Key, Source: j.Call.Source, Headers: redact(c.Sources[j.Call.Source], c.getenv)})
+			sum.Rows = append(sum.Rows, RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: StateQueued})
+		}
+		sum.Counts[StateQueued] = len(jobs)
+		return sum
+	}
+	// Writes must land even after a cancel: the outcomes of in-flight calls are facts.
+	wctx := context.WithoutCancel(ctx)
+	if ctx.Err() == nil {
+		jobs = mintKeys(wctx, st, t, jobs, &sum)
+	}
+
+	r := &runner{c: c, t: t, opts: opts, total: len(jobs), counts: map[Outcome]int{}}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.cancel = cancel
+
+	results := make([]RowResult, len(jobs))
+	started := make([]bool, len(jobs))
+	w := newWriter(wctx, st, opts, len(jobs))
+
+	sem := make(chan struct{}, opts.Concurrency)
+	acquire := func(ctx context.Context) (func(), error) {
+		select {
+		case sem <- struct{}{}:
+			return func() { <-sem }, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+
+	// One lane per source, in order of first appearance; each lane works through its rows in
+	// plan order with up to twice Concurrency rows in progress (or the source's own bound,
+	// which then also bounds its requests in flight). Only a request in flight holds one of the
+	// Concurrency slots: rows waiting for their source's rate or sleeping in backoff hold none,
+	// so a throttled source doesn't slow the others and a sleeping row doesn't idle a slot.
+	var order []string
+	lanes := map[string][]int{}
+	for i, j := range jobs {
+		if _, ok := lanes[j.Call.Source]; !ok {
+			order = append(order, j.Call.Source)
+		}
+		lanes[j.Call.Source] = append(lanes[j.Call.Source], i)
+	}
+	var wg sync.WaitGroup
+	for _, name := range order {
+		idx := lanes[name]
+		width := 2 * opts.Concurrency
+		if src := c.Sources[name]; src != nil && src.Concurrency > 0 {
+			width = min(src.Concurrency, opts.Concurrency)
+		}
+		var next int
+		var nmu sync.Mutex
+		for range width {
+			wg.Go(func() {
+				for {
+					if runCtx.Err() != nil {
+						return
+					}
+					nmu.Lock()
+					if next >= len(idx) {
+						nmu.Unlock()
+						return
+					}
+					i := idx[next]
+					next++
+					nmu.Unlock()
+					started[i] = true
+					results[i] = r.one(runCtx, jobs[i], acquire, w)
+				}
+			})
+		}
+	}
+	wg.Wait()
+
+	sum.Halted = r.brk.halt()
+	for i, j := range jobs {
+		rr := results[i]
+		if !started[i] || rr.State == "" {
+			rr = RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: StateNotAttempted}
+		}
+		if rr.State == StateNotAttempted {
+			rr.Detail = "not sent: " + stopReason(runCtx)
+			sum.NotAttempted = append(sum.NotAttempted, j.ID)
+			r.emit(rr, true, 0)
+		}
+		if rr.State == StateRefused {
+			sum.Refused = append(sum.Refused, Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, rr.Detail)})
+		}
+		sum.Counts[rr.State]++
+		sum.Rows = append(sum.Rows, rr)
+	}
+	sum.Cancelled = ctx.Err() != nil
+	w.close()
+	sum.WriteRequests += w.requests
+	sum.WriteConflicts = append(sum.WriteConflicts, w.conflicts...)
+	sum.WriteErrors = append(sum.WriteErrors, w.errors...)
+	return sum
+}
+
+func stopReason(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), ErrHalted) {
+		return "the run halted before this row"
+	}
+	return "the run was cancelled before this row"
+}
+
+func withRunDefaults(o RunOptions) RunOptions {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.Concurrency > MaxConcurrency {
+		o.Concurrency = MaxConcurrency
+	}
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = 50
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 2 * time.Second
+	}
+	return o
+}
+
+// one replays a job and queues its write-back.
+func (r *runner) one(ctx context.Context, j Job, acquire func(context.Context) (func(), error), w *writer) RowResult {
+	rr := RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key}
+	res := r.c.do(ctx, j.Call, hooks{
+		acquire: acquire,
+		sending: func(n int) {
+			s := rr
+			s.State, s.Attempts = StateSending, n
+			r.emit(s, false, 0)
+		},
+		settle: func(res Result) {
+			if h := r.brk.record(j.Call.Source, res); h != nil {
+				r.cancel(ErrHalted)
+			}
+		},
+	})
+	rr.Outcome, rr.Attempts, rr.Detail = res.Outcome, len(res.Attempts), res.Detail
+	switch {
+	case res.Outcome == Refused:
+		rr.State, rr.Outcome = StateRefused, 0
+	case len(res.Attempts) == 0 && res.Outcome == 0:
+		rr.State = StateNotAttempted
+	case res.Deferred:
+		rr.State = StateDeferred
+	default:
+		rr.State = res.Outcome.String()
+	}
+	if len(res.Attempts) == 0 && res.Outcome == Systemic {
+		// Broken before anything was sent (a secret missing from the environment).
+		if h := r.brk.record(j.Call.Source, res); h != nil {
+			r.cancel(ErrHalted)
+		}
+	}
+	if rr.State != StateNotAttempted {
+		r.emit(rr, true, rr.Outcome)
+	}
+	if len(res.Attempts) > 0 {
+		if e, ok := outcomeEdit(r.t, j, res, r.c.now()); ok {
+			w.add(e, j)
+		}
+	}
+	return rr
+}
+
+// outcomeEdit builds a row's write-back (invariant 5): only columns the tab has; the status
+// it had is expected unchanged.
+func outcomeEdit(t *model.Table, j Job, res Result, now time.Time) (model.Edit, bool) {
+	e := model.Edit{Tab: t.Config.Name, ID: j.ID, Expect: map[model.Field]string{}, Set: map[model.Field]string{}}
+	has := t.Header.Has
+	if has(model.FStatus) {
+		e.Expect[model.FStatus] = j.Status
+		switch {
+		case res.Outcome.Success():
+			e.Set[model.FStatus] = model.StatusDelivered
+		case res.Outcome == Rejected:
+			e.Set[model.FStatus] = model.StatusRejected
+		}
+	}
+	if has(model.FAttempts) {
+		e.Set[model.FAttempts] = strconv.Itoa(j.PrevAttempts + len(res.Attempts))
+	}
+	if has(model.FError) {
+		if res.Outcome.Success() {
+			e.Set[model.FError] = ""
+		} else {
+			e.Set[model.FError] = res.Detail
+		}
+	}
+	if has(model.FReplayedAt) {
+		e.Set[model.FReplayedAt] = model.FormatTime(now)
+	}
+	return e, len(e.Set) > 0
+}
+
+// mintKeys writes every minted key to its row's key cell in one Apply, before any request
+// leaves (invariant 3). Rows whose key could not be written are refused and dropped.
+func mintKeys(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *Summary) []Job {
+	var edits []model.Edit
+	for _, j := range jobs {
+		if j.MintKey {
+			edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
+				Expect: map[model.Field]string{model.FKey: ""}, Set: map[model.Field]string{model.FKey: j.ID}})
+		}
+	}
+	if len(edits) == 0 {
+		return jobs
+	}
+	bad := map[string]string{}
+	if st == nil {
+		for _, e := range edits {
+			bad[e.ID] = "its key was minted but there is no store to write it to before sending"
+		}
+	} else {
+		sum.WriteRequests++
+		res, err := st.Apply(ctx, edits)
+		if err != nil {
+			for _, e := range edits {
+				bad[e.ID] = fmt.Sprintf("its minted key could not be written to the key cell before sending (%v); not sent", err)
+			}
+		} else {
+			written := map[string]bool{}
+			for _, a := range res.Applied {
+				written[a.Edit.ID] = true
+			}
+			for _, cf := range res.Conflicts {
+				bad[cf.Edit.ID] = fmt.Sprintf("its key cell changed since it was loaded (%s); refresh and replay again; not sent", cf.String())
+			}
+			for _, m := range res.Missing {
+				bad[m.ID] = "it is no longer in the sheet as loaded (changed or deleted); refresh and replay again; not sent"
+			}
+			for _, e := range edits {
+				if _, ok := bad[e.ID]; !ok && !written[e.ID] {
+					bad[e.ID] = "the store did not confirm its minted key was written; not sent"
+				}
+			}
+		}
+	}
+	kept := jobs[:0:0]
+	for _, j := range jobs {
+		if why, ok := bad[j.ID]; ok && j.MintKey {
+			sum.Refused = append(sum.Refused, Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, why)})
+			sum.Counts[StateRefused]++
+			continue
+		}
+		kept = append(kept, j)
+	}
+	return kept
+}
+
+// writer batches write-back edits: a flush every FlushEvery rows or FlushInterval after the
+// first unflushed one, whichever comes first, and a final flush on close.
+type writer struct {
+	ctx   context.Context
+	st    Store
+	every int
+	in    chan pendingEdit
+	done  chan struct{}
+	// owned by the writer goroutine until done is closed:
+	requests  int
+	conflicts []model.Conflict
+	errors    []string
+	iv        time.Duration
+}
+
+type pendingEdit struct {
+	edit model.Edit
+	job  Job
+}
+
+func newWriter(ctx context.Context, st Store, opts RunOptions, n int) *writer {
+	w := &writer{ctx: ctx, st: st, every: opts.FlushEvery, iv: opts.FlushInterval, in: make(chan pendingEdit, n+1), done: make(chan struct{})}
+	go w.loop()
+	return w
+}
+
+func (w *writer) add(e model.Edit, j Job) { w.in <- pendingEdit{edit: e, job: j} }
+
+func (w *writer) close() {
+	close(w.in)
+	<-w.done
+}
+
+func (w *writer) loop() {
+	defer close(w.done)
+	var pending []pendingEdit
+	var timer *time.Timer
+	var tick <-chan time.Time
+	stop := func() {
+		if timer != nil {
+			timer.Stop()
+			timer, tick = nil, nil
+		}
+	}
+	flush := func() {
+		stop()
+		if len(pending) > 0 {
+			w.flush(pending)
+			pending = nil
+		}
+	}
+	for {
+		select {
+		case p, ok := <-w.in:
+			if !ok {
+				flush()
+				return
+			}
+			pending = append(pending, p)
+			if len(pending) >= w.every {
+				flush()
+			} else if timer == nil {
+				timer = time.NewTimer(w.iv)
+				tick = timer.C
+			}
+		case <-tick:
+			timer, tick = nil, nil
+			flush()
+		}
+	}
+}
+
+// flush sends one Apply. A failure is reported, never retried here (the store already retries
+// transient API errors; replaying the rows again is harmless).
+func (w *writer) flush(batch []pendingEdit) {
+	if w.st == nil {
+		return
+	}
+	edits := make([]model.Edit, len(batch))
+	rows := map[string]int{}
+	for i, p := range batch {
+		edits[i] = p.edit
+		rows[p.edit.ID] = p.job.Row
+	}
+	w.requests++
+	ctx, cancel := context.WithTimeout(w.ctx, 2*time.Minute)
+	defer cancel()
+	res, err := w.st.Apply(ctx, edits)
+	if err != nil {
+		ids := make([]string, 0, len(batch))
+		for _, p := range batch {
+			ids = append(ids, fmt.Sprintf("row %d", p.job.Row))
+		}
+		w.errors = append(w.errors, fmt.Sprintf("writing back %d outcome%s failed (%v): %s keep their old status; replaying them again is harmless",
+			len(batch), plural(len(batch)), err, strings.Join(ids, ", ")))
+		return
+	}
+	w.conflicts = append(w.conflicts, res.Conflicts...)
+	for _, m := range res.Missing {
+		w.errors = append(w.errors, fmt.Sprintf("row %d (%s) is no longer in the sheet: its outcome was not written", rows[m.ID], m.ID))
+	}
+}

@@ -1,0 +1,493 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/replay"
+	"github.com/triage-dev/triage/replay/replaytest"
+)
+
+var dlConfig = model.DefaultTabConfig(model.RoleDeadLetter)
+
+// byKey returns a receiver rule from a key → fault table (first attempt and later alike).
+func byKey(m map[string]replaytest.Fault) func(string, int) (replaytest.Fault, bool) {
+	return func(k string, _ int) (replaytest.Fault, bool) {
+		f, ok := m[k]
+		return f, ok
+	}
+}
+
+func TestSystemicHaltsAtOnceNothingNewSent(t *testing.T) {
+	for _, conc := range []int{1, 4} {
+		t.Run(fmt.Sprint("concurrency ", conc), func(t *testing.T) {
+			rcv := replaytest.NewReceiver()
+			rcv.Default = replaytest.Fault{Mode: replaytest.Unauthorized}
+			rcv.Latency = 10 * time.Millisecond
+			srv := serve(t, rcv)
+			src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, Headers: map[string]string{"Authorization": "env:CRM_TOKEN"}}
+			c := fastClient(src)
+			c.Getenv = func(string) string { return "Bearer wrong" }
+			st := newMemStore(dlConfig, keyRows(20, "crm", srv.URL+"/hook"))
+			tab := st.table(t)
+			var mu sync.Mutex
+			var haltEvents int
+			var last replay.Event
+			sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: conc,
+				Progress: func(e replay.Event) {
+					mu.Lock()
+					defer mu.Unlock()
+					if e.Halted != nil && (last.Halted == nil) {
+						haltEvents++
+					}
+					last = e
+				}})
+			sent := len(rcv.Attempts())
+			if sum.Halted == nil || sum.Halted.Cause != "systemic" || sum.Halted.Source != "crm" || sum.Halted.Detail != "401 from crm: check the CRM_TOKEN secret" {
+				t.Fatalf("halt %+v", sum.Halted)
+			}
+			if sent < 1 || sent > conc {
+				t.Errorf("%d requests, want 1..%d (only those already in flight)", sent, conc)
+			}
+			if len(sum.NotAttempted) != 20-sent || sum.Counts["not-attempted"] != 20-sent {
+				t.Errorf("not attempted %d, want %d", len(sum.NotAttempted), 20-sent)
+			}
+			if sum.ExitCode() != 3 {
+				t.Errorf("exit code %d", sum.ExitCode())
+			}
+			if haltEvents != 1 || last.Done != 20 || last.Total != 20 {
+				t.Errorf("progress: %d halt events, last %d/%d", haltEvents, last.Done, last.Total)
+			}
+			// A systemic answer is not the row's fault: the rows sent stay dead, with the
+			// reason; the rows not sent are untouched.
+			sentKeys := attemptsByKey(rcv)
+			for i := range 20 {
+				k := "k-" + strconv.Itoa(i)
+				e, _ := st.cell(k, model.FError)
+				s, _ := st.cell(k, model.FStatus)
+				wantErr := ""
+				if _, ok := sentKeys[k]; ok {
+					wantErr = "401 from crm: check the CRM_TOKEN secret"
+				}
+				if s != "dead" || e != wantErr {
+					t.Errorf("row %s status %q error %q, want dead %q", k, s, e, wantErr)
+				}
+			}
+		})
+	}
+}
+
+// TestThreeRetryableInARow: the halt rule over final results in completion order.
+func TestThreeRetryableInARow(t *testing.T) {
+	const (
+		R = "503" // retryable
+		J = "410" // rejected
+		D = "419" // duplicate
+		O = "ok"
+	)
+	cases := []struct {
+		name   string
+		seq    []string
+		haltAt int // 1-based row that trips the halt; 0 = no halt
+	}{
+		{"three in a row halt", []string{R, R, R, O, O, O}, 3},
+		{"success resets", []string{R, R, O, R, R, O, R, R, O, R, R}, 0},
+		{"duplicate resets", []string{R, R, D, R, R, D, R, R}, 0},
+		{"rejected does not count", []string{R, J, J, J, R, O, J, J, J}, 0},
+		{"rejected does not reset", []string{R, R, J, R, O, O}, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			faults := map[string]replaytest.Fault{}
+			for i, s := range tc.seq {
+				k := "k-" + strconv.Itoa(i)
+				switch s {
+				case R:
+					faults[k] = replaytest.Fault{Mode: replaytest.Unavailable}
+				case J:
+					faults[k] = replaytest.Fault{Mode: replaytest.Status, Status: 410}
+				case D:
+					faults[k] = replaytest.Fault{Mode: replaytest.Status, Status: 419}
+				}
+			}
+			rcv := replaytest.NewReceiver()
+			rcv.Rule = byKey(faults)
+			srv := serve(t, rcv)
+			// One row at a time, so completion order is plan order.
+			src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, MaxAttempts: 2, Concurrency: 1}
+			st := newMemStore(dlConfig, keyRows(len(tc.seq), "crm", srv.URL+"/hook"))
+			tab := st.table(t)
+			sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{Concurrency: 1})
+			if tc.haltAt == 0 {
+				if sum.Halted != nil {
+					t.Fatalf("halted: %+v", sum.Halted)
+				}
+				if len(sum.NotAttempted) != 0 {
+					t.Fatalf("not attempted %v", sum.NotAttempted)
+				}
+				return
+			}
+			if sum.Halted == nil || sum.Halted.Cause != "3 retryable in a row" {
+				t.Fatalf("halt %+v, want 3 retryable in a row", sum.Halted)
+			}
+			if !strings.Contains(sum.Halted.Detail, "503") {
+				t.Errorf("halt detail %q doesn't name the failure", sum.Halted.Detail)
+			}
+			keys := attemptsByKey(rcv)
+			if len(keys) != tc.haltAt {
+				t.Errorf("%d rows contacted, want %d", len(keys), tc.haltAt)
+			}
+			if len(sum.NotAttempted) != len(tc.seq)-tc.haltAt {
+				t.Errorf("not attempted %v", sum.NotAttempted)
+			}
+		})
+	}
+}
+
+func TestBulkSkipsStickyDiscardedDelivered(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rows := keyRows(5, "crm", srv.URL+"/hook")
+	rows[0].status, rows[1].status, rows[2].status, rows[3].status = "rejected", "Discarded", "delivered", "weird"
+	rows[0].errText = "410 from crm"
+	st := newMemStore(dlConfig, rows)
+	tab := st.table(t)
+	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{})
+	if n := len(rcv.Attempts()); n != 1 {
+		t.Fatalf("%d requests, want 1 (only the dead row)", n)
+	}
+	if len(sum.Refused) != 4 {
+		t.Fatalf("refused %+v", sum.Refused)
+	}
+	want := []string{"row 2: rejected: clear the error first (e)", "row 3: discarded", "row 4: already delivered", `row 5: status "weird"`}
+	for i, w := range want {
+		if !strings.HasPrefix(sum.Refused[i].Reason, w) {
+			t.Errorf("refusal %d %q, want %q", i, sum.Refused[i].Reason, w)
+		}
+	}
+	if e, _ := st.cell("k-0", model.FError); e != "410 from crm" {
+		t.Errorf("sticky error touched: %q", e)
+	}
+}
+
+func TestDryRunSendsAndWritesNothing(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, Headers: map[string]string{"Authorization": "env:CRM_TOKEN"}}
+	c := fastClient(src)
+	c.Getenv = func(string) string { return "Bearer topsecret" }
+	rows := keyRows(3, "crm", srv.URL+"/hook")
+	rows[1].key = ""       // minted
+	rows[2].method = "put" // method cell
+	st := newMemStore(dlConfig, rows)
+	tab := st.table(t)
+	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{DryRun: true})
+	if len(rcv.Attempts()) != 0 || st.applyCount() != 0 || sum.WriteRequests != 0 {
+		t.Fatalf("dry run sent %d, wrote %d", len(rcv.Attempts()), st.applyCount())
+	}
+	if len(sum.DryRun) != 3 {
+		t.Fatalf("dry run lists %d", len(sum.DryRun))
+	}
+	minted := rows[1].minted()
+	if minted == "" || sum.DryRun[1].Key != minted {
+		t.Errorf("minted key %q, want %q", sum.DryRun[1].Key, minted)
+	}
+	if k, _ := st.cell(minted, model.FKey); k != "" {
+		t.Errorf("dry run wrote the key cell: %q", k)
+	}
+	p := sum.DryRun[2]
+	if p.Method != "PUT" || p.URL != srv.URL+"/hook" || p.Key != "k-2" || p.Source != "crm" || p.Row != 4 {
+		t.Errorf("planned %+v", p)
+	}
+	if sum.DryRun[0].Method != "POST" || strings.Join(p.Headers, ";") != "Authorization: env:CRM_TOKEN (set)" {
+		t.Errorf("headers %q", p.Headers)
+	}
+	if strings.Contains(fmt.Sprintf("%+v", sum), "topsecret") {
+		t.Error("the summary leaks the secret")
+	}
+}
+
+// TestMintedKeyOnSheetBeforeFirstRequest: the receiver checks the store's key cell when each
+// request arrives.
+func TestMintedKeyOnSheetBeforeFirstRequest(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	var st *memStore
+	var mu sync.Mutex
+	var violations []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k := r.Header.Get("Idempotency-Key")
+		if cell, ok := st.cell(k, model.FKey); !ok || cell != k {
+			mu.Lock()
+			violations = append(violations, fmt.Sprintf("%s: key cell %q", k, cell))
+			mu.Unlock()
+		}
+		rcv.ServeHTTP(w, r)
+	})
+	srv := serve(t, h)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rows := keyRows(30, "crm", srv.URL+"/hook")
+	for i := range rows {
+		if i%3 != 0 {
+			rows[i].key = ""
+		}
+	}
+	st = newMemStore(dlConfig, rows)
+	tab := st.table(t)
+	var sentAtFirstApply = -1
+	st.onApply = func([]model.Edit) {
+		if sentAtFirstApply < 0 {
+			sentAtFirstApply = len(rcv.Attempts())
+		}
+	}
+	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{Concurrency: 4})
+	if len(violations) > 0 {
+		t.Fatalf("requests left before their key was on the sheet: %v", violations)
+	}
+	if sentAtFirstApply != 0 || len(st.edits[0]) != 20 {
+		t.Errorf("first write after %d requests with %d edits, want the 20 keys before any request", sentAtFirstApply, len(st.edits[0]))
+	}
+	if sum.Counts["delivered"] != 30 || len(rcv.Effects()) != 30 {
+		t.Errorf("counts %v effects %d", sum.Counts, len(rcv.Effects()))
+	}
+	// Reloaded, the minted keys are key cells now, and unchanged.
+	for i, r := range st.table(t).Records {
+		if r.KeyOrigin != model.KeyCell || (i%3 != 0 && r.ID != rows[i].minted()) {
+			t.Errorf("row %d: key %q from %v", r.Row, r.ID, r.KeyOrigin)
+		}
+	}
+}
+
+func TestMintedKeyWriteFailureSendsNothing(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rows := keyRows(4, "crm", srv.URL+"/hook")
+	rows[0].key, rows[1].key = "", ""
+	st := newMemStore(dlConfig, rows)
+	tab := st.table(t)
+	st.fail = errors.New("quota exceeded")
+	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{})
+	if _, ok := attemptsByKey(rcv)[tab.Records[0].ID]; ok {
+		t.Fatal("a row whose key could not be written was sent")
+	}
+	if len(attemptsByKey(rcv)) != 2 || len(sum.Refused) != 2 || !strings.Contains(sum.Refused[0].Reason, "quota exceeded") {
+		t.Errorf("sent %d, refused %+v", len(attemptsByKey(rcv)), sum.Refused)
+	}
+	if len(sum.WriteErrors) != 1 {
+		t.Errorf("write errors %v", sum.WriteErrors)
+	}
+
+	// A key cell filled by someone else since the load: that row's identity is gone.
+	rcv2 := replaytest.NewReceiver()
+	srv2 := serve(t, rcv2)
+	src2 := &replay.Source{Name: "crm", URLPrefixes: []string{srv2.URL}}
+	rows = keyRows(2, "crm", srv2.URL+"/hook")
+	rows[0].key, rows[1].key = "", ""
+	st = newMemStore(dlConfig, rows)
+	tab = st.table(t)
+	st.rows[1][7] = "typed-by-hand"
+	sum = replay.Run(context.Background(), fastClient(src2), st, tab, records(tab), replay.RunOptions{})
+	if len(attemptsByKey(rcv2)) != 1 || len(sum.Refused) != 1 || sum.Refused[0].Row != 2 {
+		t.Errorf("sent %v refused %+v", attemptsByKey(rcv2), sum.Refused)
+	}
+}
+
+func TestBodyKeyAndKeyRefusals(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	rcv.BodyKeyField = "id"
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}, Key: []replay.KeySpec{{In: "body", Name: "id"}, {In: "header", Name: "Idempotency-Key"}}}
+	tc := dlConfig
+	tc.BodyKeyFields = map[string]string{"form": "id"}
+	u := srv.URL + "/hook"
+	rows := []row{
+		{source: "form", url: u, payload: `{"id":"p-1", "x":1}`},                         // key from the payload
+		{source: "form", url: u, payload: `{ "x":2 }`, key: "cell-2"},                    // key cell, inserted in the body
+		{source: "form", url: u, payload: `[1,2]`, key: "cell-3"},                        // can't carry a body key
+		{source: "form", url: u, payload: `{"id":"p-4"}`, key: "cell-4"},                 // disagreement
+		{source: "nope", url: u, payload: `{}`, key: "cell-5"},                           // unknown source
+		{source: "form", url: "https://evil.example/hook", payload: `{}`, key: "cell-6"}, // not allowed
+	}
+	st := newMemStore(tc, rows)
+	tab := st.table(t)
+	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{})
+	got := attemptsByKey(rcv)
+	if len(got) != 2 {
+		t.Fatalf("sent %v", got)
+	}
+	if b := string(got["p-1"][0].Body); b != `{"id":"p-1", "x":1}` {
+		t.Errorf("body with its own key changed: %s", b)
+	}
+	if b := string(got["cell-2"][0].Body); b != `{"id":"cell-2", "x":2 }` {
+		t.Errorf("inserted body %s", b)
+	}
+	if h := got["cell-2"][0].Headers.Get("Idempotency-Key"); h != "cell-2" {
+		t.Errorf("header key %q", h)
+	}
+	want := map[int]string{4: "not a JSON object", 5: "disagrees with key cell", 6: `source "nope" is not configured`, 7: "not under any allowed prefix"}
+	if len(sum.Refused) != len(want) {
+		t.Fatalf("refused %+v", sum.Refused)
+	}
+	for _, r := range sum.Refused {
+		if !strings.Contains(r.Reason, want[r.Row]) || !strings.HasPrefix(r.Reason, fmt.Sprintf("row %d: ", r.Row)) {
+			t.Errorf("row %d refused %q, want it to name the row and say %q", r.Row, r.Reason, want[r.Row])
+		}
+	}
+}
+
+func TestKeyTTLRefusesOldRowsUnlessForced(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, KeyTTL: 24 * time.Hour}
+	c := fastClient(src)
+	now := time.Date(2026, 1, 3, 12, 0, 0, 0, time.UTC)
+	c.Now = func() time.Time { return now }
+	rows := keyRows(2, "crm", srv.URL+"/x")
+	rows[0].ts = "2026-01-03T10:00:00Z"
+	rows[1].ts = "2026-01-01T10:00:00Z"
+	st := newMemStore(dlConfig, rows)
+	tab := st.table(t)
+	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{})
+	if len(rcv.Attempts()) != 1 || len(sum.Refused) != 1 || !strings.Contains(sum.Refused[0].Reason, "key lifetime") {
+		t.Fatalf("sent %d refused %+v", len(rcv.Attempts()), sum.Refused)
+	}
+	tab = st.table(t)
+	sum = replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Force: true})
+	if len(rcv.Attempts()) != 2 || sum.Counts["delivered"] != 1 {
+		t.Fatalf("forced: sent %d, counts %v", len(rcv.Attempts()), sum.Counts)
+	}
+}
+
+func TestWriteBackCells(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	rcv.Rule = byKey(map[string]replaytest.Fault{
+		"k-1": {Mode: replaytest.Status, Status: 410},
+		"k-2": {Mode: replaytest.Unavailable},
+		"k-4": {Mode: replaytest.TooManyRequests, RetryAfter: "86400"},
+		"k-5": {Mode: replaytest.Status, Status: 419},
+	})
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, MaxAttempts: 2}
+	c := fastClient(src)
+	now := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	c.Now = func() time.Time { return now }
+	rows := keyRows(7, "crm", srv.URL+"/x")
+	rows[0].status = "" // blank reads as dead
+	rows[3].errText = "old error"
+	st := newMemStore(dlConfig, rows)
+	tab := st.table(t)
+	st.rows[7][8] = "discarded" // k-6: someone discarded it after the load
+	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: 1})
+	type cells struct{ status, attempts, errSub, replayed string }
+	ts := "2026-02-03T04:05:06Z"
+	want := []cells{
+		{"delivered", "2", "", ts},
+		{"rejected", "2", "410 from crm: rejected", ts},
+		{"dead", "3", "503 Service Unavailable from crm (after 2 attempts)", ts},
+		{"delivered", "2", "", ts},
+		{"dead", "2", "beyond the 20ms cap: deferred", ts},
+		{"delivered", "2", "", ts},
+		{"discarded", "1", "", ""},
+	}
+	for i, w := range want {
+		got := st.rowAt(i)
+		if got[model.FStatus] != w.status || got[model.FAttempts] != w.attempts || got[model.FReplayedAt] != w.replayed ||
+			(w.errSub == "" && got[model.FError] != "") || !strings.Contains(got[model.FError], w.errSub) {
+			t.Errorf("row %d: %v, want %+v", i+2, got, w)
+		}
+	}
+	states := make([]string, len(sum.Rows))
+	for i, r := range sum.Rows {
+		states[i] = r.State
+	}
+	if strings.Join(states, ",") != "delivered,rejected,retryable,delivered,deferred,duplicate,delivered" {
+		t.Errorf("states %v", states)
+	}
+	if len(sum.WriteConflicts) != 1 || sum.WriteConflicts[0].Edit.ID != "k-6" || sum.WriteConflicts[0].Now != "discarded" {
+		t.Errorf("conflicts %+v", sum.WriteConflicts)
+	}
+	if sum.ExitCode() != 1 {
+		t.Errorf("exit code %d", sum.ExitCode())
+	}
+}
+
+func TestWriteBackBatches(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	st := newMemStore(dlConfig, keyRows(35, "crm", srv.URL+"/x"))
+	tab := st.table(t)
+	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{FlushEvery: 10, FlushInterval: time.Hour})
+	if sum.WriteRequests != 4 || st.applyCount() != 4 {
+		t.Fatalf("write requests %d (store saw %d), want 4", sum.WriteRequests, st.applyCount())
+	}
+	for i, n := range []int{10, 10, 10, 5} {
+		if len(st.edits[i]) != n {
+			t.Errorf("batch %d has %d edits, want %d", i, len(st.edits[i]), n)
+		}
+	}
+	if sum.Counts["delivered"] != 35 {
+		t.Errorf("counts %v", sum.Counts)
+	}
+
+	// A failed write-back is reported, not retried.
+	st = newMemStore(dlConfig, keyRows(3, "crm", srv.URL+"/y"))
+	tab = st.table(t)
+	st.fail = errors.New("503 from sheets")
+	sum = replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{})
+	if st.applyCount() != 1 || len(sum.WriteErrors) != 1 || !strings.Contains(sum.WriteErrors[0], "503 from sheets") {
+		t.Errorf("applies %d, errors %v", st.applyCount(), sum.WriteErrors)
+	}
+}
+
+func TestWriteBackFlushInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rcv := replaytest.NewReceiver()
+		rcv.Latency = 1500 * time.Millisecond
+		src := &replay.Source{Name: "crm", URLPrefixes: []string{memURL}}
+		st := newMemStore(dlConfig, keyRows(5, "crm", memURL+"/x"))
+		tab := st.table(t)
+		c := memClient(rcv, src)
+		src.Concurrency = 1 // one row at a time: rows finish at 1.5s, 3s, 4.5s, 6s, 7.5s
+		sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: 1, FlushInterval: 2 * time.Second})
+		if sum.WriteRequests != 3 {
+			t.Fatalf("write requests %d, want 3", sum.WriteRequests)
+		}
+		for i, n := range []int{2, 2, 1} {
+			if len(st.edits[i]) != n {
+				t.Errorf("flush %d has %d edits, want %d", i, len(st.edits[i]), n)
+			}
+		}
+	})
+}
+
+func TestConcurrencyBound(t *testing.T) {
+	for _, tc := range []struct{ conc, srcConc, want int }{{5, 0, 5}, {20, 3, 3}, {50, 0, 20}} {
+		rcv := replaytest.NewReceiver()
+		rcv.Latency = 5 * time.Millisecond
+		rcv.Rule = func(_ string, n int) (replaytest.Fault, bool) {
+			return replaytest.Fault{Mode: replaytest.Unavailable}, n == 1
+		}
+		srv := serve(t, rcv)
+		src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, Concurrency: tc.srcConc}
+		st := newMemStore(dlConfig, keyRows(150, "crm", srv.URL+"/x"))
+		tab := st.table(t)
+		sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{Concurrency: tc.conc})
+		if sum.Counts["duplicate"]+sum.Counts["delivered"] != 150 {
+			t.Fatalf("counts %v", sum.Counts)
+		}
+		if p := rcv.MaxConcurrent(); p > tc.want || p < tc.want/2 {
+			t.Errorf("concurrency %d (source %d): peak %d in flight, want ≤ %d (and near it)", tc.conc, tc.srcConc, p, tc.want)
+		}
+	}
+}
