@@ -1,0 +1,436 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/model"
+)
+
+// pendingAction remembers what an open picker is choosing for: the tab and the target rows by
+// ID (a refresh may land while the picker is open; IDs survive it, row indices don't).
+type pendingAction struct {
+	tab    string
+	ids    []string
+	noID   int // targets without an ID: they can't be written and are skipped
+	hidden int // marked rows the filter hides: left alone
+}
+
+// readOnlyNote is the toast for a write key in read-only mode.
+const readOnlyNote = "read-only: opened with --readonly"
+
+// canWrite says why a write can't start now, or "" if it can.
+func (m *Model) canWrite() string {
+	switch {
+	case m.c.readOnly:
+		return readOnlyNote
+	case m.writing:
+		return "a write is still in progress; try again when it finishes"
+	}
+	return ""
+}
+
+// collectTargets resolves the rows an action applies to: the detail view's record, else the
+// marked rows the filter shows, else the cursor row.
+func (m *Model) collectTargets(inDetail bool) (*tabState, pendingAction, bool) {
+	if inDetail && m.detail != nil {
+		ts := m.tabNamed(m.detail.tab)
+		if ts == nil || ts.data == nil {
+			return nil, pendingAction{}, false
+		}
+		p := pendingAction{tab: ts.name()}
+		if m.detail.rec.ID == "" {
+			p.noID = 1
+		} else {
+			p.ids = []string{m.detail.rec.ID}
+		}
+		return ts, p, true
+	}
+	ts := m.activeTab()
+	if ts == nil || ts.data == nil {
+		return nil, pendingAction{}, false
+	}
+	recs, hidden := ts.targets()
+	if len(recs) == 0 {
+		return nil, pendingAction{}, false
+	}
+	p := pendingAction{tab: ts.name(), hidden: hidden}
+	for _, ri := range recs {
+		if id := ts.data.table.Records[ri].ID; id != "" {
+			p.ids = append(p.ids, id)
+		} else {
+			p.noID++
+		}
+	}
+	return ts, p, true
+}
+
+// noIDNote explains skipped rows without an ID.
+func noIDNote(n int) string {
+	return fmt.Sprintf("%d %s skipped: no ID (a row can only be changed by its ID; fill its ID cell in the sheet)", n, plural(n, "row", "rows"))
+}
+
+// startSetStatus opens the status picker for the targets.
+func (m *Model) startSetStatus(inDetail bool) tea.Cmd {
+	if why := m.canWrite(); why != "" {
+		return m.toast(toastInfo, "%s", why)
+	}
+	ts, p, ok := m.collectTargets(inDetail)
+	if !ok {
+		return m.toast(toastInfo, "no row to change")
+	}
+	if len(p.ids) == 0 {
+		return m.toast(toastError, "%s", noIDNote(p.noID))
+	}
+	t := ts.data.table
+	current := ""
+	for i, id := range p.ids {
+		s := t.Records[ts.data.byID[id]].Status
+		if i == 0 {
+			current = s
+		} else if s != current {
+			current = ""
+			break
+		}
+	}
+	title := fmt.Sprintf("Set status of %d rows", len(p.ids))
+	if len(p.ids) == 1 {
+		title = "Set status of " + shortID(p.ids[0])
+	}
+	options := append([]string(nil), t.Statuses...)
+	m.pending = p
+	m.dialog = newPicker(m.c, title, options, current)
+	return nil
+}
+
+// shortID shortens an ID for a title or toast: minted keys are 39 characters long.
+func shortID(id string) string { return truncate(cellLine(id), 14) }
+
+// onAction carries out what a dialog returned.
+func (m *Model) onAction(a action) tea.Cmd {
+	switch a := a.(type) {
+	case nil:
+		return nil
+	case closeAction:
+		m.dialog = nil
+		return nil
+	case pickStatusAction:
+		m.dialog = nil
+		return m.setStatus(a.status)
+	case confirmAction:
+		m.dialog = nil
+		return m.runWrite(a.op)
+	}
+	return nil
+}
+
+// setStatus builds the edits for a chosen status: one model.SetStatus per target that has an
+// ID and isn't already at that status, confirmed first when there is more than one.
+func (m *Model) setStatus(status string) tea.Cmd {
+	p := m.pending
+	m.pending = pendingAction{}
+	ts := m.tabNamed(p.tab)
+	if ts == nil || ts.data == nil {
+		return m.toast(toastError, "tab %s is gone since the picker opened; nothing changed", p.tab)
+	}
+	t := ts.data.table
+	var edits []model.Edit
+	same, gone := 0, 0
+	for _, id := range p.ids {
+		ri, ok := ts.data.byID[id]
+		if !ok {
+			gone++
+			continue
+		}
+		r := &t.Records[ri]
+		if r.Status == model.NormStatus(t.Config.Role, status) {
+			same++
+			continue
+		}
+		edits = append(edits, model.SetStatus(t, r, status))
+	}
+	var cmds []tea.Cmd
+	if p.noID > 0 {
+		cmds = append(cmds, m.toast(toastError, "%s", noIDNote(p.noID)))
+	}
+	if gone > 0 {
+		cmds = append(cmds, m.toast(toastError, "%d %s vanished in a refresh; left alone", gone, plural(gone, "row", "rows")))
+	}
+	if len(edits) == 0 {
+		if same > 0 {
+			cmds = append(cmds, m.toast(toastInfo, "already %s: nothing to change", cellLine(status)))
+		}
+		return tea.Batch(cmds...)
+	}
+	op := writeOp{kind: writeSetStatus, tab: t.Config.Name, edits: edits, status: status}
+	if len(edits) == 1 {
+		return tea.Batch(append(cmds, m.runWrite(op))...)
+	}
+	notes := []string{"(rows respect the current filter)"}
+	if p.hidden > 0 {
+		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, plural(p.hidden, "row", "rows"), plural(p.hidden, "is", "are")))
+	}
+	if same > 0 {
+		notes = append(notes, fmt.Sprintf("%d already %s.", same, cellLine(status)))
+	}
+	if p.noID > 0 {
+		notes = append(notes, noIDNote(p.noID)+".")
+	}
+	m.dialog = newConfirm(m.c, fmt.Sprintf("Set status of %d rows to %s?", len(edits), status), notes, op)
+	return tea.Batch(cmds...)
+}
+
+// startClearError releases sticky errors (rejected dead letters, error jobs): a person's
+// decision, never automation's (invariant 6).
+func (m *Model) startClearError(inDetail bool) tea.Cmd {
+	if why := m.canWrite(); why != "" {
+		return m.toast(toastInfo, "%s", why)
+	}
+	ts, p, ok := m.collectTargets(inDetail)
+	if !ok {
+		return m.toast(toastInfo, "no row to change")
+	}
+	t := ts.data.table
+	if t.Config.Role == model.RoleInbox {
+		return m.toast(toastInfo, "the inbox has no sticky errors (e clears rejected dead letters and error jobs)")
+	}
+	var edits []model.Edit
+	notSticky := 0
+	for _, id := range p.ids {
+		r := &t.Records[ts.data.byID[id]]
+		e, ok := model.ClearError(t, r, m.c.now())
+		if !ok {
+			notSticky++
+			continue
+		}
+		edits = append(edits, e)
+	}
+	var cmds []tea.Cmd
+	if p.noID > 0 {
+		cmds = append(cmds, m.toast(toastError, "%s", noIDNote(p.noID)))
+	}
+	sticky := model.StatusRejected
+	back := model.StatusDead
+	if t.Config.Role == model.RoleQueue {
+		sticky, back = model.StatusError, model.StatusPending
+	}
+	if notSticky > 0 {
+		cmds = append(cmds, m.toast(toastInfo, "%d %s skipped: not a sticky error (only %s rows have one)", notSticky, plural(notSticky, "row", "rows"), sticky))
+	}
+	if len(edits) == 0 {
+		return tea.Batch(cmds...)
+	}
+	op := writeOp{kind: writeClearError, tab: t.Config.Name, edits: edits, status: back}
+	if len(edits) == 1 {
+		return tea.Batch(append(cmds, m.runWrite(op))...)
+	}
+	notes := []string{fmt.Sprintf("They go back to %s with the error blanked. (rows respect the current filter)", back)}
+	if p.hidden > 0 {
+		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, plural(p.hidden, "row", "rows"), plural(p.hidden, "is", "are")))
+	}
+	m.dialog = newConfirm(m.c, fmt.Sprintf("Clear the sticky error of %d rows?", len(edits)), notes, op)
+	return tea.Batch(cmds...)
+}
+
+// startUndo reverts the last applied change with the inverse edits (which expect the values
+// the change wrote, so a row changed since is reported as a conflict, not overwritten).
+func (m *Model) startUndo() tea.Cmd {
+	if why := m.canWrite(); why != "" {
+		return m.toast(toastInfo, "%s", why)
+	}
+	if len(m.undo) == 0 {
+		return m.toast(toastInfo, "nothing to undo")
+	}
+	last := m.undo[len(m.undo)-1]
+	op := writeOp{kind: writeUndo, tab: last.tab, edits: inverseAll(last.edits), undoes: &last}
+	if len(op.edits) == 1 {
+		return m.runWrite(op)
+	}
+	m.dialog = newConfirm(m.c, fmt.Sprintf("Undo the last change to %d rows of %s?", len(op.edits), last.tab),
+		[]string{"Each row goes back to what it was, unless someone changed it since (then it is reported, not overwritten)."}, op)
+	return nil
+}
+
+// runWrite sends one Store.Apply for a batch of edits.
+func (m *Model) runWrite(op writeOp) tea.Cmd {
+	if why := m.canWrite(); why != "" {
+		return m.toast(toastInfo, "%s", why)
+	}
+	if op.undoes != nil && len(m.undo) > 0 {
+		// The undo is really happening now (not when it was merely offered).
+		m.undo = m.undo[:len(m.undo)-1]
+	}
+	m.writing = true
+	m.inflight = &op
+	return tea.Batch(applyCmd(m.ctx, m.store, op), m.spinner.Tick)
+}
+
+// onApplied updates the rows a write changed, in place, and reports what happened.
+func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
+	m.writing = false
+	m.inflight = nil
+	op := msg.op
+	var cmds []tea.Cmd
+	if m.refreshQueued {
+		m.refreshQueued = false
+		cmds = append(cmds, m.startLoad())
+	}
+	if msg.err != nil {
+		if op.undoes != nil {
+			m.undo = append(m.undo, *op.undoes) // still undoable
+		}
+		cmds = append(cmds, m.toast(toastError, "write failed: %v (r refreshes to show the sheet as it is)", msg.err))
+		return tea.Batch(cmds...)
+	}
+	res := msg.res
+	ts := m.tabNamed(op.tab)
+	if ts != nil && ts.data != nil {
+		for _, a := range res.Applied {
+			if ri, ok := ts.data.byID[a.Edit.ID]; ok {
+				m.setCells(ts, ri, a.Edit.Set)
+				ts.setMark(ri, false)
+			}
+		}
+		for _, c := range res.Conflicts {
+			// Show the value the sheet holds now: that is what the user must decide on.
+			if ri, ok := ts.data.byID[c.Edit.ID]; ok {
+				m.setCells(ts, ri, map[model.Field]string{c.Field: c.Now})
+			}
+		}
+		m.dataGen++
+		m.tabsGen++
+		idx := ts.cursor
+		_, cur := ts.current()
+		ts.refilter()
+		if i := ts.indexOf(cur); i >= 0 {
+			ts.cursor = i
+		} else {
+			// The row left the filter (e.g. status:new → done): stay at the same place, so the
+			// next row comes up, as in a mail client.
+			ts.cursor = max(0, min(idx, len(ts.visible)-1))
+		}
+		ts.scrollTo(m.tableH)
+		m.syncDetail()
+	}
+	if len(res.Applied) > 0 && op.kind != writeUndo {
+		applied := make([]model.Edit, len(res.Applied))
+		for i, a := range res.Applied {
+			applied[i] = a.Edit
+		}
+		m.undo = append(m.undo, writeOp{kind: op.kind, tab: op.tab, edits: applied})
+		if len(m.undo) > 50 {
+			m.undo = m.undo[1:]
+		}
+	}
+	// One toast per write: what was done, then (loudly, if anything) what wasn't and why.
+	var parts []string
+	if n := len(res.Applied); n > 0 {
+		switch op.kind {
+		case writeSetStatus:
+			parts = append(parts, fmt.Sprintf("%d set to %s", n, op.status))
+		case writeClearError:
+			parts = append(parts, fmt.Sprintf("%d %s cleared, back to %s", n, plural(n, "error", "errors"), op.status))
+		case writeUndo:
+			parts = append(parts, fmt.Sprintf("undone: %d %s restored", n, plural(n, "row", "rows")))
+		}
+	}
+	if n := len(res.Conflicts); n > 0 {
+		s := fmt.Sprintf("%d %s: %s", n, plural(n, "conflict", "conflicts"), res.Conflicts[0].String())
+		if n > 1 {
+			s += fmt.Sprintf(" (and %d more; r refreshes)", n-1)
+		}
+		parts = append(parts, s)
+	}
+	if n := len(res.Missing); n > 0 {
+		ids := make([]string, 0, 4)
+		for i, e := range res.Missing {
+			if i == 3 {
+				ids = append(ids, "…")
+				break
+			}
+			ids = append(ids, shortID(e.ID))
+		}
+		parts = append(parts, fmt.Sprintf("%d no longer in %s, not written: %s", n, op.tab, strings.Join(ids, ", ")))
+	}
+	switch {
+	case !res.OK():
+		cmds = append(cmds, m.toast(toastError, "%s", strings.Join(parts, "; ")))
+	case len(parts) > 0 && op.kind != writeUndo:
+		cmds = append(cmds, m.toast(toastInfo, "%s · u undoes", strings.Join(parts, "; ")))
+	case len(parts) > 0:
+		cmds = append(cmds, m.toast(toastInfo, "%s", strings.Join(parts, "; ")))
+	}
+	return tea.Batch(cmds...)
+}
+
+func inverseAll(edits []model.Edit) []model.Edit {
+	out := make([]model.Edit, len(edits))
+	for i, e := range edits {
+		out[i] = e.Inverse()
+	}
+	return out
+}
+
+// setCells writes values into a loaded record (after the store confirmed them) and keeps the
+// derived state (status, counts, filter text) in step.
+func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
+	t := ts.data.table
+	r := &t.Records[ri]
+	for f, v := range set {
+		col := t.Header.Col(f)
+		if col < 0 {
+			continue
+		}
+		for len(r.Cells) <= col {
+			r.Cells = append(r.Cells, "")
+		}
+		r.Cells[col] = v
+		if f == model.FStatus {
+			ts.data.counts[r.Status]--
+			if ts.data.counts[r.Status] <= 0 {
+				delete(ts.data.counts, r.Status)
+			}
+			r.Status = model.NormStatus(t.Config.Role, v)
+			ts.data.counts[r.Status]++
+		}
+	}
+	if ts.data.hay != nil {
+		ts.data.hay[ri] = model.Haystack(r)
+	}
+}
+
+// copyID copies the cursor row's ID through OSC 52 (works over SSH and in tmux with
+// set-clipboard on).
+func (m *Model) copyID() tea.Cmd {
+	ts := m.activeTab()
+	if ts == nil || ts.data == nil {
+		return nil
+	}
+	r, _ := ts.current()
+	if r == nil {
+		return nil
+	}
+	if r.ID == "" {
+		return m.toast(toastInfo, "this row has no ID to copy")
+	}
+	return tea.Batch(tea.SetClipboard(r.ID), m.toast(toastInfo, "copied ID %s", shortID(r.ID)))
+}
+
+// replayHint answers R. Replaying from inside the TUI needs the replay runner, which Options
+// doesn't carry yet; until it does, say exactly which command does it for these rows.
+func (m *Model) replayHint(ts *tabState) tea.Cmd {
+	if ts.cfg.Role != model.RoleDeadLetter {
+		return m.toast(toastInfo, "R replays dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
+	}
+	_, p, ok := m.collectTargets(false)
+	if !ok || len(p.ids) == 0 {
+		return m.toast(toastInfo, "no row to replay")
+	}
+	ids := p.ids
+	more := ""
+	if len(ids) > 3 {
+		ids, more = ids[:3], " …"
+	}
+	return m.toast(toastInfo, "replay isn't in the TUI yet; run: triage replay --tab %s %s%s", ts.name(), strings.Join(ids, " "), more)
+}

@@ -1,0 +1,212 @@
+package tui
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+)
+
+// colKind says how a column turns a record into text.
+type colKind uint8
+
+const (
+	kindText      colKind = iota // the cell, on one line
+	kindFirstLine                // the first line of the cell (messages)
+	kindStatus                   // the record's normalised status, styled by meaning
+	kindAge                      // the record's parsed time, as an age
+	kindNumber                   // the cell, right-aligned
+)
+
+// column is one table column of a role. Widths are in cells: a column starts at its natural
+// width (the widest value, within min..max) and gives way down to min when the terminal is
+// narrow; the flex column takes whatever is left.
+type column struct {
+	title    string
+	field    model.Field
+	kind     colKind
+	min, max int
+	flex     bool
+	// drop orders the columns to hide when even their minimum widths don't fit (1 first).
+	drop int
+}
+
+// roleColumns lists the columns a role shows, in order. Columns the tab lacks are left out.
+func roleColumns(t *model.Table) []column {
+	var all []column
+	switch t.Config.Role {
+	case model.RoleInbox:
+		all = []column{
+			{title: "AGE", field: model.FTimestamp, kind: kindAge, min: 3, max: 6, drop: 3},
+			{title: "NAME", field: model.FName, kind: kindText, min: 6, max: 18, drop: 4},
+			{title: "EMAIL", field: model.FEmail, kind: kindText, min: 8, max: 26, drop: 2},
+			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 4, max: 8},
+			{title: "MESSAGE", field: model.FMessage, kind: kindFirstLine, min: 12, flex: true},
+		}
+	case model.RoleDeadLetter:
+		all = []column{
+			{title: "SOURCE", field: model.FSource, kind: kindText, min: 6, max: 14, drop: 4},
+			{title: "URL", field: model.FURL, kind: kindText, min: 10, max: 36, drop: 3},
+			{title: "ERROR", field: model.FError, kind: kindFirstLine, min: 10, flex: true},
+			{title: "TRIES", field: model.FAttempts, kind: kindNumber, min: 3, max: 5, drop: 1},
+			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 4, max: 9},
+			{title: "AGE", field: model.FTimestamp, kind: kindAge, min: 3, max: 6, drop: 2},
+		}
+	case model.RoleQueue:
+		all = []column{
+			{title: "ID", field: model.FID, kind: kindText, min: 4, max: 14, drop: 5},
+			{title: "TYPE", field: model.FType, kind: kindText, min: 4, max: 12, drop: 3},
+			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 4, max: 9},
+			{title: "CLAIMED BY", field: model.FClaimedBy, kind: kindText, min: 6, max: 14, drop: 2},
+			{title: "CLAIMED", field: model.FClaimedAt, kind: kindAge, min: 3, max: 7, drop: 1},
+			{title: "LAST ERROR", field: model.FLastError, kind: kindFirstLine, min: 10, flex: true},
+		}
+	}
+	cols := all[:0:0]
+	for _, c := range all {
+		if c.kind == kindStatus || t.Header.Has(c.field) {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// cellText is what a column shows for a record, sanitised, before fitting.
+func cellText(t *model.Table, r *model.Record, c *column, now time.Time) string {
+	switch c.kind {
+	case kindStatus:
+		return cellLine(r.Status)
+	case kindAge:
+		a := age(now, r.Time)
+		if t.Stale(r, now) {
+			// A stale claim needs a person; the mark survives NO_COLOR.
+			a += "!"
+		}
+		return a
+	case kindFirstLine:
+		return firstLine(t.Get(r, c.field))
+	}
+	return cellLine(t.Get(r, c.field))
+}
+
+// naturalWidths measures each column over every record, once per load (in the load Cmd, off
+// the UI goroutine).
+func naturalWidths(t *model.Table, cols []column) []int {
+	nat := make([]int, len(cols))
+	for i, c := range cols {
+		w := textWidth(c.title)
+		switch c.kind {
+		case kindAge:
+			w = max(w, c.max)
+		case kindFirstLine:
+			// flex columns take the rest; measuring them is wasted work.
+			if c.flex {
+				break
+			}
+			fallthrough
+		default:
+			for ri := range t.Records {
+				if w >= c.max {
+					break
+				}
+				var s string
+				if c.kind == kindStatus {
+					s = t.Records[ri].Status
+				} else {
+					s = t.Get(&t.Records[ri], c.field)
+				}
+				if vw := textWidth(cellLine(s)); vw > w {
+					w = vw
+				}
+			}
+		}
+		if c.max > 0 && w > c.max {
+			w = c.max
+		}
+		nat[i] = max(w, c.min)
+	}
+	return nat
+}
+
+// gutterWidth is the cursor / mark / problem marker cells left of the first column.
+const gutterWidth = 3
+
+// layout fits the columns into a width: natural widths where they fit, shrunk toward their
+// minimum (widest first) where they don't, low-priority columns hidden as a last resort. It
+// returns the width of each column, 0 for a hidden one. The flex column gets at least a
+// third of the line so a message stays readable at 80 columns.
+func layout(cols []column, natural []int, width int) []int {
+	ws := make([]int, len(cols))
+	hidden := make([]bool, len(cols))
+	for {
+		visible := 0
+		flex := -1
+		for i, c := range cols {
+			if hidden[i] {
+				ws[i] = 0
+				continue
+			}
+			visible++
+			if c.flex && flex < 0 {
+				flex = i
+			}
+			ws[i] = natural[i]
+		}
+		if visible == 0 {
+			return ws
+		}
+		avail := width - gutterWidth - (visible - 1)
+		if flex < 0 {
+			// No flex column: the last visible one takes the slack.
+			for i := len(cols) - 1; i >= 0; i-- {
+				if !hidden[i] {
+					flex = i
+					break
+				}
+			}
+		}
+		flexMin := max(cols[flex].min, avail/3)
+		used := 0
+		for i := range cols {
+			if !hidden[i] && i != flex {
+				used += ws[i]
+			}
+		}
+		for used+flexMin > avail {
+			// Shrink the column with the most room above its minimum.
+			best, slack := -1, 0
+			for i, c := range cols {
+				if hidden[i] || i == flex {
+					continue
+				}
+				if s := ws[i] - c.min; s > slack {
+					best, slack = i, s
+				}
+			}
+			if best < 0 {
+				break
+			}
+			ws[best]--
+			used--
+		}
+		if used+cols[flex].min <= avail {
+			ws[flex] = avail - used
+			return ws
+		}
+		// Still too wide: hide the next droppable column and start over.
+		drop, rank := -1, 0
+		for i, c := range cols {
+			if !hidden[i] && c.drop > 0 && (drop < 0 || c.drop < rank) {
+				drop, rank = i, c.drop
+			}
+		}
+		if drop < 0 {
+			ws[flex] = max(1, avail-used)
+			return ws
+		}
+		hidden[drop] = true
+	}
+}
+
+// itoa avoids fmt in the per-row path.
+func itoa(n int) string { return strconv.Itoa(n) }

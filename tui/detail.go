@@ -1,0 +1,261 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/model"
+)
+
+// detailField is one line item of the detail view: a column (or a derived fact) and its raw
+// value. The value is sanitised when rendered, and copied raw by `y`.
+type detailField struct {
+	label string
+	note  string // "hidden", "extra", ...
+	value string
+	block bool // shown below its label, wrapped (messages, payloads, long values)
+}
+
+// detail shows one whole record: every column (extras and hidden ones too, labelled), long
+// values wrapped, JSON payloads indented, problems listed. j/k move between fields (what `y`
+// copies), the page keys scroll.
+type detail struct {
+	c       *common
+	tab     string
+	rec     model.Record // a copy: a refresh replaces the table under us
+	title   string
+	fields  []detailField
+	focus   int
+	vp      viewport.Model
+	width   int
+	starts  []int // first content line of each field
+	ends    []int // last content line of each field
+	lines   []string
+	problem []string
+}
+
+func newDetail(c *common, t *model.Table, r *model.Record) *detail {
+	d := &detail{c: c, tab: t.Config.Name, rec: *r}
+	d.title = t.Config.Name + " · row " + itoa(r.Row)
+	d.problem = append([]string(nil), r.Problems...)
+	mapped := map[int]model.Field{}
+	for f, i := range t.Header.Index {
+		mapped[i] = f
+	}
+	if t.Config.Role == model.RoleDeadLetter {
+		d.fields = append(d.fields, detailField{label: "Key", note: r.KeyOrigin.String(), value: r.ID})
+	}
+	if t.Stale(r, c.now()) {
+		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), r.Time) + ", past the " + t.Config.StaleAfter.String() + " threshold (requeue it with `triage requeue-stale`)"})
+	}
+	for i := 0; i < len(r.Cells) || i < len(t.Header.Headers); i++ {
+		label := ""
+		if i < len(t.Header.Headers) {
+			label = t.Header.Headers[i]
+		}
+		if strings.TrimSpace(label) == "" {
+			label = "column " + colLetter(i)
+		}
+		var notes []string
+		f, isSchema := mapped[i]
+		if !isSchema {
+			notes = append(notes, "extra")
+		}
+		if i < len(t.Hidden) && t.Hidden[i] {
+			notes = append(notes, "hidden")
+		}
+		v := ""
+		if i < len(r.Cells) {
+			v = r.Cells[i]
+		}
+		block := strings.Contains(v, "\n")
+		switch f {
+		case model.FTimestamp, model.FClaimedAt, model.FReplayedAt, model.FUpdatedAt, model.FTriagedAt:
+			// Sheets hands dates over as serial numbers (days since 1899-12-30); show the time.
+			if tm, ok := model.ParseTime(v, t.Location); ok {
+				if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					notes = append(notes, "serial "+v)
+				}
+				v = tm.Format("2006-01-02 15:04:05 MST") + " (" + ago(c.now(), tm) + ")"
+			}
+		case model.FMessage, model.FError, model.FLastError:
+			block = block || v != ""
+		case model.FPayload:
+			if v != "" {
+				v, block = prettyJSON(v), true
+			}
+		}
+		d.fields = append(d.fields, detailField{label: label, note: strings.Join(notes, ", "), value: v, block: block})
+	}
+	d.vp = viewport.New()
+	// The viewport scrolls with the app's keys (rebindable), not its own defaults.
+	d.vp.KeyMap = viewport.KeyMap{
+		PageDown: c.keys.PageDown, PageUp: c.keys.PageUp,
+		HalfPageDown: c.keys.HalfDown, HalfPageUp: c.keys.HalfUp,
+	}
+	d.vp.MouseWheelEnabled = true
+	return d
+}
+
+// colLetter is a 0-based column index as a sheet letter (A, B, ..., AA).
+func colLetter(i int) string {
+	s := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		s = string(rune('A'+(i-1)%26)) + s
+	}
+	return s
+}
+
+// focused returns the field `y` copies.
+func (d *detail) focused() (detailField, bool) {
+	if d.focus < 0 || d.focus >= len(d.fields) {
+		return detailField{}, false
+	}
+	return d.fields[d.focus], true
+}
+
+// setSize lays the record out for a body of w x h.
+func (d *detail) setSize(w, h int) {
+	d.vp.SetWidth(w)
+	d.vp.SetHeight(max(1, h-1))
+	if w != d.width {
+		d.width = w
+		d.render()
+	}
+}
+
+// render builds the content lines (on size or focus change, never per frame).
+func (d *detail) render() {
+	st := d.c.styles
+	w := max(20, d.width)
+	labelW := 8
+	for _, f := range d.fields {
+		if !f.block {
+			labelW = max(labelW, textWidth(cellLine(f.label))+noteWidth(f.note))
+		}
+	}
+	labelW = min(labelW, w/3)
+	var lines []string
+	for _, p := range d.problem {
+		for _, l := range wrapText("! "+model.SanitizeLine(p), w-3) {
+			lines = append(lines, "  "+st.paint(st.Problem, l))
+		}
+	}
+	if len(d.problem) > 0 {
+		lines = append(lines, "")
+	}
+	d.starts = make([]int, len(d.fields))
+	d.ends = make([]int, len(d.fields))
+	for i, f := range d.fields {
+		d.starts[i] = len(lines)
+		focused := i == d.focus
+		marker := "  "
+		if focused && st.NoColor {
+			marker = "> "
+		}
+		label := cellLine(f.label)
+		if f.note != "" {
+			label += " (" + f.note + ")"
+		}
+		labelStyle := st.Label
+		if strings.Contains(f.note, "hidden") {
+			labelStyle = st.HiddenLabel
+		}
+		if focused {
+			labelStyle = st.Focus
+		}
+		if f.block {
+			lines = append(lines, marker+st.paint(labelStyle, truncate(label, w-2)))
+			body := wrapText(model.Sanitize(f.value), w-4)
+			if len(body) == 0 {
+				body = []string{st.paint(st.Muted, "(empty)")}
+			}
+			for _, l := range body {
+				lines = append(lines, "    "+l)
+			}
+		} else {
+			valW := max(8, w-labelW-4)
+			val := wrapText(model.Sanitize(f.value), valW)
+			if len(val) == 0 {
+				val = []string{""}
+			}
+			lines = append(lines, marker+st.paint(labelStyle, fit(label, labelW))+"  "+val[0])
+			for _, l := range val[1:] {
+				lines = append(lines, strings.Repeat(" ", labelW+4)+l)
+			}
+		}
+		d.ends[i] = len(lines) - 1
+	}
+	d.lines = lines
+	d.vp.SetContentLines(lines)
+}
+
+func noteWidth(n string) int {
+	if n == "" {
+		return 0
+	}
+	return len(n) + 3
+}
+
+// Update moves the focus or scrolls.
+func (d *detail) Update(msg tea.Msg) (*detail, tea.Cmd) {
+	k := d.c.keys
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(km, k.Down):
+			d.setFocus(d.focus + 1)
+			return d, nil
+		case key.Matches(km, k.Up):
+			d.setFocus(d.focus - 1)
+			return d, nil
+		case key.Matches(km, k.Top):
+			d.setFocus(0)
+			d.vp.GotoTop()
+			return d, nil
+		case key.Matches(km, k.Bottom):
+			d.setFocus(len(d.fields) - 1)
+			d.vp.GotoBottom()
+			return d, nil
+		}
+	}
+	var cmd tea.Cmd
+	d.vp, cmd = d.vp.Update(msg)
+	return d, cmd
+}
+
+// setFocus focuses a field and scrolls it into view.
+func (d *detail) setFocus(i int) {
+	if len(d.fields) == 0 {
+		return
+	}
+	i = max(0, min(len(d.fields)-1, i))
+	if i == d.focus {
+		return
+	}
+	d.focus = i
+	y := d.vp.YOffset()
+	d.render()
+	h := d.vp.Height()
+	start, end := d.starts[i], d.ends[i]
+	switch {
+	case start < y:
+		y = start
+	case end >= y+h:
+		y = min(start, end-h+1)
+	}
+	d.vp.SetYOffset(y)
+}
+
+// View is the title line and the scrolled content.
+func (d *detail) View() string {
+	st := d.c.styles
+	pos := ""
+	if total := len(d.lines); total > d.vp.Height() {
+		pos = " · " + itoa(int(d.vp.ScrollPercent()*100)) + "%"
+	}
+	title := fitStyled(st.paint(st.Section, " "+cellLine(d.title))+st.paint(st.Muted, pos), d.width)
+	return title + "\n" + d.vp.View()
+}

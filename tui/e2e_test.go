@@ -1,0 +1,146 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"google.golang.org/api/option"
+	sheetsapi "google.golang.org/api/sheets/v4"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/sheets/sheetstest"
+)
+
+// e2eWorkbook is the emulator's spreadsheet: an Inbox with a hidden ID column and a Status
+// dropdown, and the two other tabs.
+func e2eWorkbook() *sheetstest.Workbook {
+	rows := [][]any{{"Timestamp", "Name", "Email", "Message", "Status", "ID"}}
+	statuses := []string{"new", "read", "new", "", "done", "new", "spam", "new"}
+	for i, st := range statuses {
+		rows = append(rows, []any{
+			fmt.Sprintf("2025-05-%02dT09:00:00Z", 10+i),
+			fmt.Sprintf("Person %d", i),
+			fmt.Sprintf("p%d@example.com", i),
+			fmt.Sprintf("Message number %d", i),
+			st,
+			fmt.Sprintf("id-%d", i),
+		})
+	}
+	return &sheetstest.Workbook{
+		SpreadsheetID: "e2e-sheet",
+		Title:         "Acme Support",
+		Sheets: []*sheetstest.Sheet{
+			{Title: "Inbox", Hidden: []int{5}, Validations: map[string][]string{"E": {"new", "read", "replied", "done", "spam"}}, Rows: rows},
+			{Title: "failed_calls", Rows: [][]any{
+				{"timestamp", "source", "url", "payload", "error", "attempts", "method", "key", "status", "replayed_at"},
+				{"2025-05-31T10:00:00Z", "crm", "https://crm.example/api", `{"id":"k-1"}`, "503", "3", "POST", "k-1", "dead", ""},
+			}},
+			{Title: "Jobs", Rows: [][]any{
+				{"id", "type", "payload", "status", "claimedBy", "claimedAt", "lastError", "updatedAt", "attempts"},
+				{"job-1", "email", `{}`, "pending", "", "", "", "", "0"},
+			}},
+		},
+	}
+}
+
+// TestEndToEndSetStatusOverTheWire drives the real program against the real store talking
+// HTTP to the Sheets emulator: open, filter, mark three rows, set status, confirm, and the
+// emulator's cells hold the new values.
+func TestEndToEndSetStatusOverTheWire(t *testing.T) {
+	emu := sheetstest.New()
+	emu.AddWorkbook(e2eWorkbook())
+	srv := httptest.NewServer(emu)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	svc, err := sheetsapi.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tabs []model.TabConfig
+	for _, r := range model.Roles {
+		tabs = append(tabs, model.DefaultTabConfig(r))
+	}
+	store := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: "e2e-sheet", Tabs: tabs})
+
+	m := New(Options{Store: store, SpreadsheetID: "e2e-sheet"})
+	tm := teatest.NewTestModel(t, m,
+		teatest.WithInitialTermSize(80, 24),
+		teatest.WithProgramOptions(
+			tea.WithColorProfile(colorprofile.TrueColor),
+			tea.WithEnvironment([]string{"TERM=xterm-256color"}),
+		),
+	)
+	waitOut := func(what string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(what)) },
+			teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	}
+	waitOut("Acme Support")
+
+	// Filter to the new ones (newest first: id-7, id-5, id-3 (blank = new), id-2, id-0) and
+	// mark the first three.
+	tm.Type("/status:new")
+	tm.Send(press("enter"))
+	tm.Send(press("space"))
+	tm.Send(press("space"))
+	tm.Send(press("space"))
+	tm.Send(press("s"))
+	waitOut("Set status of 3 rows")
+	tm.Type("4") // done
+	waitOut("[y/N]")
+	tm.Type("y")
+	waitOut("3 set to done")
+
+	want := map[string]string{"id-0": "new", "id-1": "read", "id-2": "new", "id-3": "done", "id-4": "done", "id-5": "done", "id-6": "spam", "id-7": "done"}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := map[string]string{}
+		for _, row := range emu.Cells("e2e-sheet", "Inbox")[1:] {
+			got[model.CellString(row[5])] = model.CellString(row[4])
+		}
+		ok := true
+		for id, st := range want {
+			if got[id] != st {
+				ok = false
+			}
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("emulator statuses = %v, want %v", got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := emu.Count("values.batchUpdate"); n != 1 {
+		t.Errorf("three rows should be one write (one Apply → one batchUpdate), got %d batchUpdates", n)
+	}
+
+	// Undo puts them back, again over the wire.
+	tm.Send(press("u"))
+	waitOut("[y/N]")
+	tm.Type("y")
+	waitOut("undone: 3 rows restored")
+	cells := emu.Cells("e2e-sheet", "Inbox")
+	if got := model.CellString(cells[4][4]); got != "" {
+		t.Errorf("undo restores id-3's blank status, got %q", got)
+	}
+	if got := model.CellString(cells[6][4]); got != "new" {
+		t.Errorf("undo restores id-5's status, got %q", got)
+	}
+
+	tm.Send(press("q"))
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	if ts := fm.activeTab(); ts == nil || ts.filter.query != "status:new" || len(ts.visible) != 5 {
+		t.Errorf("final model: filter %q with %d rows", ts.filter.query, len(ts.visible))
+	}
+}

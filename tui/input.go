@@ -1,0 +1,113 @@
+package tui
+
+import (
+	"unicode"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/triage-dev/triage/model"
+)
+
+// lineInput is the filter prompt's one-line editor. bubbles/textinput would do, but it pulls a
+// system-clipboard module into the build for a feature (ctrl+v from the OS clipboard) that
+// can't work over SSH anyway; terminal paste arrives as tea.PasteMsg and is handled here.
+// It draws no cursor itself: the root View places the terminal's real cursor.
+type lineInput struct {
+	value []rune
+	pos   int // cursor, in runes
+}
+
+func (in *lineInput) Value() string { return string(in.value) }
+
+// SetValue replaces the text and puts the cursor at the end.
+func (in *lineInput) SetValue(s string) {
+	in.value = []rune(s)
+	in.pos = len(in.value)
+}
+
+// insert adds text at the cursor. Control and format characters (bidi overrides among them)
+// are dropped: the value is a query, and it is drawn on the terminal.
+func (in *lineInput) insert(s string) {
+	var add []rune
+	for _, r := range s {
+		if r == '\n' || r == '\t' {
+			r = ' '
+		}
+		if unicode.IsControl(r) || (unicode.Is(unicode.Cf, r) && r != 0x200d) {
+			continue
+		}
+		add = append(add, r)
+	}
+	if len(add) == 0 {
+		return
+	}
+	v := make([]rune, 0, len(in.value)+len(add))
+	v = append(v, in.value[:in.pos]...)
+	v = append(v, add...)
+	v = append(v, in.value[in.pos:]...)
+	in.value = v
+	in.pos += len(add)
+}
+
+// Update edits the line (emacs-style keys, as readline and most prompts have them).
+func (in *lineInput) Update(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case tea.PasteMsg:
+		in.insert(msg.Content)
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "backspace", "ctrl+h":
+			if in.pos > 0 {
+				in.value = append(in.value[:in.pos-1], in.value[in.pos:]...)
+				in.pos--
+			}
+		case "delete", "ctrl+d":
+			if in.pos < len(in.value) {
+				in.value = append(in.value[:in.pos], in.value[in.pos+1:]...)
+			}
+		case "left", "ctrl+b":
+			in.pos = max(0, in.pos-1)
+		case "right", "ctrl+f":
+			in.pos = min(len(in.value), in.pos+1)
+		case "home", "ctrl+a":
+			in.pos = 0
+		case "end", "ctrl+e":
+			in.pos = len(in.value)
+		case "ctrl+u":
+			in.value = append([]rune(nil), in.value[in.pos:]...)
+			in.pos = 0
+		case "ctrl+k":
+			in.value = in.value[:in.pos]
+		case "ctrl+w", "alt+backspace":
+			i := in.pos
+			for i > 0 && in.value[i-1] == ' ' {
+				i--
+			}
+			for i > 0 && in.value[i-1] != ' ' {
+				i--
+			}
+			in.value = append(in.value[:i], in.value[in.pos:]...)
+			in.pos = i
+		default:
+			if msg.Text != "" && msg.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
+				in.insert(msg.Text)
+			}
+		}
+	}
+}
+
+// View renders the line scrolled so the cursor is visible within w cells, and the cursor's
+// column in it.
+func (in *lineInput) View(w int) (string, int) {
+	before := string(in.value[:in.pos])
+	after := string(in.value[in.pos:])
+	bw := ansi.StringWidth(before)
+	if bw >= w {
+		// Keep the tail before the cursor on screen.
+		before = ansi.TruncateLeft(before, bw-w+1, "…")
+		bw = ansi.StringWidth(before)
+	}
+	// Sanitising is a no-op for what insert lets in; it is here so the prompt is safe even if
+	// that ever changes.
+	return model.SanitizeLine(truncate(before+after, w)), bw
+}

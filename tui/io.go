@@ -1,0 +1,100 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/model"
+)
+
+// Every call to the Store happens in a tea.Cmd built here (invariant 10: Update and View
+// never block). Results come back as typed messages that say which request they answer.
+
+// loadTimeout bounds one load, retries included (the store retries 429/5xx itself).
+const loadTimeout = 2 * time.Minute
+
+// writeTimeout bounds one write.
+const writeTimeout = time.Minute
+
+// loadedMsg is the result of a load: the workbook and its per-tab derived data, or an error.
+type loadedMsg struct {
+	// seq identifies the load; a result whose seq isn't the latest is stale and dropped.
+	seq  int
+	wb   *model.Workbook
+	tabs []*tabData // parallel to wb.Tabs
+	err  error
+}
+
+// loadCmd loads the workbook and prepares every tab (sorting, widths), all off the UI
+// goroutine.
+func loadCmd(ctx context.Context, store Store, seq int) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+		defer cancel()
+		wb, err := store.Load(ctx)
+		if err != nil {
+			return loadedMsg{seq: seq, err: err}
+		}
+		if wb == nil {
+			wb = &model.Workbook{}
+		}
+		tabs := make([]*tabData, len(wb.Tabs))
+		for i, t := range wb.Tabs {
+			tabs[i] = prepare(t)
+		}
+		return loadedMsg{seq: seq, wb: wb, tabs: tabs}
+	}
+}
+
+// writeKind says what a write was for, which decides its toast and whether it can be undone.
+type writeKind int
+
+const (
+	writeSetStatus writeKind = iota
+	writeClearError
+	writeUndo
+)
+
+// writeOp is one batch of edits to one tab: what the user asked for, in one Store.Apply.
+type writeOp struct {
+	kind   writeKind
+	tab    string
+	edits  []model.Edit
+	status string // the new status, for toasts
+	// undoes is the undo-stack entry an undo write reverts: popped when the write is sent,
+	// pushed back if it fails.
+	undoes *writeOp
+}
+
+// appliedMsg is the result of a write.
+type appliedMsg struct {
+	op  writeOp
+	res model.ApplyResult
+	err error
+}
+
+// applyCmd sends a write: one Store.Apply for all of its edits.
+func applyCmd(ctx context.Context, store Store, op writeOp) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+		defer cancel()
+		res, err := store.Apply(ctx, op.edits)
+		return appliedMsg{op: op, res: res, err: err}
+	}
+}
+
+// refreshTickMsg fires every Options.Refresh.
+type refreshTickMsg struct{}
+
+func refreshTick(d time.Duration) tea.Cmd {
+	return tea.Tick(d, func(time.Time) tea.Msg { return refreshTickMsg{} })
+}
+
+// clockMsg fires once a second so "refreshed 12s ago" and ages stay true. The renderer only
+// sends the cells that changed, so this costs a few bytes per second.
+type clockMsg struct{}
+
+func clockTick() tea.Cmd {
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return clockMsg{} })
+}

@@ -1,0 +1,330 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/triage-dev/triage/model"
+)
+
+// headerHeight is the title line plus the tab bar.
+const headerHeight = 2
+
+// View draws the screen. It is the only place terminal modes are set (alt screen, window
+// title, the cursor for the filter prompt). The mouse stays off: with it on, tmux and
+// terminals stop letting the user select text, and wheel scrolling still arrives as arrow keys
+// in the alternate screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "triage"
+	if m.title != "" {
+		v.WindowTitle = "triage · " + truncate(cellLine(m.title), 60)
+	}
+	if m.filtering && m.usable() && !m.showHelp && m.dialog == nil {
+		_, x := m.input.View(m.inputWidth())
+		v.Cursor = tea.NewCursor(filterPromptWidth+x, m.c.height-1)
+		v.Cursor.Shape = tea.CursorBar
+		v.Cursor.Blink = false
+	}
+	return v
+}
+
+// usable reports whether the normal layout is drawn (data loaded, terminal big enough).
+func (m *Model) usable() bool {
+	return m.hasData && m.c.width >= minWidth && m.c.height >= minHeight
+}
+
+func (m *Model) render() string {
+	w, h := m.c.width, m.c.height
+	if w < minWidth || h < minHeight {
+		msg := fmt.Sprintf("terminal too small (need %dx%d, have %dx%d)", minWidth, minHeight, w, h)
+		return strings.Join(wrapText(msg, max(1, w)), "\n") + "\n" + truncate("q quits", max(1, w))
+	}
+	if !m.hasData {
+		return m.renderStart(w, h)
+	}
+	if m.showHelp {
+		lines := m.fullHelpLines(w, h-1)
+		lines = append(lines, m.shortHelpLine(w))
+		return strings.Join(lines, "\n")
+	}
+	lines := make([]string, 0, h)
+	lines = append(lines, m.headerLines(w)...)
+	body := m.bodyLines(w, m.bodyH)
+	if m.dialog != nil {
+		reset := ansi.ResetStyle
+		if m.c.styles.NoColor {
+			reset = ""
+		}
+		body = overlay(body, m.dialog.View(), w, reset)
+	}
+	lines = append(lines, body...)
+	lines = append(lines, m.footerLines(w)...)
+	return strings.Join(lines, "\n")
+}
+
+// renderStart is the screen before the first successful load: loading, or the error with
+// what to do about it.
+func (m *Model) renderStart(w, h int) string {
+	st := m.c.styles
+	name := m.opts.SpreadsheetID
+	if name == "" {
+		name = "the spreadsheet"
+	}
+	lines := []string{fitStyled(st.paint(st.Title, " triage")+st.paint(st.Muted, " · "+truncate(cellLine(name), w-12)), w), ""}
+	if m.loading || m.loadErr == nil {
+		lines = append(lines, "  "+m.spinnerView()+" loading "+truncate(cellLine(name), w-14)+"…")
+	} else {
+		lines = append(lines, "  "+st.paint(st.ConnErr, "Couldn't load the spreadsheet:"), "")
+		for _, l := range wrapText(model.Sanitize(m.loadErr.Error()), w-4) {
+			lines = append(lines, "  "+l)
+		}
+		lines = append(lines, "", "  "+st.paint(st.Bold, "r")+" retry · "+st.paint(st.Bold, "q")+" quit")
+	}
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) spinnerView() string {
+	// The spinner's View styles its frame with its own style; draw the bare frame in ours.
+	return m.c.styles.paint(m.c.styles.ConnBusy, ansi.Strip(m.spinner.View()))
+}
+
+// headerLines: title, banner, mode and connection state; then the tab bar.
+func (m *Model) headerLines(w int) []string {
+	st := m.c.styles
+	title := m.title
+	if title == "" {
+		title = m.opts.SpreadsheetID
+	}
+	left := st.paint(st.Title, " triage") + st.paint(st.Muted, " · ") + st.paint(st.Bold, truncate(cellLine(title), max(8, w/2-10)))
+	if m.c.banner != "" {
+		b := truncate(cellLine(m.c.banner), 20)
+		if st.NoColor {
+			b = "[" + b + "]"
+		}
+		left += " " + st.paint(st.Banner, b)
+	}
+	var right []string
+	if m.c.readOnly {
+		right = append(right, st.paint(st.ReadOnly, "RO"))
+	} else {
+		right = append(right, st.paint(st.ReadWrite, "RW"))
+	}
+	switch {
+	case m.writing:
+		n := 0
+		if m.inflight != nil {
+			n = len(m.inflight.edits)
+		}
+		right = append(right, m.spinnerView()+" saving "+itoa(n)+" "+plural(n, "row", "rows"))
+	case m.loading:
+		right = append(right, m.spinnerView()+" refreshing")
+	case m.loadErr != nil:
+		right = append(right, st.paint(st.ConnErr, "✗ error"))
+	default:
+		right = append(right, st.paint(st.ConnOK, "● ok"))
+	}
+	right = append(right, st.paint(st.Muted, "refreshed "+ago(m.c.now(), m.loadedAt)))
+	r := strings.Join(right, st.paint(st.Muted, " · ")) + " "
+	return []string{spread(left, r, w), m.tabBar(w)}
+}
+
+// spread puts left and right on one line of w cells, cutting left (keeping a space between)
+// if they collide.
+func spread(left, right string, w int) string {
+	rw := ansi.StringWidth(right)
+	if rw >= w-1 {
+		return fitStyled(right, w)
+	}
+	if ansi.StringWidth(left) >= w-rw {
+		return fitStyled(left, w-rw-1) + " " + right
+	}
+	return fitStyled(left, w-rw) + right
+}
+
+// tabBar lists the tabs with their counts, most detailed first, less detail until it fits
+// (80 columns show the active tab's counts and the first count of the others).
+func (m *Model) tabBar(w int) string {
+	return m.tabLine.get(fmt.Sprint(w, m.active, m.tabsGen), func() string { return m.renderTabBar(w) })
+}
+
+func (m *Model) renderTabBar(w int) string {
+	st := m.c.styles
+	type level struct{ active, others int } // counts shown: -1 none, 0 all, n first n
+	levels := []level{{0, 0}, {0, 1}, {2, 1}, {1, 1}, {1, -1}, {-1, -1}}
+	var out string
+	for _, lv := range levels {
+		var parts []string
+		for i, ts := range m.tabs {
+			limit := lv.others
+			if i == m.active {
+				limit = lv.active
+			}
+			label := itoa(i+1) + " " + cellLine(ts.name())
+			if ts.data == nil {
+				label += " !"
+			} else if limit >= 0 {
+				if c := statusCountsLine(ts.data.table, ts.data.counts, limit); c != "" {
+					label += " " + c
+				} else {
+					label += " empty"
+				}
+			}
+			switch {
+			case i == m.active && st.NoColor:
+				label = "[" + label + "]"
+			case i == m.active:
+				label = st.TabActive.Render(" " + label + " ")
+			case ts.data == nil:
+				label = " " + st.TabBroken.Render(label) + " "
+			case st.NoColor:
+				label = " " + label + " "
+			default:
+				label = " " + st.TabInactive.Render(label) + " "
+			}
+			parts = append(parts, label)
+		}
+		out = " " + strings.Join(parts, st.paint(st.Muted, "│"))
+		if ansi.StringWidth(out) <= w {
+			break
+		}
+	}
+	return fitStyled(out, w)
+}
+
+// bodyLines is the main area: the detail view, a broken tab's error, or the table with its
+// optional preview.
+func (m *Model) bodyLines(w, h int) []string {
+	st := m.c.styles
+	if m.detail != nil {
+		return padLines(strings.Split(m.detail.View(), "\n"), w, h)
+	}
+	ts := m.activeTab()
+	if ts == nil {
+		return padLines([]string{"", st.paint(st.Muted, "  No tabs: the spreadsheet has none of the configured tabs. Run `triage init` to create them.")}, w, h)
+	}
+	if ts.data == nil {
+		lines := []string{"", "  " + st.paint(st.ConnErr, "This tab can't be used:"), ""}
+		for _, l := range wrapText(model.Sanitize(ts.err.Error()), w-4) {
+			lines = append(lines, "  "+l)
+		}
+		return padLines(lines, w, h)
+	}
+	if !m.showPreview {
+		return ts.tableLines(m.c, w, h)
+	}
+	table := ts.tableLines(m.c, m.tableW, m.tableH+1)
+	if m.previewRight {
+		prev := m.previewLines(ts, m.previewW-2, m.previewH-1)
+		sep := st.paint(st.PaneBorder, "│")
+		head := st.paint(st.PaneBorder, fit(" preview", m.previewW))
+		out := make([]string, h)
+		for i := 0; i < h; i++ {
+			right := head
+			if i > 0 {
+				right = " " + prev[i-1] + " "
+			}
+			left := strings.Repeat(" ", m.tableW)
+			if i < len(table) {
+				left = table[i]
+			}
+			out[i] = left + sep + right
+		}
+		return out
+	}
+	out := append([]string(nil), table...)
+	out = append(out, st.paint(st.PaneBorder, "── preview "+strings.Repeat("─", max(0, w-11))))
+	for _, l := range m.previewLines(ts, m.previewW-2, m.previewH) {
+		out = append(out, " "+l+" ")
+	}
+	return padLines(out, w, h)
+}
+
+// filterPromptWidth is the width of the "/ " before the filter text.
+const filterPromptWidth = 3
+
+func (m *Model) inputWidth() int { return max(1, m.c.width-filterPromptWidth-1) }
+
+// footerHeight is the toast lines, the status bar and the help (or filter prompt) line.
+func (m *Model) footerHeight() int {
+	return len(m.toasts.lines(m.c, m.c.width)) + 2
+}
+
+// footerLines: toasts, the status bar (position, filter, marks, hints), then the filter
+// prompt while typing, else the key hints.
+func (m *Model) footerLines(w int) []string {
+	st := m.c.styles
+	lines := m.toasts.lines(m.c, w)
+	lines = append(lines, m.statusBar(w))
+	if m.filtering {
+		text, _ := m.input.View(m.inputWidth())
+		if text == "" {
+			text = st.paint(st.Muted, "status:new  !spam  source:crm  free text")
+		}
+		lines = append(lines, fitStyled(" "+st.paint(st.FilterPrompt, "/")+" "+text, w))
+	} else {
+		lines = append(lines, m.shortHelpLine(w))
+	}
+	return lines
+}
+
+// statusBar is the line above the help: where the cursor is, the filter, the marks, and
+// hints about the sheet (missing tabs).
+func (m *Model) statusBar(w int) string {
+	st := m.c.styles
+	var left []string
+	if ts := m.activeTab(); ts != nil && ts.data != nil {
+		total := len(ts.data.table.Records)
+		pos := "0/0"
+		if len(ts.visible) > 0 {
+			pos = itoa(ts.cursor+1) + "/" + itoa(len(ts.visible))
+		}
+		if len(ts.visible) != total {
+			pos += " of " + itoa(total)
+		}
+		left = append(left, pos)
+		if q := strings.TrimSpace(ts.filter.query); q != "" && !m.filtering {
+			left = append(left, "filter "+st.paint(st.FilterPrompt, truncate(cellLine(q), 30)))
+		}
+		if ts.nMarked > 0 {
+			mk := itoa(ts.nMarked) + " marked"
+			if hidden := ts.hiddenMarks(); hidden > 0 {
+				mk += " (" + itoa(hidden) + " hidden by filter)"
+			}
+			left = append(left, st.paint(st.MarkGlyph, mk))
+		}
+	} else if ts != nil {
+		left = append(left, st.paint(st.TabBroken, "tab can't be used: see above"))
+	}
+	l := " " + strings.Join(left, st.paint(st.Muted, " · "))
+	hint := m.missingHint()
+	if hint == "" {
+		return fitStyled(l, w)
+	}
+	room := w - ansi.StringWidth(l) - 2
+	if room < 12 {
+		return fitStyled(l, w)
+	}
+	return spread(l, st.paint(st.Hint, truncate(hint, room))+" ", w)
+}
+
+// missingHint says which configured tabs the sheet lacks and how to add them.
+func (m *Model) missingHint() string {
+	switch len(m.missing) {
+	case 0:
+		return ""
+	case 1:
+		return "`" + cellLine(m.missing[0].Name) + "` tab not found: run `triage init` to create it"
+	}
+	names := make([]string, len(m.missing))
+	for i, t := range m.missing {
+		names[i] = "`" + cellLine(t.Name) + "`"
+	}
+	return "tabs " + strings.Join(names, ", ") + " not found: run `triage init` to create them"
+}
