@@ -127,7 +127,12 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 		}
 	case isNetworkError(err):
 		e.Kind = ErrUnreachable
-		e.Msg = fmt.Sprintf("can't reach the Sheets API at %s: %v; check the network / proxy (HTTPS_PROXY)", c.endpoint, err)
+		cause := err
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			cause = uerr.Err // the request URL is noise here; the endpoint is named already
+		}
+		e.Msg = fmt.Sprintf("can't reach the Sheets API at %s after %d attempts: %v; check the network / proxy (HTTPS_PROXY)", c.endpoint, attempts, cause)
 	default:
 		e.Msg = err.Error()
 	}
