@@ -18,7 +18,7 @@ var demoJSON []byte
 const demoBase = 46356.0
 
 // demoTimeHeaders are the columns whose serial numbers are shifted.
-var demoTimeHeaders = map[string]bool{"timestamp": true, "claimedat": true, "updatedat": true}
+var demoTimeHeaders = map[string]bool{"timestamp": true, "claimedat": true, "updatedat": true, "replayed_at": true}
 
 // demoWorkbook returns the embedded demo workbook with its dates moved to now.
 func demoWorkbook(now time.Time) (*sheetstest.Workbook, error) {

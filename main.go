@@ -63,7 +63,9 @@ Usage:
   triage set-status --tab NAME --status S ID...
   triage clear-error --tab NAME ID...
   triage requeue-stale [--tab NAME] [--older-than 30m] [--dry-run]
+  triage replay [--tab NAME] [--source S] [--all | ID...] [--dry-run] [--concurrency N] [--json] [--force]
   triage init                                                 create missing tabs/header cells; never deletes
+  triage auth login [--oauth-client FILE] [--port N] [--no-browser] | status | logout
   triage config check                                         validate the config, every problem with its line
 
 Global flags (flags beat environment, environment beats the config file):
@@ -128,13 +130,17 @@ func dispatch(ctx context.Context, args []string, e *env) error {
 		return cmdRequeueStale(ctx, g, rest, e)
 	case "init":
 		return cmdInit(ctx, g, rest, e)
+	case "replay":
+		return cmdReplay(ctx, g, rest, e)
+	case "auth":
+		return cmdAuth(ctx, g, rest, e)
 	case "config":
 		return cmdConfig(ctx, g, rest, e)
 	case "help":
 		fmt.Fprint(e.stdout, usageText)
 		return nil
 	}
-	return usageErr("unknown command %q (commands: demo, emulator, list, set-status, clear-error, requeue-stale, init, config check; see triage --help)", cmd)
+	return usageErr("unknown command %q (commands: demo, emulator, list, set-status, clear-error, requeue-stale, replay, init, auth, config check; see triage --help)", cmd)
 }
 
 func newFlagSet(name string, e *env) *flag.FlagSet {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -28,10 +29,15 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 	if err != nil {
 		return err
 	}
+	sources, err := buildSources(s.cfg)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
 	if _, err := loadWorkbook(ctx, st); err != nil {
 		return err
 	}
-	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval()})
+	rp := &replayAdapter{client: newReplayClient(sources, e.getenv), store: st, sources: sources, now: time.Now, concurrency: 4}
+	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval(), Replayer: rp})
 }
 
 // cmdDemo opens the TUI on the embedded demo workbook, served by an in-process emulator.
@@ -40,35 +46,49 @@ func cmdDemo(ctx context.Context, g *globals, args []string, e *env) error {
 	if _, err := parseCmd(fs, g, args); err != nil {
 		return err
 	}
-	st, _, stop, err := startDemo(ctx, g.readonly)
+	st, _, rp, stop, err := startDemoReplay(ctx, g.readonly, e.getenv)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	return runTUI(ctx, e, &config.Config{}, tui.Options{Store: st, SpreadsheetID: "demo", Refresh: 60 * time.Second,
-		Banner: "demo: an in-memory workbook; nothing leaves this machine"})
+		Banner: "demo: an in-memory workbook; nothing leaves this machine", Replayer: rp})
 }
 
 // startDemo serves the demo workbook on a loopback port and returns a store on it, and the
 // emulator behind it (tests look at its cells).
 func startDemo(ctx context.Context, readonly bool) (*sheets.Store, *sheetstest.Emulator, func(), error) {
+	st, emu, _, stop, err := startDemoReplay(ctx, readonly, os.Getenv)
+	return st, emu, stop, err
+}
+
+// startDemoReplay is startDemo with the demo's replay receivers running and the TUI's
+// replayer; secrets (DEMO_BILLING_TOKEN) are read through getenv.
+func startDemoReplay(ctx context.Context, readonly bool, getenv func(string) string) (*sheets.Store, *sheetstest.Emulator, tui.Replayer, func(), error) {
 	wb, err := demoWorkbook(time.Now())
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	emu := sheetstest.New()
+	sources, bodyKeys, stopReceivers, err := startDemoReceivers(ctx, emu, wb)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
 	emu.AddWorkbook(wb)
 	url, stop, err := sheetstest.Serve(ctx, "127.0.0.1:0", emu)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("demo: start the local Sheets emulator: %w", err)
+		stopReceivers()
+		return nil, nil, nil, nil, fmt.Errorf("demo: start the local Sheets emulator: %w", err)
 	}
 	svc, _, err := sheets.Connect(ctx, sheets.AuthOptions{Endpoint: url})
 	if err != nil {
-		stop()
-		return nil, nil, nil, err
+		_ = stop()
+		stopReceivers()
+		return nil, nil, nil, nil, err
 	}
-	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: demoTabs(), ReadOnly: readonly, Actor: "demo@localhost"})
-	return st, emu, func() { _ = stop() }, nil
+	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: withBodyKeyFields(demoTabs(), bodyKeys), ReadOnly: readonly, Actor: "demo@localhost"})
+	rp := &replayAdapter{client: newReplayClient(sources, getenv), store: st, sources: sources, now: time.Now, concurrency: 4}
+	return st, emu, rp, func() { _ = stop(); stopReceivers() }, nil
 }
 
 func demoTabs() []model.TabConfig {

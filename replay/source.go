@@ -164,6 +164,10 @@ func (s *Source) Validate() error {
 // env variable is set is read from the process environment.
 func Redact(src *Source) []string { return redact(src, os.Getenv) }
 
+// Redact is like the package-level Redact but reads the environment through the client's
+// Getenv, as its sends do, so a preview says "(set)" exactly when a send would find the secret.
+func (c *Client) Redact(src *Source) []string { return redact(src, c.getenv) }
+
 func redact(src *Source, getenv func(string) string) []string {
 	if src == nil {
 		return nil

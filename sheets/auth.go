@@ -257,7 +257,7 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 		}
 		cfg := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Scopes: scopes,
 			Endpoint: oauth2.Endpoint{AuthURL: google.Endpoint.AuthURL, TokenURL: tokenURI, AuthStyle: oauth2.AuthStyleInParams}}
-		ts = cfg.TokenSource(tokCtx, c.Token)
+		ts = SavingTokenSource(a.TokenCacheFile, c.Token, cfg.TokenSource(tokCtx, c.Token))
 		id = Identity{Kind: KindCachedLogin, Email: c.Email, Source: a.TokenCacheFile}
 	default:
 		creds, err := google.FindDefaultCredentials(tokCtx, scopes...)

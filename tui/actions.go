@@ -27,6 +27,8 @@ func (m *Model) canWrite() string {
 		return readOnlyNote
 	case m.writing:
 		return "a write is still in progress; try again when it finishes"
+	case m.running():
+		return "a replay is running; try again when it ends"
 	}
 	return ""
 }
@@ -114,6 +116,7 @@ func (m *Model) onAction(a action) tea.Cmd {
 		return nil
 	case closeAction:
 		m.dialog = nil
+		m.pendingReplay = nil
 		return nil
 	case pickStatusAction:
 		m.dialog = nil
@@ -121,6 +124,15 @@ func (m *Model) onAction(a action) tea.Cmd {
 	case confirmAction:
 		m.dialog = nil
 		return m.runWrite(a.op)
+	case replayStartAction:
+		m.dialog = nil
+		return m.startRun(a.seq)
+	case quitAction:
+		m.dialog = nil
+		if !m.running() {
+			return m.quit()
+		}
+		return m.cancelAndQuit()
 	}
 	return nil
 }
@@ -300,6 +312,7 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 		}
 		m.dataGen++
 		m.tabsGen++
+		ts.recountStale(m.c.now())
 		idx := ts.cursor
 		_, cur := ts.current()
 		ts.refilter()
@@ -333,6 +346,10 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 			parts = append(parts, fmt.Sprintf("%d %s cleared, back to %s", n, plural(n, "error", "errors"), op.status))
 		case writeUndo:
 			parts = append(parts, fmt.Sprintf("undone: %d %s restored", n, plural(n, "row", "rows")))
+		case writeDiscard:
+			parts = append(parts, fmt.Sprintf("%d discarded", n))
+		case writeRequeue:
+			parts = append(parts, fmt.Sprintf("%d stale %s requeued, back to pending", n, plural(n, "claim", "claims")))
 		}
 	}
 	if n := len(res.Conflicts); n > 0 {
@@ -377,10 +394,16 @@ func inverseAll(edits []model.Edit) []model.Edit {
 func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
 	t := ts.data.table
 	r := &t.Records[ri]
+	cloned := false
 	for f, v := range set {
 		col := t.Header.Col(f)
 		if col < 0 {
 			continue
+		}
+		if !cloned {
+			// Copy on write: a replay run may hold a snapshot sharing this slice.
+			r.Cells = append(make([]string, 0, max(len(r.Cells), col+1)), r.Cells...)
+			cloned = true
 		}
 		for len(r.Cells) <= col {
 			r.Cells = append(r.Cells, "")
@@ -400,37 +423,61 @@ func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
 	}
 }
 
-// copyID copies the cursor row's ID through OSC 52 (works over SSH and in tmux with
-// set-clipboard on).
-func (m *Model) copyID() tea.Cmd {
-	ts := m.activeTab()
-	if ts == nil || ts.data == nil {
-		return nil
+// startDiscard drops dead letters an operator decided not to replay (status → discarded):
+// the cursor row (or the detail's record) at once, marked rows after a confirm. u undoes it.
+func (m *Model) startDiscard(inDetail bool) tea.Cmd {
+	if why := m.canWrite(); why != "" {
+		return m.toast(toastInfo, "%s", why)
 	}
-	r, _ := ts.current()
-	if r == nil {
-		return nil
+	ts, p, ok := m.collectTargets(inDetail)
+	if !ok {
+		return m.toast(toastInfo, "no row to discard")
 	}
-	if r.ID == "" {
-		return m.toast(toastInfo, "this row has no ID to copy")
+	t := ts.data.table
+	if t.Config.Role != model.RoleDeadLetter {
+		return m.toast(toastInfo, "discard is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
-	return tea.Batch(tea.SetClipboard(r.ID), m.toast(toastInfo, "copied ID %s", shortID(r.ID)))
-}
-
-// replayHint answers R. Replaying from inside the TUI needs the replay runner, which Options
-// doesn't carry yet; until it does, say exactly which command does it for these rows.
-func (m *Model) replayHint(ts *tabState) tea.Cmd {
-	if ts.cfg.Role != model.RoleDeadLetter {
-		return m.toast(toastInfo, "R replays dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
+	var edits []model.Edit
+	already, delivered := 0, 0
+	for _, id := range p.ids {
+		r := &t.Records[ts.data.byID[id]]
+		switch r.Status {
+		case model.StatusDiscarded:
+			already++
+			continue
+		case model.StatusDelivered:
+			delivered++
+			continue
+		}
+		edits = append(edits, model.SetStatus(t, r, model.StatusDiscarded))
 	}
-	_, p, ok := m.collectTargets(false)
-	if !ok || len(p.ids) == 0 {
-		return m.toast(toastInfo, "no row to replay")
+	var cmds []tea.Cmd
+	if p.noID > 0 {
+		cmds = append(cmds, m.toast(toastError, "%s", noIDNote(p.noID)))
 	}
-	ids := p.ids
-	more := ""
-	if len(ids) > 3 {
-		ids, more = ids[:3], " …"
+	if n := already + delivered; n > 0 && len(edits) > 0 {
+		cmds = append(cmds, m.toast(toastInfo, "%d skipped: already discarded or delivered", n))
 	}
-	return m.toast(toastInfo, "replay isn't in the TUI yet; run: triage replay --tab %s %s%s", ts.name(), strings.Join(ids, " "), more)
+	if len(edits) == 0 {
+		switch {
+		case delivered > 0:
+			cmds = append(cmds, m.toast(toastInfo, "delivered rows aren't discarded: there is nothing left to drop"))
+		case already > 0:
+			cmds = append(cmds, m.toast(toastInfo, "already discarded"))
+		}
+		return tea.Batch(cmds...)
+	}
+	op := writeOp{kind: writeDiscard, tab: t.Config.Name, edits: edits, status: model.StatusDiscarded}
+	if len(edits) == 1 {
+		return tea.Batch(append(cmds, m.runWrite(op))...)
+	}
+	notes := []string{"They are never replayed (u undoes this). (rows respect the current filter)"}
+	if p.hidden > 0 {
+		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, plural(p.hidden, "row", "rows"), plural(p.hidden, "is", "are")))
+	}
+	if n := already + delivered; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d already discarded or delivered: left alone.", n))
+	}
+	m.dialog = newConfirm(m.c, fmt.Sprintf("Discard %d dead letters?", len(edits)), notes, op)
+	return tea.Batch(cmds...)
 }

@@ -10,6 +10,13 @@
 // Rows are shown newest first in the inbox and dead-letter tabs (by timestamp, stable) and in
 // sheet order in the queue tab. Each tab keeps its own cursor, filter and marks; bulk actions
 // apply to the marked rows the current filter shows, else to the cursor row.
+//
+// Dead letters are replayed through Options.Replayer (replay.go: confirm with a dry run,
+// progress, cancel, report, the halt banner) and discarded with D; the queue's stale claims
+// are requeued with Q (queue.go). y and o copy through OSC 52, wrapped for tmux and GNU
+// screen (clipboard.go). The environment (tea.EnvMsg) and the color profile decide how plain
+// the screen is: NO_COLOR or a profile without colors draws markers instead of colors,
+// TERM=dumb also draws ASCII.
 package tui
 
 import (
@@ -22,6 +29,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -49,6 +57,13 @@ type Options struct {
 	Now func() time.Time
 	// Banner is an optional one-line note shown in the header (e.g. "demo").
 	Banner string
+	// Replayer replays dead letters from the TUI (R, A). Nil: those keys say which
+	// `triage replay` command would do it.
+	Replayer Replayer
+	// Mouse turns on mouse reporting, for wheel scrolling in terminals that don't turn the
+	// wheel into arrow keys. Off by default: with it on, selecting text needs shift. Nothing
+	// needs the mouse either way.
+	Mouse bool
 }
 
 // Minimum usable terminal size; below it the UI says so instead of drawing a broken layout.
@@ -95,6 +110,23 @@ type Model struct {
 	undo        []writeOp
 	spinner     spinner.Model
 
+	// The spreadsheet's ID as loaded (for sheet links), else Options.SpreadsheetID.
+	spreadsheetID string
+
+	// Replay (replay.go): the plan awaiting confirmation, the run (in progress, or finished
+	// and shown until closed), and the halt banner, which stays until dismissed.
+	planSeq       int
+	planning      bool
+	pendingReplay *replayPlannedMsg
+	runSeq        int
+	run           *replayRun
+	showRun       bool
+	runListH      int
+	halt          *ReplayHalt
+	quitAfterRun  bool
+	runReload     bool      // the load in flight is the reload after a run: say when it lands
+	staleTick     time.Time // when the queue tabs' stale counts were last recomputed
+
 	// Memoised lines that rarely change but cost lipgloss renders each frame; keyed by
 	// everything they depend on.
 	helpLine, tabLine memo
@@ -130,7 +162,7 @@ func New(opts Options) *Model {
 	}
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
-	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, brokenOK: map[string]bool{}}
+	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, brokenOK: map[string]bool{}, spreadsheetID: opts.SpreadsheetID}
 	m.spinner = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.loading = true
 	m.loadSeq = 1
@@ -176,31 +208,60 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case tea.BackgroundColorMsg:
 		m.c.setBackground(msg.IsDark())
-		m.helpLine, m.tabLine = memo{}, memo{}
-		m.preview = previewCache{}
-		if m.detail != nil {
-			m.detail.render()
+		m.restyled()
+		return nil
+	case tea.EnvMsg:
+		// The terminal's environment (over SSH, the client's): TERM=dumb draws plain ASCII,
+		// NO_COLOR (any non-empty value) draws without color, TMUX and TERM pick the clipboard
+		// sequence.
+		m.c.term = termInfo{term: msg.Getenv("TERM")}
+		_, m.c.term.tmux = msg.LookupEnv("TMUX")
+		ascii := m.c.term.dumb()
+		plain := ascii || msg.Getenv("NO_COLOR") != ""
+		if ascii != m.c.ascii || plain != m.c.envPlain {
+			m.c.ascii, m.c.envPlain = ascii, plain
+			m.c.restyle()
+			m.restyled()
+		}
+		return nil
+	case tea.ColorProfileMsg:
+		// Without colors the cursor row and marks would be invisible: draw the markers.
+		plain := msg.Profile == colorprofile.NoTTY || msg.Profile == colorprofile.ASCII
+		if plain != m.c.profilePlain {
+			m.c.profilePlain = plain
+			m.c.restyle()
+			m.restyled()
 		}
 		return nil
 	case loadedMsg:
 		return m.onLoaded(msg)
 	case appliedMsg:
 		return m.onApplied(msg)
+	case replayPlannedMsg:
+		return m.onReplayPlanned(msg)
+	case replayProgressMsg:
+		return m.onReplayProgress(msg)
+	case replayDoneMsg:
+		return m.onReplayDone(msg)
 	case refreshTickMsg:
 		next := refreshTick(m.opts.Refresh)
-		if m.loading || m.writing || m.store == nil {
+		if m.loading || m.writing || m.running() || m.store == nil {
 			// A write in flight would be overwritten by a read that started before it;
-			// skip this round rather than queue up behind it.
+			// skip this round rather than queue up behind it. A replay reloads when it ends.
 			return next
 		}
 		return tea.Batch(next, m.startLoad())
 	case clockMsg:
+		if now := m.c.now(); now.Sub(m.staleTick) >= staleRecount {
+			m.staleTick = now
+			m.recountStale()
+		}
 		return clockTick()
 	case toastExpiredMsg:
 		m.toasts.expire(msg.id)
 		return nil
 	case spinner.TickMsg:
-		if !m.loading && !m.writing {
+		if !m.loading && !m.writing && !m.running() {
 			return nil // let the tick chain die while idle: no redraws, no bytes
 		}
 		var cmd tea.Cmd
@@ -237,6 +298,18 @@ func (m *Model) tabNamed(name string) *tabState {
 	return nil
 }
 
+// restyled drops every rendering cached with the old styles.
+func (m *Model) restyled() {
+	m.helpLine, m.tabLine = memo{}, memo{}
+	m.preview = previewCache{}
+	if m.c.ascii {
+		m.spinner.Spinner = spinner.Line
+	}
+	if m.detail != nil {
+		m.detail.render()
+	}
+}
+
 func (m *Model) toast(level toastLevel, format string, args ...any) tea.Cmd {
 	return m.toasts.push(level, fmt.Sprintf(format, args...))
 }
@@ -260,6 +333,8 @@ func (m *Model) startLoad() tea.Cmd {
 // refresh is the `r` key.
 func (m *Model) refresh() tea.Cmd {
 	switch {
+	case m.running():
+		return m.toast(toastInfo, "a replay is running; the table reloads when it ends")
 	case m.loading:
 		return m.toast(toastInfo, "already loading…")
 	case m.writing:
@@ -290,6 +365,9 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	m.loadErr = nil
 	wb := msg.wb
 	m.title = wb.Title
+	if wb.SpreadsheetID != "" {
+		m.spreadsheetID = wb.SpreadsheetID
+	}
 	m.loadedAt = wb.Loaded
 	if m.loadedAt.IsZero() {
 		m.loadedAt = m.c.now()
@@ -342,6 +420,12 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	m.hasData = true
 	m.preview = previewCache{}
 	m.syncDetail()
+	m.staleTick = m.c.now()
+	m.recountStale()
+	if m.runReload {
+		m.runReload = false
+		cmds = append(cmds, m.toast(toastInfo, "reloaded: the rows show the statuses the replay wrote back"))
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -394,7 +478,20 @@ func (m *Model) syncDetail() {
 
 // onWheel scrolls with the mouse wheel, when the terminal sends it. Nothing needs a mouse.
 func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
-	if m.dialog != nil || m.showHelp {
+	if m.dialog != nil {
+		d, act := m.dialog.Update(msg)
+		m.dialog = d
+		return m.onAction(act)
+	}
+	if m.showHelp {
+		return nil
+	}
+	if m.showRun && m.run != nil {
+		d := 3
+		if msg.Button == tea.MouseWheelUp {
+			d = -3
+		}
+		m.run.scroll(d, m.runListH)
 		return nil
 	}
 	if m.detail != nil {
@@ -420,12 +517,22 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	if msg.String() == "ctrl+c" {
+		if m.running() {
+			// First ctrl+c cancels the run (calls in flight finish and are written back), the
+			// second quits once that is done, the third quits at once.
+			m.dialog = nil
+			if !m.run.cancelling {
+				m.cancelRun()
+				return m.toast(toastError, "cancelling: calls in flight finish and are written back; ctrl+c again quits when they are")
+			}
+			return m.cancelAndQuit()
+		}
 		return m.quit()
 	}
 	if m.c.width < minWidth || m.c.height < minHeight || !m.hasData {
 		switch {
 		case key.Matches(msg, k.Quit):
-			return m.quit()
+			return m.requestQuit()
 		case key.Matches(msg, k.Refresh) && m.hasData == false && !m.loading:
 			return m.startLoad()
 		}
@@ -453,6 +560,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.helpOffset = 0
 		}
 		return nil
+	}
+	if m.showRun && m.run != nil {
+		return m.onRunKey(msg)
 	}
 	if m.filtering {
 		return m.onFilterKey(msg)
@@ -517,14 +627,25 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		if !ok {
 			return nil
 		}
-		if f.value == "" {
+		v := f.copyValue()
+		if v == "" {
 			return m.toast(toastInfo, "%s is empty: nothing copied", f.label)
 		}
-		return tea.Batch(tea.SetClipboard(f.value), m.toast(toastInfo, "copied %s: %s", f.label, truncate(cellLine(f.value), 30)))
+		return m.copyText(f.label, v)
+	case key.Matches(msg, k.CopyLink):
+		return m.copyLink(m.tabNamed(m.detail.tab), &m.detail.rec)
+	case key.Matches(msg, k.NextTab):
+		m.detail.setFocus(m.detail.focus + 1)
+		return nil
+	case key.Matches(msg, k.PrevTab):
+		m.detail.setFocus(m.detail.focus - 1)
+		return nil
 	case key.Matches(msg, k.SetStatus):
 		return m.startSetStatus(true)
 	case key.Matches(msg, k.ClearError):
 		return m.startClearError(true)
+	case key.Matches(msg, k.Discard):
+		return m.startDiscard(true)
 	case key.Matches(msg, k.Undo):
 		return m.startUndo()
 	case key.Matches(msg, k.Refresh):
@@ -542,7 +663,7 @@ func (m *Model) onTableKey(msg tea.KeyPressMsg) tea.Cmd {
 	h := m.tableH
 	switch {
 	case key.Matches(msg, k.Quit):
-		return m.quit()
+		return m.requestQuit()
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 	case key.Matches(msg, k.NextTab):
@@ -562,6 +683,8 @@ func (m *Model) onTableKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Clear):
 		switch {
 		case m.toasts.dismissErrors():
+		case m.halt != nil:
+			m.halt = nil
 		case ts != nil && ts.filter.query != "":
 			ts.applyFilter("")
 			m.input.SetValue("")
@@ -608,10 +731,19 @@ func (m *Model) onTableKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startClearError(false)
 	case key.Matches(msg, k.Undo):
 		return m.startUndo()
+	case key.Matches(msg, k.Discard):
+		return m.startDiscard(false)
+	case key.Matches(msg, k.Requeue):
+		return m.startRequeue()
 	case key.Matches(msg, k.Copy):
 		return m.copyID()
+	case key.Matches(msg, k.CopyLink):
+		r, _ := ts.current()
+		return m.copyLink(ts, r)
 	case key.Matches(msg, k.Replay):
-		return m.replayHint(ts)
+		return m.startReplay(false)
+	case key.Matches(msg, k.ReplayAll):
+		return m.startReplay(true)
 	}
 	return nil
 }
@@ -634,7 +766,8 @@ func (m *Model) selectTab(i int) {
 // only draws and Update's page moves use the real page height.
 func (m *Model) relayout() {
 	w, h := m.c.width, m.c.height
-	m.bodyH = max(1, h-headerHeight-m.footerHeight())
+	m.bodyH = max(1, h-m.headerHeight()-m.footerHeight())
+	m.c.bodyH = m.bodyH
 	m.tableW, m.tableH = w, m.bodyH-1 // minus the column header
 	m.previewW, m.previewH, m.previewRight = 0, 0, false
 	if m.showPreview && m.detail == nil {

@@ -248,10 +248,10 @@ func TestSetStatusBuildsEdits(t *testing.T) {
 		t.Errorf("confirm states the count and the filter:\n%s", screenText)
 	}
 	want := map[string]string{"msg-000": "", "msg-001": "new", "msg-002": "read"}
-	if len(c.op.edits) != 3 {
-		t.Fatalf("%d edits, want 3", len(c.op.edits))
+	if len(c.writeOp().edits) != 3 {
+		t.Fatalf("%d edits, want 3", len(c.writeOp().edits))
 	}
-	for _, e := range c.op.edits {
+	for _, e := range c.writeOp().edits {
 		saw, ok := want[e.ID]
 		if !ok || e.Tab != "Inbox" || e.Expect[model.FStatus] != saw || e.Set[model.FStatus] != "done" || len(e.Set) != 1 {
 			t.Errorf("edit %v: want Inbox/%s expecting status %q, setting done", e, e.ID, saw)
@@ -309,7 +309,7 @@ func TestSetStatusBuildsEdits(t *testing.T) {
 	if !ok {
 		t.Fatalf("undo of 2 rows asks to confirm, got %T", m.dialog)
 	}
-	for _, e := range c.op.edits {
+	for _, e := range c.writeOp().edits {
 		if e.Expect[model.FStatus] != "done" || (e.ID == "msg-001" && e.Set[model.FStatus] != "new") || (e.ID == "msg-000" && e.Set[model.FStatus] != "") {
 			t.Errorf("undo edit %v should expect done and restore the old value", e)
 		}
@@ -447,9 +447,14 @@ func TestHelpOverlayListsEveryBinding(t *testing.T) {
 		if !strings.Contains(out, g.title) {
 			t.Errorf("help lacks group %q", g.title)
 		}
+		for _, e := range g.entries {
+			if !strings.Contains(out, e.desc) || !strings.Contains(out, e.key) {
+				t.Errorf("help lacks %q (%s) at 80x24:\n%s", e.desc, e.key, out)
+			}
+		}
 		for _, b := range g.bindings {
-			if !strings.Contains(out, b.Help().Desc) {
-				t.Errorf("help lacks %q (%s) at 80x24:\n%s", b.Help().Desc, b.Help().Key, out)
+			if !strings.Contains(out, b.Help().Key) {
+				t.Errorf("help lacks the keys %q of %q at 80x24", b.Help().Key, b.Help().Desc)
 			}
 		}
 	}
@@ -508,7 +513,7 @@ func typeName(v any) string { return fmt.Sprintf("%T", v) }
 
 func TestTooSmall(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 59, 20)
-	if got := plainScreen(m); !strings.Contains(got, "terminal too small (need 60x15, have 59x20)") {
+	if got := plainScreen(m); !strings.Contains(got, "need 60x15, have 59x20") {
 		t.Errorf("too-small view:\n%s", got)
 	}
 	send(m, tea.WindowSizeMsg{Width: 60, Height: 15})
@@ -684,7 +689,7 @@ func TestKeyMapRebind(t *testing.T) {
 	}
 	for _, a := range []string{"up", "down", "top", "bottom", "half_down", "half_up", "page_down", "page_up", "next_tab", "prev_tab",
 		"detail", "preview", "filter", "clear", "mark", "mark_all", "unmark_all", "set_status", "clear_error", "replay", "copy", "undo",
-		"refresh", "help", "quit"} {
+		"refresh", "help", "quit", "discard", "requeue_stale", "replay_all", "copy_link", "cancel"} {
 		if !strings.Contains(","+strings.Join(km.Actions(), ",")+",", ","+a+",") {
 			t.Errorf("Actions() lacks %q", a)
 		}
@@ -698,7 +703,8 @@ func TestKeyMapRebind(t *testing.T) {
 	if cursorID(m) != "msg-001" {
 		t.Error("n moves down after rebinding")
 	}
-	if !strings.Contains(plainScreen(m), "n/ctrl+n down") {
+	keys(m, "?")
+	if !strings.Contains(plainScreen(m), "n/ctrl+n") {
 		t.Errorf("help shows the new keys:\n%s", plainScreen(m))
 	}
 }

@@ -16,6 +16,7 @@ const (
 	kindStatus                   // the record's normalised status, styled by meaning
 	kindAge                      // the record's parsed time, as an age
 	kindNumber                   // the cell, right-aligned
+	kindTime                     // a time cell other than the record's own time, as an age
 )
 
 // column is one table column of a role. Widths are in cells: a column starts at its natural
@@ -54,12 +55,18 @@ func roleColumns(t *model.Table) []column {
 		}
 	case model.RoleQueue:
 		all = []column{
-			{title: "ID", field: model.FID, kind: kindText, min: 4, max: 14, drop: 5},
-			{title: "TYPE", field: model.FType, kind: kindText, min: 4, max: 12, drop: 3},
-			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 4, max: 9},
-			{title: "CLAIMED BY", field: model.FClaimedBy, kind: kindText, min: 6, max: 14, drop: 2},
-			{title: "CLAIMED", field: model.FClaimedAt, kind: kindAge, min: 3, max: 7, drop: 1},
+			{title: "ID", field: model.FID, kind: kindText, min: 8, max: 14, drop: 7},
+			{title: "TYPE", field: model.FType, kind: kindText, min: 6, max: 12, drop: 5},
+			// Columns that are no use cut short keep their width as min: they are hidden (in
+			// drop order) rather than squeezed.
+			{title: "PAYLOAD", field: model.FPayload, kind: kindFirstLine, min: 24, max: 24, drop: 1},
+			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 7, max: 9},
+			{title: "WORKER", field: model.FClaimedBy, kind: kindText, min: 8, max: 14, drop: 4},
+			// A stale claim reads "stale 2h": the word survives NO_COLOR and TERM=dumb.
+			{title: "CLAIMED", field: model.FClaimedAt, kind: kindAge, min: 9, max: 9, drop: 6},
 			{title: "LAST ERROR", field: model.FLastError, kind: kindFirstLine, min: 10, flex: true},
+			{title: "UPDATED", field: model.FUpdatedAt, kind: kindTime, min: 7, max: 7, drop: 2},
+			{title: "TRIES", field: model.FAttempts, kind: kindNumber, min: 5, max: 5, drop: 3},
 		}
 	}
 	cols := all[:0:0]
@@ -79,10 +86,15 @@ func cellText(t *model.Table, r *model.Record, c *column, now time.Time) string 
 	case kindAge:
 		a := age(now, r.Time)
 		if t.Stale(r, now) {
-			// A stale claim needs a person; the mark survives NO_COLOR.
-			a += "!"
+			// A stale claim needs a person; the word survives NO_COLOR.
+			a = "stale " + a
 		}
 		return a
+	case kindTime:
+		if tm, ok := model.ParseTime(t.Get(r, c.field), t.Location); ok {
+			return age(now, tm)
+		}
+		return cellLine(t.Get(r, c.field))
 	case kindFirstLine:
 		return firstLine(t.Get(r, c.field))
 	}
@@ -96,7 +108,8 @@ func naturalWidths(t *model.Table, cols []column) []int {
 	for i, c := range cols {
 		w := textWidth(c.title)
 		switch c.kind {
-		case kindAge:
+		case kindAge, kindTime:
+			// Room for the longest age (and "stale 12m" for claims).
 			w = max(w, c.max)
 		case kindFirstLine:
 			// flex columns take the rest; measuring them is wasted work.

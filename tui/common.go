@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"time"
 )
 
@@ -12,15 +13,39 @@ type common struct {
 	keys     *KeyMap
 	width    int
 	height   int
+	bodyH    int // the body's height (between header and footer), for dialogs that scroll
 	now      func() time.Time
 	readOnly bool
-	noColor  bool
-	dark     bool
-	banner   string
+	noColor  bool // Options.NoColor
+	// No styling for another reason: the environment (TERM=dumb, NO_COLOR in tea.EnvMsg) or a
+	// color profile without colors (where the cursor row would be invisible without markers).
+	envPlain, profilePlain bool
+	ascii                  bool // TERM=dumb: ASCII borders and glyphs
+	dark                   bool
+	banner                 string
+	term                   termInfo
 }
 
 // setBackground rebuilds the styles for a light or dark terminal.
 func (c *common) setBackground(dark bool) {
 	c.dark = dark
-	c.styles = NewStyles(dark, c.noColor)
+	c.restyle()
 }
+
+// restyle rebuilds the styles from the current settings.
+func (c *common) restyle() {
+	c.styles = newStylesFor(c.dark, c.noColor || c.envPlain || c.profilePlain, c.ascii)
+}
+
+// termInfo is what the environment says about the terminal (tea.EnvMsg): it decides how the
+// clipboard sequence is wrapped and whether the screen is drawn in plain ASCII.
+type termInfo struct {
+	term string // $TERM
+	tmux bool   // $TMUX is set: inside tmux, whatever TERM says
+}
+
+// screen reports whether the terminal is GNU screen (not tmux, which also sets TERM=screen*).
+func (t termInfo) screen() bool { return !t.tmux && strings.HasPrefix(t.term, "screen") }
+
+// dumb reports whether the terminal claims no capabilities at all.
+func (t termInfo) dumb() bool { return t.term == "dumb" }

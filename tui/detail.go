@@ -13,10 +13,33 @@ import (
 // detailField is one line item of the detail view: a column (or a derived fact) and its raw
 // value. The value is sanitised when rendered, and copied raw by `y`.
 type detailField struct {
-	label string
-	note  string // "hidden", "extra", ...
-	value string
-	block bool // shown below its label, wrapped (messages, payloads, long values)
+	label   string
+	note    string // "hidden", "extra", ...
+	value   string
+	raw     string // what `y` copies when it isn't value (the payload cell as is, a URL)
+	problem string // shown under the label: why the value can't be read as expected
+	block   bool   // shown below its label, wrapped (messages, payloads, long values)
+}
+
+// copyValue is what `y` copies for the field.
+func (f detailField) copyValue() string {
+	if f.raw != "" {
+		return f.raw
+	}
+	return f.value
+}
+
+// keyNote says where a dead letter's idempotency key comes from (invariant 3).
+func keyNote(o model.KeyOrigin) string {
+	switch o {
+	case model.KeyCell:
+		return "from the key cell"
+	case model.KeyPayload:
+		return "from the payload"
+	case model.KeyMinted:
+		return "minted, not yet written"
+	}
+	return "none"
 }
 
 // detail shows one whole record: every column (extras and hidden ones too, labelled), long
@@ -46,11 +69,25 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 		mapped[i] = f
 	}
 	if t.Config.Role == model.RoleDeadLetter {
-		d.fields = append(d.fields, detailField{label: "Key", note: r.KeyOrigin.String(), value: r.ID})
+		method := strings.ToUpper(strings.TrimSpace(t.Get(r, model.FMethod)))
+		if method == "" {
+			method = "POST"
+		}
+		u := strings.TrimSpace(t.Get(r, model.FURL))
+		d.fields = append(d.fields, detailField{label: "Destination", value: method + " " + u, raw: u})
+		kf := detailField{label: "Key", value: r.ID + " · " + keyNote(r.KeyOrigin), raw: r.ID}
+		switch r.KeyOrigin {
+		case model.KeyNone:
+			kf.value = "(none)"
+		case model.KeyMinted:
+			kf.value = r.ID + " · minted from the row, not yet written: it goes to the key cell before the first send"
+		}
+		d.fields = append(d.fields, kf)
 	}
 	if t.Stale(r, c.now()) {
-		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), r.Time) + ", past the " + t.Config.StaleAfter.String() + " threshold (requeue it with `triage requeue-stale`)"})
+		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), r.Time) + ", past the " + shortDur(t.Config.StaleAfter) + " threshold (Q requeues it)"})
 	}
+	var fields []detailField
 	for i := 0; i < len(r.Cells) || i < len(t.Header.Headers); i++ {
 		label := ""
 		if i < len(t.Header.Headers) {
@@ -83,13 +120,26 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 			}
 		case model.FMessage, model.FError, model.FLastError:
 			block = block || v != ""
-		case model.FPayload:
-			if v != "" {
-				v, block = prettyJSON(v), true
+		}
+		df := detailField{label: label, note: strings.Join(notes, ", "), value: v, block: block}
+		if f == model.FPayload && v != "" {
+			pretty, err := prettyJSONErr(v)
+			df.value, df.raw, df.block = pretty, v, true
+			if err != nil {
+				df.problem = "not valid JSON (shown as is): " + err.Error()
 			}
 		}
-		d.fields = append(d.fields, detailField{label: label, note: strings.Join(notes, ", "), value: v, block: block})
+		fields = append(fields, df)
 	}
+	// Dead letters and jobs: the payload, usually the longest, goes last so the short facts
+	// (error, attempts, status) stay on the first screen.
+	if t.Config.Role != model.RoleInbox {
+		if pc := t.Header.Col(model.FPayload); pc >= 0 && pc < len(fields) {
+			p := fields[pc]
+			fields = append(append(fields[:pc:pc], fields[pc+1:]...), p)
+		}
+	}
+	d.fields = append(d.fields, fields...)
 	d.vp = viewport.New()
 	// The viewport scrolls with the app's keys (rebindable), not its own defaults.
 	d.vp.KeyMap = viewport.KeyMap{
@@ -167,8 +217,15 @@ func (d *detail) render() {
 		if focused {
 			labelStyle = st.Focus
 		}
+		var problem []string
+		if f.problem != "" {
+			problem = wrapText("! "+model.SanitizeLine(f.problem), w-4)
+		}
 		if f.block {
 			lines = append(lines, marker+st.paint(labelStyle, truncate(label, w-2)))
+			for _, l := range problem {
+				lines = append(lines, "    "+st.paint(st.Problem, l))
+			}
 			body := wrapText(model.Sanitize(f.value), w-4)
 			if len(body) == 0 {
 				body = []string{st.paint(st.Muted, "(empty)")}
@@ -185,6 +242,9 @@ func (d *detail) render() {
 			lines = append(lines, marker+st.paint(labelStyle, fit(label, labelW))+"  "+val[0])
 			for _, l := range val[1:] {
 				lines = append(lines, strings.Repeat(" ", labelW+4)+l)
+			}
+			for _, l := range problem {
+				lines = append(lines, strings.Repeat(" ", labelW+4)+st.paint(st.Problem, l))
 			}
 		}
 		d.ends[i] = len(lines) - 1

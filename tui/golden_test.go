@@ -4,35 +4,90 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
 )
 
 // Golden screens of View().Content (independent of the terminal, unlike raw program output).
 // Rewrite them with: go test ./tui/ -run TestGolden -update
 func TestGolden(t *testing.T) {
 	dark := func(m *Model) { send(m, tea.BackgroundColorMsg{Color: black{}}) }
+	env := func(vars ...string) func(*Model) {
+		return func(m *Model) { send(m, tea.EnvMsg(uv.Environ(vars))) }
+	}
+	profile := func(p colorprofile.Profile) func(*Model) {
+		return func(m *Model) { send(m, tea.ColorProfileMsg{Profile: p}) }
+	}
+	withReplayer := func(o *Options) { o.Replayer = newFakeReplayer() }
 	cases := []struct {
 		name    string
 		w, h    int
 		noColor bool
 		keys    []string
+		opts    []modelOpt
+		setup   []func(*Model) // before the keys
+		after   func(*Model)   // after the keys
 	}{
-		{"inbox_80x24", 80, 24, false, []string{"j", "space", "k"}},
-		{"inbox_120x40_preview", 120, 40, false, []string{"j", "j", "j", "space", "p"}},
-		{"inbox_80x24_nocolor", 80, 24, true, []string{"j", "space", "k"}},
-		{"inbox_80x24_nocolor_preview", 80, 24, true, []string{"j", "j", "j", "p"}},
-		{"detail_80x24_nocolor", 80, 24, true, []string{"j", "j", "j", "enter", "j"}},
-		{"deadletter_120x40", 120, 40, false, []string{"2", "j", "enter"}},
-		{"queue_80x24_nocolor", 80, 24, true, []string{"3", "j"}},
-		{"confirm_80x24_nocolor", 80, 24, true, []string{"space", "space", "space", "s", "4"}},
-		{"picker_80x24", 80, 24, false, []string{"s"}},
-		{"help_80x24_nocolor", 80, 24, true, []string{"?"}},
-		{"filter_80x24_nocolor", 80, 24, true, []string{"/", "s", "t", "a", "t", "u", "s", ":", "n", "e", "w"}},
+		{name: "inbox_80x24", w: 80, h: 24, keys: []string{"j", "space", "k"}},
+		{name: "inbox_120x40_preview", w: 120, h: 40, keys: []string{"j", "j", "j", "space", "p"}},
+		{name: "inbox_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{"j", "space", "k"}},
+		{name: "inbox_80x24_nocolor_preview", w: 80, h: 24, noColor: true, keys: []string{"j", "j", "j", "p"}},
+		{name: "detail_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{"j", "j", "j", "enter", "j"}},
+		{name: "deadletter_120x40", w: 120, h: 40, keys: []string{"2", "j", "enter"}},
+		{name: "queue_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{"3", "j"}},
+		{name: "confirm_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{"space", "space", "space", "s", "4"}},
+		{name: "picker_80x24", w: 80, h: 24, keys: []string{"s"}},
+		{name: "help_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{"?"}},
+		{name: "filter_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{"/", "s", "t", "a", "t", "u", "s", ":", "n", "e", "w"}},
+
+		// Jump hosts: TERM=dumb (plain ASCII, markers instead of colors), a tiny terminal,
+		// NO_COLOR from the environment.
+		{name: "dumb_80x24", w: 80, h: 24, keys: []string{"j", "space", "2"}, setup: []func(*Model){env("TERM=dumb"), profile(colorprofile.NoTTY)}},
+		{name: "dumb_confirm_80x24", w: 80, h: 24, keys: []string{"space", "space", "s", "4"}, setup: []func(*Model){env("TERM=dumb"), profile(colorprofile.NoTTY)}},
+		{name: "toosmall_50x12", w: 50, h: 12},
+		{name: "nocolor_env_deadletter_80x24", w: 80, h: 24, keys: []string{"2", "j", "space"}, setup: []func(*Model){env("TERM=xterm-256color", "NO_COLOR=1")}},
+
+		// Dead letters and the queue.
+		{name: "deadletter_detail_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{"2", "j", "enter"}},
+		{name: "queue_requeue_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{"3", "Q"}},
+		{name: "queue_120x30", w: 120, h: 30, keys: []string{"3"}},
+
+		// Replay: the confirm, its dry run, the progress view, a halt.
+		{name: "replay_confirm_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "*", "R"}},
+		{name: "replay_dryrun_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "*", "R", "d"}},
+		{name: "replay_progress_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "A", "y"},
+			after: func(m *Model) {
+				send(m, replayProgressMsg{id: m.run.id, events: []ReplayProgress{
+					{ID: "k-1", State: "sending", Total: 1},
+				}})
+			}},
+		{name: "replay_halt_80x24", w: 80, h: 24, opts: []modelOpt{withReplayer}, keys: []string{"2", "A", "y"},
+			after: func(m *Model) {
+				h := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
+				send(m, replayProgressMsg{id: m.run.id, events: []ReplayProgress{{ID: "k-1", State: "systemic", Attempts: 1, Detail: h.Detail, Done: 1, Total: 1, Halt: h}}})
+				send(m, replayDoneMsg{id: m.run.id, report: ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: h,
+					Refused: []RefusedRow{{ID: "k-3", Row: 4, Reason: "row 4 is delivered", Skipped: true}}}})
+				keys(m, "esc")
+			}},
+		{name: "replay_halt_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "A", "y"},
+			after: func(m *Model) {
+				h := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
+				send(m, replayDoneMsg{id: m.run.id, report: ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: h,
+					Rows: []ReplayProgress{{ID: "k-1", State: "systemic", Attempts: 1, Detail: h.Detail}}}})
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := newLoaded(t, testWorkbook(t), c.w, c.h, func(o *Options) { o.NoColor = c.noColor; o.Banner = "demo" })
+			opts := append([]modelOpt{func(o *Options) { o.NoColor = c.noColor; o.Banner = "demo" }}, c.opts...)
+			m := newLoaded(t, testWorkbook(t), c.w, c.h, opts...)
 			dark(m)
+			for _, f := range c.setup {
+				f(m)
+			}
 			keys(m, c.keys...)
+			if c.after != nil {
+				c.after(m)
+			}
 			got := screen(m)
 			checkFrame(t, got, c.w, c.h)
 			checkGolden(t, c.name, got)

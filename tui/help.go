@@ -20,15 +20,41 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.filtering:
 		return []key.Binding{bindingHelp("enter", "keep filter"), bindingHelp("esc", "clear"), bindingHelp("↑/↓", "move"),
 			bindingHelp("status:new !x source:crm", "syntax")}
+	case m.showRun && m.run != nil && !m.run.finished:
+		return []key.Binding{bindingHelp(helpKeys(append(k.Cancel.Keys(), "esc")), "cancel (in-flight calls finish)"), bindingHelp("j/k", "scroll"), withDesc(k.Quit, "cancel and quit")}
+	case m.showRun && m.run != nil:
+		return []key.Binding{bindingHelp("enter/esc", "back to the table"), bindingHelp("j/k", "scroll")}
 	case m.detail != nil:
-		return []key.Binding{withDesc(k.Down, "next field"), withDesc(k.Up, "prev field"), k.PageDown, k.Copy,
-			k.SetStatus, bindingHelp("esc/q", "back"), k.Help}
+		hs := []key.Binding{bindingHelp("esc/q", "back"), withDesc(k.Down, "next field"), withDesc(k.Up, "prev field"),
+			withDesc(k.Copy, "copy field"), withDesc(k.CopyLink, "copy link"), k.PageDown, k.SetStatus}
+		if ts := m.tabNamed(m.detail.tab); ts != nil && ts.cfg.Role != model.RoleInbox {
+			hs = append(hs, withDesc(k.ClearError, "clear error"))
+		}
+		if ts := m.tabNamed(m.detail.tab); ts != nil && ts.cfg.Role == model.RoleDeadLetter {
+			hs = append(hs, withDesc(k.Discard, "discard"))
+		}
+		return append(hs, k.Help)
 	}
-	hs := []key.Binding{k.Down, k.Up, k.Detail, k.Filter, k.Mark, k.SetStatus}
-	if ts := m.activeTab(); ts != nil && ts.data != nil && ts.cfg.Role != model.RoleInbox {
-		hs = append(hs, k.ClearError)
+	// The tab's own actions first: at 80 columns the tail is cut, and j/k need no hint.
+	hs := []key.Binding{k.Help}
+	if m.halt != nil {
+		hs = append(hs, bindingHelp("esc", "dismiss halt"))
 	}
-	hs = append(hs, k.Undo, k.Preview, k.NextTab, k.Refresh, k.Help, k.Quit)
+	hs = append(hs, k.Detail, k.Filter, k.Mark)
+	role := model.Role("")
+	if ts := m.activeTab(); ts != nil && ts.data != nil {
+		role = ts.cfg.Role
+	}
+	switch role {
+	case model.RoleDeadLetter:
+		hs = append(hs, withDesc(k.Replay, "replay"), withDesc(k.ReplayAll, "replay all"), withDesc(k.ClearError, "clear error"),
+			withDesc(k.Discard, "discard"), k.SetStatus)
+	case model.RoleQueue:
+		hs = append(hs, withDesc(k.ClearError, "clear error"), withDesc(k.Requeue, "requeue"), k.SetStatus)
+	default:
+		hs = append(hs, k.SetStatus)
+	}
+	hs = append(hs, k.Undo, withDesc(k.Copy, "copy ID"), k.Preview, k.NextTab, k.Refresh, k.Quit)
 	return hs
 }
 
@@ -70,7 +96,14 @@ func (m *Model) shortHelpLine(w int) string {
 	if ts := m.activeTab(); ts != nil && ts.data != nil {
 		role = ts.cfg.Role
 	}
-	key := fmt.Sprint(w, m.showHelp, m.filtering, m.detail != nil, role)
+	run := 0
+	if m.showRun && m.run != nil {
+		run = 1
+		if m.run.finished {
+			run = 2
+		}
+	}
+	key := fmt.Sprint(w, m.showHelp, m.filtering, m.detail != nil, role, run, m.halt != nil)
 	return m.helpLine.get(key, func() string { return m.renderShortHelp(w) })
 }
 
@@ -96,12 +129,12 @@ func (m *Model) fullHelp(w, h int) ([]string, int) {
 	groups := m.c.keys.fullHelp()
 	keyW, descW := 0, 0
 	for _, g := range groups {
-		for _, b := range g.bindings {
-			keyW = max(keyW, textWidth(b.Help().Key))
-			descW = max(descW, textWidth(b.Help().Desc))
+		for _, e := range g.entries {
+			keyW = max(keyW, textWidth(e.key))
+			descW = max(descW, textWidth(e.desc))
 		}
 	}
-	keyW = min(keyW, 12)
+	keyW = min(keyW, 13)
 	colW := min(keyW+2+descW, w-3)
 	ncols := max(1, (w-1)/(colW+2))
 	if ncols == 1 && (w-1)/2-2 >= keyW+2+12 {
@@ -111,7 +144,7 @@ func (m *Model) fullHelp(w, h int) ([]string, int) {
 	avail := max(1, h-1)
 	total := 0
 	for _, g := range groups {
-		total += len(g.bindings) + 2
+		total += len(g.entries) + 2
 	}
 	cols := flowGroups(groups, avail)
 	if len(cols) > ncols {
@@ -140,12 +173,8 @@ func (m *Model) fullHelp(w, h int) ([]string, int) {
 				lines = append(lines, "")
 			}
 			lines = append(lines, st.paint(st.HelpGroup, groups[gi].title))
-			for _, b := range groups[gi].bindings {
-				hk := b.Help().Key
-				if !b.Enabled() {
-					hk = "-"
-				}
-				lines = append(lines, st.paint(st.HelpKey, fit(hk, keyW))+"  "+st.paint(st.HelpDesc, truncate(b.Help().Desc, colW-keyW-2)))
+			for _, e := range groups[gi].entries {
+				lines = append(lines, st.paint(st.HelpKey, fit(e.key, keyW))+"  "+st.paint(st.HelpDesc, truncate(e.desc, colW-keyW-2)))
 			}
 		}
 		rendered = append(rendered, lines)
@@ -175,7 +204,7 @@ func flowGroups(groups []helpGroup, limit int) [][]int {
 	var cols [][]int
 	used := 0
 	for gi, g := range groups {
-		n := len(g.bindings) + 1
+		n := len(g.entries) + 1
 		if len(cols) == 0 || used+1+n > limit {
 			cols = append(cols, nil)
 			used = -1

@@ -54,6 +54,8 @@ const (
 	writeSetStatus writeKind = iota
 	writeClearError
 	writeUndo
+	writeDiscard
+	writeRequeue
 )
 
 // writeOp is one batch of edits to one tab: what the user asked for, in one Store.Apply.

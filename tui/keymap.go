@@ -43,9 +43,18 @@ type KeyMap struct {
 	// Actions that change the sheet (or the clipboard).
 	SetStatus  key.Binding
 	ClearError key.Binding
-	Replay     key.Binding
-	Copy       key.Binding
+	Discard    key.Binding // dead letters: status → discarded
+	Requeue    key.Binding // queue: stale claims back to pending
+	Replay     key.Binding // dead letters: the marked rows, else the cursor row
+	ReplayAll  key.Binding // dead letters: every row the filter shows
 	Undo       key.Binding
+
+	// Copying (OSC 52: works over SSH, in tmux with set-clipboard on, and in GNU screen).
+	Copy     key.Binding
+	CopyLink key.Binding
+
+	// A replay in progress.
+	Cancel key.Binding
 
 	// Application.
 	Refresh key.Binding
@@ -85,9 +94,16 @@ func DefaultKeyMap() KeyMap {
 
 		SetStatus:  b("s", "set status", "s"),
 		ClearError: b("e", "clear sticky error", "e"),
-		Replay:     b("R", "replay", "R"),
-		Copy:       b("y", "copy ID / field", "y"),
+		Discard:    b("D", "discard dead letter", "D"),
+		Requeue:    b("Q", "requeue stale claims", "Q"),
+		Replay:     b("R", "replay marked / row", "R"),
+		ReplayAll:  b("A", "replay all shown", "A"),
 		Undo:       b("u", "undo last change", "u"),
+
+		Copy:     b("y", "copy ID / field", "y"),
+		CopyLink: b("o", "copy sheet link", "o"),
+
+		Cancel: b("x", "cancel replay", "x"),
 
 		Refresh: b("r", "refresh", "r"),
 		Help:    b("?", "help", "?"),
@@ -104,8 +120,9 @@ func (k *KeyMap) actions() []namedBinding {
 		{"next_tab", &k.NextTab}, {"prev_tab", &k.PrevTab}, {"tab_1", &k.Tab1}, {"tab_2", &k.Tab2}, {"tab_3", &k.Tab3},
 		{"detail", &k.Detail}, {"preview", &k.Preview}, {"filter", &k.Filter}, {"clear", &k.Clear},
 		{"mark", &k.Mark}, {"mark_all", &k.MarkAll}, {"unmark_all", &k.UnmarkAll},
-		{"set_status", &k.SetStatus}, {"clear_error", &k.ClearError}, {"replay", &k.Replay},
-		{"copy", &k.Copy}, {"undo", &k.Undo},
+		{"set_status", &k.SetStatus}, {"clear_error", &k.ClearError}, {"discard", &k.Discard},
+		{"requeue_stale", &k.Requeue}, {"replay", &k.Replay}, {"replay_all", &k.ReplayAll},
+		{"undo", &k.Undo}, {"copy", &k.Copy}, {"copy_link", &k.CopyLink}, {"cancel", &k.Cancel},
 		{"refresh", &k.Refresh}, {"help", &k.Help}, {"quit", &k.Quit},
 	}
 }
@@ -170,20 +187,60 @@ func helpKeys(keys []string) string {
 	return strings.Join(out, "/")
 }
 
-// helpGroup is a titled group of bindings for the full help.
+// helpGroup is a titled group of bindings for the full help. entries is how the group is
+// shown: related bindings share a line ("↑/k ↓/j  up / down") so the whole help fits 80x24.
 type helpGroup struct {
 	title    string
 	bindings []key.Binding
+	entries  []helpEntry
+}
+
+// helpEntry is one line of the full help.
+type helpEntry struct{ key, desc string }
+
+// entryKey is a binding's keys as the help shows them ("-" when unbound).
+func entryKey(b key.Binding) string {
+	if k := b.Help().Key; k != "" && b.Enabled() {
+		return k
+	}
+	return "-"
+}
+
+func entryOf(b key.Binding) helpEntry { return helpEntry{entryKey(b), b.Help().Desc} }
+
+// joined shows several bindings on one line.
+func joined(desc string, bs ...key.Binding) helpEntry {
+	ks := make([]string, len(bs))
+	for i, b := range bs {
+		ks[i] = entryKey(b)
+	}
+	return helpEntry{strings.Join(ks, " "), desc}
+}
+
+func group(title string, entries []helpEntry, bindings ...key.Binding) helpGroup {
+	if entries == nil {
+		for _, b := range bindings {
+			entries = append(entries, entryOf(b))
+		}
+	}
+	return helpGroup{title: title, bindings: bindings, entries: entries}
 }
 
 // fullHelp groups every binding by area for the `?` overlay.
 func (k KeyMap) fullHelp() []helpGroup {
 	return []helpGroup{
-		{"Navigate", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.HalfDown, k.HalfUp, k.PageDown, k.PageUp}},
-		{"Tabs", []key.Binding{k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3}},
-		{"View", []key.Binding{k.Detail, k.Preview, k.Filter, k.Clear}},
-		{"Select", []key.Binding{k.Mark, k.MarkAll, k.UnmarkAll}},
-		{"Change", []key.Binding{k.SetStatus, k.ClearError, k.Replay, k.Undo, k.Copy}},
-		{"App", []key.Binding{k.Refresh, k.Help, k.Quit}},
+		group("Navigate", []helpEntry{
+			joined("up / down", k.Up, k.Down), joined("top / bottom", k.Top, k.Bottom),
+			joined("half page down / up", k.HalfDown, k.HalfUp), joined("page down / up", k.PageDown, k.PageUp),
+		}, k.Up, k.Down, k.Top, k.Bottom, k.HalfDown, k.HalfUp, k.PageDown, k.PageUp),
+		group("Tabs", []helpEntry{
+			joined("next / previous tab", k.NextTab, k.PrevTab), joined("tab 1 / 2 / 3", k.Tab1, k.Tab2, k.Tab3),
+		}, k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3),
+		group("View", nil, k.Detail, k.Preview, k.Filter, k.Clear),
+		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
+		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
+		group("Replay", nil, k.Replay, k.ReplayAll, k.Cancel),
+		group("Copy", nil, k.Copy, k.CopyLink),
+		group("App", nil, k.Refresh, k.Help, k.Quit),
 	}
 }

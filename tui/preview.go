@@ -3,6 +3,8 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/triage-dev/triage/model"
@@ -29,6 +31,21 @@ func prettyJSON(s string) string {
 		return s
 	}
 	return buf.String()
+}
+
+// prettyJSONErr is prettyJSON that also says why a value isn't JSON, with the byte offset of
+// the problem, for the detail view.
+func prettyJSONErr(s string) (string, error) {
+	t := strings.TrimSpace(s)
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, []byte(t), "", "  "); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return s, fmt.Errorf("%v (at byte %d)", se, se.Offset)
+		}
+		return s, err
+	}
+	return buf.String(), nil
 }
 
 // previewBody is the readable part of a record: the message of an inbox row, the error and

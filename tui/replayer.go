@@ -9,13 +9,20 @@ import (
 // Replayer replays dead-letter rows. The TUI declares it so that it depends on model only;
 // main adapts the replay package (the one replay-and-write-back loop, shared with
 // `triage replay`) to it.
+//
+// The TUI hands both methods a snapshot: t is a copy of the loaded table whose Records are
+// exactly recs (copies the UI never writes to), so neither method races with the screen. The
+// same snapshot backs the confirm dialog (Plan) and the run (Replay) it confirms.
 type Replayer interface {
 	// Plan says what a replay of recs would send and what it would refuse. It does no I/O,
-	// so it can back the confirm dialog and the dry-run preview from Update.
+	// so it can back the confirm dialog and the dry-run preview: the TUI calls it from Update
+	// for up to 2,000 rows and from a tea.Cmd above that.
 	Plan(t *model.Table, recs []*model.Record) ReplayPlan
-	// Replay sends the planned calls and writes the outcomes back. It blocks: call it from a
-	// tea.Cmd. progress is called from other goroutines, one call at a time, and must be
-	// cheap (post a message).
+	// Replay sends the planned calls and writes the outcomes back. It blocks: the TUI calls
+	// it from a tea.Cmd. progress is called from other goroutines, one call at a time; the
+	// TUI's callback only appends to a queue and never blocks. Cancelling ctx (the user's
+	// cancel, or quitting) must stop anything new from starting; calls in flight finish and
+	// are written back, and Replay then returns with Cancelled set.
 	Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(ReplayProgress)) ReplayReport
 }
 
@@ -46,7 +53,9 @@ type RefusedRow struct {
 	Skipped bool
 }
 
-// ReplayProgress is one row's state change during a run, with the run's totals so far.
+// ReplayProgress is one row's state change during a run, with the run's totals so far. An
+// event with an empty ID only reports totals or a halt. The TUI keeps its own per-state
+// counts from the row states; Counts is informational.
 type ReplayProgress struct {
 	ID       string
 	Row      int
@@ -59,12 +68,15 @@ type ReplayProgress struct {
 	Halt     *ReplayHalt
 }
 
-// ReplayHalt is why a run stopped sending, and what to fix.
+// ReplayHalt is why a run stopped sending, and what to fix. The TUI's banner reads
+// "!! HALTED: <Cause> — <Detail>" (Detail should name the fix: "401 from crm: check the
+// CRM_TOKEN secret").
 type ReplayHalt struct {
 	Cause, Source, Detail string
 }
 
-// ReplayReport is how a run ended.
+// ReplayReport is how a run ended. Rows are the planned rows' final states (they override
+// what the progress events said); Conflicts and WriteErrors are one line each.
 type ReplayReport struct {
 	Counts       map[string]int
 	Rows         []ReplayProgress

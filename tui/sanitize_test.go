@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strings"
@@ -119,4 +120,58 @@ func TestInvariant9Sanitised(t *testing.T) {
 	send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	send(m, loadedMsg{seq: m.loadSeq, err: errors.New("bad \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \u009b2J")})
 	checkClean(t, "load error view", screen(m), true)
+}
+
+// echoReplayer puts sheet text everywhere the replay views show replayer text: sources,
+// destinations, URLs, keys, refusal reasons, row details, the halt.
+type echoReplayer struct{}
+
+func (echoReplayer) Plan(t *model.Table, recs []*model.Record) ReplayPlan {
+	var p ReplayPlan
+	for _, r := range recs {
+		src, u := t.Get(r, model.FSource), t.Get(r, model.FURL)
+		p.Calls = append(p.Calls, PlannedCall{ID: r.ID, Method: "POST", URL: u, Key: r.ID, Source: src, Row: r.Row, Headers: []string{"X: " + evilMessage}})
+		p.Sources = append(p.Sources, src)
+		p.Destinations = append(p.Destinations, u)
+		p.Refused = append(p.Refused, RefusedRow{ID: r.ID, Row: r.Row, Reason: t.Get(r, model.FError)})
+	}
+	return p
+}
+
+func (echoReplayer) Replay(_ context.Context, _ *model.Table, recs []*model.Record, progress func(ReplayProgress)) ReplayReport {
+	return ReplayReport{}
+}
+
+func TestInvariant9ReplayViews(t *testing.T) {
+	for _, noColor := range []bool{true, false} {
+		wb := evilWorkbook(t)
+		dead := deadRows()
+		dead[1][1] = "crm\x1b[2J\u202e"
+		dead[1][2] = "https://crm.example/\x1b]8;;https://evil\x1b\\x"
+		dead[1][4] = evilMessage
+		wb.Tabs[1] = mustDecode(t, model.RoleDeadLetter, dead)
+		m := newLoaded(t, wb, 80, 24, func(o *Options) { o.NoColor = noColor; o.Replayer = echoReplayer{} })
+		check := func(where string) {
+			t.Helper()
+			checkClean(t, where, screen(m), noColor)
+			checkFrame(t, screen(m), 80, 24)
+		}
+		keys(m, "2", "A")
+		check("replay confirm")
+		keys(m, "d")
+		check("replay dry run")
+		for range 5 {
+			keys(m, "j")
+			check("replay dry run, scrolled")
+		}
+		keys(m, "y")
+		h := &ReplayHalt{Cause: "systemic", Source: dead[1][1].(string), Detail: evilMessage}
+		send(m, replayProgressMsg{id: m.run.id, events: []ReplayProgress{{ID: "k-1", State: "systemic\x1b[31m", Detail: evilMessage, Done: 1, Total: 4, Halt: h}}})
+		check("replay progress with a halt")
+		send(m, replayDoneMsg{id: m.run.id, report: ReplayReport{Halt: h, NotAttempted: []string{"k\x1b]0;x\x07"}, WriteErrors: []string{evilMessage},
+			Conflicts: []string{evilMessage}, Refused: []RefusedRow{{Reason: evilMessage}}}})
+		check("replay report")
+		keys(m, "esc")
+		check("halt banner over the table")
+	}
 }

@@ -72,6 +72,10 @@ type Styles struct {
 	HelpKey, HelpDesc, HelpGroup lipgloss.Style
 	PaneBorder                   lipgloss.Style
 
+	// Replay: the halt banner (loud, stays until dismissed), row states in the progress view.
+	HaltBanner                        lipgloss.Style
+	RunOK, RunBad, RunWarn, RunActive lipgloss.Style
+
 	// rows holds the styles of the table's per-row path as precomputed escape sequences:
 	// lipgloss.Style.Render costs microseconds per call, and a frame styles ~40 cells.
 	rows rowSpans
@@ -117,15 +121,22 @@ func (s *Styles) buildSpans() {
 }
 
 // NewStyles builds the style tree for a background (dark or light), or with no color at all.
-func NewStyles(dark, noColor bool) *Styles {
-	st := newStyles(dark, noColor)
+func NewStyles(dark, noColor bool) *Styles { return newStylesFor(dark, noColor, false) }
+
+// newStylesFor is NewStyles with ASCII borders when ascii is set (TERM=dumb).
+func newStylesFor(dark, noColor, ascii bool) *Styles {
+	st := newStyles(dark, noColor, ascii)
 	st.buildSpans()
 	return st
 }
 
-func newStyles(dark, noColor bool) *Styles {
+func newStyles(dark, noColor, ascii bool) *Styles {
 	n := lipgloss.NewStyle()
-	box := n.Border(lipgloss.RoundedBorder()).Padding(0, 1)
+	border := lipgloss.RoundedBorder()
+	if ascii {
+		border = lipgloss.ASCIIBorder()
+	}
+	box := n.Border(border).Padding(0, 1)
 	if noColor {
 		return &Styles{
 			NoColor: true,
@@ -138,6 +149,7 @@ func newStyles(dark, noColor bool) *Styles {
 			DialogBox: box, DialogTitle: n, DialogItem: n, DialogSelected: n, DialogDanger: n,
 			Label: n, HiddenLabel: n, Focus: n, Problem: n, Section: n,
 			HelpKey: n, HelpDesc: n, HelpGroup: n, PaneBorder: n,
+			HaltBanner: n, RunOK: n, RunBad: n, RunWarn: n, RunActive: n,
 		}
 	}
 	p := newPalette(dark)
@@ -191,6 +203,12 @@ func newStyles(dark, noColor bool) *Styles {
 		HelpDesc:   fg(p.muted),
 		HelpGroup:  fg(p.text).Bold(true).Underline(true),
 		PaneBorder: fg(p.subtle),
+
+		HaltBanner: n.Foreground(lipgloss.Color("#FFFFFF")).Background(p.err).Bold(true),
+		RunOK:      fg(p.ok),
+		RunBad:     fg(p.err).Bold(true),
+		RunWarn:    fg(p.warn),
+		RunActive:  fg(p.accent).Bold(true),
 	}
 }
 

@@ -75,7 +75,7 @@ func (ts *tabState) headerLine(c *common, w int) string {
 			b.WriteByte(' ')
 		}
 		first = false
-		if col.kind == kindNumber || col.kind == kindAge {
+		if col.kind == kindNumber || col.kind == kindAge || col.kind == kindTime {
 			b.WriteString(fitRight(col.title, cw))
 		} else {
 			b.WriteString(fit(col.title, cw))
@@ -143,7 +143,7 @@ func (ts *tabState) rowLine(c *common, b *strings.Builder, ri int32, cursor bool
 		first = false
 		text := cellText(t, r, col, now)
 		var cell string
-		if col.kind == kindNumber || col.kind == kindAge {
+		if col.kind == kindNumber || col.kind == kindAge || col.kind == kindTime {
 			cell = fitRight(text, cw)
 		} else {
 			cell = fit(text, cw)
@@ -168,9 +168,13 @@ func (ts *tabState) rowLine(c *common, b *strings.Builder, ri int32, cursor bool
 }
 
 // statusCountsLine summarises a table's statuses in its status order ("12 new · 3 read"),
-// then any status outside the list. limit caps how many statuses are named (0 = all).
-func statusCountsLine(t *model.Table, counts map[string]int, limit int) string {
+// then any status outside the list. limit caps how many statuses are named (0 = all). The
+// queue's stale claims (a subset of claimed) come first: they are what needs a person.
+func statusCountsLine(t *model.Table, counts map[string]int, limit, stale int) string {
 	var parts []string
+	if stale > 0 && t.Config.Role == model.RoleQueue {
+		parts = append(parts, itoa(stale)+" stale")
+	}
 	seen := map[string]bool{}
 	add := func(s string) {
 		if seen[s] || counts[s] == 0 {

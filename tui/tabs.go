@@ -116,6 +116,10 @@ type tabState struct {
 
 	filter filterState
 
+	// stale counts the queue's stale claims (recomputed on load, write, and every
+	// staleRecount as time passes), for the tab bar.
+	stale int
+
 	widths      []int // column widths at layoutWidth
 	layoutWidth int
 }

@@ -9,21 +9,40 @@ import (
 	"github.com/triage-dev/triage/model"
 )
 
-// headerHeight is the title line plus the tab bar.
-const headerHeight = 2
+// headerHeight is the title line and the tab bar, plus the halt banner while it is up.
+func (m *Model) headerHeight() int {
+	return 2 + len(m.bannerLines(m.c.width))
+}
+
+// asciiChrome turns the UI's own glyphs into ASCII for TERM=dumb. Each replacement is one cell
+// wide, like the glyph it replaces, so the layout doesn't move. Sheet text is left alone.
+var asciiChrome = strings.NewReplacer(
+	"…", "~", "·", "-", "│", "|", "─", "-", "━", "-", "●", "*", "✗", "x",
+	"→", ">", "←", "<", "↑", "^", "↓", "v", "█", "#", "░", ".", "—", "-",
+)
 
 // View draws the screen. It is the only place terminal modes are set (alt screen, window
-// title, the cursor for the filter prompt). The mouse stays off: with it on, tmux and
-// terminals stop letting the user select text, and wheel scrolling still arrives as arrow keys
-// in the alternate screen.
+// title, the cursor for the filter prompt, the mouse). The mouse stays off unless
+// Options.Mouse: with it on, tmux and terminals stop letting the user select text, and most
+// terminals turn the wheel into arrow keys in the alternate screen anyway. Under TERM=dumb
+// there is no window title and the UI's own glyphs are ASCII.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
-	v.AltScreen = true
-	v.WindowTitle = "triage"
-	if m.title != "" {
-		v.WindowTitle = "triage · " + truncate(cellLine(m.title), 60)
+	content := m.render()
+	if m.c.ascii {
+		content = asciiChrome.Replace(content)
 	}
-	if m.filtering && m.usable() && !m.showHelp && m.dialog == nil {
+	v := tea.NewView(content)
+	v.AltScreen = true
+	if !m.c.term.dumb() {
+		v.WindowTitle = "triage"
+		if m.title != "" {
+			v.WindowTitle = "triage · " + truncate(cellLine(m.title), 60)
+		}
+	}
+	if m.opts.Mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
+	if m.filtering && m.usable() && !m.showHelp && m.dialog == nil && !m.showRun {
 		_, x := m.input.View(m.inputWidth())
 		v.Cursor = tea.NewCursor(filterPromptWidth+x, m.c.height-1)
 		v.Cursor.Shape = tea.CursorBar
@@ -40,8 +59,7 @@ func (m *Model) usable() bool {
 func (m *Model) render() string {
 	w, h := m.c.width, m.c.height
 	if w < minWidth || h < minHeight {
-		msg := fmt.Sprintf("terminal too small (need %dx%d, have %dx%d)", minWidth, minHeight, w, h)
-		return strings.Join(wrapText(msg, max(1, w)), "\n") + "\n" + truncate("q quits", max(1, w))
+		return m.renderTooSmall(w, h)
 	}
 	if !m.hasData {
 		return m.renderStart(w, h)
@@ -53,6 +71,7 @@ func (m *Model) render() string {
 	}
 	lines := make([]string, 0, h)
 	lines = append(lines, m.headerLines(w)...)
+	lines = append(lines, m.bannerLines(w)...)
 	body := m.bodyLines(w, m.bodyH)
 	if m.dialog != nil {
 		reset := ansi.ResetStyle
@@ -64,6 +83,42 @@ func (m *Model) render() string {
 	lines = append(lines, body...)
 	lines = append(lines, m.footerLines(w)...)
 	return strings.Join(lines, "\n")
+}
+
+// renderTooSmall is the whole screen when the terminal is below minWidth x minHeight: what is
+// needed, what there is, and the way out, centered; never a broken layout.
+func (m *Model) renderTooSmall(w, h int) string {
+	st := m.c.styles
+	w, h = max(1, w), max(1, h)
+	var lines []string
+	for _, s := range []string{"terminal too small", fmt.Sprintf("need %dx%d, have %dx%d", minWidth, minHeight, w, h), "enlarge the window · q quits"} {
+		for _, l := range wrapText(s, w) {
+			lines = append(lines, l)
+		}
+	}
+	if m.running() {
+		lines = append(lines, wrapText(fmt.Sprintf("replaying %d/%d", m.run.done, m.run.total), w)...)
+	}
+	if m.halt != nil {
+		lines = append(lines, wrapText(model.SanitizeLine(haltLine(m.halt)), w)...)
+	}
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	top := (h - len(lines)) / 2
+	out := make([]string, 0, h)
+	for i := 0; i < top; i++ {
+		out = append(out, "")
+	}
+	for i, l := range lines {
+		pad := max(0, (w-textWidth(l))/2)
+		l = strings.Repeat(" ", pad) + l
+		if i == 0 {
+			l = strings.Repeat(" ", pad) + st.paint(st.ConnErr, strings.TrimLeft(l, " "))
+		}
+		out = append(out, l)
+	}
+	return strings.Join(padLines(out, w, h), "\n")
 }
 
 // renderStart is the screen before the first successful load: loading, or the error with
@@ -117,6 +172,8 @@ func (m *Model) headerLines(w int) []string {
 		right = append(right, st.paint(st.ReadWrite, "RW"))
 	}
 	switch {
+	case m.running():
+		right = append(right, m.spinnerView()+" replaying "+itoa(m.run.done)+"/"+itoa(m.run.total))
 	case m.writing:
 		n := 0
 		if m.inflight != nil {
@@ -170,7 +227,7 @@ func (m *Model) renderTabBar(w int) string {
 			if ts.data == nil {
 				label += " !"
 			} else if limit >= 0 {
-				if c := statusCountsLine(ts.data.table, ts.data.counts, limit); c != "" {
+				if c := statusCountsLine(ts.data.table, ts.data.counts, limit, ts.stale); c != "" {
 					label += " " + c
 				} else {
 					label += " empty"
@@ -202,6 +259,9 @@ func (m *Model) renderTabBar(w int) string {
 // optional preview.
 func (m *Model) bodyLines(w, h int) []string {
 	st := m.c.styles
+	if m.showRun && m.run != nil {
+		return m.runLines(w, h)
+	}
 	if m.detail != nil {
 		return padLines(strings.Split(m.detail.View(), "\n"), w, h)
 	}

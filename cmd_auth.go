@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/sheets"
+)
+
+const authUsage = `usage:
+  triage auth login [--oauth-client FILE] [--port N] [--no-browser] [--timeout 5m]
+      sign in with your Google account (OAuth loopback flow with PKCE). Works from an SSH
+      session: open the printed address on any machine, then forward the port with ssh -L or
+      paste back the address the browser was sent to. FILE is the client_secret.json of a
+      Desktop OAuth client (default: oauth_client in the config file).
+  triage auth status     who is signed in, scopes, expiry, and which credentials triage uses
+  triage auth logout     revoke the saved login and delete it
+`
+
+// openBrowser opens an address in the local browser, without waiting for it. Tests replace it.
+var openBrowser = func(u string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", u)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
+	default:
+		cmd = exec.Command("xdg-open", u)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}
+
+// hostname names this machine in the printed `ssh -L` command. Tests replace it.
+var hostname = os.Hostname
+
+// timeLayout is how auth status shows times.
+const timeLayout = "2006-01-02 15:04:05 MST"
+
+// cmdAuth is `triage auth login | status | logout`.
+func cmdAuth(ctx context.Context, g *globals, args []string, e *env) error {
+	fs := newFlagSet("auth", e)
+	oauthClient := fs.String("oauth-client", "", "client_secret.json of a Desktop OAuth client (default: oauth_client in the config)")
+	port := fs.Int("port", 0, "loopback port for the browser's redirect (default: any free port)")
+	noBrowser := fs.Bool("no-browser", false, "don't try to open a browser on this machine")
+	timeout := fs.Duration("timeout", sheets.DefaultLoginTimeout, "how long to wait for the browser")
+	fs.Usage = func() { fmt.Fprint(e.stderr, authUsage) }
+	pos, err := parseCmd(fs, g, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("auth: want one of login, status, logout\n%s", authUsage)
+	}
+	sub := pos[0]
+	if sub != "login" {
+		var loginOnly []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "oauth-client", "port", "no-browser", "timeout":
+				loginOnly = append(loginOnly, "--"+f.Name)
+			}
+		})
+		if len(loginOnly) > 0 {
+			return usageErr("auth %s: %s only applies to `triage auth login`", sub, strings.Join(loginOnly, ", "))
+		}
+	}
+	switch sub {
+	case "login":
+		return authLogin(ctx, g, e, *oauthClient, *port, *noBrowser, *timeout)
+	case "status":
+		return authStatus(g, e)
+	case "logout":
+		return authLogout(ctx, e)
+	}
+	return usageErr("auth: unknown subcommand %q; want one of login, status, logout\n%s", sub, authUsage)
+}
+
+func authLogin(ctx context.Context, g *globals, e *env, clientFile string, port int, noBrowser bool, timeout time.Duration) error {
+	if port < 0 || port > 65535 {
+		return usageErr("auth login: --port %d is not a TCP port (use 1024-65535, or leave it out for a free one)", port)
+	}
+	if timeout <= 0 {
+		return usageErr("auth login: --timeout must be positive")
+	}
+	if clientFile == "" {
+		s, err := resolve(g, e)
+		if err != nil {
+			return err
+		}
+		if s.cfg.OAuthClient == "" {
+			return usageErr("no OAuth client for `triage auth login`: %s (config file: %s).\nOr skip the login: use a service-account key (--credentials) or Application Default Credentials (gcloud auth application-default login)",
+				sheets.ConsoleHelp, first(s.cfg.Path(), config.DefaultPathFrom(e.getenv)))
+		}
+		clientFile = expandHome(s.cfg.OAuthClient, e)
+		if !filepath.IsAbs(clientFile) && s.cfg.Path() != "" {
+			clientFile = filepath.Join(filepath.Dir(s.cfg.Path()), clientFile)
+		}
+	} else {
+		clientFile = expandHome(clientFile, e)
+	}
+	client, err := sheets.ReadOAuthClient(clientFile)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	cache := tokenCachePath(e)
+	if cache == "" {
+		return usageErr("auth login: can't tell where to save the login: set XDG_STATE_HOME or HOME")
+	}
+	flow, err := sheets.StartLogin(sheets.LoginOptions{
+		Client:    client,
+		CacheFile: cache,
+		Port:      port,
+		Paste:     e.stdin,
+		Log:       e.stderr,
+		Timeout:   timeout,
+	})
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	defer flow.Close()
+
+	p := flow.Port()
+	host, herr := hostname()
+	if herr != nil || host == "" {
+		host = "<this host>"
+	}
+	w := e.stderr
+	fmt.Fprintf(w, "Open this address in a browser, on this machine or any other, and allow access:\n\n    %s\n\n", flow.URL())
+	if !noBrowser && canOpenBrowser(e) {
+		if openBrowser(flow.URL()) == nil {
+			fmt.Fprintf(w, "(opened it in your browser)\n")
+		}
+	}
+	fmt.Fprintf(w, "Google then sends the browser to %s; triage waits for it for %v (Ctrl-C to stop).\n", flow.RedirectURI(), timeout)
+	fmt.Fprintf(w, "If your browser is on another machine: ssh -L %d:127.0.0.1:%d %s\n", p, p, host)
+	fmt.Fprintf(w, "  (run that there first and keep it open; then the browser reaches triage by itself)\n")
+	fmt.Fprintf(w, "or paste the address your browser was sent to (it starts with %s) here:\n", flow.RedirectURI())
+
+	rec, err := flow.Wait(ctx)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("auth login: %w", err)}
+	}
+	who := rec.Email
+	if who == "" {
+		who = "(the token endpoint did not say which account)"
+	}
+	fmt.Fprintf(w, "\nSigned in as %s. The login is saved in %s (readable by you only); triage renews its access token by itself.\n", who, cache)
+	if note := precedenceNote(g, e); note != "" {
+		fmt.Fprintf(w, "Note: %s\n", note)
+	}
+	return nil
+}
+
+// precedenceNote says what, if anything, comes before the saved login in the credential order.
+func precedenceNote(g *globals, e *env) string {
+	switch {
+	case g.endpoint != "":
+		return fmt.Sprintf("--endpoint %s is given, so triage talks to that endpoint without credentials and the saved login is not used.", g.endpoint)
+	case e.getenv(sheets.EmulatorHostEnv) != "":
+		return fmt.Sprintf("%s=%s is set, so triage talks to that emulator without credentials and the saved login is not used; unset it to use the login.", sheets.EmulatorHostEnv, e.getenv(sheets.EmulatorHostEnv))
+	case g.credentials != "":
+		return fmt.Sprintf("--credentials %s is given, so it is used and the saved login is not.", g.credentials)
+	case e.getenv("GOOGLE_APPLICATION_CREDENTIALS") != "":
+		return fmt.Sprintf("GOOGLE_APPLICATION_CREDENTIALS is set (%s), so it is used and the saved login is not; unset it to use the login.", e.getenv("GOOGLE_APPLICATION_CREDENTIALS"))
+	}
+	return ""
+}
+
+func authStatus(g *globals, e *env) error {
+	cache := tokenCachePath(e)
+	if cache == "" {
+		return usageErr("auth status: can't tell where the login is saved: set XDG_STATE_HOME or HOME")
+	}
+	w := e.stdout
+	rec, err := sheets.ReadLoginRecord(cache)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(w, "Not signed in with `triage auth login` (no saved login at %s).\n", cache)
+	case err != nil:
+		return &exitError{code: exitUsage, err: fmt.Errorf("auth status: the saved login is unusable: %w; run `triage auth login` again (or `triage auth logout` to delete it)", err)}
+	default:
+		who := rec.Email
+		if who == "" {
+			who = "(account address unknown)"
+		}
+		fmt.Fprintf(w, "Signed in as %s\n", who)
+		scopes := strings.Join(rec.Scopes, " ")
+		if scopes == "" {
+			scopes = "(not recorded)"
+		}
+		fmt.Fprintf(w, "  scopes:        %s\n", scopes)
+		fmt.Fprintf(w, "  access token:  %s\n", describeExpiry(rec.Token, time.Now()))
+		if rec.Token.RefreshToken != "" {
+			fmt.Fprintf(w, "  refresh token: saved (triage renews the access token with it)\n")
+		} else {
+			fmt.Fprintf(w, "  refresh token: none: run `triage auth login` again when the access token expires\n")
+		}
+		if !rec.LoggedInAt.IsZero() {
+			fmt.Fprintf(w, "  signed in:     %s\n", rec.LoggedInAt.Local().Format(timeLayout))
+		}
+		fmt.Fprintf(w, "  OAuth client:  %s\n", rec.ClientID)
+		fmt.Fprintf(w, "  saved in:      %s\n", cache)
+		if st, err := os.Stat(cache); err == nil && st.Mode().Perm()&0o077 != 0 {
+			fmt.Fprintf(w, "  warning:       the file is mode %04o, readable by others: run chmod 600 %s\n", st.Mode().Perm(), cache)
+		}
+	}
+	fmt.Fprintf(w, "Credentials triage uses (order: --credentials / GOOGLE_APPLICATION_CREDENTIALS, saved login, Application Default Credentials):\n  %s\n", inUse(g, e, err == nil))
+	return nil
+}
+
+// inUse says which credentials Connect would pick, in its order.
+func inUse(g *globals, e *env, loggedIn bool) string {
+	if note := precedenceNote(g, e); note != "" {
+		return note
+	}
+	if loggedIn {
+		return "the saved login (nothing comes before it)."
+	}
+	adc := filepath.Join(first(e.getenv("CLOUDSDK_CONFIG"), filepath.Join(first(e.getenv("HOME"), homeDir()), ".config", "gcloud")), "application_default_credentials.json")
+	if _, err := os.Stat(adc); err == nil {
+		return "Application Default Credentials from " + adc + "."
+	}
+	return "Application Default Credentials, if this machine has any (none at " + adc + "); otherwise none: run `triage auth login`, pass --credentials key.json, or run `gcloud auth application-default login`."
+}
+
+func homeDir() string {
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// describeExpiry says when the access token expires, never showing the token.
+func describeExpiry(t *oauth2.Token, now time.Time) string {
+	if t == nil || t.Expiry.IsZero() {
+		return "no expiry recorded"
+	}
+	d := t.Expiry.Sub(now)
+	if d > 0 {
+		return fmt.Sprintf("expires %s (in %s)", t.Expiry.Local().Format(timeLayout), roughDuration(d))
+	}
+	return fmt.Sprintf("expired %s (%s ago; renewed at the next use)", t.Expiry.Local().Format(timeLayout), roughDuration(-d))
+}
+
+// roughDuration prints d to the second under a minute, else to the minute.
+func roughDuration(d time.Duration) string {
+	if d < time.Minute {
+		return d.Round(time.Second).String()
+	}
+	d = d.Round(time.Minute)
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	switch {
+	case h >= 48:
+		return fmt.Sprintf("%dd%dh", h/24, h%24)
+	case h > 0:
+		return fmt.Sprintf("%dh%02dm", h, m)
+	}
+	return fmt.Sprintf("%dm", m)
+}
+
+func authLogout(ctx context.Context, e *env) error {
+	cache := tokenCachePath(e)
+	if cache == "" {
+		return usageErr("auth logout: can't tell where the login is saved: set XDG_STATE_HOME or HOME")
+	}
+	res, err := sheets.Logout(ctx, cache, nil)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(e.stderr, "Not signed in (no saved login at %s): nothing to do.\n", cache)
+		return nil
+	}
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("auth logout: %w", err)}
+	}
+	who := res.Email
+	if who == "" {
+		who = "the saved account"
+	}
+	if res.RevokeErr != nil {
+		return &exitError{code: exitPartial, err: fmt.Errorf("auth logout: deleted %s, but the login of %s was not revoked: %w", cache, who, res.RevokeErr)}
+	}
+	fmt.Fprintf(e.stderr, "Revoked the login of %s and deleted %s.\n", who, cache)
+	return nil
+}
+
+// canOpenBrowser is false in an SSH session or without a display.
+func canOpenBrowser(e *env) bool {
+	if e.getenv("SSH_CONNECTION") != "" || e.getenv("SSH_TTY") != "" {
+		return false
+	}
+	switch runtime.GOOS {
+	case "darwin", "windows":
+		return true
+	}
+	return e.getenv("DISPLAY") != "" || e.getenv("WAYLAND_DISPLAY") != ""
+}
+
+// expandHome expands a leading ~/ with $HOME.
+func expandHome(p string, e *env) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if h := first(e.getenv("HOME"), homeDir()); h != "" {
+			return filepath.Join(h, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}

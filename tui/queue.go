@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/model"
+)
+
+// The queue tab (seed 002): jobs are pending, claimed by a worker, done, or in sticky error.
+// A claim older than the tab's stale_after (default 30 minutes) is stale: its worker most
+// likely died. Q lists exactly which claims are stale, with their worker and age, and asks
+// before sending them back to pending; a claim that is not older than the threshold is never
+// listed, and each edit expects the claim's cells unchanged, so a worker that finishes or
+// re-claims the row meanwhile wins.
+
+// staleRecount is how often the stale counts in the tab bar are recomputed as time passes.
+const staleRecount = 15 * time.Second
+
+// recountStale recomputes the stale claims of every queue tab at now.
+func (m *Model) recountStale() {
+	now := m.c.now()
+	for _, ts := range m.tabs {
+		if ts.recountStale(now) {
+			m.tabsGen++
+		}
+	}
+}
+
+// recountStale counts the stale claims of a queue tab; it reports whether the count changed.
+func (ts *tabState) recountStale(now time.Time) bool {
+	if ts.data == nil || ts.cfg.Role != model.RoleQueue {
+		return false
+	}
+	t := ts.data.table
+	n := 0
+	if ts.data.counts[model.StatusClaimed] > 0 {
+		for i := range t.Records {
+			if t.Stale(&t.Records[i], now) {
+				n++
+			}
+		}
+	}
+	changed := n != ts.stale
+	ts.stale = n
+	return changed
+}
+
+// startRequeue lists the stale claims among the marked rows the filter shows (else among all
+// the rows it shows) and asks before requeueing them.
+func (m *Model) startRequeue() tea.Cmd {
+	ts := m.activeTab()
+	if ts == nil || ts.data == nil {
+		return nil
+	}
+	t := ts.data.table
+	if t.Config.Role != model.RoleQueue {
+		return m.toast(toastInfo, "Q requeues stale claims of the queue (the %s tab)", model.DefaultTabName(model.RoleQueue))
+	}
+	if why := m.canWrite(); why != "" {
+		return m.toast(toastInfo, "%s", why)
+	}
+	rows := ts.visible
+	scope := "shown"
+	if ts.nMarked > 0 {
+		rows, _ = ts.targets()
+		scope = "marked"
+	}
+	now := m.c.now()
+	th := t.Config.StaleAfter
+	if th <= 0 {
+		th = 30 * time.Minute
+	}
+	var edits []model.Edit
+	var list []string
+	noID := 0
+	var oldest time.Duration
+	claimed := 0
+	for _, ri := range rows {
+		r := &t.Records[ri]
+		if r.Status == model.StatusClaimed && !r.Time.IsZero() {
+			claimed++
+			oldest = max(oldest, now.Sub(r.Time))
+		}
+		e, ok := model.Requeue(t, r, now)
+		if !ok {
+			continue
+		}
+		if r.ID == "" {
+			noID++
+			continue
+		}
+		edits = append(edits, e)
+		by := t.Get(r, model.FClaimedBy)
+		if by == "" {
+			by = "(no worker)"
+		}
+		list = append(list, fmt.Sprintf("%-14s %-14s claimed %s (row %d)", cellLine(r.ID), cellLine(by), ago(now, r.Time), r.Row))
+	}
+	if len(edits) == 0 {
+		msg := fmt.Sprintf("no stale claims among the %s rows (stale: over %s)", scope, shortDur(th))
+		if claimed > 0 {
+			msg += fmt.Sprintf("; the oldest claim is %s old", age(now, now.Add(-oldest)))
+		}
+		if noID > 0 {
+			msg += "; " + noIDNote(noID)
+		}
+		return m.toast(toastInfo, "%s", msg)
+	}
+	notes := []string{
+		fmt.Sprintf("Claimed more than %s ago; their worker most likely died. They go back to pending; a claim that changes meanwhile is reported, not overwritten. (rows respect the current filter)", shortDur(th)),
+	}
+	if noID > 0 {
+		notes = append(notes, noIDNote(noID)+".")
+	}
+	d := newConfirm(m.c, fmt.Sprintf("Requeue %d stale %s?", len(edits), plural(len(edits), "claim", "claims")), notes,
+		writeOp{kind: writeRequeue, tab: t.Config.Name, edits: edits, status: model.StatusPending})
+	d.list = list
+	d.listTitle = "ID             WORKER         AGE"
+	d.showList = true
+	m.dialog = d
+	return nil
+}
+
+// shortDur renders a threshold the way a person writes it: 30m, 1h30m, 45s.
+func shortDur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,334 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"google.golang.org/api/option"
+	sheetsapi "google.golang.org/api/sheets/v4"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/replay"
+	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/sheets/sheetstest"
+)
+
+// realReplayer adapts the real replay package to the TUI's Replayer, as main's adapter does:
+// a thin translation, no logic of its own. Test files may import replay; tui's code may not.
+type realReplayer struct {
+	client *replay.Client
+	store  replay.Store
+}
+
+func (r *realReplayer) Plan(t *model.Table, recs []*model.Record) ReplayPlan {
+	jobs, refused := replay.Plan(t, recs, r.client.Sources, time.Now(), false)
+	var p ReplayPlan
+	seenS, seenD := map[string]bool{}, map[string]bool{}
+	for _, j := range jobs {
+		c := j.Call
+		p.Calls = append(p.Calls, PlannedCall{ID: j.ID, Method: c.Method, URL: c.URL, Key: c.Key, Source: c.Source, Row: j.Row,
+			Headers: replay.Redact(r.client.Sources[c.Source])})
+		if !seenS[c.Source] {
+			seenS[c.Source] = true
+			p.Sources = append(p.Sources, c.Source)
+		}
+		if d := c.URL[:strings.LastIndex(c.URL, "/")+1]; !seenD[d] {
+			seenD[d] = true
+			p.Destinations = append(p.Destinations, d)
+		}
+	}
+	for _, f := range refused {
+		p.Refused = append(p.Refused, RefusedRow{ID: f.ID, Row: f.Row, Reason: f.Reason, Skipped: f.Skipped})
+	}
+	return p
+}
+
+func (r *realReplayer) Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(ReplayProgress)) ReplayReport {
+	sum := replay.Run(ctx, r.client, r.store, t, recs, replay.RunOptions{Progress: func(e replay.Event) {
+		p := rowProgress(e.Row)
+		p.Done, p.Total, p.Counts = e.Done, e.Total, map[string]int{}
+		for o, n := range e.Counts {
+			p.Counts[o.String()] = n
+		}
+		if e.Halted != nil {
+			p.Halt = &ReplayHalt{Cause: e.Halted.Cause, Source: e.Halted.Source, Detail: e.Halted.Detail}
+		}
+		progress(p)
+	}})
+	rep := ReplayReport{Counts: sum.Counts, NotAttempted: sum.NotAttempted, WriteErrors: sum.WriteErrors, Cancelled: sum.Cancelled}
+	for _, row := range sum.Rows {
+		rep.Rows = append(rep.Rows, rowProgress(row))
+	}
+	if sum.Halted != nil {
+		rep.Halt = &ReplayHalt{Cause: sum.Halted.Cause, Source: sum.Halted.Source, Detail: sum.Halted.Detail}
+	}
+	for _, f := range sum.Refused {
+		rep.Refused = append(rep.Refused, RefusedRow{ID: f.ID, Row: f.Row, Reason: f.Reason, Skipped: f.Skipped})
+	}
+	for _, c := range sum.WriteConflicts {
+		rep.Conflicts = append(rep.Conflicts, c.String())
+	}
+	return rep
+}
+
+func rowProgress(r replay.RowResult) ReplayProgress {
+	return ReplayProgress{ID: r.ID, Row: r.Row, State: r.State, Detail: r.Detail, Attempts: r.Attempts}
+}
+
+// replayFixture is a dead-letter tab on the Sheets emulator behind a real sheets.Store, and a
+// replaytest.Receiver behind a real HTTP server as the destination of its rows.
+type replayFixture struct {
+	emu   *sheetstest.Emulator
+	store *sheets.Store
+	rcv   *replaytest.Receiver
+	url   string
+}
+
+const replaySheet = "replay-sheet"
+
+var dlHeader = []any{"timestamp", "source", "url", "payload", "error", "attempts", "method", "key", "status", "replayed_at"}
+
+func newReplayFixture(t *testing.T, source string, n int) *replayFixture {
+	t.Helper()
+	rcv := replaytest.NewReceiver()
+	dst := httptest.NewServer(rcv)
+	t.Cleanup(dst.Close)
+	rows := [][]any{dlHeader}
+	for i := 1; i <= n; i++ {
+		rows = append(rows, []any{
+			fmt.Sprintf("2025-05-%02dT09:00:00Z", 10+i), source, dst.URL + "/hook",
+			fmt.Sprintf(`{"id":"k-%d","n":%d}`, i, i), "503", "1", "POST", fmt.Sprintf("k-%d", i), "dead", nil,
+		})
+	}
+	emu := sheetstest.New()
+	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: replaySheet, Title: "Replay desk", Sheets: []*sheetstest.Sheet{
+		{Title: "failed_calls", SheetID: 77, Rows: rows},
+	}})
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tabs []model.TabConfig
+	for _, r := range model.Roles {
+		tabs = append(tabs, model.DefaultTabConfig(r))
+	}
+	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: replaySheet, Tabs: tabs})
+	return &replayFixture{emu: emu, store: st, rcv: rcv, url: dst.URL}
+}
+
+// cells returns each row's cells by key.
+func (f *replayFixture) cells() map[string][]string {
+	out := map[string][]string{}
+	for _, row := range f.emu.Cells(replaySheet, "failed_calls")[1:] {
+		cells := make([]string, len(dlHeader))
+		for i := range cells {
+			if i < len(row) {
+				cells[i] = model.CellString(row[i])
+			}
+		}
+		out[cells[7]] = cells
+	}
+	return out
+}
+
+func startReplayTUI(t *testing.T, f *replayFixture, src *replay.Source, env map[string]string) *teatest.TestModel {
+	t.Helper()
+	client := &replay.Client{Sources: map[string]*replay.Source{src.Name: src}, Getenv: func(k string) string { return env[k] },
+		Base: time.Millisecond, Cap: 10 * time.Millisecond}
+	m := New(Options{Store: f.store, SpreadsheetID: replaySheet, Replayer: &realReplayer{client: client, store: f.store}})
+	return teatest.NewTestModel(t, probed{m},
+		teatest.WithInitialTermSize(100, 30),
+		teatest.WithProgramOptions(
+			tea.WithColorProfile(colorprofile.TrueColor),
+			tea.WithEnvironment([]string{"TERM=xterm-256color"}),
+		),
+	)
+}
+
+// probed wraps the model under a teatest program so a test can look at it from inside
+// Update, on the program's goroutine (no data race), instead of matching the output stream,
+// which the cell-diffing renderer sends as fragments.
+type probed struct{ *Model }
+
+type probeMsg struct {
+	f    func(*Model)
+	done chan struct{}
+}
+
+func (p probed) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if pm, ok := msg.(probeMsg); ok {
+		pm.f(p.Model)
+		close(pm.done)
+		return p, nil
+	}
+	_, cmd := p.Model.Update(msg)
+	return p, cmd
+}
+
+// waitModel polls cond inside the program until it holds.
+func waitModel(t *testing.T, tm *teatest.TestModel, what string, cond func(*Model) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		ok := false
+		done := make(chan struct{})
+		tm.Send(probeMsg{f: func(m *Model) { ok = cond(m) }, done: done})
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+		}
+		if ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var last string
+	done := make(chan struct{})
+	tm.Send(probeMsg{f: func(m *Model) { last = ansi.Strip(m.View().Content) }, done: done})
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+	t.Fatalf("timed out waiting for %s; the screen:\n%s", what, last)
+}
+
+// waitScreen waits until the model's whole screen shows every string.
+func waitScreen(t *testing.T, tm *teatest.TestModel, what ...string) {
+	t.Helper()
+	waitModel(t, tm, fmt.Sprintf("%q on screen", what), func(m *Model) bool {
+		s := ansi.Strip(m.View().Content)
+		for _, w := range what {
+			if !strings.Contains(s, w) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func finalModel(t *testing.T, tm *teatest.TestModel) *Model {
+	t.Helper()
+	return tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(probed).Model
+}
+
+// TestReplayInTheTUI replays three marked rows through real HTTP to a receiver, sees them in
+// flight and done in the progress view, and finds the outcomes written back to the emulated
+// sheet (and only for those rows) and shown in the reloaded table.
+func TestReplayInTheTUI(t *testing.T) {
+	f := newReplayFixture(t, "crm", 5)
+	f.rcv.Latency = 300 * time.Millisecond // long enough to see the rows in flight
+	before := f.cells()
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{f.url + "/"}, Headers: map[string]string{"Authorization": "env:CRM_TOKEN"}}
+	tm := startReplayTUI(t, f, src, map[string]string{"CRM_TOKEN": "s3cret"})
+	waitScreen(t, tm, "Replay desk")
+
+	// Newest first: k-5, k-4, k-3 are the first three rows.
+	tm.Send(press("space"))
+	tm.Send(press("space"))
+	tm.Send(press("space"))
+	tm.Send(press("R"))
+	waitScreen(t, tm, "Replay 3 calls to 1 source (crm)", f.url+"/", "[y/N]", "Rows respect the filter")
+	tm.Send(press("d"))
+	waitScreen(t, tm, "Would send 3 calls", "key k-5", "Authorization: env:CRM_TOKEN")
+	tm.Send(press("y"))
+	waitScreen(t, tm, "sending")
+	waitModel(t, tm, "rows in flight", func(m *Model) bool { return m.run != nil && m.run.states["sending"] > 0 })
+	waitScreen(t, tm, "Replay finished", "3 delivered")
+	tm.Send(press("esc"))
+	waitScreen(t, tm, "reloaded: the rows show the statuses the replay wrote back")
+	tm.Send(press("q"))
+	fm := finalModel(t, tm)
+
+	after := f.cells()
+	for _, k := range []string{"k-3", "k-4", "k-5"} {
+		c := after[k]
+		if c[8] != "delivered" || c[5] != "2" || c[9] == "" {
+			t.Errorf("%s written back as status %q attempts %q replayed_at %q, want delivered, 2, a time", k, c[8], c[5], c[9])
+		}
+		if n := f.rcv.Effects()[k]; n != 1 {
+			t.Errorf("%s acted %d times, want once", k, n)
+		}
+	}
+	for _, k := range []string{"k-1", "k-2"} {
+		if strings.Join(after[k], "|") != strings.Join(before[k], "|") {
+			t.Errorf("unmarked row %s changed: %v → %v", k, before[k], after[k])
+		}
+		if f.rcv.Effects()[k] != 0 {
+			t.Errorf("unmarked row %s was sent", k)
+		}
+	}
+	for _, a := range f.rcv.Attempts() {
+		if a.Headers.Get("Idempotency-Key") != a.Key || a.Headers.Get("Authorization") != "s3cret" {
+			t.Errorf("attempt %s carries key %q and auth %q", a.Key, a.Headers.Get("Idempotency-Key"), a.Headers.Get("Authorization"))
+		}
+	}
+	// The table reloaded after the run: it shows the written-back statuses, and no marks
+	// remain on the delivered rows.
+	ts := fm.tabNamed("failed_calls")
+	if ts == nil || ts.data == nil {
+		t.Fatal("no failed_calls tab")
+	}
+	if got := ts.data.counts["delivered"]; got != 3 {
+		t.Errorf("reloaded table counts %d delivered, want 3", got)
+	}
+	if ts.nMarked != 0 {
+		t.Errorf("%d marks left on delivered rows", ts.nMarked)
+	}
+	if !strings.Contains(ansi.Strip(fm.View().Content), "delivered") {
+		t.Errorf("final view shows the delivered rows:\n%s", ansi.Strip(fm.View().Content))
+	}
+}
+
+// TestReplayHaltBanner: the receiver answers 401, the run halts, and the final view carries a
+// loud banner naming the cause and the fix, even after the progress view is closed.
+func TestReplayHaltBanner(t *testing.T) {
+	f := newReplayFixture(t, "billing", 3)
+	f.rcv.Default = replaytest.Fault{Mode: replaytest.Unauthorized}
+	src := &replay.Source{Name: "billing", URLPrefixes: []string{f.url + "/"}, Headers: map[string]string{"Authorization": "env:DEMO_BILLING_TOKEN"}}
+	tm := startReplayTUI(t, f, src, map[string]string{"DEMO_BILLING_TOKEN": "wrong"})
+	waitScreen(t, tm, "Replay desk")
+	tm.Send(press("A"))
+	waitScreen(t, tm, "Replay 3 calls to 1 source (billing)", "All the rows the filter shows")
+	tm.Send(press("y"))
+	waitScreen(t, tm, "Replay halted")
+	tm.Send(press("esc")) // back to the table: the banner stays
+	tm.Send(press("q"))
+	fm := finalModel(t, tm)
+	out := ansi.Strip(fm.View().Content)
+	want := "!! HALTED: systemic — 401 from billing: check the DEMO_BILLING_TOKEN secret"
+	if !strings.Contains(out, want) {
+		t.Errorf("final view lacks the halt banner %q:\n%s", want, out)
+	}
+	if fm.showRun {
+		t.Error("esc closed the progress view")
+	}
+	// Loud: it has its own colors (and the NO_COLOR golden shows it readable without).
+	for _, l := range strings.Split(fm.View().Content, "\n") {
+		if strings.Contains(l, "HALTED") && !strings.Contains(l, "\x1b[") {
+			t.Errorf("the banner line is not styled: %q", l)
+		}
+	}
+	for k, c := range f.cells() {
+		if c[8] != "dead" {
+			t.Errorf("%s: a 401 is systemic, not about the row: status must stay dead, got %q", k, c[8])
+		}
+	}
+	if n := len(f.rcv.Effects()); n != 0 {
+		t.Errorf("a 401 acts on nothing, got %d effects", n)
+	}
+	if !bytes.Contains([]byte(out), []byte("esc dismisses")) {
+		t.Error("the banner says how to dismiss it")
+	}
+}

@@ -1,0 +1,417 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/model"
+)
+
+// fakeReplayer plans every waiting row of source crm and refuses the others; Replay reports
+// the given events, then waits for the test (release) or a cancel.
+type fakeReplayer struct {
+	mu      sync.Mutex
+	planned [][]string // IDs of each Plan call
+	events  []ReplayProgress
+	report  ReplayReport
+	release chan struct{}
+	ctx     context.Context
+	started chan struct{}
+	recs    []*model.Record
+}
+
+func newFakeReplayer() *fakeReplayer {
+	return &fakeReplayer{release: make(chan struct{}), started: make(chan struct{}, 1)}
+}
+
+func (f *fakeReplayer) Plan(t *model.Table, recs []*model.Record) ReplayPlan {
+	var p ReplayPlan
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.ID)
+		switch {
+		case r.Status != model.StatusDead:
+			p.Refused = append(p.Refused, RefusedRow{ID: r.ID, Row: r.Row, Reason: "row " + itoa(r.Row) + " is " + r.Status, Skipped: true})
+		case t.Get(r, model.FSource) != "crm":
+			p.Refused = append(p.Refused, RefusedRow{ID: r.ID, Row: r.Row, Reason: "row " + itoa(r.Row) + ": source " + t.Get(r, model.FSource) + " has no url_prefixes"})
+		default:
+			p.Calls = append(p.Calls, PlannedCall{ID: r.ID, Method: "POST", URL: t.Get(r, model.FURL), Key: r.ID, Source: "crm", Row: r.Row,
+				Headers: []string{"Authorization: env:CRM_TOKEN (set)"}})
+		}
+	}
+	if len(p.Calls) > 0 {
+		p.Sources = []string{"crm"}
+		p.Destinations = []string{"https://crm.example/api/"}
+	}
+	f.mu.Lock()
+	f.planned = append(f.planned, ids)
+	f.mu.Unlock()
+	return p
+}
+
+func (f *fakeReplayer) Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(ReplayProgress)) ReplayReport {
+	f.mu.Lock()
+	f.ctx, f.recs = ctx, recs
+	f.mu.Unlock()
+	f.started <- struct{}{}
+	for _, e := range f.events {
+		progress(e)
+	}
+	select {
+	case <-f.release:
+	case <-ctx.Done():
+		rep := f.report
+		rep.Cancelled = true
+		return rep
+	}
+	return f.report
+}
+
+// pump runs Cmds the way bubbletea does (in goroutines, their messages back into Update on
+// this goroutine) until done reports true.
+type pump struct {
+	t   *testing.T
+	m   *Model
+	out chan tea.Msg
+}
+
+func newPump(t *testing.T, m *Model) *pump { return &pump{t: t, m: m, out: make(chan tea.Msg, 256)} }
+
+func (p *pump) send(msg tea.Msg) { runCmds(timedUpdate(p.t, p.m, msg), p.out) }
+
+func (p *pump) keys(ks ...string) {
+	for _, k := range ks {
+		p.send(press(k))
+	}
+}
+
+func (p *pump) until(what string, done func() bool) {
+	p.t.Helper()
+	deadline := time.After(5 * time.Second)
+	for !done() {
+		select {
+		case msg := <-p.out:
+			if _, ok := msg.(tea.QuitMsg); ok {
+				continue
+			}
+			p.send(msg)
+		case <-deadline:
+			p.t.Fatalf("timed out waiting for %s:\n%s", what, plainScreen(p.m))
+		}
+	}
+}
+
+// memStore serves a workbook from memory and applies edits to it (conflict-free).
+type memStore struct {
+	mu      sync.Mutex
+	wb      func() *model.Workbook
+	loads   int
+	applied []model.Edit
+	ro      bool
+}
+
+func (s *memStore) Load(context.Context) (*model.Workbook, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loads++
+	return s.wb(), nil
+}
+
+func (s *memStore) Apply(_ context.Context, edits []model.Edit) (model.ApplyResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.applied = append(s.applied, edits...)
+	var res model.ApplyResult
+	for _, e := range edits {
+		res.Applied = append(res.Applied, model.Applied{Edit: e})
+	}
+	return res, nil
+}
+
+func (s *memStore) ReadOnly() bool { return s.ro }
+
+// deadRowsN is a dead-letter tab of n waiting crm rows (k-1 newest) plus one mailer row.
+func replayWorkbook(t testing.TB) *model.Workbook {
+	wb := testWorkbook(t)
+	rows := [][]string{{"timestamp", "source", "url", "payload", "error", "attempts", "method", "key", "status", "replayed_at"}}
+	for i := 1; i <= 6; i++ {
+		rows = append(rows, []string{testNow.Add(-time.Duration(i) * time.Hour).Format(time.RFC3339), "crm", "https://crm.example/api/leads",
+			`{"id":"k-` + itoa(i) + `"}`, "503", "1", "POST", "k-" + itoa(i), "dead", ""})
+	}
+	rows = append(rows, []string{testNow.Add(-10 * time.Hour).Format(time.RFC3339), "mailer", "https://mail.example/send", `{}`, "timeout", "1", "", "m-1", "dead", ""},
+		[]string{testNow.Add(-11 * time.Hour).Format(time.RFC3339), "crm", "https://crm.example/api/leads", `{"id":"r-1"}`, "422 invalid", "1", "", "r-1", "rejected", ""})
+	wb.Tabs[1] = mustDecode(t, model.RoleDeadLetter, rowsOf(rows...))
+	return wb
+}
+
+func newReplayModel(t *testing.T, fr *fakeReplayer, w, h int, opts ...modelOpt) (*Model, *memStore) {
+	st := &memStore{wb: func() *model.Workbook { return replayWorkbook(t) }}
+	all := append([]modelOpt{func(o *Options) { o.Store = st; o.Replayer = fr }}, opts...)
+	m := newLoaded(t, replayWorkbook(t), w, h, all...)
+	return m, st
+}
+
+func TestReplayConfirmStatesCountSourcesDestinations(t *testing.T) {
+	fr := newFakeReplayer()
+	m, _ := newReplayModel(t, fr, 100, 30)
+	keys(m, "2", "space", "space", "j", "j", "j", "j", "space") // k-1, k-2, m-1 marked
+	keys(m, "R")
+	d, ok := m.dialog.(confirm)
+	if !ok {
+		t.Fatalf("R opens a confirm, got %T", m.dialog)
+	}
+	if got := fr.planned[0]; strings.Join(got, ",") != "k-1,k-2,m-1" {
+		t.Errorf("planned %v, want the marked rows", got)
+	}
+	out := plainScreen(m)
+	for _, want := range []string{"Replay 2 calls to 1 source (crm) → https://crm.example/api/? [y/N]", "Rows respect the filter.",
+		"1 refused: row 8: source mailer has no url_prefixes", "d dry run"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("confirm lacks %q:\n%s", want, out)
+		}
+	}
+	if d.showList {
+		t.Error("the dry run is hidden until asked for")
+	}
+	keys(m, "d")
+	out = plainScreen(m)
+	for _, want := range []string{"Dry run: nothing is sent", "Would send 2 calls:", "POST https://crm.example/api/leads", "key k-1 · source crm · row 2",
+		"Authorization: env:CRM_TOKEN (set)", "Refused 1 row:", "row 8: source mailer has no url_prefixes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	keys(m, "enter") // default No
+	if m.dialog != nil || m.run != nil || m.pendingReplay != nil {
+		t.Fatalf("enter is No: dialog %T run %v", m.dialog, m.run)
+	}
+
+	// A: every row the filter shows, even unmarked ones; skipped rows are counted by rule.
+	keys(m, "A")
+	out = plainScreen(m)
+	if !strings.Contains(out, "Replay 6 calls") || !strings.Contains(out, "All the rows the filter shows") ||
+		!strings.Contains(out, "1 row skipped by rule") {
+		t.Errorf("A replays every shown row:\n%s", out)
+	}
+	keys(m, "esc")
+
+	// Nothing to replay: a rejected row alone.
+	keys(m, "V", "G", "R")
+	out = plainScreen(m)
+	if !strings.Contains(out, "Nothing to replay: 1 row refused.") || strings.Contains(out, "[y/N]") {
+		t.Errorf("a plan with no calls says so and offers no yes:\n%s", out)
+	}
+	keys(m, "y")
+	if m.run != nil {
+		t.Error("y on a plan without calls must not start a run")
+	}
+}
+
+func TestReplayWithoutReplayerHints(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30)
+	keys(m, "2", "R")
+	if out := plainScreen(m); !strings.Contains(out, "run: triage replay --tab failed_calls k-2") {
+		t.Errorf("no Replayer: R names the command:\n%s", out)
+	}
+	keys(m, "1", "R")
+	if out := plainScreen(m); !strings.Contains(out, "replay is for dead letters") {
+		t.Errorf("R outside the dead-letter tab explains:\n%s", out)
+	}
+}
+
+func TestReplayReadOnlyPreviewsOnly(t *testing.T) {
+	fr := newFakeReplayer()
+	m, _ := newReplayModel(t, fr, 100, 30, func(o *Options) {
+		o.Store = &memStore{wb: func() *model.Workbook { return replayWorkbook(t) }, ro: true}
+	})
+	keys(m, "2", "R")
+	out := plainScreen(m)
+	if !strings.Contains(out, "Read-only: nothing will be sent") || !strings.Contains(out, "Would send 1 call") || strings.Contains(out, "[y/N]") {
+		t.Errorf("read-only shows the dry run only:\n%s", out)
+	}
+	keys(m, "y")
+	if m.run != nil {
+		t.Error("read-only must not replay")
+	}
+}
+
+func TestReplayRunProgressCancelAndReload(t *testing.T) {
+	fr := newFakeReplayer()
+	fr.events = []ReplayProgress{
+		{ID: "k-1", State: "sending", Total: 3},
+		{ID: "k-1", State: "delivered", Attempts: 1, Detail: "200", Done: 1, Total: 3},
+		{ID: "k-2", State: "sending", Done: 1, Total: 3},
+	}
+	fr.report = ReplayReport{Counts: map[string]int{"delivered": 1, "not-attempted": 2}, NotAttempted: []string{"k-2", "k-3"},
+		Rows: []ReplayProgress{{ID: "k-1", State: "delivered", Attempts: 1}, {ID: "k-2", State: "not-attempted"}, {ID: "k-3", State: "not-attempted"}}}
+	m, st := newReplayModel(t, fr, 100, 30)
+	p := newPump(t, m)
+	p.keys("2", "space", "space", "space", "k") // mark k-1, k-2, k-3; the cursor on k-3 must survive the reload
+	p.keys("R", "y")
+	if !m.running() || !m.showRun {
+		t.Fatalf("y starts the run: running %v", m.running())
+	}
+	<-fr.started
+	// The run reads a snapshot: its records are copies, not the table's.
+	table := m.activeTab().data.table
+	for _, r := range fr.recs {
+		for j := range table.Records {
+			if r == &table.Records[j] {
+				t.Fatalf("Replay got the table's own record %s", r.ID)
+			}
+		}
+	}
+	p.until("the progress of k-1 and k-2", func() bool {
+		return m.run.states["delivered"] == 1 && m.run.states["sending"] == 1
+	})
+	out := plainScreen(m)
+	for _, want := range []string{"Replaying 3 calls to crm", "1/3 33%", "1 delivered · 1 sending · 1 queued", "rows/s", "ETA", "elapsed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress view lacks %q:\n%s", want, out)
+		}
+	}
+
+	// No second replay, no refresh, no write while it runs.
+	p.keys("R")
+	if !strings.Contains(plainScreen(m), "a replay is already running") {
+		t.Errorf("R during a run is refused:\n%s", plainScreen(m))
+	}
+	loads := st.loads
+	p.keys("r")
+	p.send(refreshTickMsg{})
+	if m.loading || !strings.Contains(plainScreen(m), "the table reloads when it ends") {
+		t.Errorf("no refresh during a run: loading=%v\n%s", m.loading, plainScreen(m))
+	}
+
+	// x cancels: the context is cancelled, the view says so, the run ends with the report.
+	p.keys("x")
+	if !m.run.cancelling || !strings.Contains(plainScreen(m), "Cancelling…") {
+		t.Errorf("x shows the cancelling state:\n%s", plainScreen(m))
+	}
+	p.until("the run to end", func() bool { return m.run.finished })
+	if fr.ctx.Err() == nil {
+		t.Error("cancel must cancel the Replayer's context")
+	}
+	out = plainScreen(m)
+	for _, want := range []string{"Replay cancelled", "Not attempted (2): k-2, k-3", "Cancelled: rows not sent stay as they were."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	p.until("the reload", func() bool { return st.loads > loads && !m.loading })
+	p.keys("esc")
+	if m.showRun {
+		t.Error("esc closes the finished run's view")
+	}
+	if got := cursorID(m); got != "k-3" {
+		t.Errorf("after the reload the cursor is on %q, want k-3 (kept by ID)", got)
+	}
+	ts := m.activeTab()
+	if ts.marked[ts.data.byID["k-1"]] || !ts.marked[ts.data.byID["k-2"]] {
+		t.Error("the delivered row drops its mark; rows not attempted keep theirs for a retry")
+	}
+	if len(fr.recs) != 3 {
+		t.Errorf("Replay got %d records, want the 3 marked", len(fr.recs))
+	}
+}
+
+func TestReplayHaltBannerStaysUntilDismissed(t *testing.T) {
+	fr := newFakeReplayer()
+	halt := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
+	fr.events = []ReplayProgress{{ID: "k-1", State: "systemic", Done: 1, Total: 1, Halt: halt}}
+	fr.report = ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: halt, Rows: []ReplayProgress{{ID: "k-1", State: "systemic"}}}
+	close(fr.release)
+	m, _ := newReplayModel(t, fr, 80, 24, func(o *Options) { o.NoColor = true })
+	p := newPump(t, m)
+	p.keys("2", "R", "y")
+	p.until("the halt", func() bool { return m.run != nil && m.run.finished })
+	want := "!! HALTED: systemic — 401 from crm: check the CRM_TOKEN secret"
+	if !strings.Contains(plainScreen(m), want) {
+		t.Fatalf("halt banner missing:\n%s", plainScreen(m))
+	}
+	p.keys("esc") // closes the run view
+	p.keys("j", "enter", "esc", "1", "2")
+	if !strings.Contains(plainScreen(m), want) {
+		t.Errorf("the banner stays on every view until dismissed:\n%s", plainScreen(m))
+	}
+	checkFrame(t, screen(m), 80, 24)
+	p.keys("esc")
+	if m.halt != nil || strings.Contains(plainScreen(m), "HALTED") {
+		t.Errorf("esc in the table dismisses the banner:\n%s", plainScreen(m))
+	}
+}
+
+func TestQuitDuringReplay(t *testing.T) {
+	fr := newFakeReplayer()
+	fr.report = ReplayReport{Counts: map[string]int{}}
+	m, _ := newReplayModel(t, fr, 100, 30)
+	p := newPump(t, m)
+	p.keys("2", "R", "y")
+	<-fr.started
+	cmd := send(m, press("q"))
+	if isQuit(cmd) {
+		t.Fatal("q during a run must not quit at once")
+	}
+	if _, ok := m.dialog.(confirm); !ok || !strings.Contains(plainScreen(m), "A replay is running (0/1). Cancel it and quit?") {
+		t.Fatalf("q during a run asks first:\n%s", plainScreen(m))
+	}
+	p.keys("n")
+	if m.dialog != nil || !m.running() || fr.ctx.Err() != nil {
+		t.Fatal("n keeps the run going")
+	}
+	// ctrl+c cancels; a second one quits once the run has written back.
+	quit := false
+	p.keys("ctrl+c")
+	if fr.ctx.Err() == nil || m.quitAfterRun || !m.run.cancelling {
+		t.Fatal("the first ctrl+c during a run cancels it and stays")
+	}
+	if !strings.Contains(plainScreen(m), "Cancelling…") {
+		t.Errorf("the view says it is cancelling:\n%s", plainScreen(m))
+	}
+	runCmds(timedUpdate(t, m, press("ctrl+c")), p.out)
+	if !m.quitAfterRun {
+		t.Fatal("the second ctrl+c quits after the run")
+	}
+	deadline := time.After(5 * time.Second)
+	for !quit {
+		select {
+		case msg := <-p.out:
+			if _, ok := msg.(tea.QuitMsg); ok {
+				quit = true
+				continue
+			}
+			p.send(msg)
+		case <-deadline:
+			t.Fatalf("no quit after the run ended:\n%s", plainScreen(m))
+		}
+	}
+	if !m.run.finished {
+		t.Error("quit came before the run had ended")
+	}
+}
+
+func TestReplayPlansBigSelectionsOffTheUIGoroutine(t *testing.T) {
+	fr := newFakeReplayer()
+	rows := [][]string{{"timestamp", "source", "url", "payload", "error", "attempts", "method", "key", "status", "replayed_at"}}
+	for i := 0; i < syncPlanMax+10; i++ {
+		rows = append(rows, []string{"2025-05-01T00:00:00Z", "crm", "https://crm.example/api/x", `{}`, "", "", "", "b-" + itoa(i), "dead", ""})
+	}
+	wb := testWorkbook(t)
+	wb.Tabs[1] = mustDecode(t, model.RoleDeadLetter, rowsOf(rows...))
+	m := newLoaded(t, wb, 100, 30, func(o *Options) { o.Replayer = fr })
+	keys(m, "2")
+	cmd := timedUpdate(t, m, press("A"))
+	if m.dialog != nil || !m.planning || len(fr.planned) != 0 {
+		t.Fatalf("a big plan runs in a Cmd: dialog %T planning %v", m.dialog, m.planning)
+	}
+	p := newPump(t, m)
+	runCmds(cmd, p.out)
+	p.until("the plan", func() bool { return m.dialog != nil })
+	if !strings.Contains(plainScreen(m), "Replay 2010 calls") {
+		t.Errorf("plan dialog:\n%s", plainScreen(m))
+	}
+}
