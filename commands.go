@@ -241,10 +241,8 @@ func cmdSetStatus(ctx context.Context, g *globals, args []string, e *env) error 
 		return usageErr("set-status: --status is required")
 	}
 	check := func(t *model.Table) error {
-		for _, s := range t.Statuses {
-			if s == want {
-				return nil
-			}
+		if t.HasStatus(want) {
+			return nil
 		}
 		return usageErr("%q is not a status of %q (statuses: %s)", want, t.Config.Name, strings.Join(t.Statuses, ", "))
 	}

@@ -338,7 +338,7 @@ func (c *Config) TabConfigs() []model.TabConfig {
 				tc.Name = ts.Name
 			}
 			for _, s := range ts.Statuses {
-				tc.Statuses = append(tc.Statuses, strings.ToLower(strings.TrimSpace(s)))
+				tc.Statuses = append(tc.Statuses, strings.TrimSpace(s))
 			}
 			if len(ts.Columns) > 0 {
 				tc.Columns = map[model.Field]string{}

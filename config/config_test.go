@@ -107,7 +107,7 @@ quit = ["x"]
 		t.Fatal(probs)
 	}
 	tcs := c.TabConfigs()
-	if len(tcs) != 3 || tcs[0].Name != "Contact" || tcs[0].Columns[model.FID] != "Submission ID" || tcs[0].Statuses[0] != "new" {
+	if len(tcs) != 3 || tcs[0].Name != "Contact" || tcs[0].Columns[model.FID] != "Submission ID" || tcs[0].Statuses[0] != "New" {
 		t.Errorf("inbox %+v", tcs[0])
 	}
 	if tcs[1].Name != "failed_calls" || tcs[1].BodyKeyFields["contact-form"] != "id" {

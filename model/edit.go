@@ -96,11 +96,12 @@ func (r ApplyResult) Summary() string {
 	return s
 }
 
-// SetStatus builds the edit that changes a record's status.
+// SetStatus builds the edit that changes a record's status. The value written is the tab's
+// own spelling of the status (a dropdown's "Read" for "read"), so it passes the validation.
 func SetStatus(t *Table, r *Record, status string) Edit {
 	return Edit{Tab: t.Config.Name, ID: r.ID,
 		Expect: map[Field]string{FStatus: t.Get(r, FStatus)},
-		Set:    map[Field]string{FStatus: status}}
+		Set:    map[Field]string{FStatus: t.StatusValue(status)}}
 }
 
 // ClearError builds the edit a person makes to release a sticky error: a rejected dead

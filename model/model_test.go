@@ -240,3 +240,23 @@ func TestSanitizeRemovesEveryTerminalControl(t *testing.T) {
 		t.Errorf("benign text changed: %q", got)
 	}
 }
+
+func TestSetStatusWritesTheTabsSpelling(t *testing.T) {
+	tc := DefaultTabConfig(RoleInbox)
+	tc.Statuses = []string{"New", "Read", "Done"}
+	tb, err := Decode(tc, [][]any{{"Status", "ID"}, {"New", "a"}}, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &tb.Records[0]
+	if r.Status != "new" {
+		t.Fatalf("status normalised to %q", r.Status)
+	}
+	e := SetStatus(tb, r, "read")
+	if e.Set[FStatus] != "Read" || e.Expect[FStatus] != "New" {
+		t.Errorf("edit %+v", e)
+	}
+	if !tb.HasStatus("DONE") || tb.HasStatus("spam") {
+		t.Errorf("HasStatus")
+	}
+}

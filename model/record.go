@@ -37,6 +37,27 @@ type Table struct {
 	Records  []Record
 }
 
+// StatusValue returns the tab's spelling of a status (matched case-insensitively against
+// Statuses), or the status as given when the list doesn't have it.
+func (t *Table) StatusValue(s string) string {
+	for _, v := range t.Statuses {
+		if strings.EqualFold(strings.TrimSpace(v), strings.TrimSpace(s)) {
+			return v
+		}
+	}
+	return s
+}
+
+// HasStatus reports whether a status (any case) is in the tab's list.
+func (t *Table) HasStatus(s string) bool {
+	for _, v := range t.Statuses {
+		if strings.EqualFold(strings.TrimSpace(v), strings.TrimSpace(s)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Get returns a record's cell for a field, or "" if the tab has no such column.
 func (t *Table) Get(r *Record, f Field) string {
 	i := t.Header.Col(f)

@@ -134,7 +134,7 @@ func TestLoadDropdownOnce(t *testing.T) {
 	if got := ddq["ranges"]; len(got) != 2 || got[0] != "'Inbox'!C2:C2" || got[1] != "'Jobs'!B2:B2" {
 		t.Errorf("dropdown ranges = %q (one request for both tabs, the Status column's letter)", got)
 	}
-	want := []string{"open", "waiting", "closed"}
+	want := []string{"Open", "Waiting", "Closed"} // the dropdown's spelling: writes must pass its validation
 	if got := wb.Tab(model.RoleInbox).Statuses; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("inbox statuses = %q, want %q", got, want)
 	}

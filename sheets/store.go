@@ -359,9 +359,10 @@ func dropdownValues(sh *sheetsapi.Sheet) []string {
 					if v == nil {
 						continue
 					}
-					x := strings.ToLower(strings.TrimSpace(v.UserEnteredValue))
-					if x != "" && !seen[x] {
-						seen[x] = true
+					// Keep the dropdown's spelling: a write must pass its validation.
+					x := strings.TrimSpace(v.UserEnteredValue)
+					if k := strings.ToLower(x); x != "" && !seen[k] {
+						seen[k] = true
 						out = append(out, x)
 					}
 				}

@@ -23,7 +23,7 @@ type picker struct {
 func newPicker(c *common, title string, options []string, current string) picker {
 	p := picker{c: c, title: title, options: options, current: current}
 	for i, o := range options {
-		if o == current {
+		if strings.EqualFold(o, current) {
 			p.cursor = i
 		}
 	}
