@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -56,17 +55,24 @@ func cmdList(ctx context.Context, g *globals, args []string, e *env) error {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
 	cols := listColumns(t)
+	timeCol := t.Header.Col(model.FTimestamp)
+	if t.Config.Role == model.RoleQueue {
+		timeCol = t.Header.Col(model.FClaimedAt)
+	}
 	hdr := []string{"ROW", "ID", "STATUS"}
 	for _, c := range cols {
-		hdr = append(hdr, strings.ToUpper(t.Header.Headers[c]))
+		hdr = append(hdr, strings.ToUpper(model.SanitizeLine(t.Header.Headers[c])))
 	}
 	fmt.Fprintln(tw, strings.Join(hdr, "\t"))
 	for _, r := range recs {
-		line := []string{fmt.Sprint(r.Row), model.SanitizeLine(r.ID), r.Status}
+		line := []string{fmt.Sprint(r.Row), model.SanitizeLine(r.ID), model.SanitizeLine(r.Status)}
 		for _, c := range cols {
 			v := ""
 			if c < len(r.Cells) {
 				v = r.Cells[c]
+			}
+			if c == timeCol && !r.Time.IsZero() {
+				v = r.Time.In(t.Location).Format("2006-01-02 15:04")
 			}
 			line = append(line, clip(model.SanitizeLine(v), 60))
 		}
@@ -142,9 +148,7 @@ func writeListJSON(e *env, t *model.Table, recs []*model.Record) error {
 		}
 		out.Rows = append(out.Rows, lr)
 	}
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(e.stdout, out)
 }
 
 // editCommand is the shared shape of set-status and clear-error: load, build one edit per
@@ -392,20 +396,20 @@ func cmdConfig(_ context.Context, g *globals, args []string, e *env) error {
 		return usageErr("usage: triage config check [--config FILE]")
 	}
 	path := first(g.config, e.getenv("TRIAGE_CONFIG"), config.DefaultPathFrom(e.getenv))
-	_, err = config.Load(path, true)
-	if err == nil {
+	probs, err := config.Check(path)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	if len(probs) == 0 {
 		fmt.Fprintf(e.stdout, "%s: ok\n", path)
 		return nil
 	}
-	if ce, ok := err.(*config.Error); ok {
-		for _, p := range ce.Problems {
-			if p.Line > 0 {
-				fmt.Fprintf(e.stdout, "%s:%d: %s\n", path, p.Line, p.Msg)
-			} else {
-				fmt.Fprintf(e.stdout, "%s: %s\n", path, p.Msg)
-			}
+	for _, p := range probs {
+		if p.Line > 0 {
+			fmt.Fprintf(e.stdout, "%s:%d: %s\n", path, p.Line, p.Msg)
+		} else {
+			fmt.Fprintf(e.stdout, "%s: %s\n", path, p.Msg)
 		}
-		return &exitError{code: exitUsage, err: fmt.Errorf("%s in %s", plural(len(ce.Problems), "problem", "problems"), path)}
 	}
-	return &exitError{code: exitUsage, err: err}
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s in %s", plural(len(probs), "problem", "problems"), path)}
 }

@@ -63,6 +63,7 @@ func smallWorkbook() *sheetstest.Workbook {
 			{46000.5, "Ann", "ann@x", "hello", "new", "m1"},
 			{46000.6, "Bob", "bob@x", "\x1b]0;pwned\x07hi", "", "m2"},
 			{46000.7, "Cy", "cy@x", "bye", "done", "m3"},
+			{46000.8, "Eve\u202e", "e@x", "c1 \u009b31m", "new\x1b[2J\u0085", "m4"},
 		}},
 		{Title: "Jobs", Rows: [][]any{
 			{"id", "type", "payload", "status", "claimedBy", "claimedAt", "lastError", "updatedAt"},
@@ -89,9 +90,25 @@ func TestListSanitisesAndFilters(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	if strings.Contains(r.stdout, "\x1b") || strings.Contains(r.stdout, "\x07") {
-		t.Errorf("list printed a raw control sequence: %q", r.stdout)
+	r = c.run("--spreadsheet", "s1", "list", "--tab", "Inbox")
+	for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u0085", "\u202e"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("list printed a raw %q: %q", bad, r.stdout)
+		}
 	}
+	if !strings.Contains(r.stdout, "m4") {
+		t.Errorf("hostile row not listed: %q", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "2025-12-09 12:00") {
+		t.Errorf("timestamps should be shown as dates in the sheet's zone, not serials: %q", r.stdout)
+	}
+	r = c.run("--spreadsheet", "s1", "list", "--tab", "Inbox", "--json")
+	for _, bad := range []string{"\x1b", "\u009b", "\u0085", "\u202e"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("list --json printed a raw %q", bad)
+		}
+	}
+	r = c.run("--spreadsheet", "s1", "list", "--tab", "Inbox", "--status", "new")
 	if !strings.Contains(r.stdout, "m1") || !strings.Contains(r.stdout, "m2") || strings.Contains(r.stdout, "m3") {
 		t.Errorf("status filter wrong:\n%s", r.stdout)
 	}
@@ -107,7 +124,7 @@ func TestListSanitisesAndFilters(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("--json is not one JSON document: %v\n%s", err, r.stdout)
 	}
-	if doc.Tab != "Inbox" || len(doc.Rows) != 3 || doc.Rows[1].Status != "new" || doc.Rows[0].Fields["Name"] != "Ann" {
+	if doc.Tab != "Inbox" || len(doc.Rows) != 4 || doc.Rows[1].Status != "new" || doc.Rows[0].Fields["Name"] != "Ann" || doc.Rows[3].Fields["Name"] != "Eve\u202e" {
 		t.Errorf("json %+v", doc)
 	}
 }
@@ -252,7 +269,7 @@ func TestPrecedenceFlagEnvConfig(t *testing.T) {
 	if r := c.run("list", "--tab", "Inbox"); r.code != 0 || count(r) != 1 {
 		t.Errorf("env should beat config: %d %q %s", r.code, r.stdout, r.stderr)
 	}
-	if r := c.run("list", "--tab", "Inbox", "--spreadsheet", "s1"); r.code != 0 || count(r) != 3 {
+	if r := c.run("list", "--tab", "Inbox", "--spreadsheet", "s1"); r.code != 0 || count(r) != 4 {
 		t.Errorf("flag should beat env: %d %q", r.code, r.stdout)
 	}
 }

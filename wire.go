@@ -55,6 +55,9 @@ func resolve(g *globals, e *env) (*settings, error) {
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `triage config check` after fixing it", err)}
 		}
+		for _, w := range c.Warnings {
+			fmt.Fprintf(e.stderr, "triage: warning: %s:%d: %s\n", path, w.Line, w.Msg)
+		}
 		cfg = c
 	}
 	s := &settings{cfg: cfg, readonly: g.readonly || cfg.ReadOnly}

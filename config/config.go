@@ -32,6 +32,8 @@ type Config struct {
 	Sources     map[string]SourceSection `toml:"sources"`
 	// Keys rebinds actions: `quit = ["q", "ctrl+c"]`.
 	Keys map[string][]string `toml:"keys"`
+	// Warnings are problems that Load let through (see Problem.Warning).
+	Warnings []Problem `toml:"-"`
 
 	path  string
 	lines lineIndex
@@ -71,6 +73,9 @@ var Outcomes = []string{"delivered", "duplicate", "rejected", "systemic", "retry
 type Problem struct {
 	Line int
 	Msg  string
+	// Warning marks a problem that does not stop triage from starting (a source without
+	// url_prefixes only refuses that source's rows); `triage config check` still fails on it.
+	Warning bool
 }
 
 func (p Problem) String() string {
@@ -133,10 +138,30 @@ func Load(path string, explicit bool) (*Config, error) {
 	}
 	c, probs := Parse(data)
 	c.path = path
-	if len(probs) > 0 {
+	c.Warnings = nil
+	var fatal []Problem
+	for _, p := range probs {
+		if p.Warning {
+			c.Warnings = append(c.Warnings, p)
+		} else {
+			fatal = append(fatal, p)
+		}
+	}
+	if len(fatal) > 0 {
 		return c, &Error{Path: path, Problems: probs}
 	}
 	return c, nil
+}
+
+// Check reads a config file and returns every problem in it, warnings included: what
+// `triage config check` reports.
+func Check(path string) ([]Problem, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	_, probs := Parse(data)
+	return probs, nil
 }
 
 // Parse decodes and checks config text, returning every problem found (not just the first).
@@ -216,7 +241,8 @@ func (c *Config) check() []Problem {
 			add(base+".preset", "source %s: unknown preset %q (presets: %s)", name, s.Preset, strings.Join(Presets, ", "))
 		}
 		if len(s.URLPrefixes) == 0 {
-			add(base, "source %s has no url_prefixes: its rows would be refused; add url_prefixes = [\"https://...\"]", name)
+			probs = append(probs, Problem{Line: c.lines.lineOf(base), Warning: true,
+				Msg: fmt.Sprintf("source %s has no url_prefixes: its rows will be refused; add url_prefixes = [\"https://...\"]", name)})
 		}
 		for _, p := range s.URLPrefixes {
 			if !validPrefix(p) {

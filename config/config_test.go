@@ -134,3 +134,19 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Fatalf("want error naming %s:1, got %v", p, err)
 	}
 }
+
+func TestSourceWithoutPrefixesIsAWarningNotAFailure(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.toml")
+	os.WriteFile(p, []byte("spreadsheet = \"x\"\n[sources.crm]\npreset = \"rest\"\n"), 0o600)
+	c, err := Load(p, true)
+	if err != nil {
+		t.Fatalf("a source without url_prefixes must not stop triage: %v", err)
+	}
+	if len(c.Warnings) != 1 || c.Warnings[0].Line != 2 || !strings.Contains(c.Warnings[0].Msg, "url_prefixes") {
+		t.Errorf("warnings %v", c.Warnings)
+	}
+	probs, err := Check(p)
+	if err != nil || len(probs) != 1 {
+		t.Errorf("config check must still report it: %v %v", probs, err)
+	}
+}
