@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -198,7 +199,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 	if len(edits) > 0 {
 		res, err := st.Apply(ctx, edits)
 		if err != nil {
-			return &exitError{code: exitPartial, err: fmt.Errorf("write to %q: %w", t.Config.Name, err)}
+			return writeFailed(t.Config.Name, err)
 		}
 		notDone += reportApply(e, res)
 	}
@@ -337,7 +338,7 @@ func cmdRequeueStale(ctx context.Context, g *globals, args []string, e *env) err
 	}
 	res, err := st.Apply(ctx, edits)
 	if err != nil {
-		return &exitError{code: exitPartial, err: fmt.Errorf("write to %q: %w", t.Config.Name, err)}
+		return writeFailed(t.Config.Name, err)
 	}
 	for _, c := range res.Conflicts {
 		fmt.Fprintf(e.stderr, "conflict: %s\n", model.SanitizeLine(c.String()))
@@ -412,4 +413,17 @@ func cmdConfig(_ context.Context, g *globals, args []string, e *env) error {
 		}
 	}
 	return &exitError{code: exitUsage, err: fmt.Errorf("%s in %s", plural(len(probs), "problem", "problems"), path)}
+}
+
+// writeFailed maps a failed write to its exit code: a setup or connection problem
+// (read-only, unreachable, not shared, no access) is 2, like at startup; anything else
+// leaves the rows not done, which is 1.
+func writeFailed(tab string, err error) error {
+	code := exitPartial
+	for _, setup := range []error{sheets.ErrReadOnly, sheets.ErrUnreachable, sheets.ErrNotShared, sheets.ErrNotFound, sheets.ErrUnauthorized} {
+		if errors.Is(err, setup) {
+			code = exitUsage
+		}
+	}
+	return &exitError{code: code, err: fmt.Errorf("write to %q: %w", tab, err)}
 }

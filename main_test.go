@@ -155,7 +155,7 @@ func TestSetStatusWritesAndReportsUnknownIDs(t *testing.T) {
 		t.Errorf("bad status: exit %d %s", r.code, r.stderr)
 	}
 	r = c.run("--readonly", "set-status", "--tab", "Inbox", "--status", "spam", "m3")
-	if r.code == 0 || cell(t, emu, "Inbox", 4, 4) != "done" {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--readonly") || cell(t, emu, "Inbox", 4, 4) != "done" {
 		t.Errorf("--readonly wrote: exit %d %s", r.code, r.stderr)
 	}
 	for _, o := range emu.ValueInputOptions() {
