@@ -111,7 +111,7 @@ func openStore(ctx context.Context, s *settings, e *env) (*sheets.Store, sheets.
 		SpreadsheetID: s.spreadsheet,
 		Tabs:          s.cfg.TabConfigs(),
 		ReadOnly:      s.readonly,
-		Actor:         ident.Email,
+		Actor:         actorName(ident, e),
 		Identity:      ident,
 	})
 	return st, ident, nil
@@ -164,3 +164,18 @@ func tabNames(wb *model.Workbook) string {
 
 // errPartial marks a command that finished but left some rows not done.
 var errPartial = errors.New("some rows were not changed")
+
+// actorName is who fills triaged_by: the signed-in account or the service account's email;
+// where the credentials don't say (ADC with a user account, the emulator), the local user
+// and host, so a change can still be traced.
+func actorName(ident sheets.Identity, e *env) string {
+	if ident.Email != "" {
+		return ident.Email
+	}
+	user := first(e.getenv("USER"), e.getenv("LOGNAME"), "unknown")
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return user + "@" + host
+}

@@ -29,8 +29,20 @@ import (
 // written once, with its last value. Rows are located against the sheet as read, so an edit
 // that changes an ID cell does not move the identity for later edits of the same call.
 //
-// A request that fails returns the error and no result: if the batchUpdate fails, nothing
-// is reported as written. A read-only store returns ErrReadOnly and sends nothing.
+// A located write is never resent blindly: its cell addresses are row numbers, and rows may
+// be sorted or inserted during a backoff. When the batchUpdate fails with a retryable error
+// (429, 5xx, network), Apply backs off and starts over: it reads the tabs again, locates and
+// verifies every edit again, and writes at the rows it finds then. In that re-verify an edit
+// that was in the failed write and whose Set cells already hold the values that write put
+// there counts as applied (the write landed and only its answer was lost) and is not
+// written again; an edit whose Expect still holds is written again at its current row; any
+// other is a conflict. Every request of one Apply, reads included, counts against one
+// RetryPolicy budget, so the whole call makes at most MaxAttempts failed sends.
+//
+// A request that fails for good returns the error and no result: nothing is reported as
+// written, although a write that failed with a lost answer may have landed (applying the
+// same edits again then reports conflicts showing the new values). A read-only store returns
+// ErrReadOnly and sends nothing.
 func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
 	op := fmt.Sprintf("write %d edit", len(edits))
 	if len(edits) != 1 {
@@ -44,10 +56,6 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	}
 
 	// Group edits by configured tab, in order of first appearance.
-	type tabWork struct {
-		tc    model.TabConfig
-		edits []int
-	}
 	var work []*tabWork
 	byName := map[string]*tabWork{}
 	for i, e := range edits {
@@ -64,14 +72,67 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		w.edits = append(w.edits, i)
 	}
 
-	// Request 1: read every tab involved.
+	b := &budget{}
+	// One timestamp for every round: a write retried after a failure is the same write.
+	now := model.FormatTime(s.now())
+	// sent[i] is, for an edit that was in a batchUpdate that failed, the values that write
+	// put (or would have put) in the edit's Set cells: the final value of each cell, which
+	// for several edits of one row is the last edit's.
+	sent := make([]map[model.Field]string, len(edits))
+	for {
+		// Request 1: read every tab involved.
+		rowsOf, gone, err := s.readForWrite(ctx, op, b, work)
+		if err != nil {
+			return model.ApplyResult{}, err
+		}
+		p, err := planWrite(op, edits, work, rowsOf, gone, sent, s.actor, now)
+		if err != nil {
+			return model.ApplyResult{}, err
+		}
+		if len(p.data) == 0 {
+			return p.result(edits), nil
+		}
+
+		// Request 2: write every verified cell, once. Not retried as such (see above).
+		if err := ctx.Err(); err != nil {
+			return model.ApplyResult{}, fmt.Errorf("%s: %w", op, err)
+		}
+		_, err = s.svc.Spreadsheets.Values.BatchUpdate(s.id, &sheetsapi.BatchUpdateValuesRequest{
+			ValueInputOption: valueInput,
+			Data:             p.data,
+		}).Context(ctx).Do()
+		if err == nil {
+			b.answered()
+			return p.result(edits), nil
+		}
+		if ferr := s.backoff(ctx, op, b, err); ferr != nil {
+			return model.ApplyResult{}, ferr
+		}
+		for i, v := range p.sent {
+			if v != nil {
+				sent[i] = v
+			}
+		}
+	}
+}
+
+// tabWork is one configured tab of an Apply and the indexes of its edits, in order.
+type tabWork struct {
+	tc    model.TabConfig
+	edits []int
+}
+
+// readForWrite reads every tab of an Apply in one values:batchGet. rowsOf[i] are the rows of
+// work[i]; gone[i] says that tab no longer exists (deleted or renamed since the load), in
+// which case its edits are reported missing and the other tabs are read in one more request.
+func (s *Store) readForWrite(ctx context.Context, op string, b *budget, work []*tabWork) (rowsOf [][][]any, gone []bool, err error) {
 	ranges := make([]string, len(work))
 	for i, w := range work {
 		ranges[i] = quoteTab(w.tc.Name)
 	}
-	rowsOf := make([][][]any, len(work))
-	gone := make([]bool, len(work))
-	vrs, err := s.batchGet(ctx, op, ranges)
+	rowsOf = make([][][]any, len(work))
+	gone = make([]bool, len(work))
+	vrs, err := s.batchGet(ctx, op, b, ranges)
 	switch {
 	case err == nil:
 		for i := range work {
@@ -82,9 +143,9 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	case isParseRange(err):
 		// A tab was deleted or renamed since the load: find which, read the others. Their
 		// edits are reported missing (their rows are nowhere to be written).
-		meta, merr := s.getMeta(ctx, op)
+		meta, merr := s.getMeta(ctx, op, b)
 		if merr != nil {
-			return model.ApplyResult{}, merr
+			return nil, nil, merr
 		}
 		var again []string
 		var idx []int
@@ -98,9 +159,9 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 			idx = append(idx, i)
 		}
 		if len(again) > 0 {
-			vrs2, err := s.batchGet(ctx, op, again)
+			vrs2, err := s.batchGet(ctx, op, b, again)
 			if err != nil {
-				return model.ApplyResult{}, err
+				return nil, nil, err
 			}
 			for j, i := range idx {
 				if vrs2[j] != nil {
@@ -109,63 +170,79 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 			}
 		}
 	default:
-		return model.ApplyResult{}, err
+		return nil, nil, err
 	}
+	return rowsOf, gone, nil
+}
 
-	// Locate and verify every edit; collect one write per cell.
-	type outcome struct {
-		applied  *model.Applied
-		conflict *model.Conflict
-		missing  bool
-	}
-	outcomes := make([]outcome, len(edits))
-	var data []*sheetsapi.ValueRange
-	now := model.FormatTime(s.now())
+// outcome is what became of one edit in one round of an Apply.
+type outcome struct {
+	applied  *model.Applied
+	conflict *model.Conflict
+	missing  bool
+}
+
+// writePlan is one round of an Apply: the outcome of every edit against the sheet as just
+// read, the cells to write, and, for each edit to be written, the values its Set cells will
+// hold once the write lands.
+type writePlan struct {
+	outcomes []outcome
+	data     []*sheetsapi.ValueRange
+	sent     []map[model.Field]string
+}
+
+// planWrite locates and verifies every edit against rowsOf (see Apply) and collects one
+// write per cell. sent[i], when set, is what an earlier failed write put in edit i's Set
+// cells: an edit whose row already holds it is applied, with nothing to write.
+func planWrite(op string, edits []model.Edit, work []*tabWork, rowsOf [][][]any, gone []bool, sent []map[model.Field]string, actor, now string) (*writePlan, error) {
+	p := &writePlan{outcomes: make([]outcome, len(edits)), sent: make([]map[model.Field]string, len(edits))}
 	for wi, w := range work {
 		if gone[wi] {
 			for _, i := range w.edits {
-				outcomes[i] = outcome{missing: true}
+				p.outcomes[i] = outcome{missing: true}
 			}
 			continue
 		}
 		tab, err := newTabView(w.tc, rowsOf[wi])
 		if err != nil {
-			return model.ApplyResult{}, fmt.Errorf("%s: can't locate rows in tab %q: %w; nothing was written", op, w.tc.Name, err)
+			return nil, fmt.Errorf("%s: can't locate rows in tab %q: %w; nothing was written", op, w.tc.Name, err)
 		}
 		wanted := make(map[string]bool, len(w.edits))
 		for _, i := range w.edits {
 			wanted[edits[i].ID] = true
 		}
 		tab.index(wanted)
+		var writing []int
 		for _, i := range w.edits {
-			e := edits[i]
-			applied, conflict, missing := tab.apply(e, s.actor, now)
-			outcomes[i] = outcome{applied: applied, conflict: conflict, missing: missing}
+			applied, conflict, missing, write := tab.apply(edits[i], sent[i], actor, now)
+			p.outcomes[i] = outcome{applied: applied, conflict: conflict, missing: missing}
+			if write {
+				writing = append(writing, i)
+			}
 		}
 		for _, c := range tab.order {
-			data = append(data, &sheetsapi.ValueRange{
+			p.data = append(p.data, &sheetsapi.ValueRange{
 				Range:  cellRange(w.tc.Name, c.row+1, c.col),
 				Values: [][]any{{cellValue(tab.fieldOf(c.col), tab.pending[c])}},
 			})
 		}
-	}
-
-	// Request 2: write every verified cell.
-	if len(data) > 0 {
-		err := s.call(ctx, op, func(ctx context.Context) error {
-			_, err := s.svc.Spreadsheets.Values.BatchUpdate(s.id, &sheetsapi.BatchUpdateValuesRequest{
-				ValueInputOption: valueInput,
-				Data:             data,
-			}).Context(ctx).Do()
-			return err
-		})
-		if err != nil {
-			return model.ApplyResult{}, err
+		// Only now is every pending cell final.
+		for _, i := range writing {
+			row := p.outcomes[i].applied.Row - 1
+			v := make(map[model.Field]string, len(edits[i].Set))
+			for f := range edits[i].Set {
+				v[f] = tab.value(row, tab.hm.Col(f))
+			}
+			p.sent[i] = v
 		}
 	}
+	return p, nil
+}
 
+// result lists the outcomes in the order of the edits.
+func (p *writePlan) result(edits []model.Edit) model.ApplyResult {
 	var res model.ApplyResult
-	for i, o := range outcomes {
+	for i, o := range p.outcomes {
 		switch {
 		case o.applied != nil:
 			res.Applied = append(res.Applied, *o.applied)
@@ -175,7 +252,7 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 			res.Missing = append(res.Missing, edits[i])
 		}
 	}
-	return res, nil
+	return res
 }
 
 func (s *Store) tabNames() string {
@@ -292,15 +369,21 @@ func sortedFields(m map[model.Field]string) []model.Field {
 	return fs
 }
 
-// apply locates and verifies one edit and queues its writes. Exactly one result is set.
-func (t *tabView) apply(e model.Edit, actor, now string) (*model.Applied, *model.Conflict, bool) {
+// apply locates and verifies one edit and queues its writes. Exactly one of applied,
+// conflict and missing is set; write says the edit queued cells to write (an applied edit
+// that doesn't was found already written).
+//
+// landed, when set, is what an earlier write that failed put in the edit's Set cells: if
+// the row as read holds exactly that, the write landed (only its answer was lost) and the
+// edit is applied without writing anything. Otherwise it is verified as usual.
+func (t *tabView) apply(e model.Edit, landed map[model.Field]string, actor, now string) (applied *model.Applied, conflict *model.Conflict, missing, write bool) {
 	if e.ID == "" {
-		return nil, nil, true
+		return nil, nil, true, false
 	}
 	found := t.ids[e.ID]
 	switch len(found) {
 	case 0:
-		return nil, nil, true
+		return nil, nil, true, false
 	case 1:
 	default:
 		rows := make([]string, len(found))
@@ -308,25 +391,28 @@ func (t *tabView) apply(e model.Edit, actor, now string) (*model.Applied, *model
 			rows[i] = strconv.Itoa(r + 1)
 		}
 		return nil, &model.Conflict{Edit: e, Row: found[0] + 1, Field: t.identityField(), Saw: e.ID,
-			Reason: fmt.Sprintf("the same ID is on rows %s (make it unique, then retry)", strings.Join(rows, ", "))}, false
+			Reason: fmt.Sprintf("the same ID is on rows %s (make it unique, then retry)", strings.Join(rows, ", "))}, false, false
 	}
 	row := found[0]
+	if landed != nil && t.holds(row, landed) {
+		return &model.Applied{Edit: e, Row: row + 1}, nil, false, false
+	}
 	for _, f := range sortedFields(e.Expect) {
 		want := e.Expect[f]
 		col := t.hm.Col(f)
 		if col < 0 {
 			if want != "" {
-				return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Reason: fmt.Sprintf("column %s is no longer in the tab", f)}, false
+				return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Reason: fmt.Sprintf("column %s is no longer in the tab", f)}, false, false
 			}
 			continue
 		}
 		if now := t.value(row, col); now != want {
-			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Now: now}, false
+			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Now: now}, false, false
 		}
 	}
 	for _, f := range sortedFields(e.Set) {
 		if t.hm.Col(f) < 0 {
-			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Reason: fmt.Sprintf("the tab has no %s column (add it or map it in config)", f)}, false
+			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Reason: fmt.Sprintf("the tab has no %s column (add it or map it in config)", f)}, false, false
 		}
 	}
 	for _, f := range sortedFields(e.Set) {
@@ -342,7 +428,26 @@ func (t *tabView) apply(e model.Edit, actor, now string) (*model.Applied, *model
 			t.put(row, c, now)
 		}
 	}
-	return &model.Applied{Edit: e, Row: row + 1}, nil, false
+	return &model.Applied{Edit: e, Row: row + 1}, nil, false, true
+}
+
+// holds reports whether every field of want has a column whose cell, as read (not counting
+// this round's pending writes), holds the wanted value.
+func (t *tabView) holds(row int, want map[model.Field]string) bool {
+	for f, v := range want {
+		col := t.hm.Col(f)
+		if col < 0 {
+			return false
+		}
+		cur := ""
+		if row < len(t.rows) && col < len(t.rows[row]) {
+			cur = model.CellString(t.rows[row][col])
+		}
+		if cur != v {
+			return false
+		}
+	}
+	return true
 }
 
 // cellValue is the JSON value written for a field: attempts as a number when it is an

@@ -119,9 +119,9 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 			e.Msg = fmt.Sprintf("no spreadsheet with ID %q: check --spreadsheet / TRIAGE_SPREADSHEET (the ID is the part of the URL between /d/ and /edit) (404: %s)", c.spreadsheetID, msg)
 		case gerr.Code == 429:
 			e.Kind = ErrRateLimited
-			e.Msg = fmt.Sprintf("the Sheets API rate limit (60 requests a minute per user) was still exceeded after %d attempts: wait a minute and try again (429: %s)", attempts, msg)
+			e.Msg = fmt.Sprintf("the Sheets API rate limit (60 requests a minute per user) was still exceeded after %s: wait a minute and try again (429: %s)", plural(attempts, "attempt"), msg)
 		case gerr.Code >= 500:
-			e.Msg = fmt.Sprintf("the Sheets API kept failing (%d: %s) after %d attempts: try again in a few minutes", gerr.Code, msg, attempts)
+			e.Msg = fmt.Sprintf("the Sheets API kept failing (%d: %s) after %s: try again in a few minutes", gerr.Code, msg, plural(attempts, "attempt"))
 		default:
 			e.Msg = fmt.Sprintf("the Sheets API refused the request (%d: %s)", gerr.Code, msg)
 		}
@@ -132,11 +132,19 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 		if errors.As(err, &uerr) {
 			cause = uerr.Err // the request URL is noise here; the endpoint is named already
 		}
-		e.Msg = fmt.Sprintf("can't reach the Sheets API at %s after %d attempts: %v; check the network / proxy (HTTPS_PROXY)", c.endpoint, attempts, cause)
+		e.Msg = fmt.Sprintf("can't reach the Sheets API at %s after %s: %v; check the network / proxy (HTTPS_PROXY)", c.endpoint, plural(attempts, "attempt"), cause)
 	default:
 		e.Msg = err.Error()
 	}
 	return e
+}
+
+// plural is "1 attempt", "3 attempts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func tokenErrorText(r *oauth2.RetrieveError) string {
@@ -186,6 +194,24 @@ func isNetworkError(err error) bool {
 	}
 	var uerr *url.Error
 	return errors.As(err, &uerr)
+}
+
+// isDialError reports whether err is a failure to connect at all: the connection was
+// refused, the host or network is unreachable, or the DNS lookup failed. A dial that timed
+// out is not one (a slow link may well answer the next time).
+func isDialError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return true
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" && !op.Timeout()
 }
 
 // retryable reports whether a failed call may be sent again: 429, 5xx and network errors.

@@ -1,11 +1,13 @@
 package sheets_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
@@ -74,13 +76,103 @@ func TestInvariant1Randomised(t *testing.T) {
 			t.Fatalf("seed %d (%v): apply: %v", seed, ops, err)
 		}
 		after := f.emu.Cells(id, "Inbox")
-		checkInvariant1(t, fmt.Sprintf("seed %d %v", seed, ops), before, after, edits, res)
+		checkInvariant1(t, fmt.Sprintf("seed %d %v", seed, ops), before, after, edits, res, false)
 		counts["→conflict"] += len(res.Conflicts)
 		counts["→missing"] += len(res.Missing)
 		counts["→applied"] += len(res.Applied)
 	}
 	t.Logf("operations and outcomes: %v", counts)
 	for _, k := range []string{"→conflict", "→missing", "→applied", "insert-above", "sort", "delete-target", "reorder-columns", "insert-column", "change-status", "duplicate-id"} {
+		if counts[k] == 0 && !testing.Short() {
+			t.Errorf("no iteration exercised %q", k)
+		}
+	}
+}
+
+// Invariant 1 across a retried write, randomised: the first batchUpdate fails with a 503,
+// performed or not (its answer lost), and during the backoff another writer inserts rows,
+// sorts, deletes targets, moves columns, changes statuses or duplicates IDs. The retry must
+// land every write on its ID's current row, count a write that already landed as applied,
+// and leave every other cell alone.
+func TestInvariant1RandomisedRetry(t *testing.T) {
+	iterations := 150
+	if testing.Short() {
+		iterations = 40
+	}
+	f := newFixture(t, nil)
+	statuses := []string{"new", "read", "replied", "done", "spam", ""}
+	counts := map[string]int{}
+	for seed := range iterations {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x2e72))
+		id := fmt.Sprintf("retry-%d", seed)
+		header := slices.Clone(inboxHeader)
+		if rng.IntN(2) == 0 {
+			header = append(header, "triaged_by")
+		}
+		rows := [][]any{header}
+		for i := range 4 + rng.IntN(14) {
+			rows = append(rows, []any{45000.0 + float64(rng.IntN(1000)), fmt.Sprintf("P%d", rng.IntN(5)), "x@y", fmt.Sprintf("msg %d", rng.IntN(7)),
+				statuses[rng.IntN(len(statuses))], fmt.Sprintf("s%d-%d", seed, i)})
+		}
+		f.emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: id, Title: id, Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
+		var (
+			edits []model.Edit
+			ops   []string
+			mid   [][]any
+			hooks int
+		)
+		sleep := func(ctx context.Context, _ time.Duration) error {
+			hooks++
+			if hooks == 1 {
+				for range 1 + rng.IntN(3) {
+					op := mutate(t, f, id, rng, edits, statuses)
+					ops = append(ops, op)
+					counts[op]++
+				}
+			}
+			mid = f.emu.Cells(id, "Inbox")
+			return ctx.Err()
+		}
+		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{inboxTab("", "new", "read", "replied", "done", "spam")}, Actor: "bot", Retry: sheets.RetryPolicy{Sleep: sleep}})
+		wb, err := s.Load(ctx(t))
+		if err != nil {
+			t.Fatalf("seed %d: load: %v", seed, err)
+		}
+		tab := wb.Tab(model.RoleInbox)
+		perm := rng.Perm(len(tab.Records))
+		for _, i := range perm[:1+rng.IntN(min(3, len(perm)))] {
+			rec := &tab.Records[i]
+			next := statuses[rng.IntN(len(statuses)-1)]
+			for next == tab.Get(rec, model.FStatus) {
+				next = statuses[rng.IntN(len(statuses)-1)]
+			}
+			edits = append(edits, model.SetStatus(tab, rec, next))
+		}
+		landed := rng.IntN(2) == 0
+		f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, After: landed})
+		f.reset()
+		res, err := s.Apply(ctx(t), edits)
+		f.emu.ClearFaults()
+		label := fmt.Sprintf("seed %d landed=%v %v", seed, landed, ops)
+		if err != nil {
+			t.Fatalf("%s: apply: %v", label, err)
+		}
+		if hooks != 1 {
+			t.Fatalf("%s: backed off %d times, want 1", label, hooks)
+		}
+		if n := f.emu.Count(mValuesBatchUpdate); n > 2 {
+			t.Errorf("%s: %d batchUpdates", label, n)
+		}
+		checkInvariant1(t, label, mid, f.emu.Cells(id, "Inbox"), edits, res, true)
+		if landed {
+			counts["landed"]++
+		}
+		counts["→conflict"] += len(res.Conflicts)
+		counts["→missing"] += len(res.Missing)
+		counts["→applied"] += len(res.Applied)
+	}
+	t.Logf("operations and outcomes: %v", counts)
+	for _, k := range []string{"landed", "→conflict", "→missing", "→applied", "insert-above", "sort", "delete-target", "reorder-columns", "insert-column", "change-status", "duplicate-id"} {
 		if counts[k] == 0 && !testing.Short() {
 			t.Errorf("no iteration exercised %q", k)
 		}
@@ -197,7 +289,9 @@ func headerIndex(cells [][]any) map[string]int {
 
 // checkInvariant1 derives the expected outcome of every edit from the sheet as it was just
 // before the write, and compares the sheet after it with the expected one, cell by cell.
-func checkInvariant1(t *testing.T, label string, before, after [][]any, edits []model.Edit, res model.ApplyResult) {
+// With retried set, before is the sheet just before a write retried after a failed one:
+// an edit whose row already holds its new status is applied, with nothing written.
+func checkInvariant1(t *testing.T, label string, before, after [][]any, edits []model.Edit, res model.ApplyResult, retried bool) {
 	t.Helper()
 	hdr := headerIndex(before)
 	idCol, stCol := hdr["id"], hdr["status"]
@@ -241,6 +335,8 @@ func checkInvariant1(t *testing.T, label string, before, after [][]any, edits []
 			want = "missing "
 		case len(found) > 1:
 			want = "conflict "
+		case retried && cellAt(before, found[0], stCol) == e.Set[model.FStatus]:
+			// The failed write landed (or someone made the same change): nothing to write.
 		case cellAt(before, found[0], stCol) != e.Expect[model.FStatus]:
 			want = "conflict "
 		default:

@@ -75,7 +75,7 @@ func (s *Store) EnsureSchema(ctx context.Context) (InitReport, error) {
 	if s.readOnly {
 		return InitReport{}, fmt.Errorf("%s: %w", op, ErrReadOnly)
 	}
-	meta, err := s.getMeta(ctx, op)
+	meta, err := s.getMeta(ctx, op, &budget{})
 	if err != nil {
 		return InitReport{}, err
 	}
@@ -107,7 +107,7 @@ func (s *Store) EnsureSchema(ctx context.Context) (InitReport, error) {
 		for i, p := range existing {
 			ranges[i] = quoteTab(p.title) + "!1:1"
 		}
-		vrs, err := s.batchGet(ctx, op, ranges)
+		vrs, err := s.batchGet(ctx, op, &budget{}, ranges)
 		if err != nil {
 			return InitReport{}, err
 		}

@@ -5,7 +5,9 @@
 // Request budget (DESIGN §4): a Load is two concurrent requests for any number of tabs (plus
 // one the first time, for Status dropdowns, and one more only when a configured tab is
 // missing); an Apply of any number of edits is at most two requests. Every request goes
-// through one helper that retries 429, 5xx and network errors with full-jitter backoff.
+// through one helper that retries 429, 5xx and network errors with full-jitter backoff,
+// except Apply's write: its cell addresses are row numbers, so a failed write is retried by
+// locating and verifying again, never by resending the same addresses (invariant 1).
 // Writes always use valueInputOption=RAW (invariant 2) and a read-only store sends none
 // (invariant 11).
 package sheets
@@ -143,10 +145,10 @@ func findSheet(meta *sheetsapi.Spreadsheet, name string) *sheetsapi.Sheet {
 
 func tabKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
 
-// getMeta sends Load's spreadsheets.get.
-func (s *Store) getMeta(ctx context.Context, op string) (*sheetsapi.Spreadsheet, error) {
+// getMeta sends Load's spreadsheets.get, retrying within b.
+func (s *Store) getMeta(ctx context.Context, op string, b *budget) (*sheetsapi.Spreadsheet, error) {
 	var meta *sheetsapi.Spreadsheet
-	err := s.call(ctx, op, func(ctx context.Context) error {
+	err := s.callWith(ctx, op, b, func(ctx context.Context) error {
 		var err error
 		meta, err = s.svc.Spreadsheets.Get(s.id).Fields(metaFields).Context(ctx).Do()
 		return err
@@ -154,10 +156,10 @@ func (s *Store) getMeta(ctx context.Context, op string) (*sheetsapi.Spreadsheet,
 	return meta, err
 }
 
-// batchGet sends one values:batchGet with the read render options.
-func (s *Store) batchGet(ctx context.Context, op string, ranges []string) ([]*sheetsapi.ValueRange, error) {
+// batchGet sends one values:batchGet with the read render options, retrying within b.
+func (s *Store) batchGet(ctx context.Context, op string, b *budget, ranges []string) ([]*sheetsapi.ValueRange, error) {
 	var resp *sheetsapi.BatchGetValuesResponse
-	err := s.call(ctx, op, func(ctx context.Context) error {
+	err := s.callWith(ctx, op, b, func(ctx context.Context) error {
 		var err error
 		resp, err = s.svc.Spreadsheets.Values.BatchGet(s.id).Ranges(ranges...).
 			ValueRenderOption(valueRender).DateTimeRenderOption(dateTimeRender).
@@ -178,6 +180,10 @@ func (s *Store) batchGet(ctx context.Context, op string, ranges []string) ([]*sh
 // missing is followed by one more for the tabs that exist. Missing tabs land in
 // Workbook.Missing, tabs without a required header in Workbook.Broken; the rest load. The
 // first Load also reads Status dropdowns (one request for all tabs that need one).
+//
+// Each request retries with the full RetryPolicy, except that a Load that can't connect at
+// all (refused, DNS failure) on its first requests fails after one short retry (see
+// dialAttempts).
 func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 	const op = "load"
 	ranges := make([]string, len(s.tabs))
@@ -190,9 +196,12 @@ func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 		metaErr, valsErr error
 		wg               sync.WaitGroup
 	)
-	wg.Go(func() { meta, metaErr = s.getMeta(ctx, op) })
+	// The two first requests have their own budgets but share the dial fuse: when nothing
+	// answers at all, they give up together after dialAttempts sends in all.
+	fuse := &dialFuse{}
+	wg.Go(func() { meta, metaErr = s.getMeta(ctx, op, &budget{fuse: fuse}) })
 	if len(ranges) > 0 {
-		wg.Go(func() { vrs, valsErr = s.batchGet(ctx, op, ranges) })
+		wg.Go(func() { vrs, valsErr = s.batchGet(ctx, op, &budget{fuse: fuse}, ranges) })
 	}
 	wg.Wait()
 	if metaErr != nil {
@@ -223,7 +232,7 @@ func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 			}
 		}
 		if len(again) > 0 {
-			vrs2, err := s.batchGet(ctx, op, again)
+			vrs2, err := s.batchGet(ctx, op, &budget{}, again)
 			if err != nil {
 				return nil, err
 			}
