@@ -23,19 +23,7 @@ func cmdList(ctx context.Context, g *globals, args []string, e *env) error {
 	if _, err := parseCmd(fs, g, args); err != nil {
 		return err
 	}
-	s, err := resolve(g, e)
-	if err != nil {
-		return err
-	}
-	st, _, err := openStore(ctx, s, e)
-	if err != nil {
-		return err
-	}
-	wb, err := loadWorkbook(ctx, st)
-	if err != nil {
-		return err
-	}
-	t, err := findTab(wb, *tab)
+	_, t, err := openTab(ctx, g, e, *tab)
 	if err != nil {
 		return err
 	}
@@ -87,6 +75,25 @@ func cmdList(ctx context.Context, g *globals, args []string, e *env) error {
 	}
 	fmt.Fprintf(e.stderr, "%s of %d in %q\n", plural(len(recs), "row", "rows"), len(t.Records), t.Config.Name)
 	return nil
+}
+
+// openTab resolves the settings, connects, loads and finds one tab: the start of every
+// command that works on a tab's rows.
+func openTab(ctx context.Context, g *globals, e *env, name string) (*sheets.Store, *model.Table, error) {
+	s, err := resolve(g, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, _, err := openStore(ctx, s, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	wb, err := loadWorkbook(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := findTab(wb, name)
+	return st, t, err
 }
 
 // listColumns picks the columns `list` shows besides row, ID and status.
@@ -158,19 +165,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 	if len(ids) == 0 {
 		return usageErr("no IDs given")
 	}
-	s, err := resolve(g, e)
-	if err != nil {
-		return err
-	}
-	st, _, err := openStore(ctx, s, e)
-	if err != nil {
-		return err
-	}
-	wb, err := loadWorkbook(ctx, st)
-	if err != nil {
-		return err
-	}
-	t, err := findTab(wb, tabName)
+	st, t, err := openTab(ctx, g, e, tabName)
 	if err != nil {
 		return err
 	}
@@ -290,23 +285,11 @@ func cmdRequeueStale(ctx context.Context, g *globals, args []string, e *env) err
 	if _, err := parseCmd(fs, g, args); err != nil {
 		return err
 	}
-	s, err := resolve(g, e)
-	if err != nil {
-		return err
-	}
-	st, _, err := openStore(ctx, s, e)
-	if err != nil {
-		return err
-	}
-	wb, err := loadWorkbook(ctx, st)
-	if err != nil {
-		return err
-	}
 	name := *tab
 	if name == "" {
 		name = string(model.RoleQueue)
 	}
-	t, err := findTab(wb, name)
+	st, t, err := openTab(ctx, g, e, name)
 	if err != nil {
 		return err
 	}
