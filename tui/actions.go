@@ -305,6 +305,12 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 			}
 		}
 		for _, c := range res.Conflicts {
+			if c.Reason != "" {
+				// Not a changed cell (a duplicated ID, a column gone from the tab): Now holds
+				// nothing and Field may be the ID column itself, so there is no value to show;
+				// the toast carries the reason.
+				continue
+			}
 			// Show the value the sheet holds now: that is what the user must decide on.
 			if ri, ok := ts.data.byID[c.Edit.ID]; ok {
 				m.setCells(ts, ri, map[model.Field]string{c.Field: c.Now})
@@ -353,7 +359,16 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 		}
 	}
 	if n := len(res.Conflicts); n > 0 {
-		s := fmt.Sprintf("%d %s: %s", n, plural(n, "conflict", "conflicts"), res.Conflicts[0].String())
+		// Name a conflict with a Reason first: it needs fixing in the sheet (a duplicated ID, a
+		// missing column), and no cell on screen shows it.
+		first := res.Conflicts[0]
+		for _, c := range res.Conflicts {
+			if c.Reason != "" {
+				first = c
+				break
+			}
+		}
+		s := fmt.Sprintf("%d %s: %s", n, plural(n, "conflict", "conflicts"), first.String())
 		if n > 1 {
 			s += fmt.Sprintf(" (and %d more; r refreshes)", n-1)
 		}

@@ -3,6 +3,10 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,6 +331,55 @@ func TestSetStatusBuildsEdits(t *testing.T) {
 	}
 }
 
+// TestConflictWithReasonLeavesTheRowAlone: a conflict that is not a changed cell (a
+// duplicated ID, a column gone from the tab) carries a Reason, no Now, and a Field that may be
+// the ID column itself. Nothing of it is written into the local row (the ID used to go
+// blank); the toast names the reason, even when a plain conflict comes first.
+func TestConflictWithReasonLeavesTheRowAlone(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 250, 30)
+	keys(m, "space", "space", "space", "space", "s", "4", "y") // msg-000..003 → done
+	if !m.writing || m.inflight == nil || len(m.inflight.edits) != 4 {
+		t.Fatalf("the write of 4 rows is in flight: writing=%v inflight=%v", m.writing, m.inflight)
+	}
+	op := *m.inflight
+	edit := map[string]model.Edit{}
+	for _, e := range op.edits {
+		edit[e.ID] = e
+	}
+	dup := "the same ID is on rows 3, 9 (make it unique, then retry)"
+	send(m, appliedMsg{op: op, res: model.ApplyResult{
+		Applied: []model.Applied{{Edit: edit["msg-000"], Row: 2}},
+		Conflicts: []model.Conflict{
+			{Edit: edit["msg-001"], Row: 3, Field: model.FStatus, Saw: "new", Now: "spam"},
+			{Edit: edit["msg-002"], Row: 4, Field: model.FID, Saw: "msg-002", Reason: dup},
+			{Edit: edit["msg-003"], Row: 5, Field: model.FStatus, Saw: "replied", Reason: "column status is no longer in the tab"},
+		},
+	}})
+	ts := m.activeTab()
+	tab := ts.data.table
+	for id, want := range map[string]string{"msg-000": "done", "msg-001": "spam", "msg-002": "read", "msg-003": "replied"} {
+		ri, ok := ts.data.byID[id]
+		if !ok {
+			t.Errorf("%s is no longer indexed by its ID", id)
+			continue
+		}
+		r := &tab.Records[ri]
+		if got := tab.Get(r, model.FID); got != id {
+			t.Errorf("%s: its ID cell reads %q after the write", id, got)
+		}
+		if r.Status != want || tab.Get(r, model.FStatus) != want {
+			t.Errorf("%s: status %q (cell %q), want %q", id, r.Status, tab.Get(r, model.FStatus), want)
+		}
+	}
+	if ts.nMarked != 3 {
+		t.Errorf("the three conflicting rows stay marked: %d marked", ts.nMarked)
+	}
+	out := plainScreen(m)
+	if !strings.Contains(out, "3 conflicts: Inbox row 4 (msg-002): "+dup+"; not written") {
+		t.Errorf("the toast names the reason first:\n%s", out)
+	}
+}
+
 func TestSetStatusSingleRowAndNoID(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	keys(m, "j", "s", "j", "enter") // msg-001 is new; the picker starts there; j → read
@@ -402,7 +455,7 @@ func TestCopy(t *testing.T) {
 	if cmd == nil || !strings.Contains(plainScreen(m), "copied ID msg-000") {
 		t.Errorf("y copies the ID and says so:\n%s", plainScreen(m))
 	}
-	if !containsMsg(cmd, func(msg tea.Msg) bool { return strings.Contains(strings.ToLower(typeName(msg)), "clipboard") }) {
+	if !containsMsg(t, cmd, func(msg tea.Msg) bool { return strings.Contains(strings.ToLower(typeName(msg)), "clipboard") }) {
 		t.Errorf("y should return tea.SetClipboard's message")
 	}
 	keys(m, "enter", "j", "j")
@@ -467,46 +520,115 @@ func TestHelpOverlayListsEveryBinding(t *testing.T) {
 func TestQuit(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	keys(m, "s")
-	if cmd := send(m, press("q")); m.dialog != nil || isQuit(cmd) {
+	if cmd := send(m, press("q")); m.dialog != nil || isQuit(t, cmd) {
 		t.Errorf("q closes the picker first")
 	}
-	if cmd := send(m, press("q")); !isQuit(cmd) {
+	if cmd := send(m, press("q")); !isQuit(t, cmd) {
 		t.Errorf("q quits from the table")
 	}
 	m = newLoaded(t, testWorkbook(t), 80, 24)
 	keys(m, "s")
-	if cmd := send(m, press("ctrl+c")); !isQuit(cmd) {
+	if cmd := send(m, press("ctrl+c")); !isQuit(t, cmd) {
 		t.Errorf("ctrl+c quits from anywhere")
 	}
 }
 
-func isQuit(cmd tea.Cmd) bool {
-	return containsMsg(cmd, func(msg tea.Msg) bool { _, ok := msg.(tea.QuitMsg); return ok })
+func isQuit(t *testing.T, cmd tea.Cmd) bool {
+	t.Helper()
+	return containsMsg(t, cmd, func(msg tea.Msg) bool { _, ok := msg.(tea.QuitMsg); return ok })
 }
 
-// containsMsg runs a Cmd tree that holds no store calls (tests only call it on such) and
-// reports whether one of its messages passes f. Ticks are skipped: they sleep.
-func containsMsg(cmd tea.Cmd, f func(tea.Msg) bool) bool {
-	if cmd == nil {
-		return false
-	}
-	done := make(chan tea.Msg, 1)
-	go func() { done <- cmd() }()
-	var msg tea.Msg
-	select {
-	case msg = <-done:
-	case <-time.After(50 * time.Millisecond):
-		return false // a tick
-	}
-	if b, ok := msg.(tea.BatchMsg); ok {
-		for _, c := range b {
-			if containsMsg(c, f) {
-				return true
-			}
+// containsMsg reports whether one of the messages of a Cmd tree passes f (see cmdMsgs).
+func containsMsg(t *testing.T, cmd tea.Cmd, f func(tea.Msg) bool) bool {
+	t.Helper()
+	return slices.ContainsFunc(cmdMsgs(t, cmd), f)
+}
+
+// cmdMsgs runs a Cmd tree and returns the messages it produces, batches and sequences
+// flattened. Tick Cmds (tea.Tick: toast expiry, the clock, auto refresh) are recognised by
+// what they are, not by how long they take, and not run: they only sleep, then say so.
+// Every other Cmd must return; one that doesn't within hangAfter (a store or replayer
+// call, which tests don't hand to this) fails the test rather than being taken for a tick.
+// So the answer never depends on how loaded the machine is.
+func cmdMsgs(t *testing.T, cmd tea.Cmd) []tea.Msg {
+	t.Helper()
+	var msgs []tea.Msg
+	var run func(tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil || isTick(c) {
+			return
 		}
-		return false
+		done := make(chan tea.Msg, 1)
+		go func() { done <- c() }()
+		var msg tea.Msg
+		select {
+		case msg = <-done:
+		case <-time.After(hangAfter):
+			t.Fatalf("a Cmd (%s) has not returned after %v", cmdName(c), hangAfter)
+		}
+		if sub, ok := subCmds(msg); ok {
+			for _, c := range sub {
+				run(c)
+			}
+			return
+		}
+		msgs = append(msgs, msg)
 	}
-	return f(msg)
+	run(cmd)
+	return msgs
+}
+
+// tickFunc matches the function of the Cmd tea.Tick and tea.Every return (a closure of
+// theirs, named after them even when inlined into a caller).
+var tickFunc = regexp.MustCompile(`\.(Tick|Every)\.func\d+$`)
+
+func isTick(c tea.Cmd) bool { return tickFunc.MatchString(cmdName(c)) }
+
+func cmdName(c tea.Cmd) string {
+	if f := runtime.FuncForPC(reflect.ValueOf(c).Pointer()); f != nil {
+		return f.Name()
+	}
+	return "?"
+}
+
+// TestCmdMsgs: cmdMsgs tells ticks by what they are (if bubbletea or the compiler ever names
+// them differently, this fails instead of the tests that rely on it turning slow), and runs
+// everything else, however nested.
+func TestCmdMsgs(t *testing.T) {
+	var tt toasts
+	for name, c := range map[string]tea.Cmd{
+		"tea.Tick":  tea.Tick(time.Hour, func(time.Time) tea.Msg { return nil }),
+		"tea.Every": tea.Every(time.Hour, func(time.Time) tea.Msg { return nil }),
+		"toast":     tt.push(toastError, "x"),
+		"clock":     clockTick(),
+		"refresh":   refreshTick(time.Hour),
+	} {
+		if !isTick(c) {
+			t.Errorf("%s is not recognised as a tick: its function is %s", name, cmdName(c))
+		}
+	}
+	if isTick(tea.Quit) || isTick(tea.SetClipboard("x")) {
+		t.Error("tea.Quit and tea.SetClipboard are not ticks")
+	}
+	cmd := tea.Batch(tea.Tick(time.Hour, nil), tea.Sequence(tea.SetClipboard("x"), tea.Batch(tea.Quit)))
+	msgs := cmdMsgs(t, cmd)
+	if len(msgs) != 2 || !isQuit(t, cmd) || typeName(msgs[0]) == typeName(msgs[1]) {
+		t.Errorf("cmdMsgs = %#v, want the clipboard and the quit messages", msgs)
+	}
+}
+
+// subCmds returns the Cmds of a tea.BatchMsg or of a sequence (bubbletea's sequenceMsg is
+// unexported, hence the reflection: any slice of Cmds).
+func subCmds(msg tea.Msg) ([]tea.Cmd, bool) {
+	v := reflect.ValueOf(msg)
+	if !v.IsValid() || v.Kind() != reflect.Slice || v.Type().Elem() != reflect.TypeFor[tea.Cmd]() {
+		return nil, false
+	}
+	out := make([]tea.Cmd, v.Len())
+	for i := range out {
+		out[i], _ = v.Index(i).Interface().(tea.Cmd)
+	}
+	return out, true
 }
 
 func typeName(v any) string { return fmt.Sprintf("%T", v) }

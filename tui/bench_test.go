@@ -196,7 +196,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 func (w *countingWriter) settle(tb testing.TB) {
 	select {
 	case <-w.writes:
-	case <-time.After(2 * time.Second):
+	case <-time.After(hangAfter):
 		tb.Fatal("the renderer wrote nothing")
 	}
 	for {

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http/httptest"
@@ -72,19 +71,14 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 	store := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: "e2e-sheet", Tabs: tabs})
 
 	m := New(Options{Store: store, SpreadsheetID: "e2e-sheet"})
-	tm := teatest.NewTestModel(t, m,
+	tm := teatest.NewTestModel(t, probed{m},
 		teatest.WithInitialTermSize(80, 24),
 		teatest.WithProgramOptions(
 			tea.WithColorProfile(colorprofile.TrueColor),
 			tea.WithEnvironment([]string{"TERM=xterm-256color"}),
 		),
 	)
-	waitOut := func(what string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(what)) },
-			teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	}
-	waitOut("Acme Support")
+	waitScreen(t, tm, "Acme Support")
 
 	// Filter to the new ones (newest first: id-7, id-5, id-3 (blank = new), id-2, id-0) and
 	// mark the first three.
@@ -94,14 +88,14 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 	tm.Send(press("space"))
 	tm.Send(press("space"))
 	tm.Send(press("s"))
-	waitOut("Set status of 3 rows")
+	waitScreen(t, tm, "Set status of 3 rows")
 	tm.Type("4") // done
-	waitOut("[y/N]")
+	waitScreen(t, tm, "[y/N]")
 	tm.Type("y")
-	waitOut("3 set to done")
+	waitScreen(t, tm, "3 set to done")
 
 	want := map[string]string{"id-0": "new", "id-1": "read", "id-2": "new", "id-3": "done", "id-4": "done", "id-5": "done", "id-6": "spam", "id-7": "done"}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(hangAfter)
 	for {
 		got := map[string]string{}
 		for _, row := range emu.Cells("e2e-sheet", "Inbox")[1:] {
@@ -127,9 +121,9 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 
 	// Undo puts them back, again over the wire.
 	tm.Send(press("u"))
-	waitOut("[y/N]")
+	waitScreen(t, tm, "[y/N]")
 	tm.Type("y")
-	waitOut("undone: 3 rows restored")
+	waitScreen(t, tm, "undone: 3 rows restored")
 	cells := emu.Cells("e2e-sheet", "Inbox")
 	if got := model.CellString(cells[4][4]); got != "" {
 		t.Errorf("undo restores id-3's blank status, got %q", got)
@@ -139,7 +133,7 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 	}
 
 	tm.Send(press("q"))
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	fm := finalModel(t, tm)
 	if ts := fm.activeTab(); ts == nil || ts.filter.query != "status:new" || len(ts.visible) != 5 {
 		t.Errorf("final model: filter %q with %d rows", ts.filter.query, len(ts.visible))
 	}

@@ -45,11 +45,11 @@ func runProgramUntil(t *testing.T, env []string, w, h int, until []byte, keySeq 
 	var pre bytes.Buffer
 	if until != nil {
 		teatest.WaitFor(t, io.TeeReader(tm.Output(), &pre), func(b []byte) bool { return bytes.Contains(b, until) },
-			teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+			teatest.WithDuration(hangAfter), teatest.WithCheckInterval(5*time.Millisecond))
 	}
 	tm.Send(press("ctrl+c"))
 	fm := finalModel(t, tm)
-	out, err := io.ReadAll(tm.FinalOutput(t, teatest.WithFinalTimeout(5*time.Second)))
+	out, err := io.ReadAll(tm.FinalOutput(t, teatest.WithFinalTimeout(hangAfter)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,12 +160,12 @@ func TestCopyLink(t *testing.T) {
 	isLink := func(msg tea.Msg) bool {
 		return strings.Contains(strings.ToLower(typeName(msg)), "clipboard") && fmt.Sprint(msg) == want
 	}
-	if !containsMsg(cmd, isLink) {
+	if !containsMsg(t, cmd, isLink) {
 		t.Errorf("o sets the clipboard to %s", want)
 	}
 	// From the detail view too, and y copies the focused field.
 	keys(m, "enter")
-	if cmd := send(m, press("o")); !containsMsg(cmd, isLink) {
+	if cmd := send(m, press("o")); !containsMsg(t, cmd, isLink) {
 		t.Errorf("o in the detail view copies the same link:\n%s", plainScreen(m))
 	}
 	keys(m, "j")

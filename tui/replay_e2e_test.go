@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,6 +94,48 @@ type replayFixture struct {
 	store *sheets.Store
 	rcv   *replaytest.Receiver
 	url   string
+	// gate holds the calls on their way to the receiver while a test wants them in flight.
+	gate *callGate
+}
+
+// callGate holds HTTP requests before they reach a handler until released: a test sees
+// calls in flight for as long as it needs, instead of racing a latency.
+type callGate struct {
+	mu   sync.Mutex
+	held chan struct{} // nil: open
+}
+
+func (g *callGate) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held == nil {
+		g.held = make(chan struct{})
+	}
+}
+
+func (g *callGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held != nil {
+		close(g.held)
+		g.held = nil
+	}
+}
+
+func (g *callGate) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		held := g.held
+		g.mu.Unlock()
+		if held != nil {
+			select {
+			case <-held:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 const replaySheet = "replay-sheet"
@@ -101,7 +145,8 @@ var dlHeader = []any{"timestamp", "source", "url", "payload", "error", "attempts
 func newReplayFixture(t *testing.T, source string, n int) *replayFixture {
 	t.Helper()
 	rcv := replaytest.NewReceiver()
-	dst := httptest.NewServer(rcv)
+	gate := &callGate{}
+	dst := httptest.NewServer(gate.wrap(rcv))
 	t.Cleanup(dst.Close)
 	rows := [][]any{dlHeader}
 	for i := 1; i <= n; i++ {
@@ -125,7 +170,7 @@ func newReplayFixture(t *testing.T, source string, n int) *replayFixture {
 		tabs = append(tabs, model.DefaultTabConfig(r))
 	}
 	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: replaySheet, Tabs: tabs})
-	return &replayFixture{emu: emu, store: st, rcv: rcv, url: dst.URL}
+	return &replayFixture{emu: emu, store: st, rcv: rcv, url: dst.URL, gate: gate}
 }
 
 // cells returns each row's cells by key.
@@ -159,7 +204,12 @@ func startReplayTUI(t *testing.T, f *replayFixture, src *replay.Source, env map[
 
 // probed wraps the model under a teatest program so a test can look at it from inside
 // Update, on the program's goroutine (no data race), instead of matching the output stream,
-// which the cell-diffing renderer sends as fragments.
+// which the cell-diffing renderer sends as fragments: waitScreen and waitModel read the
+// whole screen (m.View().Content) or any state, whatever bytes were actually sent.
+//
+// It also keeps toasts from expiring. Their expiry is a wall-clock tick (4 s for an info
+// toast), so a test waiting for a toast on a loaded machine could otherwise miss it;
+// expiry itself is unit-tested with the message (TestToastsExpire).
 type probed struct{ *Model }
 
 type probeMsg struct {
@@ -168,40 +218,55 @@ type probeMsg struct {
 }
 
 func (p probed) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if pm, ok := msg.(probeMsg); ok {
-		pm.f(p.Model)
-		close(pm.done)
+	switch msg := msg.(type) {
+	case probeMsg:
+		msg.f(p.Model)
+		close(msg.done)
+		return p, nil
+	case toastExpiredMsg:
 		return p, nil
 	}
 	_, cmd := p.Model.Update(msg)
 	return p, cmd
 }
 
-// waitModel polls cond inside the program until it holds.
+// probe runs f inside the program and reports whether it ran within hangAfter. Until done is
+// closed f may still run, so the caller must not read what f writes unless it returns true.
+func probe(tm *teatest.TestModel, f func(*Model)) bool {
+	done := make(chan struct{})
+	tm.Send(probeMsg{f: f, done: done})
+	select {
+	case <-done:
+		return true
+	case <-time.After(hangAfter):
+		return false
+	}
+}
+
+// waitModel polls cond inside the program until it holds (or hangAfter passes: the program
+// is stuck or has quit).
 func waitModel(t *testing.T, tm *teatest.TestModel, what string, cond func(*Model) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	deadline := time.Now().Add(hangAfter)
+	for {
 		ok := false
-		done := make(chan struct{})
-		tm.Send(probeMsg{f: func(m *Model) { ok = cond(m) }, done: done})
-		select {
-		case <-done:
-		case <-time.After(time.Second):
+		if !probe(tm, func(m *Model) { ok = cond(m) }) {
+			t.Fatalf("timed out waiting for %s: the program doesn't answer (did it quit?)", what)
 		}
 		if ok {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval, not an ordering assumption
 	}
-	var last string
-	done := make(chan struct{})
-	tm.Send(probeMsg{f: func(m *Model) { last = ansi.Strip(m.View().Content) }, done: done})
-	select {
-	case <-done:
-	case <-time.After(time.Second):
+	var screen string
+	last := "(the program doesn't answer)"
+	if probe(tm, func(m *Model) { screen = ansi.Strip(m.View().Content) }) {
+		last = screen
 	}
-	t.Fatalf("timed out waiting for %s; the screen:\n%s", what, last)
+	t.Fatalf("timed out after %v waiting for %s; the screen:\n%s", hangAfter, what, last)
 }
 
 // waitScreen waits until the model's whole screen shows every string.
@@ -220,7 +285,7 @@ func waitScreen(t *testing.T, tm *teatest.TestModel, what ...string) {
 
 func finalModel(t *testing.T, tm *teatest.TestModel) *Model {
 	t.Helper()
-	return tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(probed).Model
+	return tm.FinalModel(t, teatest.WithFinalTimeout(hangAfter)).(probed).Model
 }
 
 // TestReplayInTheTUI replays three marked rows through real HTTP to a receiver, sees them in
@@ -228,7 +293,8 @@ func finalModel(t *testing.T, tm *teatest.TestModel) *Model {
 // sheet (and only for those rows) and shown in the reloaded table.
 func TestReplayInTheTUI(t *testing.T) {
 	f := newReplayFixture(t, "crm", 5)
-	f.rcv.Latency = 300 * time.Millisecond // long enough to see the rows in flight
+	f.gate.hold() // the calls wait at the receiver's door until the test has seen them in flight
+	defer f.gate.release()
 	before := f.cells()
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{f.url + "/"}, Headers: map[string]string{"Authorization": "env:CRM_TOKEN"}}
 	tm := startReplayTUI(t, f, src, map[string]string{"CRM_TOKEN": "s3cret"})
@@ -245,6 +311,10 @@ func TestReplayInTheTUI(t *testing.T) {
 	tm.Send(press("y"))
 	waitScreen(t, tm, "sending")
 	waitModel(t, tm, "rows in flight", func(m *Model) bool { return m.run != nil && m.run.states["sending"] > 0 })
+	if n := len(f.rcv.Attempts()); n != 0 {
+		t.Errorf("%d calls reached the receiver while the gate held them", n)
+	}
+	f.gate.release()
 	waitScreen(t, tm, "Replay finished", "3 delivered")
 	tm.Send(press("esc"))
 	waitScreen(t, tm, "reloaded: the rows show the statuses the replay wrote back")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,9 @@ type fakeReplayer struct {
 	ctx     context.Context
 	started chan struct{}
 	recs    []*model.Record
+	// fromUpdate counts Replay calls made from inside Update (invariant 10: there must be
+	// none; Replay blocks, so one would also hang Update).
+	fromUpdate atomic.Int32
 }
 
 func newFakeReplayer() *fakeReplayer {
@@ -54,6 +58,7 @@ func (f *fakeReplayer) Plan(t *model.Table, recs []*model.Record) ReplayPlan {
 }
 
 func (f *fakeReplayer) Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(ReplayProgress)) ReplayReport {
+	countIfInsideUpdate(&f.fromUpdate)
 	f.mu.Lock()
 	f.ctx, f.recs = ctx, recs
 	f.mu.Unlock()
@@ -71,6 +76,18 @@ func (f *fakeReplayer) Replay(ctx context.Context, t *model.Table, recs []*model
 	return f.report
 }
 
+func (f *fakeReplayer) callsFromUpdate() int32 { return f.fromUpdate.Load() }
+
+// waitStarted waits for Replay to be called.
+func (f *fakeReplayer) waitStarted(t *testing.T) {
+	t.Helper()
+	select {
+	case <-f.started:
+	case <-time.After(hangAfter):
+		t.Fatal("Replay was not called")
+	}
+}
+
 // pump runs Cmds the way bubbletea does (in goroutines, their messages back into Update on
 // this goroutine) until done reports true.
 type pump struct {
@@ -81,7 +98,7 @@ type pump struct {
 
 func newPump(t *testing.T, m *Model) *pump { return &pump{t: t, m: m, out: make(chan tea.Msg, 256)} }
 
-func (p *pump) send(msg tea.Msg) { runCmds(timedUpdate(p.t, p.m, msg), p.out) }
+func (p *pump) send(msg tea.Msg) { runCmds(checkedUpdate(p.t, p.m, msg), p.out) }
 
 func (p *pump) keys(ks ...string) {
 	for _, k := range ks {
@@ -91,7 +108,7 @@ func (p *pump) keys(ks ...string) {
 
 func (p *pump) until(what string, done func() bool) {
 	p.t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(hangAfter)
 	for !done() {
 		select {
 		case msg := <-p.out:
@@ -105,16 +122,19 @@ func (p *pump) until(what string, done func() bool) {
 	}
 }
 
-// memStore serves a workbook from memory and applies edits to it (conflict-free).
+// memStore serves a workbook from memory and applies edits to it (conflict-free). It counts
+// the calls made from inside Update, which invariant 10 forbids (checkedUpdate checks).
 type memStore struct {
-	mu      sync.Mutex
-	wb      func() *model.Workbook
-	loads   int
-	applied []model.Edit
-	ro      bool
+	mu         sync.Mutex
+	wb         func() *model.Workbook
+	loads      int
+	applied    []model.Edit
+	ro         bool
+	fromUpdate atomic.Int32
 }
 
 func (s *memStore) Load(context.Context) (*model.Workbook, error) {
+	countIfInsideUpdate(&s.fromUpdate)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loads++
@@ -122,6 +142,7 @@ func (s *memStore) Load(context.Context) (*model.Workbook, error) {
 }
 
 func (s *memStore) Apply(_ context.Context, edits []model.Edit) (model.ApplyResult, error) {
+	countIfInsideUpdate(&s.fromUpdate)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.applied = append(s.applied, edits...)
@@ -133,6 +154,15 @@ func (s *memStore) Apply(_ context.Context, edits []model.Edit) (model.ApplyResu
 }
 
 func (s *memStore) ReadOnly() bool { return s.ro }
+
+func (s *memStore) callsFromUpdate() int32 { return s.fromUpdate.Load() }
+
+// loadCount is how many times Load was called (a load Cmd may be running: read it locked).
+func (s *memStore) loadCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loads
+}
 
 // deadRowsN is a dead-letter tab of n waiting crm rows (k-1 newest) plus one mailer row.
 func replayWorkbook(t testing.TB) *model.Workbook {
@@ -255,7 +285,7 @@ func TestReplayRunProgressCancelAndReload(t *testing.T) {
 	if !m.running() || !m.showRun {
 		t.Fatalf("y starts the run: running %v", m.running())
 	}
-	<-fr.started
+	fr.waitStarted(t)
 	// The run reads a snapshot: its records are copies, not the table's.
 	table := m.activeTab().data.table
 	for _, r := range fr.recs {
@@ -280,7 +310,7 @@ func TestReplayRunProgressCancelAndReload(t *testing.T) {
 	if !strings.Contains(plainScreen(m), "a replay is already running") {
 		t.Errorf("R during a run is refused:\n%s", plainScreen(m))
 	}
-	loads := st.loads
+	loads := st.loadCount()
 	p.keys("r")
 	p.send(refreshTickMsg{})
 	if m.loading || !strings.Contains(plainScreen(m), "the table reloads when it ends") {
@@ -302,7 +332,7 @@ func TestReplayRunProgressCancelAndReload(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
-	p.until("the reload", func() bool { return st.loads > loads && !m.loading })
+	p.until("the reload", func() bool { return st.loadCount() > loads && !m.loading })
 	p.keys("esc")
 	if m.showRun {
 		t.Error("esc closes the finished run's view")
@@ -351,9 +381,9 @@ func TestQuitDuringReplay(t *testing.T) {
 	m, _ := newReplayModel(t, fr, 100, 30)
 	p := newPump(t, m)
 	p.keys("2", "R", "y")
-	<-fr.started
+	fr.waitStarted(t)
 	cmd := send(m, press("q"))
-	if isQuit(cmd) {
+	if isQuit(t, cmd) {
 		t.Fatal("q during a run must not quit at once")
 	}
 	if _, ok := m.dialog.(confirm); !ok || !strings.Contains(plainScreen(m), "A replay is running (0/1). Cancel it and quit?") {
@@ -372,11 +402,11 @@ func TestQuitDuringReplay(t *testing.T) {
 	if !strings.Contains(plainScreen(m), "Cancelling…") {
 		t.Errorf("the view says it is cancelling:\n%s", plainScreen(m))
 	}
-	runCmds(timedUpdate(t, m, press("ctrl+c")), p.out)
+	runCmds(checkedUpdate(t, m, press("ctrl+c")), p.out)
 	if !m.quitAfterRun {
 		t.Fatal("the second ctrl+c quits after the run")
 	}
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(hangAfter)
 	for !quit {
 		select {
 		case msg := <-p.out:
@@ -404,7 +434,7 @@ func TestReplayPlansBigSelectionsOffTheUIGoroutine(t *testing.T) {
 	wb.Tabs[1] = mustDecode(t, model.RoleDeadLetter, rowsOf(rows...))
 	m := newLoaded(t, wb, 100, 30, func(o *Options) { o.Replayer = fr })
 	keys(m, "2")
-	cmd := timedUpdate(t, m, press("A"))
+	cmd := checkedUpdate(t, m, press("A"))
 	if m.dialog != nil || !m.planning || len(fr.planned) != 0 {
 		t.Fatalf("a big plan runs in a Cmd: dialog %T planning %v", m.dialog, m.planning)
 	}
