@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -109,19 +108,19 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 			v = r.Cells[i]
 		}
 		block := strings.Contains(v, "\n")
+		raw := ""
 		switch f {
 		case model.FTimestamp, model.FClaimedAt, model.FReplayedAt, model.FUpdatedAt, model.FTriagedAt:
-			// Sheets hands dates over as serial numbers (days since 1899-12-30); show the time.
+			// Sheets hands dates over as serial numbers (days since 1899-12-30); show the
+			// time, and keep the cell as it is for `y`.
 			if tm, ok := model.ParseTime(v, t.Location); ok {
-				if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					notes = append(notes, "serial "+v)
-				}
+				raw = v
 				v = tm.Format("2006-01-02 15:04:05 MST") + " (" + ago(c.now(), tm) + ")"
 			}
 		case model.FMessage, model.FError, model.FLastError:
 			block = block || v != ""
 		}
-		df := detailField{label: label, note: strings.Join(notes, ", "), value: v, block: block}
+		df := detailField{label: label, note: strings.Join(notes, ", "), value: v, raw: raw, block: block}
 		if f == model.FPayload && v != "" {
 			pretty, err := prettyJSONErr(v)
 			df.value, df.raw, df.block = pretty, v, true
