@@ -33,11 +33,12 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	if _, err := loadWorkbook(ctx, st); err != nil {
+	wb, err := loadWorkbook(ctx, st)
+	if err != nil {
 		return err
 	}
 	rp := &replayAdapter{client: newReplayClient(sources, e.getenv), store: st, sources: sources, now: time.Now, concurrency: 4}
-	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval(), Replayer: rp})
+	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb})
 }
 
 // cmdDemo opens the TUI on the embedded demo workbook, served by an in-process emulator.

@@ -60,6 +60,9 @@ type Options struct {
 	// Replayer replays dead letters from the TUI (R, A). Nil: those keys say which
 	// `triage replay` command would do it.
 	Replayer Replayer
+	// Initial, when set, is a workbook already loaded from Store; the first screen shows it
+	// instead of loading again.
+	Initial *model.Workbook
 	// Mouse turns on mouse reporting, for wheel scrolling in terminals that don't turn the
 	// wheel into arrow keys. Off by default: with it on, selecting text needs shift. Nothing
 	// needs the mouse either way.
@@ -184,7 +187,10 @@ func (k *KeyMap) isZero() bool {
 // clocks.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.spinner.Tick, clockTick()}
-	if m.store != nil {
+	if m.opts.Initial != nil {
+		m.loadGen = m.dataGen
+		cmds = append(cmds, preloadedCmd(m.opts.Initial, m.loadSeq))
+	} else if m.store != nil {
 		m.loadGen = m.dataGen
 		cmds = append(cmds, loadCmd(m.ctx, m.store, m.loadSeq))
 	}

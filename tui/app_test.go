@@ -971,3 +971,27 @@ func TestShownMarksStayCounted(t *testing.T) {
 		check("after a write")
 	}
 }
+
+// A workbook the CLI already loaded is shown without a second load.
+func TestInitialWorkbookSkipsTheFirstLoad(t *testing.T) {
+	wb := testWorkbook(t)
+	st := &memStore{wb: func() *model.Workbook { return testWorkbook(t) }}
+	m := New(Options{Store: st, Initial: wb, Now: fixedNow})
+	send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	var got bool
+	for _, msg := range cmdMsgs(t, m.Init()) {
+		if lm, ok := msg.(loadedMsg); ok {
+			got = lm.wb == wb && lm.err == nil
+			send(m, msg)
+		}
+	}
+	if !got {
+		t.Fatal("Init did not hand over the initial workbook")
+	}
+	if n := st.loadCount(); n != 0 {
+		t.Errorf("the store was loaded %d times; the initial workbook should have been used", n)
+	}
+	if !strings.Contains(plainScreen(m), "Inbox") {
+		t.Errorf("initial workbook not shown:\n%s", plainScreen(m))
+	}
+}

@@ -36,15 +36,26 @@ func loadCmd(ctx context.Context, store Store, seq int) tea.Cmd {
 		if err != nil {
 			return loadedMsg{seq: seq, err: err}
 		}
-		if wb == nil {
-			wb = &model.Workbook{}
-		}
-		tabs := make([]*tabData, len(wb.Tabs))
-		for i, t := range wb.Tabs {
-			tabs[i] = prepare(t)
-		}
-		return loadedMsg{seq: seq, wb: wb, tabs: tabs}
+		return preparedMsg(seq, wb)
 	}
+}
+
+// preloadedCmd hands over a workbook loaded before the program started (the CLI loads once
+// to report setup errors before taking the terminal), prepared off the UI goroutine like a
+// load, so the first screen costs no second load.
+func preloadedCmd(wb *model.Workbook, seq int) tea.Cmd {
+	return func() tea.Msg { return preparedMsg(seq, wb) }
+}
+
+func preparedMsg(seq int, wb *model.Workbook) loadedMsg {
+	if wb == nil {
+		wb = &model.Workbook{}
+	}
+	tabs := make([]*tabData, len(wb.Tabs))
+	for i, t := range wb.Tabs {
+		tabs[i] = prepare(t)
+	}
+	return loadedMsg{seq: seq, wb: wb, tabs: tabs}
 }
 
 // writeKind says what a write was for, which decides its toast and whether it can be undone.
