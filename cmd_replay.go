@@ -461,16 +461,31 @@ type progressLine struct {
 	wake    chan struct{}
 	quit    chan struct{}
 	stopped chan struct{}
-	width   int // of the last line drawn in place
+	tick    <-chan time.Time // redraw on a terminal (nil otherwise)
+	stop    func()           // stops tick's source; called before stopped is closed
+	width   int              // of the last line drawn in place
 }
+
+// progressRedraw is how often the terminal progress line is redrawn.
+const progressRedraw = 200 * time.Millisecond
 
 // progressEvery is how many finished rows apart the progress lines are when stderr is not a
 // terminal.
 const progressEvery = 50
 
 func newProgressLine(w io.Writer, tty bool, now func() time.Time) *progressLine {
+	if !tty {
+		return startProgressLine(w, false, now, nil, func() {})
+	}
+	t := time.NewTicker(progressRedraw)
+	return startProgressLine(w, true, now, t.C, t.Stop)
+}
+
+// startProgressLine starts a progress line whose terminal redraws happen on each receive from
+// tick (tests drive it by hand); stop is called when the line is finished.
+func startProgressLine(w io.Writer, tty bool, now func() time.Time, tick <-chan time.Time, stop func()) *progressLine {
 	p := &progressLine{w: w, tty: tty, now: now, start: now(), wake: make(chan struct{}, 1),
-		quit: make(chan struct{}), stopped: make(chan struct{})}
+		quit: make(chan struct{}), stopped: make(chan struct{}), tick: tick, stop: stop}
 	go p.loop()
 	return p
 }
@@ -502,12 +517,8 @@ func (p *progressLine) event(ev replay.Event) {
 
 func (p *progressLine) loop() {
 	defer close(p.stopped)
-	var tick <-chan time.Time
-	if p.tty {
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		tick = t.C
-	}
+	defer p.stop()
+	tick := p.tick
 	for {
 		select {
 		case <-p.wake:

@@ -554,26 +554,68 @@ func TestReplayProgressLine(t *testing.T) {
 		t.Errorf("last line %q", lines[2])
 	}
 
-	// On a terminal: redrawn in place with \r, and a newline at the end.
-	var tty lockedWriter
-	p = newProgressLine(&tty, true, now)
+	// On a terminal: redrawn in place with \r on a tick when something changed, padded over a
+	// longer previous line, and the final line with a newline at the end. The test drives the
+	// ticks, and waits for each redraw's write.
+	tty := &lockedWriter{writes: make(chan struct{}, 16)}
+	drawn := func() {
+		t.Helper()
+		select {
+		case <-tty.writes:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no redraw after a tick; output so far %q", tty.String())
+		}
+	}
+	tick := make(chan time.Time)
+	var stopped atomic.Bool
+	p = startProgressLine(tty, true, now, tick, func() { stopped.Store(true) })
 	p.event(replayEvent(1, 2))
-	time.Sleep(300 * time.Millisecond)
+	tick <- time.Time{}
+	drawn()
+	if s, want := tty.String(), "\rreplay: 1/2 delivered 1"; s != want {
+		t.Fatalf("after the first tick: %q, want %q", s, want)
+	}
+	// Nothing changed: nothing drawn. (The second send returns once the first tick is
+	// handled; the second sees no change either, as no event comes before the check below.)
+	tick <- time.Time{}
+	tick <- time.Time{}
+	if s := tty.String(); s != "\rreplay: 1/2 delivered 1" {
+		t.Fatalf("redrawn without a change: %q", s)
+	}
+	halted := replayEvent(1, 2)
+	halted.Halted = &replay.Halt{Cause: "systemic", Source: "crm", Detail: "401"}
+	p.event(halted)
+	tick <- time.Time{}
+	drawn()
 	p.event(replayEvent(2, 2))
 	p.finish()
-	if s := tty.String(); !strings.HasPrefix(s, "\rreplay: 1/2") || !strings.HasSuffix(s, "\n") || strings.Count(s, "\r") < 2 {
-		t.Errorf("tty output %q", s)
+	long := "replay: 1/2 delivered 1 · HALTED (systemic, source crm): 401"
+	pad := strings.Repeat(" ", len([]rune(long))-len("replay: 2/2 delivered 2"))
+	want := "\rreplay: 1/2 delivered 1" + "\r" + long + "\rreplay: 2/2 delivered 2" + pad + "\n"
+	if s := tty.String(); s != want {
+		t.Errorf("tty output\n%q, want\n%q", s, want)
+	}
+	if !stopped.Load() {
+		t.Error("the redraw ticker was not stopped")
 	}
 }
 
 type lockedWriter struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// writes, when set, gets a token per Write (dropped when full).
+	writes chan struct{}
 }
 
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.writes != nil {
+		select {
+		case w.writes <- struct{}{}:
+		default:
+		}
+	}
 	return w.b.Write(p)
 }
 

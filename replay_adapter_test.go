@@ -139,7 +139,8 @@ func TestReplayAdapterReplayTranslates(t *testing.T) {
 func TestReplayAdapterHaltReport(t *testing.T) {
 	sources := map[string]*replay.Source{"billing": {Name: "billing", URLPrefixes: []string{"https://pay.example.com/"},
 		Headers: map[string]string{"Authorization": "env:PAY_TOKEN"}}}
-	a := &replayAdapter{client: newReplayClient(sources, func(string) string { return "" }), store: &recordingStore{}}
+	// One call at a time: with more, every row may be under way before the first answer halts.
+	a := &replayAdapter{client: newReplayClient(sources, func(string) string { return "" }), store: &recordingStore{}, concurrency: 1}
 	tab := adapterTable(t,
 		[]any{46000.1, "billing", "https://pay.example.com/x", `{}`, "", "", "", "b1", "dead", ""},
 		[]any{46000.2, "billing", "https://pay.example.com/x", `{}`, "", "", "", "b2", "dead", ""},

@@ -3,9 +3,11 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/triage-dev/triage/replay"
@@ -20,53 +22,89 @@ func firstAttempt(f replaytest.Fault) func(string, int) (replaytest.Fault, bool)
 // TestLostAnswerRetrySameKeyOneEffect: the receiver acts and then the answer is lost (dropped
 // connection; a 404 page from Apps Script; a client timeout). The retry carries the same key
 // and byte-identical body, and the receiver acts exactly once.
+//
+// The timeout case runs on a fake clock (in-memory transport, testing/synctest), so no load on
+// the machine can make the retry miss its deadline: the first attempt's answer takes 5s, the
+// client gives up after 1s, the retry goes out 0.5s later and is answered at once, while the
+// first attempt is still on its way to acting (at 5s).
 func TestLostAnswerRetrySameKeyOneEffect(t *testing.T) {
 	cases := []struct {
-		name   string
-		preset string
-		fault  replaytest.Fault
-		tmo    time.Duration
+		name      string
+		preset    string
+		fault     replaytest.Fault
+		tmo       time.Duration
+		fakeClock bool
 	}{
-		{"drop-after-act", "rest", replaytest.Fault{Mode: replaytest.DropAfterAct}, 0},
-		{"404-after-act", "apps-script", replaytest.Fault{Mode: replaytest.NotFoundAfterAct}, 0},
-		{"timeout", "rest", replaytest.Fault{Latency: 300 * time.Millisecond}, 60 * time.Millisecond},
+		{"drop-after-act", "rest", replaytest.Fault{Mode: replaytest.DropAfterAct}, 0, false},
+		{"404-after-act", "apps-script", replaytest.Fault{Mode: replaytest.NotFoundAfterAct}, 0, false},
+		{"timeout", "rest", replaytest.Fault{Latency: 5 * time.Second}, time.Second, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, dedupe := range []bool{true, false} {
-				rcv := replaytest.NewReceiver()
-				rcv.NoDedupe = !dedupe
-				rcv.Rule = firstAttempt(tc.fault)
-				srv := serve(t, rcv)
-				src := &replay.Source{Name: "crm", Preset: tc.preset, URLPrefixes: []string{srv.URL + "/"}, Timeout: tc.tmo}
-				c := fastClient(src)
-				body := []byte(`{"b": 1,  "c":"x"}`)
-				res := c.Do(context.Background(), replay.Call{Key: "key-1", Source: "crm", URL: srv.URL + "/hook", Body: body})
-				srv.Close() // waits for the slow first attempt to finish acting
-				if !res.Outcome.Success() {
-					t.Fatalf("outcome %v (%s), want delivered/duplicate", res.Outcome, res.Detail)
-				}
-				if len(res.Attempts) != 2 || res.Attempts[0].Outcome != replay.Retryable {
-					t.Fatalf("attempts %+v, want a retryable first attempt and a second", res.Attempts)
-				}
-				got := attemptsByKey(rcv)
-				if len(got) != 1 || len(got["key-1"]) != 2 {
-					t.Fatalf("receiver saw %v", got)
-				}
-				for _, a := range got["key-1"] {
-					if !bytes.Equal(a.Body, body) {
-						t.Errorf("attempt body %q, want %q", a.Body, body)
+				check := func(t *testing.T) {
+					rcv := replaytest.NewReceiver()
+					rcv.NoDedupe = !dedupe
+					rcv.Rule = firstAttempt(tc.fault)
+					var c *replay.Client
+					var base string
+					var wait func() // until every request the receiver got has acted
+					if tc.fakeClock {
+						base = memURL
+						c = memClient(rcv, &replay.Source{Name: "crm", Preset: tc.preset, URLPrefixes: []string{base + "/"}, Timeout: tc.tmo})
+						wait = func() { time.Sleep(time.Minute) }
+					} else {
+						srv := serve(t, rcv)
+						base = srv.URL
+						c = fastClient(&replay.Source{Name: "crm", Preset: tc.preset, URLPrefixes: []string{base + "/"}, Timeout: tc.tmo})
+						wait = srv.Close // waits for the handlers to finish
+					}
+					body := []byte(`{"b": 1,  "c":"x"}`)
+					start := time.Now()
+					res := c.Do(context.Background(), replay.Call{Key: "key-1", Source: "crm", URL: base + "/hook", Body: body})
+					took := time.Since(start)
+					wait()
+					if !res.Outcome.Success() {
+						t.Fatalf("outcome %v (%s), want delivered/duplicate", res.Outcome, res.Detail)
+					}
+					if len(res.Attempts) != 2 || res.Attempts[0].Outcome != replay.Retryable {
+						t.Fatalf("attempts %+v, want a retryable first attempt and a second", res.Attempts)
+					}
+					if tc.fakeClock {
+						// Timed out at 1s, waited 0.5s (half of the 1s band), answered at once.
+						if took != 1500*time.Millisecond || !strings.Contains(res.Attempts[0].Err, "timeout") {
+							t.Errorf("took %v with first attempt %+v, want a timeout at 1s and the retry at 1.5s", took, res.Attempts[0])
+						}
+						if res.Outcome != replay.Delivered {
+							t.Errorf("outcome %v: the retry should have acted first (the first attempt was still sleeping)", res.Outcome)
+						}
+					}
+					got := attemptsByKey(rcv)
+					if len(got) != 1 || len(got["key-1"]) != 2 {
+						t.Fatalf("receiver saw %v", got)
+					}
+					for _, a := range got["key-1"] {
+						if !bytes.Equal(a.Body, body) {
+							t.Errorf("attempt body %q, want %q", a.Body, body)
+						}
+					}
+					eff := rcv.Effects()["key-1"]
+					if dedupe && eff != 1 {
+						t.Fatalf("effects %d, want exactly 1", eff)
+					}
+					// Without the receiver's dedupe, the same run acts twice: the first attempt
+					// really did act, even though its answer was lost, so the check above can fail.
+					if !dedupe && eff != 2 {
+						t.Fatalf("without dedupe: effects %d, want 2 (first attempt must have acted)", eff)
 					}
 				}
-				eff := rcv.Effects()["key-1"]
-				if dedupe && eff != 1 {
-					t.Fatalf("effects %d, want exactly 1", eff)
-				}
-				// Without the receiver's dedupe, the same run acts twice: the first attempt
-				// really did act before its answer was lost, so the check above can fail.
-				if !dedupe && eff != 2 {
-					t.Fatalf("without dedupe: effects %d, want 2 (first attempt must have acted)", eff)
-				}
+				t.Run(fmt.Sprint("dedupe=", dedupe), func(t *testing.T) {
+					if tc.fakeClock {
+						synctest.Test(t, check)
+					} else {
+						check(t)
+					}
+				})
 			}
 		})
 	}

@@ -9,8 +9,11 @@
 // one replay-then-write-back loop.
 //
 // Guarantees (DESIGN §3, invariants 3-8):
-//   - every attempt of a row carries the row's effective key (model.EffectiveKey); a minted key
-//     is written to the row's key cell before the row's first request leaves;
+//   - every attempt of a row carries the row's effective key (model.EffectiveKey); a key that
+//     is not in the row's key cell yet (minted, or taken from the payload's key field) is
+//     written there before the row's first request leaves, so a later config change or a
+//     corrected cell can't give the row another key (a cell already holding that key, saved
+//     by another session, counts as written; a row whose key can't be written isn't sent);
 //   - the body is the payload cell byte for byte, except that a body key field is inserted
 //     where the source wants one and the payload lacks it;
 //   - requests go only to URLs under the source's url_prefixes; redirects are never followed,
@@ -25,6 +28,11 @@
 //     destination is up but not shown to be accepting calls); duplicate resets it like
 //     delivered. Results cut short by the halt or a cancel don't count.
 //   - A secret missing from the environment is systemic and nothing is sent.
+//   - On a tab without a key column, a minted key is refused (it would live nowhere) but a
+//     payload key is sent unsaved: the payload carries it, and if the config later stops
+//     reading that field the row's key becomes a minted one, which such a tab refuses.
+//   - Two selected rows with the same key: the second is refused, naming the first
+//     (replaying both would be one call); the first goes on as if alone.
 //   - The apps-script preset keeps the default (systemic) for 400, 405 and 422.
 //   - A url_prefixes entry without a trailing slash matches whole path segments only, and a
 //     URL with a dot segment is refused.

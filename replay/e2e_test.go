@@ -31,6 +31,12 @@ type sheetFixture struct {
 
 func newSheetFixture(t testing.TB, rows []row) *sheetFixture {
 	t.Helper()
+	return newSheetFixtureTC(t, dlConfig, rows)
+}
+
+// newSheetFixtureTC is newSheetFixture with the store's dead-letter tab configured by tc.
+func newSheetFixtureTC(t testing.TB, tc model.TabConfig, rows []row) *sheetFixture {
+	t.Helper()
 	grid := [][]any{anyRow(dlHeader)}
 	for _, r := range rows {
 		cells := r.cells()
@@ -51,7 +57,7 @@ func newSheetFixture(t testing.TB, rows []row) *sheetFixture {
 	if err != nil {
 		t.Fatalf("sheets service: %v", err)
 	}
-	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: []model.TabConfig{dlConfig}})
+	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: []model.TabConfig{tc}})
 	return &sheetFixture{emu: emu, store: st, id: wb.SpreadsheetID}
 }
 
@@ -123,7 +129,10 @@ func TestWriteBackThroughSheetsStore(t *testing.T) {
 	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 	c.Now = func() time.Time { return now }
 	f.emu.ResetCounts()
-	sum := replay.Run(context.Background(), c, f.store, tab, records(tab), replay.RunOptions{Concurrency: 8})
+	// FlushInterval out of the way: on a loaded machine the run may take longer than the
+	// default 2s, and a timed flush would add write requests; this test counts the batching
+	// by size (TestWriteBackFlushInterval covers the timed flush on a fake clock).
+	sum := replay.Run(context.Background(), c, f.store, tab, records(tab), replay.RunOptions{Concurrency: 8, FlushInterval: time.Hour})
 	if sum.Halted != nil || len(sum.WriteErrors) != 0 || len(sum.WriteConflicts) != 0 {
 		t.Fatalf("halted %v, write errors %v, conflicts %v", sum.Halted, sum.WriteErrors, sum.WriteConflicts)
 	}
@@ -200,6 +209,66 @@ func TestMintedKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
 	for i := range rows {
 		if k := f.cell(i, cKey); k != rows[i].minted() {
 			t.Errorf("row %d key cell %q, want %q", i+2, k, rows[i].minted())
+		}
+	}
+}
+
+// TestPayloadKeyOnEmulatedSheetBeforeRequest: through the real store, a key taken from the
+// payload is in the key cell when the request arrives, written in the same request as the
+// minted key; a key cell another session filled with the same key meanwhile is fine.
+func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	var f *sheetFixture
+	var mu sync.Mutex
+	var missing []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k := r.Header.Get("Idempotency-Key")
+		found := false
+		for _, row := range f.emu.Cells(f.id, e2eTab) {
+			if len(row) > cKey && model.CellString(row[cKey]) == k {
+				found = true
+			}
+		}
+		if !found {
+			mu.Lock()
+			missing = append(missing, k)
+			mu.Unlock()
+		}
+		rcv.ServeHTTP(w, r)
+	})
+	srv := serve(t, h)
+	u := srv.URL + "/hook"
+	rows := []row{
+		{source: "form", url: u, payload: `{"id":"p-1","x":1}`, status: "dead"},
+		{source: "form", url: u, payload: `{"x":2}`, status: "dead"},
+		{source: "form", url: u, payload: `{"id":"p-3"}`, status: "dead"}, // saved by another session
+	}
+	tc := dlConfig
+	tc.BodyKeyFields = map[string]string{"form": "id"}
+	f = newSheetFixtureTC(t, tc, rows)
+	tab := f.load(t)
+	if err := f.emu.SetCell(f.id, e2eTab, 4, cKey, "p-3"); err != nil {
+		t.Fatal(err)
+	}
+	f.emu.ResetCounts()
+	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}
+	sum := replay.Run(context.Background(), fastClient(src), f.store, tab, records(tab), replay.RunOptions{FlushInterval: time.Hour})
+	if len(missing) > 0 {
+		t.Fatalf("requests arrived before their key was on the sheet: %v", missing)
+	}
+	if sum.Counts["delivered"] != 3 || len(sum.Refused) != 0 || len(sum.WriteConflicts) != 0 || len(sum.WriteErrors) != 0 {
+		t.Fatalf("counts %v refused %+v conflicts %v errors %v", sum.Counts, sum.Refused, sum.WriteConflicts, sum.WriteErrors)
+	}
+	// One key write and one outcome write.
+	if n := f.emu.Count("values.batchUpdate"); n != 2 || sum.WriteRequests != 2 {
+		t.Errorf("%d batchUpdates (summary %d), want 2", n, sum.WriteRequests)
+	}
+	for i, want := range []string{"p-1", rows[1].minted(), "p-3"} {
+		if k := f.cell(i, cKey); k != want {
+			t.Errorf("row %d key cell %q, want %q", i+2, k, want)
+		}
+		if s := f.cell(i, cStatus); s != "delivered" {
+			t.Errorf("row %d status %q", i+2, s)
 		}
 	}
 }

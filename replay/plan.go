@@ -21,9 +21,13 @@ type Job struct {
 	Status string
 	// PrevAttempts is the attempts cell as loaded (0 when blank or not a number).
 	PrevAttempts int
-	// MintKey is set when the key was minted: it is written to the key cell before the first
-	// request of the row leaves.
-	MintKey bool
+	// KeyOrigin is where the key came from: the key cell, the payload's key field, or minted.
+	KeyOrigin model.KeyOrigin
+	// SaveKey is set when the key is not in the row's key cell yet (it came from the payload
+	// or was minted) and the tab has a key column: Run writes it there before the row's first
+	// request leaves, so it can never change afterwards, whatever happens to the config or
+	// the row's other cells (invariant 3).
+	SaveKey bool
 }
 
 // Refusal is a row a run will not send, and why. Reason names the row.
@@ -40,14 +44,22 @@ type Refusal struct {
 // naming the row: rows that aren't waiting (delivered, rejected, discarded, unknown status:
 // invariant 6); rows without an identity or whose payload key disagrees with the key cell;
 // rows whose source isn't configured, has no url_prefixes or doesn't allow the URL
-// (invariant 8); rows whose payload can't carry a body key; and rows older than the source's
-// KeyTTL unless force is set. A record listed twice is planned once.
+// (invariant 8); rows whose payload can't carry a body key; rows older than the source's
+// KeyTTL unless force is set; a row whose key is that of an earlier row of recs (replaying
+// both would be one call: the receiver would act once, for one of them); and a row whose key
+// was minted on a tab without a key column to keep it in. A record listed twice is planned
+// once.
+//
+// A key taken from the payload on a tab without a key column is planned unsaved: the payload
+// carries it, so every replay of that payload under that config sends it. Should the config
+// later stop reading the payload's key field, the row's key would be a minted one, which such
+// a tab refuses, so it is never sent under another key.
 func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now time.Time, force bool) (jobs []Job, refused []Refusal) {
 	if t == nil {
 		return nil, nil
 	}
 	seen := map[*model.Record]bool{}
-	seenID := map[string]bool{}
+	seenID := map[string]int{} // key → the row first planned with it
 	for _, r := range recs {
 		if r == nil || seen[r] {
 			continue
@@ -92,10 +104,13 @@ func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now 
 			refuse(false, "its key changed since it was loaded (%q, now %q): refresh first", r.ID, key)
 			continue
 		}
-		if seenID[key] {
+		if first, ok := seenID[key]; ok {
+			if first != r.Row {
+				refuse(false, "same key as row %d: replaying both would be one call (the receiver acts once per key); discard one of them, or give it its own key", first)
+			}
 			continue
 		}
-		seenID[key] = true
+		seenID[key] = r.Row
 		srcName := strings.TrimSpace(t.Get(r, model.FSource))
 		src := sources[srcName]
 		if srcName == "" {
@@ -139,7 +154,8 @@ func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now 
 				continue
 			}
 		}
-		if origin == model.KeyMinted && !t.Header.Has(model.FKey) {
+		hasKeyCol := t.Header.Has(model.FKey)
+		if origin == model.KeyMinted && !hasKeyCol {
 			refuse(false, "its key was minted but the tab has no key column to keep it in; add a \"key\" header (triage init) and replay again")
 			continue
 		}
@@ -153,7 +169,8 @@ func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now 
 			Call:         Call{Key: key, Source: srcName, Method: method, URL: rawURL, Body: []byte(payload)},
 			Status:       t.Get(r, model.FStatus),
 			PrevAttempts: prev,
-			MintKey:      origin == model.KeyMinted,
+			KeyOrigin:    origin,
+			SaveKey:      origin != model.KeyCell && hasKeyCol,
 		})
 	}
 	return jobs, refused

@@ -238,8 +238,9 @@ func (r *runner) emit(row RowResult, final bool, o Outcome) {
 // Run replays records of a dead-letter tab and writes each outcome back: the one
 // replay-then-write-back loop behind both the TUI and `triage replay`.
 //
-// It plans (see Plan), writes minted keys to their key cells in one Apply before anything is
-// sent (a row whose key can't be written is refused), then sends rows in plan order with at
+// It plans (see Plan), writes every key not yet in its key cell (minted, or taken from the
+// payload) to that cell in one Apply before anything is sent (a row whose key can't be
+// written is refused; see saveKeys), then sends rows in plan order with at
 // most Concurrency requests in flight, each source's rows at its rate. Outcomes are written
 // back in batches (FlushEvery rows or FlushInterval, whichever first, and a final flush):
 // status (delivered, rejected, or unchanged for retryable), attempts, error and replayed_at,
@@ -268,7 +269,7 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	// Writes must land even after a cancel: the outcomes of in-flight calls are facts.
 	wctx := context.WithoutCancel(ctx)
 	if ctx.Err() == nil {
-		jobs = mintKeys(wctx, st, t, jobs, &sum)
+		jobs = saveKeys(wctx, st, t, jobs, &sum)
 	}
 
 	r := &runner{c: c, t: t, opts: opts, total: len(jobs), counts: map[Outcome]int{}}
@@ -456,52 +457,74 @@ func outcomeEdit(t *model.Table, j Job, res Result, now time.Time) (model.Edit, 
 	return e, len(e.Set) > 0
 }
 
-// mintKeys writes every minted key to its row's key cell in one Apply, before any request
-// leaves (invariant 3). Rows whose key could not be written are refused and dropped.
-func mintKeys(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *Summary) []Job {
+// saveKeys writes every key that is not in its row's key cell yet (minted, or taken from the
+// payload) to that cell, in one Apply, before any request leaves (invariant 3): from then on
+// the row's key is its key cell, whatever later happens to the config (a source that stops
+// reading the payload's key field) or to the row's other cells (a corrected source or url).
+// A cell found already holding the key (another session saved it meanwhile: a minted key is
+// deterministic, a payload key is the payload's) counts as saved. Rows whose key could not be
+// saved are refused and dropped: sending them would let a later replay carry another key.
+func saveKeys(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *Summary) []Job {
 	var edits []model.Edit
+	origin := map[string]model.KeyOrigin{}
 	for _, j := range jobs {
-		if j.MintKey {
+		if j.SaveKey {
 			edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
 				Expect: map[model.Field]string{model.FKey: ""}, Set: map[model.Field]string{model.FKey: j.ID}})
+			origin[j.ID] = j.KeyOrigin
 		}
 	}
 	if len(edits) == 0 {
 		return jobs
 	}
+	what := func(id string) string {
+		if origin[id] == model.KeyPayload {
+			return "its key (from the payload)"
+		}
+		return "its minted key"
+	}
 	bad := map[string]string{}
 	if st == nil {
 		for _, e := range edits {
-			bad[e.ID] = "its key was minted but there is no store to write it to before sending"
+			bad[e.ID] = what(e.ID) + " is not in the key cell and there is no store to write it to before sending; not sent"
 		}
 	} else {
 		sum.WriteRequests++
 		res, err := st.Apply(ctx, edits)
 		if err != nil {
 			for _, e := range edits {
-				bad[e.ID] = fmt.Sprintf("its minted key could not be written to the key cell before sending (%v); not sent", err)
+				bad[e.ID] = fmt.Sprintf("%s could not be written to the key cell before sending (%v); not sent", what(e.ID), err)
 			}
 		} else {
-			written := map[string]bool{}
+			saved := map[string]bool{}
 			for _, a := range res.Applied {
-				written[a.Edit.ID] = true
+				saved[a.Edit.ID] = true
 			}
 			for _, cf := range res.Conflicts {
-				bad[cf.Edit.ID] = fmt.Sprintf("its key cell changed since it was loaded (%s); refresh and replay again; not sent", cf.String())
+				id := cf.Edit.ID
+				switch {
+				case cf.Reason == "" && cf.Field == model.FKey && strings.TrimSpace(cf.Now) == id:
+					// Already there: the key the call carries is the one on the sheet.
+					saved[id] = true
+				case cf.Reason != "":
+					bad[id] = fmt.Sprintf("%s could not be written to the key cell (%s); not sent", what(id), cf.String())
+				default:
+					bad[id] = fmt.Sprintf("its key cell changed since it was loaded (%s); refresh and replay again; not sent", cf.String())
+				}
 			}
 			for _, m := range res.Missing {
 				bad[m.ID] = "it is no longer in the sheet as loaded (changed or deleted); refresh and replay again; not sent"
 			}
 			for _, e := range edits {
-				if _, ok := bad[e.ID]; !ok && !written[e.ID] {
-					bad[e.ID] = "the store did not confirm its minted key was written; not sent"
+				if _, ok := bad[e.ID]; !ok && !saved[e.ID] {
+					bad[e.ID] = fmt.Sprintf("the store did not confirm %s was written to the key cell; not sent", what(e.ID))
 				}
 			}
 		}
 	}
 	kept := jobs[:0:0]
 	for _, j := range jobs {
-		if why, ok := bad[j.ID]; ok && j.MintKey {
+		if why, ok := bad[j.ID]; ok && j.SaveKey {
 			sum.Refused = append(sum.Refused, Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, why)})
 			sum.Counts[StateRefused]++
 			continue

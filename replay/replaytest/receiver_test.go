@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/triage-dev/triage/replay/replaytest"
@@ -29,13 +30,17 @@ func post(t *testing.T, c *http.Client, url, key, body string) (*http.Response, 
 }
 
 // TestDedupeUnderConcurrency: many simultaneous requests with one key act once, and OnEffect
-// runs once.
+// runs once. The first effect holds the dedupe lock until another request is in flight (or
+// 10s have passed), so the check-then-act really is contended, however the goroutines of a
+// loaded machine are scheduled.
 func TestDedupeUnderConcurrency(t *testing.T) {
 	rcv := replaytest.NewReceiver()
 	var calls atomic.Int32
 	rcv.OnEffect = func(key string, body []byte) {
 		calls.Add(1)
-		time.Sleep(time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); rcv.InFlight() < 2 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
@@ -140,11 +145,23 @@ func TestInMemoryTransport(t *testing.T) {
 	if _, err := post(t, c, "http://mem.test/x", "drop", `{}`); !errors.Is(err, replaytest.ErrDropped) {
 		t.Errorf("drop: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", "http://mem.test/x", strings.NewReader("{}"))
-	req.Header.Set("Idempotency-Key", "slow")
-	if _, err := c.Do(req); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("slow: %v", err)
-	}
+	// A deadline gives up waiting while the handler runs on. On a fake clock, so a loaded
+	// machine can't let the handler finish first.
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "POST", "http://mem.test/x", strings.NewReader("{}"))
+		req.Header.Set("Idempotency-Key", "slow")
+		start := time.Now()
+		if _, err := c.Do(req); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 20*time.Millisecond {
+			t.Errorf("slow: %v after %v", err, time.Since(start))
+		}
+		if n := rcv.Effects()["slow"]; n != 0 {
+			t.Errorf("slow acted before its latency: %d", n)
+		}
+		time.Sleep(time.Second) // the handler runs on, and acts
+		if n := rcv.Effects()["slow"]; n != 1 {
+			t.Errorf("slow: %d effects after its latency, want 1", n)
+		}
+	})
 }
