@@ -120,18 +120,19 @@ func ClearError(t *Table, r *Record, now time.Time) (Edit, bool) {
 	}
 	switch t.Config.Role {
 	case RoleDeadLetter:
-		put(FStatus, StatusDead)
+		put(FStatus, t.StatusValue(StatusDead))
 		put(FError, "")
 	case RoleQueue:
-		put(FStatus, StatusPending)
+		put(FStatus, t.StatusValue(StatusPending))
 		put(FLastError, "")
 		put(FUpdatedAt, FormatTime(now))
 	}
 	return e, true
 }
 
-// Requeue builds the edit that returns a stale claim to pending. It expects claimedBy and
-// claimedAt unchanged, so a worker that re-claimed or finished the row meanwhile wins.
+// Requeue builds the edit that returns a stale claim to pending, releasing the claim
+// (claimedBy and claimedAt blanked). It expects them unchanged, so a worker that re-claimed
+// or finished the row meanwhile wins.
 func Requeue(t *Table, r *Record, now time.Time) (Edit, bool) {
 	if !t.Stale(r, now) {
 		return Edit{}, false
@@ -143,7 +144,13 @@ func Requeue(t *Table, r *Record, now time.Time) (Edit, bool) {
 		}
 	}
 	e.Expect[FStatus] = t.Get(r, FStatus)
-	e.Set[FStatus] = StatusPending
+	e.Set[FStatus] = t.StatusValue(StatusPending)
+	// A pending job has no worker: the claim is released, not just relabelled.
+	for _, f := range []Field{FClaimedBy, FClaimedAt} {
+		if t.Header.Has(f) {
+			e.Set[f] = ""
+		}
+	}
 	if t.Header.Has(FUpdatedAt) {
 		e.Expect[FUpdatedAt] = t.Get(r, FUpdatedAt)
 		e.Set[FUpdatedAt] = FormatTime(now)

@@ -67,6 +67,8 @@ func (f Filter) Bind(t *Table) Matcher {
 			b.col = -2
 			if Field(tm.field) == FStatus {
 				b.status = true
+			} else if i := schemaCol(t, tm.field); i >= 0 {
+				b.col = i
 			} else if i := t.Header.Col(Field(strings.ReplaceAll(tm.field, " ", ""))); i >= 0 {
 				b.col = i
 			} else if i := t.Header.Col(Field(tm.field)); i >= 0 {
@@ -143,4 +145,22 @@ func isASCIILower(s string) bool {
 		}
 	}
 	return true
+}
+
+// schemaCol finds the column a filter field names through the role's schema: its field
+// name, default header or any alias ("error" is a queue's lastError, "body" a payload).
+func schemaCol(t *Table, name string) int {
+	for _, c := range SchemaFor(t.Config.Role).Columns {
+		if NormHeader(string(c.Field)) == name || NormHeader(c.Header) == name {
+			return t.Header.Col(c.Field)
+		}
+	}
+	for _, c := range SchemaFor(t.Config.Role).Columns {
+		for _, a := range c.Aliases {
+			if NormHeader(a) == name {
+				return t.Header.Col(c.Field)
+			}
+		}
+	}
+	return -1
 }

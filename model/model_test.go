@@ -96,13 +96,15 @@ func TestDecodeKeepsBadRowsAndFlagsThem(t *testing.T) {
 		t.Fatalf("records %d", len(tb.Records))
 	}
 	r0, r1, r2, r3 := tb.Records[0], tb.Records[1], tb.Records[2], tb.Records[3]
-	if r0.Status != "new" || r0.ID != "id-1" || r0.Row != 2 || tb.Get(&r0, "extra") != "" || r0.Cells[6] != "x" {
+	// r0 and r2 share id-1: neither can be written until one changes, and both say so.
+	if r0.Status != "new" || r0.ID != "" || r0.Row != 2 || tb.Get(&r0, "extra") != "" || r0.Cells[6] != "x" ||
+		!strings.Contains(strings.Join(r0.Problems, ";"), `rows 2, 5 share the ID "id-1"`) {
 		t.Errorf("r0 %+v", r0)
 	}
 	if r1.Row != 4 || r1.ID != "" || len(r1.Problems) != 2 || r1.Status != "read" {
 		t.Errorf("r1 %+v", r1)
 	}
-	if r2.ID != "" || !strings.Contains(strings.Join(r2.Problems, ";"), "duplicate ID") {
+	if r2.ID != "" || !strings.Contains(strings.Join(r2.Problems, ";"), `rows 2, 5 share the ID "id-1"`) {
 		t.Errorf("r2 %+v", r2)
 	}
 	if r3.Status != "spam" || r3.Cells[7] != "beyond header" {
@@ -194,6 +196,7 @@ func TestFilter(t *testing.T) {
 		"status:dead":      {0},
 		"!status:dead":     {1, 2},
 		"error:unauth":     {1},
+		"url:crm/z":        {2},
 		"crm !delivered":   {0},
 		"nosuchfield:x":    {},
 		"!nosuchfield:x":   {0, 1, 2},
@@ -258,5 +261,51 @@ func TestSetStatusWritesTheTabsSpelling(t *testing.T) {
 	}
 	if !tb.HasStatus("DONE") || tb.HasStatus("spam") {
 		t.Errorf("HasStatus")
+	}
+}
+
+func TestFilterFieldAliasesFollowTheSchema(t *testing.T) {
+	tb, _ := Decode(DefaultTabConfig(RoleQueue), [][]any{
+		{"id", "status", "lastError"},
+		{"a", "error", "401 Unauthorized"},
+		{"b", "done", ""},
+	}, time.UTC)
+	m := ParseFilter("error:401").Bind(tb)
+	if !m.Match(&tb.Records[0], Haystack(&tb.Records[0])) || m.Match(&tb.Records[1], Haystack(&tb.Records[1])) {
+		t.Error("error: should search a queue's lastError column")
+	}
+}
+
+func TestDuplicateKeysFlagBothDeadLetters(t *testing.T) {
+	tb, _ := Decode(DefaultTabConfig(RoleDeadLetter), [][]any{
+		{"source", "url", "payload", "key"},
+		{"crm", "https://x/", "{}", "k1"},
+		{"crm", "https://x/", "{}", "k2"},
+		{"crm", "https://y/", "{}", "k1"},
+	}, time.UTC)
+	for _, i := range []int{0, 2} {
+		r := tb.Records[i]
+		if r.ID != "" || !strings.Contains(strings.Join(r.Problems, ";"), "idempotency key") {
+			t.Errorf("row %d: %+v", r.Row, r)
+		}
+	}
+	if tb.Records[1].ID != "k2" {
+		t.Errorf("unique key lost: %+v", tb.Records[1])
+	}
+}
+
+func TestRequeueReleasesTheClaimAndUndoRestoresIt(t *testing.T) {
+	now := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+	tc := DefaultTabConfig(RoleQueue)
+	tc.Statuses = []string{"Pending", "Claimed", "Done", "Error"}
+	claimed := FormatTime(now.Add(-2 * time.Hour))
+	tb, _ := Decode(tc, [][]any{{"id", "status", "claimedBy", "claimedAt"}, {"a", "Claimed", "w1", claimed}}, time.UTC)
+	e, ok := Requeue(tb, &tb.Records[0], now)
+	if !ok || e.Set[FStatus] != "Pending" || e.Set[FClaimedBy] != "" || e.Set[FClaimedAt] != "" || e.Expect[FClaimedBy] != "w1" {
+		t.Fatalf("requeue edit %+v", e)
+	}
+	inv := e.Inverse()
+	if inv.Set[FClaimedBy] != "w1" || inv.Set[FClaimedAt] != claimed || inv.Set[FStatus] != "Claimed" {
+		t.Errorf("undo %+v", inv)
 	}
 }

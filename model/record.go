@@ -153,7 +153,7 @@ func Decode(tc TabConfig, rows [][]any, loc *time.Location) (*Table, error) {
 	}
 	width := len(header)
 	t.Records = make([]Record, 0, len(rows))
-	seen := make(map[string]int, len(rows))
+	seen := make(map[string][]int, len(rows))
 	timeField := FTimestamp
 	if tc.Role == RoleQueue {
 		timeField = FClaimedAt
@@ -199,16 +199,38 @@ func Decode(tc TabConfig, rows [][]any, loc *time.Location) (*Table, error) {
 			}
 		}
 		if rec.ID != "" {
-			if prev, dup := seen[rec.ID]; dup {
-				rec.Problems = append(rec.Problems, fmt.Sprintf("duplicate ID %q (also row %d): writes to it are refused until one is changed", rec.ID, prev))
-				rec.ID = ""
-			} else {
-				seen[rec.ID] = rec.Row
-			}
+			seen[rec.ID] = append(seen[rec.ID], len(t.Records))
 		}
 		t.Records = append(t.Records, rec)
 	}
+	flagDuplicates(t, seen)
 	return t, nil
+}
+
+// flagDuplicates marks every row of an identity that more than one row has. None of them can
+// be written (the store could not tell which one is meant) or replayed (a dead letter's
+// identity is its idempotency key: two rows with one key are one call), so all of them lose
+// their ID and say which rows share it and what to change.
+func flagDuplicates(t *Table, seen map[string][]int) {
+	what := "ID"
+	fix := "change one ID cell"
+	if t.Config.Role == RoleDeadLetter {
+		what, fix = "idempotency key", "give one of them its own key cell, or discard the copy"
+	}
+	for id, idx := range seen {
+		if len(idx) < 2 {
+			continue
+		}
+		rows := make([]string, len(idx))
+		for i, ri := range idx {
+			rows[i] = fmt.Sprint(t.Records[ri].Row)
+		}
+		for _, ri := range idx {
+			r := &t.Records[ri]
+			r.Problems = append(r.Problems, fmt.Sprintf("rows %s share the %s %q: none of them can be changed from triage until you %s", strings.Join(rows, ", "), what, id, fix))
+			r.ID = ""
+		}
+	}
 }
 
 func knownStatus(s string, list []string) bool {

@@ -436,9 +436,9 @@ func outcomeEdit(t *model.Table, j Job, res Result, now time.Time) (model.Edit, 
 		e.Expect[model.FStatus] = j.Status
 		switch {
 		case res.Outcome.Success():
-			e.Set[model.FStatus] = model.StatusDelivered
+			e.Set[model.FStatus] = t.StatusValue(model.StatusDelivered)
 		case res.Outcome == Rejected:
-			e.Set[model.FStatus] = model.StatusRejected
+			e.Set[model.FStatus] = t.StatusValue(model.StatusRejected)
 		}
 	}
 	if has(model.FAttempts) {

@@ -358,7 +358,7 @@ func TestQueueConflictsBetweenLoadAndWrite(t *testing.T) {
 	if _, ok := conflicts["j4"]; !ok {
 		t.Errorf("j4 not a conflict")
 	}
-	// Only j3's status and updatedAt changed, on j3's row.
+	// Only j3's status, claim and updatedAt changed, on j3's row.
 	after := f.emu.Cells(f.id, "Jobs")
 	r3 := find("j3") - 1
 	if res.Applied[0].Row != r3+1 {
@@ -372,6 +372,9 @@ func TestQueueConflictsBetweenLoadAndWrite(t *testing.T) {
 			want := cellAt(before, r, c)
 			if r == r3 && c == 3 {
 				want = "pending"
+			}
+			if r == r3 && (c == 4 || c == 5) {
+				want = "" // the claim is released (claimedBy, claimedAt)
 			}
 			if r == r3 && c == 7 {
 				want = model.FormatTime(now)

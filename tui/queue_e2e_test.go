@@ -101,7 +101,7 @@ func TestQueueClearErrorAndRequeueOverTheWire(t *testing.T) {
 	for id, want := range map[string]map[int]string{
 		"job-1": {3: "pending", 6: "", 7: now},
 		"job-3": {3: "pending", 6: "", 7: now},
-		"job-4": {3: "pending", 7: now},
+		"job-4": {3: "pending", 4: "", 5: "", 7: now}, // the claim is released
 	} {
 		for col, v := range want {
 			if after[id][col] != v {
