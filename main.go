@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // Exit codes (DESIGN §7).
@@ -95,7 +97,9 @@ func run(ctx context.Context, args []string, e *env) int {
 			return code
 		}
 	}
-	fmt.Fprintln(e.stderr, "triage:", err)
+	// Errors can quote the sheet (a header that was found, a status) or a server's answer:
+	// the message goes through the same sanitiser as everything else on the terminal.
+	fmt.Fprintln(e.stderr, "triage:", model.Sanitize(err.Error()))
 	return code
 }
 

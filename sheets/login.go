@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/triage-dev/triage/model"
 	"golang.org/x/oauth2/google"
 )
 
@@ -563,18 +565,21 @@ func (f *LoginFlow) Wait(ctx context.Context) (*LoginRecord, error) {
 
 // finish checks a redirect's answer, exchanges its code and saves the login.
 func (f *LoginFlow) finish(ctx context.Context, a answer) (*LoginRecord, error) {
+	// The state is checked first, error answers included: otherwise any local process or web
+	// page that can reach the loopback port could end the login with a made-up error.
+	if a.q.Get("state") != f.state {
+		return nil, errors.New("refused: the redirect's state does not match this login (an old sign-in tab, another login, or a forged request); no code was used; run `triage auth login` again and use the address it prints")
+	}
 	if e := a.q.Get("error"); e != "" {
-		msg := e
+		// Text from the redirect reaches the terminal: make it inert (invariant 9).
+		msg := model.SanitizeLine(e)
 		if d := a.q.Get("error_description"); d != "" {
-			msg += ": " + d
+			msg += ": " + model.SanitizeLine(d)
 		}
 		if e == "access_denied" {
 			return nil, fmt.Errorf("access was not allowed (the authorization server said %s): run `triage auth login` again and allow access to Google Sheets", msg)
 		}
 		return nil, fmt.Errorf("the authorization server said %s: check the OAuth client (%s) and run `triage auth login` again", msg, f.opts.Client.Path)
-	}
-	if a.q.Get("state") != f.state {
-		return nil, errors.New("refused: the redirect's state does not match this login (an old sign-in tab, another login, or a forged request); no code was used; run `triage auth login` again and use the address it prints")
 	}
 	tokCtx := context.WithValue(ctx, oauth2.HTTPClient, f.opts.HTTPClient)
 	tok, err := f.cfg.Exchange(tokCtx, a.q.Get("code"), oauth2.VerifierOption(f.verifier))

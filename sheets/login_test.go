@@ -665,3 +665,30 @@ func TestLoginReadOAuthClient(t *testing.T) {
 		t.Errorf("web client: %v", err)
 	}
 }
+
+// An error redirect is only believed with the login's state, and its text is made inert
+// before it can reach a terminal.
+func TestLoginErrorRedirectNeedsStateAndIsSanitised(t *testing.T) {
+	isolateEnv(t)
+	o := newOAuthServer(t)
+	f, _, ch := startFlow(t, o, sheets.LoginOptions{})
+	visit(t, f.RedirectURI()+"?error=access_denied&state=forged")
+	r := result(t, ch)
+	if r.err == nil || !strings.Contains(r.err.Error(), "state does not match") {
+		t.Fatalf("a forged error redirect ended the login as %v", r.err)
+	}
+
+	f, _, ch = startFlow(t, o, sheets.LoginOptions{})
+	u, _ := url.Parse(consent(t, f.URL()))
+	state := u.Query().Get("state")
+	visit(t, f.RedirectURI()+"?error=server_error&error_description="+url.QueryEscape("boom\x1b]0;pwned\x07\u202e")+"&state="+url.QueryEscape(state))
+	r = result(t, ch)
+	if r.err == nil || !strings.Contains(r.err.Error(), "server_error: boom") {
+		t.Fatalf("err = %v", r.err)
+	}
+	for _, bad := range []string{"\x1b", "\x07", "\u202e"} {
+		if strings.Contains(r.err.Error(), bad) {
+			t.Errorf("error text carries %q to the terminal: %q", bad, r.err.Error())
+		}
+	}
+}
