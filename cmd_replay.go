@@ -130,6 +130,8 @@ type replaySelection struct {
 	unknown []string
 	// excluded are IDs given whose row is of another source than --source.
 	excluded []docRefusal
+	// named is set when the rows were named by ID rather than picked by --all.
+	named bool
 }
 
 // selectReplayRows picks the records to hand to replay.Run: every row (--all) or the rows
@@ -149,6 +151,7 @@ func selectReplayRows(t *model.Table, ids []string, all bool, srcFilter string) 
 		}
 		return sel
 	}
+	sel.named = true
 	seen := map[string]bool{}
 	for _, id := range ids {
 		id = strings.TrimSpace(id)
@@ -297,10 +300,28 @@ func newReplayDoc(t *model.Table, sel replaySelection, sum replay.Summary, dry b
 			Source: p.Source, Headers: append([]string{}, p.Headers...)})
 	}
 	d.ExitCode = sum.ExitCode()
-	if d.ExitCode == exitOK && (len(sel.unknown) > 0 || len(sel.excluded) > 0) {
+	if d.ExitCode == exitOK && (len(sel.unknown) > 0 || len(sel.excluded) > 0 || sel.named && stuckSkipped(t, sum.Refused)) {
 		d.ExitCode = exitPartial
 	}
 	return d
+}
+
+// stuckSkipped reports whether a row that was skipped by rule is one that is not done: a
+// rejected (sticky) or discarded row named on the command line was asked for and not
+// replayed, which DESIGN §7 counts as "some rows not done". Under --all, skipping them is
+// the point and doesn't count.
+func stuckSkipped(t *model.Table, refused []replay.Refusal) bool {
+	for _, rf := range refused {
+		if !rf.Skipped {
+			continue
+		}
+		if i := t.Index(rf.ID); i >= 0 {
+			if st := t.Records[i].Status; st == model.StatusRejected || st == model.StatusDiscarded {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // notDone counts the selected rows that did not end delivered, duplicate or skipped.

@@ -628,3 +628,20 @@ func (w *lockedWriter) String() string {
 func replayEvent(done, total int) replay.Event {
 	return replay.Event{Done: done, Total: total, Counts: map[replay.Outcome]int{replay.Delivered: done}}
 }
+
+// Naming a rejected or discarded row is asking for something that can't be done: it is
+// skipped and the exit code says some rows are not done. A named delivered row is done.
+func TestReplayNamedStickyRowIsNotDone(t *testing.T) {
+	f := newReplayFixture(t, crmRows)
+	if r := f.runCtx("k4"); r.code != exitOK {
+		t.Errorf("a named delivered row: exit %d, want 0\n%s", r.code, r.stderr)
+	}
+	for _, id := range []string{"k5", "k6"} {
+		if r := f.runCtx(id); r.code != exitPartial {
+			t.Errorf("named %s: exit %d, want 1\n%s", id, r.code, r.stderr)
+		}
+	}
+	if len(f.crm.Attempts()) != 0 {
+		t.Errorf("a skipped row was sent: %v", f.crm.Attempts())
+	}
+}
