@@ -104,6 +104,7 @@ func runTUI(ctx context.Context, e *env, cfg *config.Config, opts tui.Options) e
 	}
 	opts.KeyMap = km
 	opts.NoColor = e.getenv("NO_COLOR") != ""
+	opts.Mouse = opts.Mouse || cfg.Mouse
 	var popts []tea.ProgramOption
 	popts = append(popts, tea.WithContext(ctx))
 	if opts.NoColor {

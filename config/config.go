@@ -26,6 +26,9 @@ type Config struct {
 	Spreadsheet string `toml:"spreadsheet"`
 	Refresh     string `toml:"refresh"`
 	ReadOnly    bool   `toml:"readonly"`
+	// Mouse turns on mouse reporting in the TUI (wheel scrolling); off by default so the
+	// terminal's own text selection keeps working.
+	Mouse bool `toml:"mouse"`
 	// OAuthClient is the client_secret.json of a Desktop OAuth client for `triage auth login`.
 	OAuthClient string                   `toml:"oauth_client"`
 	Tabs        map[string]TabSection    `toml:"tabs"`
