@@ -341,7 +341,7 @@ func (s *Store) applyDropdowns(ctx context.Context, tabs []*model.Table) {
 }
 
 // dropdownValues reads a ONE_OF_LIST rule from the first cell of a sheet's returned data:
-// trimmed, lower case, blanks and duplicates dropped.
+// trimmed, in the dropdown's own spelling, blanks and case-insensitive duplicates dropped.
 func dropdownValues(sh *sheetsapi.Sheet) []string {
 	if sh == nil {
 		return nil
