@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/tui"
 )
 
 // cmdList prints a tab's rows, sanitised, as a table or one JSON document.
@@ -384,6 +386,8 @@ func cmdConfig(_ context.Context, g *globals, args []string, e *env) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	probs = append(probs, keyProblems(path)...)
+	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	if len(probs) == 0 {
 		fmt.Fprintf(e.stdout, "%s: ok\n", path)
 		return nil
@@ -409,4 +413,29 @@ func writeFailed(tab string, err error) error {
 		}
 	}
 	return &exitError{code: code, err: fmt.Errorf("write to %q: %w", tab, err)}
+}
+
+// keyProblems checks the config's [keys] against the TUI's actions: what config alone can't
+// know (the action names, and two actions on one key).
+func keyProblems(path string) []config.Problem {
+	cfg, _ := config.Load(path, true)
+	if cfg == nil || len(cfg.Keys) == 0 {
+		return nil
+	}
+	var probs []config.Problem
+	km := tui.DefaultKeyMap()
+	actions := make([]string, 0, len(cfg.Keys))
+	for a := range cfg.Keys {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	for _, a := range actions {
+		if err := km.Rebind(a, cfg.Keys[a]); err != nil {
+			probs = append(probs, config.Problem{Line: cfg.Line("keys." + a), Msg: err.Error()})
+		}
+	}
+	for _, c := range km.Conflicts() {
+		probs = append(probs, config.Problem{Line: cfg.Line("keys"), Msg: c})
+	}
+	return probs
 }

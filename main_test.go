@@ -288,6 +288,12 @@ func TestConfigCheck(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, r.stdout)
 		}
 	}
+	os.WriteFile(p, []byte("refresh = \"30s\"\n[keys]\nfrobnicate = [\"z\"]\nreplay = [\"r\"]\n"), 0o600)
+	r = c.run("config", "check", "--config", p)
+	if r.code != exitUsage || !strings.Contains(r.stdout, p+":3: ") || !strings.Contains(r.stdout, "frobnicate") ||
+		!strings.Contains(r.stdout, `"r" is bound to both`) {
+		t.Errorf("[keys] problems: exit %d\n%s", r.code, r.stdout)
+	}
 	os.WriteFile(p, []byte("refresh = \"30s\"\n"), 0o600)
 	if r := c.run("config", "check", "--config", p); r.code != 0 {
 		t.Errorf("good config: %d %s", r.code, r.stdout)

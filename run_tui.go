@@ -102,6 +102,9 @@ func runTUI(ctx context.Context, e *env, cfg *config.Config, opts tui.Options) e
 	if err := applyKeyOverrides(&km, cfg.Keys); err != nil {
 		return usageErr("%v", err)
 	}
+	if err := km.Validate(); err != nil {
+		return usageErr("config [keys]: %v", err)
+	}
 	opts.KeyMap = km
 	opts.NoColor = e.getenv("NO_COLOR") != ""
 	opts.Mouse = opts.Mouse || cfg.Mouse

@@ -399,6 +399,10 @@ func (c *Config) RefreshInterval() time.Duration {
 	return d
 }
 
+// Line is the line of a dotted key ("keys.quit"), or of its nearest enclosing table; 0 when
+// the file doesn't have it.
+func (c *Config) Line(key string) int { return c.lines.lineOf(key) }
+
 // Path is the file the config came from ("" when none).
 func (c *Config) Path() string { return c.path }
 

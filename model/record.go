@@ -213,9 +213,9 @@ func Decode(tc TabConfig, rows [][]any, loc *time.Location) (*Table, error) {
 // their ID and say which rows share it and what to change.
 func flagDuplicates(t *Table, seen map[string][]int) {
 	what := "ID"
-	fix := "change one ID cell"
+	fix := "change one ID cell in the sheet"
 	if t.Config.Role == RoleDeadLetter {
-		what, fix = "idempotency key", "give one of them its own key cell, or discard the copy"
+		what, fix = "idempotency key", "give one of them its own key cell in the sheet, or delete the copy there"
 	}
 	for id, idx := range seen {
 		if len(idx) < 2 {

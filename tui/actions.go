@@ -13,8 +13,34 @@ import (
 type pendingAction struct {
 	tab    string
 	ids    []string
-	noID   int // targets without an ID: they can't be written and are skipped
-	hidden int // marked rows the filter hides: left alone
+	noID   noIDInfo // targets without an ID: they can't be written and are skipped
+	gone   int      // targets no longer in the loaded sheet (the detail's record, refreshed away)
+	hidden int      // marked rows the filter hides: left alone
+}
+
+// goneNote is the toast for an action on a record a refresh removed (a detail view left
+// open keeps showing its last copy).
+const goneNote = "that row is no longer in the sheet (refreshed away); nothing changed"
+
+// goneToast reports targets that vanished in a refresh.
+func (m *Model) goneToast(n int) tea.Cmd {
+	if n == 1 {
+		return m.toast(toastError, "%s", goneNote)
+	}
+	return m.toast(toastError, "%d rows are no longer in the sheet (refreshed away); left alone", n)
+}
+
+// record finds a loaded record by ID. A miss (the row vanished in a refresh) must never fall
+// back to index 0: that is another row.
+func (d *tabData) record(id string) (*model.Record, int32, bool) {
+	if d == nil || id == "" {
+		return nil, -1, false
+	}
+	ri, ok := d.byID[id]
+	if !ok || int(ri) >= len(d.table.Records) {
+		return nil, -1, false
+	}
+	return &d.table.Records[ri], ri, true
 }
 
 // readOnlyNote is the toast for a write key in read-only mode.
@@ -42,9 +68,12 @@ func (m *Model) collectTargets(inDetail bool) (*tabState, pendingAction, bool) {
 			return nil, pendingAction{}, false
 		}
 		p := pendingAction{tab: ts.name()}
-		if m.detail.rec.ID == "" {
-			p.noID = 1
-		} else {
+		switch _, _, found := ts.data.record(m.detail.rec.ID); {
+		case m.detail.rec.ID == "":
+			p.noID.add(ts.data.table, &m.detail.rec)
+		case !found:
+			p.gone = 1
+		default:
 			p.ids = []string{m.detail.rec.ID}
 		}
 		return ts, p, true
@@ -59,18 +88,82 @@ func (m *Model) collectTargets(inDetail bool) (*tabState, pendingAction, bool) {
 	}
 	p := pendingAction{tab: ts.name(), hidden: hidden}
 	for _, ri := range recs {
-		if id := ts.data.table.Records[ri].ID; id != "" {
-			p.ids = append(p.ids, id)
+		r := &ts.data.table.Records[ri]
+		if r.ID != "" {
+			p.ids = append(p.ids, r.ID)
 		} else {
-			p.noID++
+			p.noID.add(ts.data.table, r)
 		}
 	}
 	return ts, p, true
 }
 
-// noIDNote explains skipped rows without an ID.
-func noIDNote(n int) string {
-	return fmt.Sprintf("%d %s skipped: no ID (a row can only be changed by its ID; fill its ID cell in the sheet)", n, plural(n, "row", "rows"))
+// noIDInfo counts targets without an ID (they can't be written) and keeps why the first one
+// has none, for the note.
+type noIDInfo struct {
+	n   int
+	row int
+	why string
+}
+
+func (x *noIDInfo) add(t *model.Table, r *model.Record) {
+	x.n++
+	if x.n == 1 {
+		x.row, x.why = r.Row, noIDReason(t, r)
+	}
+}
+
+// noIDReason says why a row has no identity, from its problems where they say: inbox and
+// queue rows are located by their ID cell (empty, or shared with another row); dead letters
+// by their key, so for them the fix is a key cell.
+func noIDReason(t *model.Table, r *model.Record) string {
+	var dup, noID, aboutID string
+	for _, p := range r.Problems {
+		lp := strings.ToLower(p)
+		switch {
+		case dup == "" && (strings.Contains(lp, "duplicate") || strings.Contains(lp, " share the ")):
+			dup = p
+		case noID == "" && (strings.Contains(lp, "no id") || strings.Contains(lp, "no key")):
+			noID = p
+		case aboutID == "" && strings.Contains(p, "ID"):
+			aboutID = p
+		}
+	}
+	if t.Config.Role == model.RoleDeadLetter {
+		const fix = "change one of the key cells in the sheet so each row has its own key"
+		if dup != "" {
+			if strings.Contains(dup, " share the ") {
+				return dup // model's text names the rows and the fix already
+			}
+			return dup + " (" + fix + ")"
+		}
+		key := strings.TrimSpace(t.Get(r, model.FKey))
+		if key == "" {
+			key, _, _ = model.EffectiveKey(t.Config, t.Header, r.Cells)
+		}
+		if key != "" {
+			return "its key " + shortID(key) + " is shared with another row: " + fix
+		}
+		return "its key is shared with another row: " + fix
+	}
+	switch {
+	case dup != "":
+		return dup
+	case noID != "":
+		return noID
+	case aboutID != "":
+		return aboutID
+	}
+	return "no ID (a row can only be changed by its ID; fill its ID cell in the sheet)"
+}
+
+// note explains the skipped rows: how many, and why (the first one's reason).
+func (x noIDInfo) note() string {
+	where := fmt.Sprintf("row %d", x.row)
+	if x.n > 1 {
+		where = "first: " + where
+	}
+	return fmt.Sprintf("%d %s skipped (%s): %s", x.n, plural(x.n, "row", "rows"), where, x.why)
 }
 
 // startSetStatus opens the status picker for the targets.
@@ -82,13 +175,21 @@ func (m *Model) startSetStatus(inDetail bool) tea.Cmd {
 	if !ok {
 		return m.toast(toastInfo, "no row to change")
 	}
+	if p.gone > 0 && len(p.ids) == 0 {
+		return m.goneToast(p.gone)
+	}
 	if len(p.ids) == 0 {
-		return m.toast(toastError, "%s", noIDNote(p.noID))
+		return m.toast(toastError, "%s", p.noID.note())
 	}
 	t := ts.data.table
 	current := ""
 	for i, id := range p.ids {
-		s := t.Records[ts.data.byID[id]].Status
+		r, _, ok := ts.data.record(id)
+		if !ok {
+			current = ""
+			break
+		}
+		s := r.Status
 		if i == 0 {
 			current = s
 		} else if s != current {
@@ -150,12 +251,11 @@ func (m *Model) setStatus(status string) tea.Cmd {
 	var edits []model.Edit
 	same, gone := 0, 0
 	for _, id := range p.ids {
-		ri, ok := ts.data.byID[id]
+		r, _, ok := ts.data.record(id)
 		if !ok {
 			gone++
 			continue
 		}
-		r := &t.Records[ri]
 		if r.Status == model.NormStatus(t.Config.Role, status) {
 			same++
 			continue
@@ -163,11 +263,11 @@ func (m *Model) setStatus(status string) tea.Cmd {
 		edits = append(edits, model.SetStatus(t, r, status))
 	}
 	var cmds []tea.Cmd
-	if p.noID > 0 {
-		cmds = append(cmds, m.toast(toastError, "%s", noIDNote(p.noID)))
+	if p.noID.n > 0 {
+		cmds = append(cmds, m.toast(toastError, "%s", p.noID.note()))
 	}
 	if gone > 0 {
-		cmds = append(cmds, m.toast(toastError, "%d %s vanished in a refresh; left alone", gone, plural(gone, "row", "rows")))
+		cmds = append(cmds, m.goneToast(gone))
 	}
 	if len(edits) == 0 {
 		if same > 0 {
@@ -186,8 +286,8 @@ func (m *Model) setStatus(status string) tea.Cmd {
 	if same > 0 {
 		notes = append(notes, fmt.Sprintf("%d already %s.", same, cellLine(status)))
 	}
-	if p.noID > 0 {
-		notes = append(notes, noIDNote(p.noID)+".")
+	if p.noID.n > 0 {
+		notes = append(notes, p.noID.note()+".")
 	}
 	m.dialog = newConfirm(m.c, fmt.Sprintf("Set status of %d rows to %s?", len(edits), status), notes, op)
 	return tea.Batch(cmds...)
@@ -205,12 +305,19 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	}
 	t := ts.data.table
 	if t.Config.Role == model.RoleInbox {
-		return m.toast(toastInfo, "the inbox has no sticky errors (e clears rejected dead letters and error jobs)")
+		return m.toast(toastInfo, "the inbox has no sticky errors (%s clears rejected dead letters and error jobs)", firstKey(m.c.keys.ClearError))
+	}
+	if p.gone > 0 && len(p.ids) == 0 {
+		return m.goneToast(p.gone)
 	}
 	var edits []model.Edit
-	notSticky := 0
+	notSticky, gone := 0, 0
 	for _, id := range p.ids {
-		r := &t.Records[ts.data.byID[id]]
+		r, _, ok := ts.data.record(id)
+		if !ok {
+			gone++
+			continue
+		}
 		e, ok := model.ClearError(t, r, m.c.now())
 		if !ok {
 			notSticky++
@@ -219,8 +326,11 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 		edits = append(edits, e)
 	}
 	var cmds []tea.Cmd
-	if p.noID > 0 {
-		cmds = append(cmds, m.toast(toastError, "%s", noIDNote(p.noID)))
+	if p.noID.n > 0 {
+		cmds = append(cmds, m.toast(toastError, "%s", p.noID.note()))
+	}
+	if gone > 0 {
+		cmds = append(cmds, m.goneToast(gone))
 	}
 	sticky := model.StatusRejected
 	back := model.StatusDead
@@ -284,6 +394,18 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 	m.inflight = nil
 	op := msg.op
 	var cmds []tea.Cmd
+	prefix := ""
+	if m.quitAfterWrite {
+		// q came while this write was in flight. Everything landed: quit now. Anything else
+		// (a failure, a conflict, a row gone) is reported below and the app stays, so the
+		// user sees what didn't happen; q then quits.
+		m.quitAfterWrite = false
+		if msg.err == nil && msg.res.OK() {
+			return m.quit()
+		}
+		m.refreshQueued = false
+		prefix = "not quitting, the write didn't all land: "
+	}
 	if m.refreshQueued {
 		m.refreshQueued = false
 		cmds = append(cmds, m.startLoad())
@@ -292,14 +414,14 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 		if op.undoes != nil {
 			m.undo = append(m.undo, *op.undoes) // still undoable
 		}
-		cmds = append(cmds, m.toast(toastError, "write failed: %v (r refreshes to show the sheet as it is)", msg.err))
+		cmds = append(cmds, m.toast(toastError, "%swrite failed: %v (%s refreshes to show the sheet as it is)", prefix, msg.err, firstKey(m.c.keys.Refresh)))
 		return tea.Batch(cmds...)
 	}
 	res := msg.res
 	ts := m.tabNamed(op.tab)
 	if ts != nil && ts.data != nil {
 		for _, a := range res.Applied {
-			if ri, ok := ts.data.byID[a.Edit.ID]; ok {
+			if _, ri, ok := ts.data.record(a.Edit.ID); ok {
 				m.setCells(ts, ri, a.Edit.Set)
 				ts.setMark(ri, false)
 			}
@@ -312,7 +434,7 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 				continue
 			}
 			// Show the value the sheet holds now: that is what the user must decide on.
-			if ri, ok := ts.data.byID[c.Edit.ID]; ok {
+			if _, ri, ok := ts.data.record(c.Edit.ID); ok {
 				m.setCells(ts, ri, map[model.Field]string{c.Field: c.Now})
 			}
 		}
@@ -387,7 +509,7 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 	}
 	switch {
 	case !res.OK():
-		cmds = append(cmds, m.toast(toastError, "%s", strings.Join(parts, "; ")))
+		cmds = append(cmds, m.toast(toastError, "%s%s", prefix, strings.Join(parts, "; ")))
 	case len(parts) > 0 && op.kind != writeUndo:
 		cmds = append(cmds, m.toast(toastInfo, "%s · u undoes", strings.Join(parts, "; ")))
 	case len(parts) > 0:
@@ -452,10 +574,17 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 	if t.Config.Role != model.RoleDeadLetter {
 		return m.toast(toastInfo, "discard is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
+	if p.gone > 0 && len(p.ids) == 0 {
+		return m.goneToast(p.gone)
+	}
 	var edits []model.Edit
-	already, delivered := 0, 0
+	already, delivered, gone := 0, 0, 0
 	for _, id := range p.ids {
-		r := &t.Records[ts.data.byID[id]]
+		r, _, ok := ts.data.record(id)
+		if !ok {
+			gone++
+			continue
+		}
 		switch r.Status {
 		case model.StatusDiscarded:
 			already++
@@ -467,8 +596,11 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 		edits = append(edits, model.SetStatus(t, r, model.StatusDiscarded))
 	}
 	var cmds []tea.Cmd
-	if p.noID > 0 {
-		cmds = append(cmds, m.toast(toastError, "%s", noIDNote(p.noID)))
+	if p.noID.n > 0 {
+		cmds = append(cmds, m.toast(toastError, "%s", p.noID.note()))
+	}
+	if gone > 0 {
+		cmds = append(cmds, m.goneToast(gone))
 	}
 	if n := already + delivered; n > 0 && len(edits) > 0 {
 		cmds = append(cmds, m.toast(toastInfo, "%d skipped: already discarded or delivered", n))

@@ -99,6 +99,9 @@ type Model struct {
 	writing       bool
 	inflight      *writeOp // the write being sent, while writing
 	refreshQueued bool
+	// quitAfterWrite: q (or ctrl+c) came while a write was in flight; quit once its result
+	// is in (and shown, if it didn't all land). A second ctrl+c quits at once.
+	quitAfterWrite bool
 
 	filtering   bool
 	input       lineInput
@@ -472,6 +475,7 @@ func (m *Model) syncDetail() {
 	}
 	ri, ok := ts.data.byID[d.rec.ID]
 	if !ok {
+		d.gone = true // the keys that act on it say so rather than touch another row
 		return
 	}
 	nd := newDetail(m.c, ts.data.table, &ts.data.table.Records[ri])
@@ -532,6 +536,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 				return m.toast(toastError, "cancelling: calls in flight finish and are written back; ctrl+c again quits when they are")
 			}
 			return m.cancelAndQuit()
+		}
+		if m.writing && !m.quitAfterWrite {
+			return m.requestQuit()
 		}
 		return m.quit()
 	}
@@ -652,6 +659,12 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startClearError(true)
 	case key.Matches(msg, k.Discard):
 		return m.startDiscard(true)
+	case key.Matches(msg, k.Replay):
+		return m.startReplay(false, true)
+	case key.Matches(msg, k.Cancel):
+		return m.cancelRunKey()
+	case key.Matches(msg, k.Progress):
+		return m.showProgress()
 	case key.Matches(msg, k.Undo):
 		return m.startUndo()
 	case key.Matches(msg, k.Refresh):
@@ -684,6 +697,10 @@ func (m *Model) onTableKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.selectTab(2)
 	case key.Matches(msg, k.Refresh):
 		return m.refresh()
+	case key.Matches(msg, k.Cancel):
+		return m.cancelRunKey()
+	case key.Matches(msg, k.Progress):
+		return m.showProgress()
 	case key.Matches(msg, k.Preview):
 		m.showPreview = !m.showPreview
 	case key.Matches(msg, k.Clear):
@@ -747,9 +764,9 @@ func (m *Model) onTableKey(msg tea.KeyPressMsg) tea.Cmd {
 		r, _ := ts.current()
 		return m.copyLink(ts, r)
 	case key.Matches(msg, k.Replay):
-		return m.startReplay(false)
+		return m.startReplay(false, false)
 	case key.Matches(msg, k.ReplayAll):
-		return m.startReplay(true)
+		return m.startReplay(true, false)
 	}
 	return nil
 }

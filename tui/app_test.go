@@ -395,7 +395,7 @@ func TestSetStatusSingleRowAndNoID(t *testing.T) {
 	if m.writing != true || len(m.inflight.edits) != 1 || m.inflight.edits[0].ID != "msg-004" {
 		t.Fatalf("only the row with an ID is written: %+v", m.inflight)
 	}
-	if !strings.Contains(plainScreen(m), "1 row skipped: no ID") {
+	if !strings.Contains(plainScreen(m), "1 row skipped (row 7): no ID") {
 		t.Errorf("skipped rows are reported with the reason:\n%s", plainScreen(m))
 	}
 }

@@ -20,6 +20,9 @@ type confirm struct {
 	notes    []string
 	yes      action // what y does; nil: nothing to confirm, the dialog only informs
 	yesLabel string
+	// targets are lines under the question naming where it goes ("  to https://crm/api/");
+	// with them, [y/N] gets a line of its own after the last one.
+	targets []string
 
 	list       []string // raw lines, sanitised and wrapped when drawn
 	listTitle  string
@@ -104,11 +107,24 @@ func (d confirm) head() []string {
 	w := d.width()
 	var out []string
 	q := cellLine(d.question)
-	if d.yes != nil {
+	if d.yes != nil && len(d.targets) == 0 {
 		q += " [y/N]"
 	}
 	for _, l := range wrapText(q, w) {
 		out = append(out, "Q"+l)
+	}
+	for _, t := range d.targets {
+		indent := len(t) - len(strings.TrimLeft(t, " "))
+		for i, l := range wrapText(model.SanitizeLine(strings.TrimLeft(t, " ")), max(10, w-indent-3)) {
+			pad := indent
+			if i > 0 {
+				pad += 3 // under the URL, past "to "
+			}
+			out = append(out, "T"+strings.Repeat(" ", pad)+l)
+		}
+	}
+	if d.yes != nil && len(d.targets) > 0 {
+		out = append(out, "Q[y/N]")
 	}
 	for _, n := range d.notes {
 		for _, l := range wrapText(cellLine(n), w) {
@@ -162,6 +178,8 @@ func (d confirm) View() string {
 		switch l[0] {
 		case 'Q':
 			b.WriteString(st.paint(st.DialogDanger, l[1:]))
+		case 'T':
+			b.WriteString(l[1:])
 		default:
 			b.WriteString(st.paint(st.Muted, l[1:]))
 		}
@@ -175,7 +193,10 @@ func (d confirm) View() string {
 		b.WriteString("\n")
 		title := d.listTitle
 		if len(lines) > h {
-			title += fmt.Sprintf(" · %d-%d of %d lines (j/k scroll)", off+1, end, len(lines))
+			title += fmt.Sprintf(" · %d-%d of %d lines", off+1, end, len(lines))
+			if sh := d.c.keys.scrollHint(); sh != "" {
+				title += " (" + sh + " scroll)"
+			}
 		}
 		b.WriteString(st.paint(st.DialogTitle, truncate(title, w)))
 		b.WriteByte('\n')

@@ -57,6 +57,7 @@ type detail struct {
 	ends    []int // last content line of each field
 	lines   []string
 	problem []string
+	gone    bool // the record vanished in a refresh: this is its last copy
 }
 
 func newDetail(c *common, t *model.Table, r *model.Record) *detail {
@@ -315,6 +316,10 @@ func (d *detail) View() string {
 	if total := len(d.lines); total > d.vp.Height() {
 		pos = " · " + itoa(int(d.vp.ScrollPercent()*100)) + "%"
 	}
-	title := fitStyled(st.paint(st.Section, " "+cellLine(d.title))+st.paint(st.Muted, pos), d.width)
+	gone := ""
+	if d.gone {
+		gone = st.paint(st.Problem, " · no longer in the sheet (refreshed away)")
+	}
+	title := fitStyled(st.paint(st.Section, " "+cellLine(d.title))+gone+st.paint(st.Muted, pos), d.width)
 	return title + "\n" + d.vp.View()
 }

@@ -14,31 +14,37 @@ import (
 // filter, detail) and the tab (clear-error only where sticky errors exist).
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.c.keys
+	back := hintKeys(k.backKeys()...)
+	scroll := bindingHelp(k.scrollHint(), "scroll")
 	switch {
 	case m.showHelp:
-		return []key.Binding{bindingHelp("esc/?", "close help"), bindingHelp("j/k", "scroll")}
+		return []key.Binding{bindingHelp(hintKeys(append(append([]string{"esc"}, k.Clear.Keys()...), k.Help.Keys()...)...), "close help"), scroll}
 	case m.filtering:
 		return []key.Binding{bindingHelp("enter", "keep filter"), bindingHelp("esc", "clear"), bindingHelp("↑/↓", "move"),
 			bindingHelp("status:new !x source:crm", "syntax")}
 	case m.showRun && m.run != nil && !m.run.finished:
-		return []key.Binding{bindingHelp(helpKeys(append(k.Cancel.Keys(), "esc")), "cancel (in-flight calls finish)"), bindingHelp("j/k", "scroll"), withDesc(k.Quit, "cancel and quit")}
+		return []key.Binding{withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll}
 	case m.showRun && m.run != nil:
-		return []key.Binding{bindingHelp("enter/esc", "back to the table"), bindingHelp("j/k", "scroll")}
+		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
 	case m.detail != nil:
-		hs := []key.Binding{bindingHelp("esc/q", "back"), withDesc(k.Down, "next field"), withDesc(k.Up, "prev field"),
+		hs := []key.Binding{bindingHelp(back, "back"), withDesc(k.Down, "next field"), withDesc(k.Up, "prev field"),
 			withDesc(k.Copy, "copy field"), withDesc(k.CopyLink, "copy link"), k.PageDown, k.SetStatus}
 		if ts := m.tabNamed(m.detail.tab); ts != nil && ts.cfg.Role != model.RoleInbox {
 			hs = append(hs, withDesc(k.ClearError, "clear error"))
 		}
 		if ts := m.tabNamed(m.detail.tab); ts != nil && ts.cfg.Role == model.RoleDeadLetter {
-			hs = append(hs, withDesc(k.Discard, "discard"))
+			hs = append(hs, withDesc(k.Replay, "replay"), withDesc(k.Discard, "discard"))
 		}
 		return append(hs, k.Help)
 	}
 	// The tab's own actions first: at 80 columns the tail is cut, and j/k need no hint.
 	hs := []key.Binding{k.Help}
+	if m.running() {
+		// Back at the table while a replay runs: how to look at it and how to stop it.
+		hs = append(hs, withDesc(k.Progress, "replay progress"), withDesc(k.Cancel, "cancel replay"))
+	}
 	if m.halt != nil {
-		hs = append(hs, bindingHelp("esc", "dismiss halt"))
+		hs = append(hs, withDesc(k.Clear, "dismiss halt"))
 	}
 	hs = append(hs, k.Detail, k.Filter, k.Mark)
 	role := model.Role("")
@@ -68,7 +74,12 @@ func (m *Model) FullHelp() [][]key.Binding {
 	return out
 }
 
+// bindingHelp is a hint that isn't one binding ("esc/q back"); without keys (everything it
+// names was unbound) it is disabled, so the footer leaves it out.
 func bindingHelp(keys, desc string) key.Binding {
+	if keys == "" {
+		return key.NewBinding(key.WithDisabled())
+	}
 	return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, desc))
 }
 
@@ -97,11 +108,13 @@ func (m *Model) shortHelpLine(w int) string {
 		role = ts.cfg.Role
 	}
 	run := 0
-	if m.showRun && m.run != nil {
+	switch {
+	case m.showRun && m.run != nil && m.run.finished:
+		run = 2
+	case m.showRun && m.run != nil:
 		run = 1
-		if m.run.finished {
-			run = 2
-		}
+	case m.running():
+		run = 3 // back at the table while a replay runs
 	}
 	key := fmt.Sprint(w, m.showHelp, m.filtering, m.detail != nil, role, run, m.halt != nil)
 	return m.helpLine.get(key, func() string { return m.renderShortHelp(w) })

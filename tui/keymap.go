@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,8 +54,10 @@ type KeyMap struct {
 	Copy     key.Binding
 	CopyLink key.Binding
 
-	// A replay in progress.
-	Cancel key.Binding
+	// A replay in progress: cancel it; show its progress view again after going back to the
+	// table (the run goes on meanwhile).
+	Cancel   key.Binding
+	Progress key.Binding
 
 	// Application.
 	Refresh key.Binding
@@ -103,7 +106,8 @@ func DefaultKeyMap() KeyMap {
 		Copy:     b("y", "copy ID / field", "y"),
 		CopyLink: b("o", "copy sheet link", "o"),
 
-		Cancel: b("x", "cancel replay", "x"),
+		Cancel:   b("x", "cancel replay", "x"),
+		Progress: b("P", "show replay progress", "P"),
 
 		Refresh: b("r", "refresh", "r"),
 		Help:    b("?", "help", "?"),
@@ -123,6 +127,7 @@ func (k *KeyMap) actions() []namedBinding {
 		{"set_status", &k.SetStatus}, {"clear_error", &k.ClearError}, {"discard", &k.Discard},
 		{"requeue_stale", &k.Requeue}, {"replay", &k.Replay}, {"replay_all", &k.ReplayAll},
 		{"undo", &k.Undo}, {"copy", &k.Copy}, {"copy_link", &k.CopyLink}, {"cancel", &k.Cancel},
+		{"replay_progress", &k.Progress},
 		{"refresh", &k.Refresh}, {"help", &k.Help}, {"quit", &k.Quit},
 	}
 }
@@ -239,8 +244,157 @@ func (k KeyMap) fullHelp() []helpGroup {
 		group("View", nil, k.Detail, k.Preview, k.Filter, k.Clear),
 		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
-		group("Replay", nil, k.Replay, k.ReplayAll, k.Cancel),
+		group("Replay", nil, k.Replay, k.ReplayAll, k.Cancel, k.Progress),
 		group("Copy", nil, k.Copy, k.CopyLink),
 		group("App", nil, k.Refresh, k.Help, k.Quit),
 	}
+}
+
+// reservedKeys are keys the TUI handles before any binding is looked at: ctrl+c always quits
+// (or, during a replay, cancels it first). Only the actions that do that may list them.
+var reservedKeys = map[string][]string{"ctrl+c": {"quit", "cancel"}}
+
+// Conflicts lists the keys that would be silently shadowed: a key bound to two or more actions
+// (every action works in the table, so each key may mean only one of them; dialogs and the
+// detail view reuse keys on purpose and are not checked), or a reserved key (ctrl+c) bound to
+// an action it can never reach. Each entry names the key and the actions, e.g.
+//
+//	key "r" is bound to both refresh and replay
+//
+// Entries are sorted by key; nil means no conflict. Call it after applying config overrides.
+func (k KeyMap) Conflicts() []string {
+	byKey := map[string][]string{}
+	for _, a := range k.actions() {
+		if !a.b.Enabled() {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, key := range a.b.Keys() {
+			key = strings.TrimSpace(key)
+			if key == "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			byKey[key] = append(byKey[key], a.name)
+		}
+	}
+	keys := make([]string, 0, len(byKey))
+	for key := range byKey {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, key := range keys {
+		names := byKey[key]
+		if allowed, ok := reservedKeys[key]; ok {
+			var shadowed []string
+			for _, n := range names {
+				if !slices.Contains(allowed, n) {
+					shadowed = append(shadowed, n)
+				}
+			}
+			if len(shadowed) > 0 {
+				out = append(out, fmt.Sprintf("key %q is reserved (it always quits, or cancels a running replay): it can't be bound to %s", key, andList(shadowed)))
+			}
+			continue
+		}
+		if len(names) > 1 {
+			both := ""
+			if len(names) == 2 {
+				both = "both "
+			}
+			out = append(out, fmt.Sprintf("key %q is bound to %s%s", key, both, andList(names)))
+		}
+	}
+	return out
+}
+
+// Validate reports Conflicts as one error (nil when there are none), for a config check.
+func (k KeyMap) Validate() error {
+	c := k.Conflicts()
+	if len(c) == 0 {
+		return nil
+	}
+	return fmt.Errorf("conflicting key bindings: %s", strings.Join(c, "; "))
+}
+
+// andList is "a", "a and b", "a, b and c".
+func andList(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// hintKeys is the keys a hint names, as the help shows them ("esc/q"), deduplicated, in order,
+// without ctrl+c (handled before any binding, it never means "back").
+func hintKeys(keys ...string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range keys {
+		if s == "" || s == "ctrl+c" || seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return helpKeys(out)
+}
+
+// firstKey is the key a hint names for a binding: its first key as the help shows it ("↓"),
+// or "" when it has none.
+func firstKey(b key.Binding) string {
+	if !b.Enabled() {
+		return ""
+	}
+	for _, s := range b.Keys() {
+		if s != "" && s != "ctrl+c" {
+			return helpKeys([]string{s})
+		}
+	}
+	return ""
+}
+
+// letterKey prefers a binding's non-arrow key for a terse hint ("j" over "↓"), else its
+// first key.
+func letterKey(b key.Binding) string {
+	if !b.Enabled() {
+		return ""
+	}
+	for _, s := range b.Keys() {
+		switch s {
+		case "", "up", "down", "left", "right", "ctrl+c":
+			continue
+		}
+		return helpKeys([]string{s})
+	}
+	return firstKey(b)
+}
+
+// backKeys are the keys that go back from a view (the detail, the progress view, the help):
+// esc always does, and so do the clear and quit bindings (q is "back" there, not "quit").
+func (k *KeyMap) backKeys() []string {
+	keys := []string{"esc"}
+	if k.Clear.Enabled() {
+		keys = append(keys, k.Clear.Keys()...)
+	}
+	if k.Quit.Enabled() {
+		keys = append(keys, k.Quit.Keys()...)
+	}
+	return keys
+}
+
+// scrollHint is the up/down pair a hint names ("j/k").
+func (k *KeyMap) scrollHint() string {
+	d, u := letterKey(k.Down), letterKey(k.Up)
+	switch {
+	case d == "" && u == "":
+		return ""
+	case d == "" || u == "":
+		return d + u
+	}
+	return d + "/" + u
 }

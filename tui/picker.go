@@ -92,6 +92,6 @@ func (p picker) View() string {
 		b.WriteByte('\n')
 	}
 	b.WriteString("\n")
-	b.WriteString(st.paint(st.Muted, "key or ↑↓ enter · esc cancel"))
+	b.WriteString(st.paint(st.Muted, "key or "+firstKey(p.c.keys.Up)+firstKey(p.c.keys.Down)+" enter · esc cancel"))
 	return st.DialogBox.Render(b.String())
 }

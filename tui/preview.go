@@ -140,13 +140,21 @@ func (m *Model) previewLines(ts *tabState, w, h int) []string {
 			s, cut := clip(s, previewMaxBytes)
 			body := wrapText(model.Sanitize(s), w)
 			if cut {
-				body = append(body, st.paint(st.Muted, "… (enter for the whole record)"))
+				more := "…"
+				if k := firstKey(m.c.keys.Detail); k != "" {
+					more += " (" + k + " for the whole record)"
+				}
+				body = append(body, st.paint(st.Muted, more))
 			}
 			lines = append(lines, body...)
 		}
 		if len(lines) > h && h > 1 {
 			lines = lines[:h]
-			lines[h-1] = st.paint(st.Muted, fit("… more: enter for detail", w))
+			more := "… more"
+			if k := firstKey(m.c.keys.Detail); k != "" {
+				more += ": " + k + " for detail"
+			}
+			lines[h-1] = st.paint(st.Muted, fit(more, w))
 		}
 	}
 	*pc = previewCache{ri: ri, data: ts.data, w: w, h: h, gen: m.dataGen, lines: padLines(lines, w, h)}

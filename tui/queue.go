@@ -75,7 +75,7 @@ func (m *Model) startRequeue() tea.Cmd {
 	}
 	var edits []model.Edit
 	var list []string
-	noID := 0
+	var noID noIDInfo
 	var oldest time.Duration
 	claimed := 0
 	for _, ri := range rows {
@@ -89,7 +89,7 @@ func (m *Model) startRequeue() tea.Cmd {
 			continue
 		}
 		if r.ID == "" {
-			noID++
+			noID.add(t, r)
 			continue
 		}
 		edits = append(edits, e)
@@ -104,16 +104,16 @@ func (m *Model) startRequeue() tea.Cmd {
 		if claimed > 0 {
 			msg += fmt.Sprintf("; the oldest claim is %s old", age(now, now.Add(-oldest)))
 		}
-		if noID > 0 {
-			msg += "; " + noIDNote(noID)
+		if noID.n > 0 {
+			msg += "; " + noID.note()
 		}
 		return m.toast(toastInfo, "%s", msg)
 	}
 	notes := []string{
 		fmt.Sprintf("Claimed more than %s ago; their worker most likely died. They go back to pending; a claim that changes meanwhile is reported, not overwritten. (rows respect the current filter)", shortDur(th)),
 	}
-	if noID > 0 {
-		notes = append(notes, noIDNote(noID)+".")
+	if noID.n > 0 {
+		notes = append(notes, noID.note()+".")
 	}
 	d := newConfirm(m.c, fmt.Sprintf("Requeue %d stale %s?", len(edits), plural(len(edits), "claim", "claims")), notes,
 		writeOp{kind: writeRequeue, tab: t.Config.Name, edits: edits, status: model.StatusPending})

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -23,10 +24,12 @@ import (
 // starts Replayer.Replay in a tea.Cmd with a cancellable context. Its progress callback only
 // appends to an in-memory queue (it never blocks the run); a listening Cmd turns the queue
 // into messages, so Update sees every row's state change in order. The progress view shows
-// per-row states, counts per outcome, rate, ETA and elapsed time; esc/x/ctrl+c cancel (calls
-// in flight finish and are written back; nothing new starts). When the run ends the view
-// shows the report, the workbook reloads (the cursor stays on its row by ID) and a halt
-// leaves a loud banner naming the cause and the fix until it is dismissed.
+// per-row states (with their sheet rows), counts per outcome, rate, ETA and elapsed time;
+// x/ctrl+c cancel (calls in flight finish and are written back; nothing new starts); esc/q go
+// back to the table while the run goes on (the footer keeps a line of its progress, P shows
+// the view again). When the run ends the view shows the report, the workbook reloads (the
+// cursor stays on its row by ID) and a halt leaves a loud banner naming the cause and the
+// fix until it is dismissed. R in the detail view replays the record shown.
 //
 // While a run is in progress nothing else writes and no load replaces the data under it.
 
@@ -72,17 +75,35 @@ func snapshot(t *model.Table, idx []int32) (*model.Table, []*model.Record) {
 	return &snap, recs
 }
 
-// startReplay answers R (all=false) and A (all=true).
-func (m *Model) startReplay(all bool) tea.Cmd {
+// startReplay answers R (all=false) and A (all=true) in the table, and R in the detail view
+// (inDetail: the record shown, whatever is marked).
+func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	ts := m.activeTab()
+	if inDetail {
+		ts = m.tabNamed(m.detail.tab)
+	}
 	if ts == nil || ts.data == nil {
 		return nil
 	}
 	if ts.cfg.Role != model.RoleDeadLetter {
 		return m.toast(toastInfo, "replay is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
+	var detailIdx []int32
+	if inDetail {
+		_, p, _ := m.collectTargets(true)
+		switch {
+		case p.gone > 0:
+			return m.goneToast(p.gone)
+		case p.noID.n > 0:
+			return m.toast(toastError, "%s", p.noID.note())
+		case len(p.ids) == 0:
+			return nil
+		}
+		_, ri, _ := ts.data.record(p.ids[0])
+		detailIdx = []int32{ri}
+	}
 	if m.opts.Replayer == nil {
-		return m.replayHint(ts, all)
+		return m.replayHint(ts, all, inDetail)
 	}
 	switch {
 	case m.running():
@@ -94,9 +115,12 @@ func (m *Model) startReplay(all bool) tea.Cmd {
 	}
 	var idx []int32
 	hidden := 0
-	if all {
+	switch {
+	case inDetail:
+		idx = detailIdx
+	case all:
 		idx = ts.visible
-	} else {
+	default:
 		idx, hidden = ts.targets()
 	}
 	if len(idx) == 0 {
@@ -144,8 +168,8 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	case n == 0:
 		question = fmt.Sprintf("Nothing to replay: %s refused.", countRows(len(p.Refused)))
 	default:
-		question = fmt.Sprintf("Replay %d %s to %d %s (%s) → %s?", n, plural(n, "call", "calls"),
-			len(p.Sources), plural(len(p.Sources), "source", "sources"), strings.Join(p.Sources, ", "), listSome(p.Destinations, 2))
+		question = fmt.Sprintf("Replay %d %s to %d %s (%s)?", n, plural(n, "call", "calls"),
+			len(p.Sources), plural(len(p.Sources), "source", "sources"), strings.Join(p.Sources, ", "))
 		yes = replayStartAction{seq: msg.seq}
 	}
 	var notes []string
@@ -182,6 +206,18 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	d := newConfirm(c, question, notes, writeOp{})
 	d.yes = yes
 	d.yesLabel = "replay"
+	// The destinations on lines of their own, under the question: "→ https://x/api/? [y/N]"
+	// read like a URL ending in a question mark.
+	if yes != nil {
+		const most = 3
+		for i, dst := range p.Destinations {
+			if i == most && len(p.Destinations) > most+1 {
+				d.targets = append(d.targets, fmt.Sprintf("  … and %d more (d shows the dry run)", len(p.Destinations)-most))
+				break
+			}
+			d.targets = append(d.targets, "  to "+dst)
+		}
+	}
 	d.list = dryRunLines(p)
 	d.listTitle = "Dry run: nothing is sent"
 	d.listToggle = true
@@ -245,9 +281,11 @@ func dryRunLines(p ReplayPlan) []string {
 
 // replayHint answers R and A when the TUI has no Replayer: say exactly which command replays
 // these rows.
-func (m *Model) replayHint(ts *tabState, all bool) tea.Cmd {
+func (m *Model) replayHint(ts *tabState, all, inDetail bool) tea.Cmd {
 	var ids []string
-	if all {
+	if inDetail {
+		ids = []string{m.detail.rec.ID}
+	} else if all {
 		for _, ri := range ts.visible {
 			if id := ts.data.table.Records[ri].ID; id != "" {
 				ids = append(ids, id)
@@ -532,7 +570,11 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 	if len(rep.WriteErrors) > 0 || len(rep.Conflicts) > 0 {
 		level = toastError
 	}
-	cmds = append(cmds, m.toast(level, "replay %s: %s", runOutcomeWord(r), countsLine(rep.Counts)))
+	more := ""
+	if k := firstKey(m.c.keys.Progress); !m.showRun && k != "" {
+		more = " · " + k + " shows the report"
+	}
+	cmds = append(cmds, m.toast(level, "replay %s: %s%s", runOutcomeWord(r), reportCounts(rep), more))
 	if m.store != nil {
 		m.loading = false
 		m.runReload = true
@@ -542,6 +584,34 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 		cmds = append(cmds, m.quit())
 	}
 	return tea.Batch(cmds...)
+}
+
+// reportCounts is the end-of-run toast's counts. Rows skipped by rule (delivered, rejected,
+// discarded: RefusedRow.Skipped) are in the Replayer's "refused" count, but nothing is wrong
+// with them: they are counted apart, and only the others are called refused.
+func reportCounts(rep ReplayReport) string {
+	skipped := 0
+	for _, x := range rep.Refused {
+		if x.Skipped {
+			skipped++
+		}
+	}
+	counts := make(map[string]int, len(rep.Counts))
+	for s, n := range rep.Counts {
+		counts[s] = n
+	}
+	if skipped > 0 {
+		counts["refused"] = max(0, counts["refused"]-skipped)
+	}
+	line := countsLine(counts)
+	if skipped == 0 {
+		return line
+	}
+	note := itoa(skipped) + " skipped by rule"
+	if line == "nothing sent" {
+		return line + "; " + note
+	}
+	return line + " · " + note
 }
 
 // finalState reports whether a row state is an end state.
@@ -595,7 +665,8 @@ func countsLine(counts map[string]int) string {
 	return strings.Join(parts, " · ")
 }
 
-// onRunKey handles the progress view: cancel while running, close once finished, scroll.
+// onRunKey handles the progress view: cancel while running; back to the table (the run goes
+// on; the footer keeps its progress and the key that shows this view again); scroll.
 func (m *Model) onRunKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	r := m.run
@@ -603,21 +674,25 @@ func (m *Model) onRunKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 		return nil
-	case key.Matches(msg, k.Cancel) || msg.String() == "esc" || key.Matches(msg, k.Clear):
+	case key.Matches(msg, k.Cancel):
 		if !r.finished {
 			return m.cancelRun()
 		}
 		m.showRun = false
 		return nil
-	case msg.String() == "enter" && r.finished:
+	case msg.String() == "esc" || key.Matches(msg, k.Clear, k.Quit, k.Progress) || (msg.String() == "enter" && r.finished):
 		m.showRun = false
-		return nil
-	case key.Matches(msg, k.Quit):
-		if r.finished {
-			m.showRun = false
-			return nil
+		if !r.finished {
+			var how []string
+			if p := firstKey(k.Progress); p != "" {
+				how = append(how, p+" shows it again")
+			}
+			if c := firstKey(k.Cancel); c != "" {
+				how = append(how, c+" cancels it")
+			}
+			return m.toast(toastInfo, "the replay goes on: %s", cmp.Or(strings.Join(how, ", "), "ctrl+c cancels it"))
 		}
-		return m.requestQuit()
+		return nil
 	case key.Matches(msg, k.Refresh):
 		if !r.finished {
 			return m.toast(toastInfo, "a replay is running; the table reloads when it ends")
@@ -643,14 +718,66 @@ func (m *Model) onRunKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// showProgress is P outside the progress view: show the run (in progress, or the last one's
+// report) again.
+func (m *Model) showProgress() tea.Cmd {
+	if m.run == nil {
+		return m.toast(toastInfo, "no replay to show: %s replays the marked rows or the cursor row", firstKey(m.c.keys.Replay))
+	}
+	m.showRun = true
+	m.detail = nil
+	m.filtering = false
+	return nil
+}
+
+// cancelRunKey is x outside the progress view: cancel the run going on in the background.
+func (m *Model) cancelRunKey() tea.Cmd {
+	if !m.running() {
+		return nil
+	}
+	if m.run.cancelling {
+		return m.toast(toastInfo, "already cancelling: calls in flight finish and are written back")
+	}
+	return m.cancelRun()
+}
+
+// runStatusLine is the compact progress of a run going on behind the table (the footer):
+// "replaying 37/120 · 2 retryable · x cancels · P shows it".
+func (m *Model) runStatusLine() string {
+	r := m.run
+	k := m.c.keys
+	s := fmt.Sprintf("replaying %d/%d", r.done, r.total)
+	if r.cancelling {
+		s = fmt.Sprintf("cancelling the replay %d/%d", r.done, r.total)
+	}
+	for _, st := range []string{"rejected", "systemic", "retryable", "deferred", "refused"} {
+		if n := r.states[st]; n > 0 {
+			s += fmt.Sprintf(" · %d %s", n, st)
+		}
+	}
+	if c := firstKey(k.Cancel); c != "" && !r.cancelling {
+		s += " · " + c + " cancels"
+	}
+	if p := firstKey(k.Progress); p != "" {
+		s += " · " + p + " shows it"
+	}
+	return s
+}
+
 // scroll moves the row list; scrolling by hand stops following the rows in flight.
 func (r *replayRun) scroll(d, h int) {
 	r.follow = false
 	r.offset = max(0, min(r.offset+d, len(r.rows)-max(1, h)))
 }
 
-// requestQuit is q: plain quit, or during a run a confirm that cancels first.
+// requestQuit is q: plain quit; with a write in flight, quit once its result is in; during
+// a run, a confirm that cancels first.
 func (m *Model) requestQuit() tea.Cmd {
+	if m.writing {
+		// Quitting now would cancel the write and drop its result unseen.
+		m.quitAfterWrite = true
+		return m.toast(toastInfo, "finishing the write… then quitting (ctrl+c quits now)")
+	}
 	if !m.running() {
 		return m.quit()
 	}
@@ -697,8 +824,10 @@ func (m *Model) bannerLines(w int) []string {
 	}
 	st := m.c.styles
 	text := model.SanitizeLine(haltLine(m.halt))
-	if hint := "  (esc dismisses)"; textWidth(text+hint) <= w-2 {
-		text += hint
+	if k := firstKey(m.c.keys.Clear); k != "" {
+		if hint := "  (" + k + " dismisses)"; textWidth(text+hint) <= w-2 {
+			text += hint
+		}
 	}
 	lines := wrapText(text, w-2)
 	if len(lines) > 2 {
@@ -864,7 +993,7 @@ func (m *Model) runLines(w, h int) []string {
 	lines = append(lines, "")
 	idW := 16
 	srcW := 10
-	head := fmt.Sprintf("   %-13s %-*s %-*s %5s  %s", "STATE", idW, "ID", srcW, "SOURCE", "TRIES", "DETAIL")
+	head := fmt.Sprintf("   %-13s %5s %-*s %-*s %5s  %s", "STATE", "ROW", idW, "ID", srcW, "SOURCE", "TRIES", "DETAIL")
 	lines = append(lines, st.paint(st.TableHeader, fit(head, w)))
 	listH := max(1, h-len(lines))
 	m.runListH = listH
@@ -893,7 +1022,11 @@ func (m *Model) runLines(w, h int) []string {
 		if detail == "" && row.state == "queued" {
 			detail = row.url
 		}
-		line := "   " + state + " " + fit(cellLine(row.id), idW) + " " + fit(cellLine(row.source), srcW) + " " + fitRight(tries, 5) + "  " + cellLine(detail)
+		sheetRow := ""
+		if row.row > 0 {
+			sheetRow = itoa(row.row)
+		}
+		line := "   " + state + " " + fitRight(sheetRow, 5) + " " + fit(cellLine(row.id), idW) + " " + fit(cellLine(row.source), srcW) + " " + fitRight(tries, 5) + "  " + cellLine(detail)
 		lines = append(lines, fitStyled(line, w))
 	}
 	return padLines(lines, w, h)

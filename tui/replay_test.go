@@ -198,7 +198,27 @@ func TestReplayConfirmStatesCountSourcesDestinations(t *testing.T) {
 		t.Errorf("planned %v, want the marked rows", got)
 	}
 	out := plainScreen(m)
-	for _, want := range []string{"Replay 2 calls to 1 source (crm) → https://crm.example/api/? [y/N]", "Rows respect the filter.",
+	if strings.Contains(out, "/? [y/N]") || strings.Contains(out, "→") {
+		t.Errorf("the destination is not glued to the question (it reads like a URL ending in ?):\n%s", out)
+	}
+	question, yn := -1, -1
+	for i, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(l, "Replay 2 calls to 1 source (crm)?"):
+			question = i
+			if strings.Contains(l, "http") || strings.Contains(l, "[y/N]") {
+				t.Errorf("the question has a line of its own: %q", l)
+			}
+		case question >= 0 && i == question+1 && !strings.Contains(l, "  to https://crm.example/api/"):
+			t.Errorf("the destination follows the question: %q", l)
+		case strings.Contains(l, "[y/N]"):
+			yn = i
+		}
+	}
+	if question < 0 || yn != question+2 {
+		t.Errorf("question on line %d, [y/N] on line %d: want the question, its destination, then [y/N]:\n%s", question, yn, out)
+	}
+	for _, want := range []string{"Rows respect the filter.",
 		"1 refused: row 8: source mailer has no url_prefixes", "d dry run"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("confirm lacks %q:\n%s", want, out)
@@ -382,6 +402,10 @@ func TestQuitDuringReplay(t *testing.T) {
 	p := newPump(t, m)
 	p.keys("2", "R", "y")
 	fr.waitStarted(t)
+	// q in the progress view goes back to the table (the run goes on); q there asks.
+	if cmd := send(m, press("q")); isQuit(t, cmd) || m.showRun || !m.running() {
+		t.Fatalf("q in the progress view goes back to the table: showRun %v running %v", m.showRun, m.running())
+	}
 	cmd := send(m, press("q"))
 	if isQuit(t, cmd) {
 		t.Fatal("q during a run must not quit at once")
@@ -399,8 +423,8 @@ func TestQuitDuringReplay(t *testing.T) {
 	if fr.ctx.Err() == nil || m.quitAfterRun || !m.run.cancelling {
 		t.Fatal("the first ctrl+c during a run cancels it and stays")
 	}
-	if !strings.Contains(plainScreen(m), "Cancelling…") {
-		t.Errorf("the view says it is cancelling:\n%s", plainScreen(m))
+	if !strings.Contains(plainScreen(m), "cancelling the replay 0/1") {
+		t.Errorf("the footer says it is cancelling:\n%s", plainScreen(m))
 	}
 	runCmds(checkedUpdate(t, m, press("ctrl+c")), p.out)
 	if !m.quitAfterRun {

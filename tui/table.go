@@ -43,7 +43,10 @@ func (ts *tabState) tableLines(c *common, w, h int) []string {
 	if len(ts.visible) == 0 {
 		msg := "No rows in " + cellLine(ts.name()) + "."
 		if strings.TrimSpace(ts.filter.query) != "" {
-			msg = "No rows match " + cellLine(ts.filter.query) + " (esc clears the filter)."
+			msg = "No rows match " + cellLine(ts.filter.query) + "."
+			if k := firstKey(c.keys.Clear); k != "" {
+				msg = "No rows match " + cellLine(ts.filter.query) + " (" + k + " clears the filter)."
+			}
 		}
 		lines = append(lines, c.styles.paint(c.styles.Muted, fit("  "+msg, w)))
 	}
@@ -167,9 +170,12 @@ func (ts *tabState) rowLine(c *common, b *strings.Builder, ri int32, cursor bool
 	}
 }
 
-// statusCountsLine summarises a table's statuses in its status order ("12 new · 3 read"),
-// then any status outside the list. limit caps how many statuses are named (0 = all). The
-// queue's stale claims (a subset of claimed) come first: they are what needs a person.
+// statusCountsLine summarises a table's statuses ("3 rejected · 12 dead · 1 delivered"),
+// what needs a person first, because at 80 columns the tab bar keeps only the first one or
+// two: the queue's stale claims (a subset of claimed), the sticky errors (rejected dead
+// letters, error jobs), then the waiting status (new, dead, pending), then the rest in the
+// tab's status order, then any status outside the list. limit caps how many are named (0 =
+// all).
 func statusCountsLine(t *model.Table, counts map[string]int, limit, stale int) string {
 	var parts []string
 	if stale > 0 && t.Config.Role == model.RoleQueue {
@@ -182,6 +188,9 @@ func statusCountsLine(t *model.Table, counts map[string]int, limit, stale int) s
 		}
 		seen[s] = true
 		parts = append(parts, itoa(counts[s])+" "+cellLine(s))
+	}
+	for _, s := range attentionFirst(t.Config.Role) {
+		add(s)
 	}
 	for _, s := range t.Statuses {
 		add(model.NormStatus(t.Config.Role, s))
@@ -200,4 +209,16 @@ func statusCountsLine(t *model.Table, counts map[string]int, limit, stale int) s
 		parts = parts[:limit]
 	}
 	return strings.Join(parts, " · ")
+}
+
+// attentionFirst is the statuses a tab's counts name first: the sticky error, then the
+// waiting status (blank cells read as it).
+func attentionFirst(r model.Role) []string {
+	switch r {
+	case model.RoleDeadLetter:
+		return []string{model.StatusRejected, model.NormStatus(r, "")}
+	case model.RoleQueue:
+		return []string{model.StatusError, model.NormStatus(r, "")}
+	}
+	return []string{model.NormStatus(r, "")}
 }

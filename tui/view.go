@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -91,7 +92,11 @@ func (m *Model) renderTooSmall(w, h int) string {
 	st := m.c.styles
 	w, h = max(1, w), max(1, h)
 	var lines []string
-	for _, s := range []string{"terminal too small", fmt.Sprintf("need %dx%d, have %dx%d", minWidth, minHeight, w, h), "enlarge the window · q quits"} {
+	way := "enlarge the window"
+	if q := firstKey(m.c.keys.Quit); q != "" {
+		way += " · " + q + " quits"
+	}
+	for _, s := range []string{"terminal too small", fmt.Sprintf("need %dx%d, have %dx%d", minWidth, minHeight, w, h), way} {
 		for _, l := range wrapText(s, w) {
 			lines = append(lines, l)
 		}
@@ -137,7 +142,12 @@ func (m *Model) renderStart(w, h int) string {
 		for _, l := range wrapText(model.Sanitize(m.loadErr.Error()), w-4) {
 			lines = append(lines, "  "+l)
 		}
-		lines = append(lines, "", "  "+st.paint(st.Bold, "r")+" retry · "+st.paint(st.Bold, "q")+" quit")
+		var ks []string
+		if r := firstKey(m.c.keys.Refresh); r != "" {
+			ks = append(ks, st.paint(st.Bold, r)+" retry")
+		}
+		ks = append(ks, st.paint(st.Bold, cmp.Or(firstKey(m.c.keys.Quit), "ctrl+c"))+" quit")
+		lines = append(lines, "", "  "+strings.Join(ks, " · "))
 	}
 	if len(lines) > h {
 		lines = lines[:h]
@@ -179,7 +189,11 @@ func (m *Model) headerLines(w int) []string {
 		if m.inflight != nil {
 			n = len(m.inflight.edits)
 		}
-		right = append(right, m.spinnerView()+" saving "+itoa(n)+" "+plural(n, "row", "rows"))
+		saving := m.spinnerView() + " saving " + itoa(n) + " " + plural(n, "row", "rows")
+		if m.quitAfterWrite {
+			saving += ", then quitting"
+		}
+		right = append(right, saving)
 	case m.loading:
 		right = append(right, m.spinnerView()+" refreshing")
 	case m.loadErr != nil:
@@ -364,6 +378,10 @@ func (m *Model) statusBar(w int) string {
 	}
 	l := " " + strings.Join(left, st.paint(st.Muted, " · "))
 	hint := m.missingHint()
+	if m.running() && !m.showRun {
+		// The replay goes on behind the table: its progress, and how to see or stop it.
+		hint = m.runStatusLine()
+	}
 	if hint == "" {
 		return fitStyled(l, w)
 	}
