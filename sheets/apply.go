@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/triage-dev/triage/model"
 	sheetsapi "google.golang.org/api/sheets/v4"
@@ -22,7 +23,8 @@ import (
 // whose ID is on two rows, or which sets a column the tab no longer has is reported in
 // Conflicts, and nothing of it is written. Every edit lands in exactly one of Applied,
 // Conflicts and Missing. Where the tab has triaged_by / triaged_at columns, every applied
-// edit also sets them (Options.Actor, the current time).
+// edit also sets them (Options.Actor, and this call's stamp: the current time to the
+// millisecond, distinct for every Apply of the Store; see Store.stamp).
 //
 // Several edits of one row are applied in order against the sheet as read plus the earlier
 // edits of the same call: a later edit's Expect sees an earlier edit's Set, and each cell is
@@ -38,6 +40,33 @@ import (
 // written again; an edit whose Expect still holds is written again at its current row; any
 // other is a conflict. Every request of one Apply, reads included, counts against one
 // RetryPolicy budget, so the whole call makes at most MaxAttempts failed sends.
+//
+// The failed write may have landed and then been undone during the backoff: another writer
+// set a cell back to the value Expect saw, deliberately. The row then looks exactly like one
+// the write never reached, and writing again would overwrite that change. Where the tab has
+// a triaged_at column, this call's stamp, which the failed write put there, tells them
+// apart. A row whose triaged_at holds the stamp but whose Set cells don't hold the values
+// sent was changed after the write landed: a conflict ("changed by someone else after
+// triage's write landed (its answer was lost)"). A row whose triaged_at is neither the stamp
+// nor what it held before the write was written since by someone else (another triage
+// stamps its own time): a conflict on triaged_at, because that write may have come after
+// ours landed. Only when triaged_at is as it was before the write (the write did not land)
+// does the Expect check decide.
+//
+// Where the tab has no triaged_at column (or it was removed during the backoff, or the edit
+// sets triaged_at itself), the hole remains: nothing in the row says whether the write
+// landed, so the Expect check decides, and a landed write undone during the backoff is
+// written again, losing the other writer's change (TestApplyRetryLandedThenRevertedWithoutMarker).
+// Closing it takes a marker cell, one that holds a value unique to the call once the write
+// has landed, which no one else is likely to write back: the Set cells can't be it (going
+// back to the old value is the very change to keep), nor can triaged_by (the same actor
+// writes it every time). Adding triaged_by / triaged_at columns to the tab closes it.
+//
+// The marker errs towards conflicts: if the failed write did not land and someone else wrote
+// the row during the backoff (changing triaged_at), even in cells the edit doesn't touch,
+// the edit is a conflict although writing it again would have been safe; applying again
+// writes it. Stamps are distinct between Applies of one Store; another Store or process
+// stamping the same row in the same millisecond can only cause such a spurious conflict.
 //
 // A request that fails for good returns the error and no result: nothing is reported as
 // written, although a write that failed with a lost answer may have landed (applying the
@@ -73,12 +102,12 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	}
 
 	b := &budget{}
-	// One timestamp for every round: a write retried after a failure is the same write.
-	now := model.FormatTime(s.now())
-	// sent[i] is, for an edit that was in a batchUpdate that failed, the values that write
-	// put (or would have put) in the edit's Set cells: the final value of each cell, which
-	// for several edits of one row is the last edit's.
-	sent := make([]map[model.Field]string, len(edits))
+	// One stamp for every round: a write retried after a failure is the same write. It also
+	// marks the rows this call wrote (see stamp).
+	now := s.stamp()
+	// sent[i] is, for an edit that was in a batchUpdate that failed, what that write put (or
+	// would have put) in the edit's row.
+	sent := make([]*inDoubt, len(edits))
 	for {
 		// Request 1: read every tab involved.
 		rowsOf, gone, err := s.readForWrite(ctx, op, b, work)
@@ -114,6 +143,33 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 			}
 		}
 	}
+}
+
+// stampLayout is RFC 3339 in UTC with milliseconds, trailing zeros dropped (so a whole
+// second reads as model.FormatTime writes it); model.ParseTime reads it back.
+const stampLayout = "2006-01-02T15:04:05.999Z07:00"
+
+// stamp returns the triaged_at value of one Apply: the store's clock to the millisecond,
+// moved on by a millisecond past the previous Apply's stamp when it would not be later
+// (two Applies in one millisecond, a clock that stepped back, a fixed test clock). No two
+// Applies of one Store share a stamp, so a row holding an Apply's stamp was written by that
+// Apply (see Apply). Milliseconds rather than the seconds model.FormatTime gives because
+// several Applies a second are ordinary (a person working through rows, each key one
+// Apply), and a stamp shared with the previous Apply would read as ours; rather than
+// nanoseconds because a person reads the cell.
+//
+// Uniqueness holds within a Store. Another Store or process writing the same row in the
+// same millisecond could share a stamp; the only cost is a spurious conflict, since the
+// stamp only ever turns a rewrite into a conflict, never the reverse.
+func (s *Store) stamp() string {
+	t := s.now().UTC().Truncate(time.Millisecond)
+	s.stampMu.Lock()
+	if !t.After(s.lastStamp) {
+		t = s.lastStamp.Add(time.Millisecond)
+	}
+	s.lastStamp = t
+	s.stampMu.Unlock()
+	return t.Format(stampLayout)
 }
 
 // tabWork is one configured tab of an Apply and the indexes of its edits, in order.
@@ -183,19 +239,31 @@ type outcome struct {
 }
 
 // writePlan is one round of an Apply: the outcome of every edit against the sheet as just
-// read, the cells to write, and, for each edit to be written, the values its Set cells will
-// hold once the write lands.
+// read, the cells to write, and, for each edit to be written, what its row will hold once
+// the write lands.
 type writePlan struct {
 	outcomes []outcome
 	data     []*sheetsapi.ValueRange
-	sent     []map[model.Field]string
+	sent     []*inDoubt
+}
+
+// inDoubt is what a write that failed put, or would have put, in one edit's row: it may
+// have landed (only its answer was lost) or not.
+type inDoubt struct {
+	// set is the value written to each of the edit's Set cells: the final value of the
+	// cell, which for several edits of one row is the last edit's.
+	set map[model.Field]string
+	// stamped says the write put this Apply's stamp in the row's triaged_at cell, which
+	// held before (as read just before the write).
+	stamped bool
+	before  string
 }
 
 // planWrite locates and verifies every edit against rowsOf (see Apply) and collects one
-// write per cell. sent[i], when set, is what an earlier failed write put in edit i's Set
-// cells: an edit whose row already holds it is applied, with nothing to write.
-func planWrite(op string, edits []model.Edit, work []*tabWork, rowsOf [][][]any, gone []bool, sent []map[model.Field]string, actor, now string) (*writePlan, error) {
-	p := &writePlan{outcomes: make([]outcome, len(edits)), sent: make([]map[model.Field]string, len(edits))}
+// write per cell. sent[i], when set, is what an earlier failed write put in edit i's row:
+// an edit whose row already holds its Set values is applied, with nothing to write.
+func planWrite(op string, edits []model.Edit, work []*tabWork, rowsOf [][][]any, gone []bool, sent []*inDoubt, actor, now string) (*writePlan, error) {
+	p := &writePlan{outcomes: make([]outcome, len(edits)), sent: make([]*inDoubt, len(edits))}
 	for wi, w := range work {
 		if gone[wi] {
 			for _, i := range w.edits {
@@ -227,13 +295,20 @@ func planWrite(op string, edits []model.Edit, work []*tabWork, rowsOf [][][]any,
 			})
 		}
 		// Only now is every pending cell final.
+		atCol := tab.hm.Col(model.FTriagedAt)
 		for _, i := range writing {
 			row := p.outcomes[i].applied.Row - 1
-			v := make(map[model.Field]string, len(edits[i].Set))
+			d := &inDoubt{set: make(map[model.Field]string, len(edits[i].Set))}
 			for f := range edits[i].Set {
-				v[f] = tab.value(row, tab.hm.Col(f))
+				d.set[f] = tab.value(row, tab.hm.Col(f))
 			}
-			p.sent[i] = v
+			// An edit (of this row) that sets triaged_at itself leaves no stamp.
+			if atCol >= 0 {
+				if v, ok := tab.pending[cell{row, atCol}]; ok && v == now {
+					d.stamped, d.before = true, tab.read(row, atCol)
+				}
+			}
+			p.sent[i] = d
 		}
 	}
 	return p, nil
@@ -329,6 +404,11 @@ func (t *tabView) value(row, col int) string {
 	if v, ok := t.pending[cell{row, col}]; ok {
 		return v
 	}
+	return t.read(row, col)
+}
+
+// read is a cell's text as read, not counting this round's pending writes.
+func (t *tabView) read(row, col int) string {
 	if row < len(t.rows) && col >= 0 && col < len(t.rows[row]) {
 		return model.CellString(t.rows[row][col])
 	}
@@ -373,10 +453,15 @@ func sortedFields(m map[model.Field]string) []model.Field {
 // conflict and missing is set; write says the edit queued cells to write (an applied edit
 // that doesn't was found already written).
 //
-// landed, when set, is what an earlier write that failed put in the edit's Set cells: if
-// the row as read holds exactly that, the write landed (only its answer was lost) and the
-// edit is applied without writing anything. Otherwise it is verified as usual.
-func (t *tabView) apply(e model.Edit, landed map[model.Field]string, actor, now string) (applied *model.Applied, conflict *model.Conflict, missing, write bool) {
+// landed, when set, is what an earlier write that failed put in the edit's row. If the row
+// as read holds its Set values, the write landed (only its answer was lost) and the edit is
+// applied without writing anything. If not, and that write stamped triaged_at (now, unique
+// to this Apply) and the tab still has the column: a row that holds the stamp was written by
+// it and changed since, and a row whose triaged_at is neither the stamp nor what it held
+// before the write was written by someone else meanwhile; both are conflicts, so that a
+// change made after the lost answer is not overwritten. Otherwise (triaged_at as before the
+// write, or no stamp to look at) the edit is verified as usual.
+func (t *tabView) apply(e model.Edit, landed *inDoubt, actor, now string) (applied *model.Applied, conflict *model.Conflict, missing, write bool) {
 	if e.ID == "" {
 		return nil, nil, true, false
 	}
@@ -394,8 +479,22 @@ func (t *tabView) apply(e model.Edit, landed map[model.Field]string, actor, now 
 			Reason: fmt.Sprintf("the same ID is on rows %s (make it unique, then retry)", strings.Join(rows, ", "))}, false, false
 	}
 	row := found[0]
-	if landed != nil && t.holds(row, landed) {
-		return &model.Applied{Edit: e, Row: row + 1}, nil, false, false
+	if landed != nil {
+		if t.holds(row, landed.set) {
+			return &model.Applied{Edit: e, Row: row + 1}, nil, false, false
+		}
+		if c := t.hm.Col(model.FTriagedAt); landed.stamped && c >= 0 {
+			switch at := t.read(row, c); at {
+			case now:
+				f := t.differs(row, landed.set)
+				return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Now: t.read(row, t.hm.Col(f)),
+					Reason: "changed by someone else after triage's write landed (its answer was lost)"}, false, false
+			case landed.before:
+			default:
+				return nil, &model.Conflict{Edit: e, Row: row + 1, Field: model.FTriagedAt, Saw: landed.before, Now: at,
+					Reason: fmt.Sprintf("changed by someone else (triaged_at is now %q) while triage's failed write may have landed", at)}, false, false
+			}
+		}
 	}
 	for _, f := range sortedFields(e.Expect) {
 		want := e.Expect[f]
@@ -434,20 +533,18 @@ func (t *tabView) apply(e model.Edit, landed map[model.Field]string, actor, now 
 // holds reports whether every field of want has a column whose cell, as read (not counting
 // this round's pending writes), holds the wanted value.
 func (t *tabView) holds(row int, want map[model.Field]string) bool {
-	for f, v := range want {
-		col := t.hm.Col(f)
-		if col < 0 {
-			return false
-		}
-		cur := ""
-		if row < len(t.rows) && col < len(t.rows[row]) {
-			cur = model.CellString(t.rows[row][col])
-		}
-		if cur != v {
-			return false
+	return t.differs(row, want) == ""
+}
+
+// differs returns the first field of want (in field order) whose cell, as read, does not
+// hold the wanted value, or "" if all do.
+func (t *tabView) differs(row int, want map[model.Field]string) model.Field {
+	for _, f := range sortedFields(want) {
+		if col := t.hm.Col(f); col < 0 || t.read(row, col) != want[f] {
+			return f
 		}
 	}
-	return true
+	return ""
 }
 
 // cellValue is the JSON value written for a field: attempts as a number when it is an

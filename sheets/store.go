@@ -53,7 +53,9 @@ type Options struct {
 	Identity Identity
 	// Retry bounds retries of each request; the zero value is 5 attempts, 500ms, 10s cap.
 	Retry RetryPolicy
-	// Now is the clock of triaged_at and Workbook.Loaded (default time.Now).
+	// Now is the clock of triaged_at and Workbook.Loaded (default time.Now). triaged_at is
+	// written to the millisecond and moved on by a millisecond where an Apply would repeat the
+	// previous one's stamp, so a fixed clock still gives each Apply its own stamp.
 	Now func() time.Time
 }
 
@@ -68,6 +70,10 @@ type Store struct {
 	retry    RetryPolicy
 	now      func() time.Time
 	errs     errorContext
+
+	// stampMu guards lastStamp, the stamp of the latest Apply (see Store.stamp).
+	stampMu   sync.Mutex
+	lastStamp time.Time
 
 	mu sync.Mutex
 	// dropdowns caches each tab's Status data-validation values (nil: it has none), by
