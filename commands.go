@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -163,7 +164,10 @@ func writeListJSON(e *env, t *model.Table, recs []*model.Record) error {
 
 // editCommand is the shared shape of set-status and clear-error: load, build one edit per
 // ID, apply them in one write, report every ID's fate.
-func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []string, needTab func(*model.Table) error, build func(*model.Table, *model.Record) (model.Edit, string)) error {
+//
+// build returns the edit, or why there is none: done=true when the row already is as asked
+// (not an error: running the same command twice is fine), false when it can't be done.
+func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []string, needTab func(*model.Table) error, build func(*model.Table, *model.Record) (ed model.Edit, why string, done bool)) error {
 	if len(ids) == 0 {
 		return usageErr("no IDs given")
 	}
@@ -185,10 +189,12 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 			notDone++
 			continue
 		}
-		ed, why := build(t, &t.Records[i])
+		ed, why, done := build(t, &t.Records[i])
 		if why != "" {
 			fmt.Fprintf(e.stderr, "%s: %s\n", id, why)
-			notDone++
+			if !done {
+				notDone++
+			}
 			continue
 		}
 		edits = append(edits, ed)
@@ -248,11 +254,11 @@ func cmdSetStatus(ctx context.Context, g *globals, args []string, e *env) error 
 		}
 		return usageErr("%q is not a status of %q (statuses: %s)", want, t.Config.Name, strings.Join(t.Statuses, ", "))
 	}
-	return editCommand(ctx, g, e, *tab, ids, check, func(t *model.Table, r *model.Record) (model.Edit, string) {
+	return editCommand(ctx, g, e, *tab, ids, check, func(t *model.Table, r *model.Record) (model.Edit, string, bool) {
 		if r.Status == want {
-			return model.Edit{}, fmt.Sprintf("already %s", want)
+			return model.Edit{}, fmt.Sprintf("already %s; nothing to change", want), true
 		}
-		return model.SetStatus(t, r, want), ""
+		return model.SetStatus(t, r, want), "", false
 	})
 }
 
@@ -270,12 +276,12 @@ func cmdClearError(ctx context.Context, g *globals, args []string, e *env) error
 		}
 		return nil
 	}
-	return editCommand(ctx, g, e, *tab, ids, check, func(t *model.Table, r *model.Record) (model.Edit, string) {
+	return editCommand(ctx, g, e, *tab, ids, check, func(t *model.Table, r *model.Record) (model.Edit, string, bool) {
 		ed, ok := model.ClearError(t, r, now)
 		if !ok {
-			return ed, fmt.Sprintf("status is %q, not a sticky error; nothing to clear", r.Status)
+			return ed, fmt.Sprintf("status is %q, not a sticky error; nothing to clear", r.Status), false
 		}
-		return ed, ""
+		return ed, "", false
 	})
 }
 
@@ -381,9 +387,15 @@ func cmdConfig(_ context.Context, g *globals, args []string, e *env) error {
 	if len(rest) != 1 || rest[0] != "check" {
 		return usageErr("usage: triage config check [--config FILE]")
 	}
+	explicit := first(g.config, e.getenv("TRIAGE_CONFIG")) != ""
 	path := first(g.config, e.getenv("TRIAGE_CONFIG"), config.DefaultPathFrom(e.getenv))
 	probs, err := config.Check(path)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !explicit {
+			// The config is optional: no file at the default place means every default.
+			fmt.Fprintf(e.stdout, "%s: no config file; triage runs on its defaults (see README.md, Config)\n", path)
+			return nil
+		}
 		return &exitError{code: exitUsage, err: err}
 	}
 	probs = append(probs, keyProblems(path)...)

@@ -114,7 +114,8 @@ func dispatch(ctx context.Context, args []string, e *env) error {
 	g := &globals{}
 	fs := newFlagSet("triage", e)
 	g.register(fs)
-	fs.Usage = func() { fmt.Fprint(e.stderr, usageText) }
+	// Asked-for help goes to stdout (`triage --help | less`); a usage error's hint to stderr.
+	fs.Usage = func() { fmt.Fprint(e.stdout, usageText) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

@@ -344,3 +344,17 @@ func TestDemoWorkbookIsFreshAndHostile(t *testing.T) {
 		t.Errorf("demo lacks a case: hostile=%v long=%v rtl=%v formula=%v emoji=%v", hostile, long, rtl, formula, emoji)
 	}
 }
+
+func TestConfigCheckWithoutAFileAndHelp(t *testing.T) {
+	dir := t.TempDir()
+	c := &cli{t: t, env: map[string]string{"XDG_CONFIG_HOME": dir, "HOME": dir}}
+	if r := c.run("config", "check"); r.code != 0 || !strings.Contains(r.stdout, "no config file") {
+		t.Errorf("no default config: %+v", r)
+	}
+	if r := c.run("config", "check", "--config", filepath.Join(dir, "nope.toml")); r.code != exitUsage {
+		t.Errorf("a named config that doesn't exist: %+v", r)
+	}
+	if r := c.run("--help"); r.code != 0 || !strings.Contains(r.stdout, "triage replay") {
+		t.Errorf("--help should print usage on stdout: %+v", r)
+	}
+}

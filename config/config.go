@@ -169,17 +169,32 @@ func Check(path string) ([]Problem, error) {
 
 // Parse decodes and checks config text, returning every problem found (not just the first).
 func Parse(data []byte) (*Config, []Problem) {
-	c := &Config{lines: indexLines(data)}
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(c)
-	if err != nil {
+	lines := indexLines(data)
+	var probs []Problem
+	var c *Config
+	var md toml.MetaData
+	// A value of the wrong type (readonly = "yes") stops the decoder at the first one. To
+	// still report every problem, each such line is reported, blanked (keeping the line
+	// numbers) and the file decoded again.
+	for attempt := 0; ; attempt++ {
+		c = &Config{lines: lines}
+		var err error
+		md, err = toml.NewDecoder(bytes.NewReader(data)).Decode(c)
+		if err == nil {
+			break
+		}
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return c, []Problem{{Line: pe.Position.Line, Msg: pe.Message}}
+			return c, append(probs, Problem{Line: pe.Position.Line, Msg: pe.Message})
 		}
-		// Type mismatches (a string where a list goes) come back without a position.
-		return c, []Problem{{Line: c.lines.lineOf(lastKeyIn(err.Error())), Msg: err.Error()}}
+		key := lastKeyIn(err.Error())
+		line := lines.exact(key)
+		probs = append(probs, Problem{Line: lines.lineOf(key), Msg: typeMessage(key, err)})
+		if line == 0 || attempt >= 50 {
+			return c, probs
+		}
+		data = blankLine(data, line)
 	}
-	var probs []Problem
 	for _, k := range md.Undecoded() {
 		key := k.String()
 		// Free-form maps whose keys are not ours to know.
@@ -487,6 +502,34 @@ func unquoteKey(k string) string {
 		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
 	}
 	return strings.Join(parts, ".")
+}
+
+// exact is the line that defines key itself (not an enclosing table), or 0.
+func (l lineIndex) exact(key string) int { return l[key] }
+
+// blankLine replaces a 1-based line with an empty one, so later line numbers stay true.
+func blankLine(data []byte, line int) []byte {
+	parts := bytes.SplitAfter(data, []byte("\n"))
+	if line-1 < len(parts) {
+		if bytes.HasSuffix(parts[line-1], []byte("\n")) {
+			parts[line-1] = []byte("\n")
+		} else {
+			parts[line-1] = nil
+		}
+	}
+	return bytes.Join(parts, nil)
+}
+
+// typeMessage turns the TOML library's type error into one naming the key and what it wants.
+func typeMessage(key string, err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "incompatible types: "); i >= 0 {
+		msg = msg[i+len("incompatible types: "):]
+	}
+	if key == "" {
+		return msg
+	}
+	return fmt.Sprintf("%s: %s", key, msg)
 }
 
 func lastKeyIn(msg string) string {

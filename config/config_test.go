@@ -80,7 +80,11 @@ func TestSyntaxErrorHasLine(t *testing.T) {
 
 func TestTypeErrorNamesKey(t *testing.T) {
 	_, probs := Parse([]byte("spreadsheet = \"x\"\n\n[sources.crm]\nurl_prefixes = \"https://a/\"\n"))
-	if len(probs) == 0 || probs[0].Line != 4 {
+	found := false
+	for _, p := range probs {
+		found = found || (p.Line == 4 && strings.Contains(p.Msg, "url_prefixes"))
+	}
+	if !found {
 		t.Fatalf("got %v", probs)
 	}
 }
@@ -148,5 +152,19 @@ func TestSourceWithoutPrefixesIsAWarningNotAFailure(t *testing.T) {
 	probs, err := Check(p)
 	if err != nil || len(probs) != 1 {
 		t.Errorf("config check must still report it: %v %v", probs, err)
+	}
+}
+
+func TestTypeErrorsDontHideOtherProblems(t *testing.T) {
+	_, probs := Parse([]byte("spreadsheet = \"x\"\nreadonly = \"yes\"\nrefresh = \"soon\"\n[sources.crm]\nurl_prefixes = \"https://a/\"\nmax_attempts = \"two\"\n"))
+	want := map[int]string{2: "readonly", 3: "refresh", 5: "url_prefixes", 6: "max_attempts"}
+	for line, frag := range want {
+		found := false
+		for _, p := range probs {
+			found = found || (p.Line == line && strings.Contains(p.Msg, frag))
+		}
+		if !found {
+			t.Errorf("no problem on line %d about %s; got %v", line, frag, probs)
+		}
 	}
 }

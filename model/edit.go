@@ -106,7 +106,7 @@ func SetStatus(t *Table, r *Record, status string) Edit {
 
 // ClearError builds the edit a person makes to release a sticky error: a rejected dead
 // letter goes back to dead with its error blanked; an error job goes back to pending with
-// lastError blanked and updatedAt set to now. ok is false when the record is not sticky.
+// lastError and its claim (claimedBy, claimedAt) blanked and updatedAt set to now. ok is false when the record is not sticky.
 func ClearError(t *Table, r *Record, now time.Time) (Edit, bool) {
 	if !t.Sticky(r) {
 		return Edit{}, false
@@ -125,6 +125,9 @@ func ClearError(t *Table, r *Record, now time.Time) (Edit, bool) {
 	case RoleQueue:
 		put(FStatus, t.StatusValue(StatusPending))
 		put(FLastError, "")
+		// A pending job has no worker: the failed worker's claim goes with the error.
+		put(FClaimedBy, "")
+		put(FClaimedAt, "")
 		put(FUpdatedAt, FormatTime(now))
 	}
 	return e, true
