@@ -2,7 +2,9 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
@@ -16,6 +18,7 @@ type pendingAction struct {
 	noID   noIDInfo // targets without an ID: they can't be written and are skipped
 	gone   int      // targets no longer in the loaded sheet (the detail's record, refreshed away)
 	hidden int      // marked rows the filter hides: left alone
+	filter string   // the tab's filter the targets were picked under, "" without one
 }
 
 // goneNote is the toast for an action on a record a refresh removed (a detail view left
@@ -86,7 +89,7 @@ func (m *Model) collectTargets(inDetail bool) (*tabState, pendingAction, bool) {
 	if len(recs) == 0 {
 		return nil, pendingAction{}, false
 	}
-	p := pendingAction{tab: ts.name(), hidden: hidden}
+	p := pendingAction{tab: ts.name(), hidden: hidden, filter: ts.filterQuery()}
 	for _, ri := range recs {
 		r := &ts.data.table.Records[ri]
 		if r.ID != "" {
@@ -199,12 +202,41 @@ func (m *Model) startSetStatus(inDetail bool) tea.Cmd {
 	}
 	title := fmt.Sprintf("Set status of %d rows", len(p.ids))
 	if len(p.ids) == 1 {
-		title = "Set status of " + shortID(p.ids[0])
+		if r, _, ok := ts.data.record(p.ids[0]); ok {
+			title = "Set status of " + rowLabel(t, r)
+		}
 	}
 	options := append([]string(nil), t.Statuses...)
 	m.pending = p
 	m.dialog = newPicker(m.c, title, options, current)
 	return nil
+}
+
+// rowLabel names one row the way a person recognises it: an inbox row by its sender's name
+// (or email), a dead letter by its source and row, a job by its ID; else by its row. Inbox
+// and dead-letter IDs are opaque keys nobody reads.
+func rowLabel(t *model.Table, r *model.Record) string {
+	const most = 40
+	get := func(f model.Field) string { return truncate(cellLine(t.Get(r, f)), most) }
+	row := "row " + itoa(r.Row)
+	switch t.Config.Role {
+	case model.RoleInbox:
+		if n := get(model.FName); n != "" {
+			return n
+		}
+		if e := get(model.FEmail); e != "" {
+			return e
+		}
+	case model.RoleDeadLetter:
+		if src := get(model.FSource); src != "" {
+			return src + ", " + row
+		}
+	case model.RoleQueue:
+		if id := truncate(cellLine(r.ID), most); id != "" {
+			return id
+		}
+	}
+	return row
 }
 
 // shortID shortens an ID for a title or toast: minted keys are 39 characters long.
@@ -279,7 +311,10 @@ func (m *Model) setStatus(status string) tea.Cmd {
 	if len(edits) == 1 {
 		return tea.Batch(append(cmds, m.runWrite(op))...)
 	}
-	notes := []string{"(rows respect the current filter)"}
+	var notes []string
+	if n := filterNote(p.filter); n != "" {
+		notes = append(notes, n)
+	}
 	if p.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, plural(p.hidden, "row", "rows"), plural(p.hidden, "is", "are")))
 	}
@@ -334,8 +369,9 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	}
 	sticky := model.StatusRejected
 	back := model.StatusDead
+	blanked := "the error"
 	if t.Config.Role == model.RoleQueue {
-		sticky, back = model.StatusError, model.StatusPending
+		sticky, back, blanked = model.StatusError, model.StatusPending, "the error and the failed claim"
 	}
 	if notSticky > 0 {
 		cmds = append(cmds, m.toast(toastInfo, "%d %s skipped: not a sticky error (only %s rows have one)", notSticky, plural(notSticky, "row", "rows"), sticky))
@@ -347,7 +383,7 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	if len(edits) == 1 {
 		return tea.Batch(append(cmds, m.runWrite(op))...)
 	}
-	notes := []string{fmt.Sprintf("They go back to %s with the error blanked. (rows respect the current filter)", back)}
+	notes := []string{strings.TrimSpace(fmt.Sprintf("They go back to %s with %s blanked. %s", back, blanked, filterNote(p.filter)))}
 	if p.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, plural(p.hidden, "row", "rows"), plural(p.hidden, "is", "are")))
 	}
@@ -526,8 +562,11 @@ func inverseAll(edits []model.Edit) []model.Edit {
 	return out
 }
 
-// setCells writes values into a loaded record (after the store confirmed them) and keeps the
-// derived state (status, counts, filter text) in step.
+// setCells writes values into a loaded record (after the store confirmed them) and derives
+// again everything the load derived from its cells: the status (and the counts), the time
+// (timestamp, or claimedAt in the queue: a requeued job has no claim age), the problems about
+// those two cells, the filter text and the column widths. Without it the row would show its
+// old age or status until the next refresh.
 func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
 	t := ts.data.table
 	r := &t.Records[ri]
@@ -546,18 +585,58 @@ func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
 			r.Cells = append(r.Cells, "")
 		}
 		r.Cells[col] = v
-		if f == model.FStatus {
-			ts.data.counts[r.Status]--
-			if ts.data.counts[r.Status] <= 0 {
-				delete(ts.data.counts, r.Status)
-			}
-			r.Status = model.NormStatus(t.Config.Role, v)
-			ts.data.counts[r.Status]++
+	}
+	if !cloned {
+		return
+	}
+	old := r.Status
+	rederive(t, r)
+	if r.Status != old {
+		ts.data.counts[old]--
+		if ts.data.counts[old] <= 0 {
+			delete(ts.data.counts, old)
 		}
+		ts.data.counts[r.Status]++
 	}
 	if ts.data.hay != nil {
 		ts.data.hay[ri] = model.Haystack(r)
 	}
+	if ts.data.widen(r) {
+		ts.widths = nil // laid out again with the column that grew
+	}
+}
+
+// rederive recomputes what model.Decode derives from a row's cells and an edit can change:
+// the status, the time, and the problems about them. The ID stays: rows are written by it.
+func rederive(t *model.Table, r *model.Record) {
+	role := t.Config.Role
+	r.Status = model.NormStatus(role, t.Get(r, model.FStatus))
+	timeField := model.FTimestamp
+	if role == model.RoleQueue {
+		timeField = model.FClaimedAt
+	}
+	var problems []string // a new slice: a replay's snapshot may share the old one
+	for _, p := range r.Problems {
+		if strings.HasPrefix(p, string(timeField)+" ") && strings.HasSuffix(p, " is not a date") {
+			continue // re-checked below
+		}
+		if role == model.RoleQueue && strings.HasPrefix(p, "unknown status ") {
+			continue
+		}
+		problems = append(problems, p)
+	}
+	r.Time = time.Time{}
+	if v := t.Get(r, timeField); strings.TrimSpace(v) != "" {
+		if tm, ok := model.ParseTime(v, t.Location); ok {
+			r.Time = tm
+		} else {
+			problems = append(problems, fmt.Sprintf("%s %q is not a date", timeField, v))
+		}
+	}
+	if role == model.RoleQueue && !slices.Contains(model.DefaultStatuses(model.RoleQueue), r.Status) {
+		problems = append(problems, fmt.Sprintf("unknown status %q (expected pending, claimed, done or error)", r.Status))
+	}
+	r.Problems = problems
 }
 
 // startDiscard drops dead letters an operator decided not to replay (status → discarded):
@@ -618,7 +697,7 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 	if len(edits) == 1 {
 		return tea.Batch(append(cmds, m.runWrite(op))...)
 	}
-	notes := []string{"They are never replayed (u undoes this). (rows respect the current filter)"}
+	notes := []string{strings.TrimSpace("They are never replayed (u undoes this). " + filterNote(p.filter))}
 	if p.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, plural(p.hidden, "row", "rows"), plural(p.hidden, "is", "are")))
 	}

@@ -84,7 +84,7 @@ func cellText(t *model.Table, r *model.Record, c *column, now time.Time) string 
 	case kindStatus:
 		return cellLine(r.Status)
 	case kindAge:
-		a := age(now, r.Time)
+		a := age(now, inZone(r.Time, t.Location))
 		if t.Stale(r, now) {
 			// A stale claim needs a person; the word survives NO_COLOR.
 			a = "stale " + a
@@ -92,7 +92,7 @@ func cellText(t *model.Table, r *model.Record, c *column, now time.Time) string 
 		return a
 	case kindTime:
 		if tm, ok := model.ParseTime(t.Get(r, c.field), t.Location); ok {
-			return age(now, tm)
+			return age(now, inZone(tm, t.Location))
 		}
 		return cellLine(t.Get(r, c.field))
 	case kindFirstLine:
@@ -139,6 +139,31 @@ func naturalWidths(t *model.Table, cols []column) []int {
 		nat[i] = max(w, c.min)
 	}
 	return nat
+}
+
+// widen grows the natural widths of the columns a changed record no longer fits (a status
+// or a worker longer than any the load measured). Widths never shrink until the next load:
+// measuring every row again per edit would cost O(rows).
+func (d *tabData) widen(r *model.Record) (grew bool) {
+	for i, c := range d.cols {
+		if c.flex || c.kind == kindAge || c.kind == kindTime || (c.max > 0 && d.natural[i] >= c.max) {
+			continue
+		}
+		var s string
+		if c.kind == kindStatus {
+			s = r.Status
+		} else {
+			s = d.table.Get(r, c.field)
+		}
+		w := textWidth(cellLine(s))
+		if c.max > 0 {
+			w = min(w, c.max)
+		}
+		if w > d.natural[i] {
+			d.natural[i], grew = w, true
+		}
+	}
+	return grew
 }
 
 // gutterWidth is the cursor / mark / problem marker cells left of the first column.

@@ -6,6 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -13,24 +14,39 @@ import (
 // enter, esc, n and q all cancel; only y goes ahead, so a stray enter can't change 37 rows.
 //
 // It can carry a list (the rows a requeue touches, a replay's dry run) shown below the
-// question, scrolled with the navigation keys; with listToggle, d or tab shows and hides it.
+// question; with listToggle, d or tab shows and hides it.
+//
+// The box always fits the body (whatever the header, the halt banner and the toasts leave):
+// the question, its [y/N] and the key line stay on screen, and the part between them (the
+// notes and the list) scrolls with the navigation keys when it doesn't fit, its position
+// shown above the key line. Destinations give way first (fewer listed, "… and N more"),
+// then the blank line above the keys, then the question's own lines.
 type confirm struct {
 	c        *common
 	question string
 	notes    []string
 	yes      action // what y does; nil: nothing to confirm, the dialog only informs
 	yesLabel string
-	// targets are lines under the question naming where it goes ("  to https://crm/api/");
-	// with them, [y/N] gets a line of its own after the last one.
-	targets []string
+	// dests are destinations listed under the question ("  to https://crm/api/"), at most
+	// destsShown of them and "… and N more"; with them, [y/N] gets a line of its own after
+	// the last one, so it doesn't read like a URL ending in a question mark.
+	dests []string
 
 	list       []string // raw lines, sanitised and wrapped when drawn
 	listTitle  string
 	listToggle bool
 	showList   bool
-	offset     int
+	offset     int // scroll of the middle part (notes and list), in lines
 	wrapped    *wrapCache
 }
+
+// destsShown is how many destinations are listed when there is room: all of them up to one
+// more than this, else this many and "… and N more".
+const destsShown = 3
+
+// minMiddle is how many lines of the scrolling part (half the box, if that is more) the
+// destinations give way to.
+const minMiddle = 4
 
 // wrapCache keeps the wrapped list for one width: a dry run of 2,000 calls is wrapped once,
 // not per frame.
@@ -43,15 +59,16 @@ func newConfirm(c *common, question string, notes []string, op writeOp) confirm 
 	return confirm{c: c, question: question, notes: notes, yes: confirmAction{op: op}, yesLabel: "yes", wrapped: &wrapCache{}}
 }
 
-// Update answers the dialog or scrolls its list.
+// Update answers the dialog or scrolls its middle part.
 func (d confirm) Update(msg tea.Msg) (dialog, action) {
-	if wm, ok := msg.(tea.MouseWheelMsg); ok && d.showList {
+	if wm, ok := msg.(tea.MouseWheelMsg); ok {
 		switch wm.Button {
 		case tea.MouseWheelDown:
 			d.offset += 3
 		case tea.MouseWheelUp:
-			d.offset = max(0, d.offset-3)
+			d.offset -= 3
 		}
+		d.offset = d.layout().clamp(d.offset)
 		return d, nil
 	}
 	km, ok := msg.(tea.KeyPressMsg)
@@ -68,30 +85,38 @@ func (d confirm) Update(msg tea.Msg) (dialog, action) {
 	case "n", "N", "enter", "esc", "q", "ctrl+c":
 		return d, closeAction{}
 	case "d", "tab":
-		if d.listToggle {
+		if d.listToggle && len(d.list) > 0 {
 			d.showList = !d.showList
 			d.offset = 0
+			if d.showList {
+				// Bring the list into view: it is what d asked for, and in a short body the
+				// notes above it could fill the whole window.
+				l := d.layout()
+				d.offset = l.clamp(l.listAt)
+			}
 		}
 		return d, nil
 	}
-	if d.showList && len(d.list) > 0 {
-		page := max(1, d.listHeight()-1)
-		switch {
-		case key.Matches(km, k.Down):
-			d.offset++
-		case key.Matches(km, k.Up):
-			d.offset = max(0, d.offset-1)
-		case key.Matches(km, k.PageDown, k.HalfDown):
-			d.offset += page
-		case key.Matches(km, k.PageUp, k.HalfUp):
-			d.offset = max(0, d.offset-page)
-		case key.Matches(km, k.Top):
-			d.offset = 0
-		case key.Matches(km, k.Bottom):
-			d.offset = len(d.wrappedList())
-		}
-		d.offset = max(0, min(d.offset, len(d.wrappedList())-d.listHeight()))
+	l := d.layout()
+	if !l.scrolls() {
+		return d, nil
 	}
+	page := max(1, l.midH-1)
+	switch {
+	case key.Matches(km, k.Down):
+		d.offset++
+	case key.Matches(km, k.Up):
+		d.offset--
+	case key.Matches(km, k.PageDown, k.HalfDown):
+		d.offset += page
+	case key.Matches(km, k.PageUp, k.HalfUp):
+		d.offset -= page
+	case key.Matches(km, k.Top):
+		d.offset = 0
+	case key.Matches(km, k.Bottom):
+		d.offset = len(l.mid)
+	}
+	d.offset = l.clamp(d.offset)
 	return d, nil
 }
 
@@ -103,44 +128,148 @@ func (d confirm) width() int {
 	return min(64, max(30, d.c.width-8))
 }
 
-func (d confirm) head() []string {
-	w := d.width()
-	var out []string
+// innerHeight is how many lines fit inside the box's border: the body, less the border.
+func (d confirm) innerHeight() int {
+	h := d.c.bodyH
+	if h <= 0 {
+		h = d.c.height - 6
+	}
+	return max(1, h-2)
+}
+
+// confirmLayout is the box fitted to the body. Lines carry a tag byte first: Q the question
+// and [y/N], T a destination, N a note, L the list's title, R a list line, ' ' a blank.
+type confirmLayout struct {
+	top    []string // always shown: the question, its destinations, [y/N]
+	mid    []string // scrolls: the notes, then the list
+	midH   int      // lines of mid shown
+	listAt int      // index in mid of the list's title, -1 without a list
+	sep    bool     // a line above the keys: blank, or the scroll position
+}
+
+// scrolls reports whether the middle part is taller than its window.
+func (l confirmLayout) scrolls() bool { return len(l.mid) > l.midH }
+
+// clamp keeps a scroll offset inside the middle part.
+func (l confirmLayout) clamp(off int) int { return max(0, min(off, len(l.mid)-l.midH)) }
+
+// questionLines is the question wrapped, with [y/N] at its end when it has no destinations.
+func (d confirm) questionLines(w int) []string {
 	q := cellLine(d.question)
-	if d.yes != nil && len(d.targets) == 0 {
+	if d.yes != nil && len(d.dests) == 0 {
 		q += " [y/N]"
 	}
+	var out []string
 	for _, l := range wrapText(q, w) {
 		out = append(out, "Q"+l)
 	}
-	for _, t := range d.targets {
-		indent := len(t) - len(strings.TrimLeft(t, " "))
-		for i, l := range wrapText(model.SanitizeLine(strings.TrimLeft(t, " ")), max(10, w-indent-3)) {
-			pad := indent
+	return out
+}
+
+// destLines lists the first n destinations, then how many more there are. A URL is broken
+// where the line ends rather than moved whole to a line of its own.
+func (d confirm) destLines(n, w int) []string {
+	var out []string
+	for _, dst := range d.dests[:n] {
+		text := strings.TrimRight(ansi.Hardwrap(model.SanitizeLine("to "+strings.TrimSpace(dst)), max(10, w-5), false), "\n")
+		for i, l := range strings.Split(text, "\n") {
+			pad := "  "
 			if i > 0 {
-				pad += 3 // under the URL, past "to "
+				pad = "     " // under the URL, past "to "
 			}
-			out = append(out, "T"+strings.Repeat(" ", pad)+l)
+			out = append(out, "T"+pad+l)
 		}
 	}
-	if d.yes != nil && len(d.targets) > 0 {
-		out = append(out, "Q[y/N]")
+	if more := len(d.dests) - n; more > 0 {
+		where := ""
+		if d.listToggle && len(d.list) > 0 {
+			where = " (d shows the dry run)"
+			if d.showList {
+				where = " (see the dry run)"
+			}
+		}
+		s := fmt.Sprintf("  … and %d more%s", more, where)
+		if n == 0 {
+			s = fmt.Sprintf("  to %d %s%s", more, plural(more, "destination", "destinations"), where)
+		}
+		out = append(out, "T"+truncate(s, w))
 	}
+	return out
+}
+
+// middleLines is the scrolling part: the notes, then the list with its title.
+func (d confirm) middleLines(w int) ([]string, int) {
+	var out []string
 	for _, n := range d.notes {
 		for _, l := range wrapText(cellLine(n), w) {
 			out = append(out, "N"+l)
 		}
 	}
-	return out
+	listAt := -1
+	if d.showList && len(d.list) > 0 {
+		out = append(out, " ")
+		listAt = len(out)
+		out = append(out, "L"+d.listTitle)
+		for _, l := range d.wrappedList() {
+			out = append(out, "R"+l)
+		}
+	}
+	return out, listAt
 }
 
-// listHeight is how many list lines fit: the body less the border, the head and the keys.
-func (d confirm) listHeight() int {
-	avail := d.c.bodyH - 2 - 2 // border, blank + keys
-	if avail <= 0 {
-		avail = d.c.height - 8
+// layout fits the box into the body.
+func (d confirm) layout() confirmLayout {
+	w := d.width()
+	h := d.innerHeight()
+	q := d.questionLines(w)
+	var yn []string
+	if d.yes != nil && len(d.dests) > 0 {
+		yn = []string{"Q[y/N]"}
 	}
-	return max(3, avail-len(d.head())-2) // blank + list title
+	mid, listAt := d.middleLines(w)
+	l := confirmLayout{mid: mid, listAt: listAt, sep: true}
+
+	shown := len(d.dests)
+	if shown > destsShown+1 {
+		shown = destsShown
+	}
+	dests := d.destLines(shown, w)
+	keep := min(len(mid), max(minMiddle, h/2))
+	for shown > 0 && len(q)+len(dests)+len(yn)+len(mid)+2 > h && len(q)+len(dests)+len(yn)+keep+2 > h {
+		shown--
+		dests = d.destLines(shown, w)
+	}
+	if len(q)+len(dests)+len(yn)+keep+2 > h {
+		l.sep = false // the blank line above the keys goes before the question does
+		if len(q)+len(yn)+keep+1 > h {
+			dests = nil
+		}
+	}
+	if room := h - 1 - len(yn) - len(dests); len(q) > room {
+		// Not even the question fits: cut it, keeping its [y/N] (on its last line, if the
+		// [y/N] line doesn't fit either).
+		inline := d.yes != nil && len(d.dests) == 0
+		if room < 1 && len(yn) > 0 {
+			yn, inline, room = nil, true, h-1-len(dests)
+		}
+		room = max(1, room)
+		last := strings.TrimSuffix(q[min(room, len(q))-1][1:], " [y/N]")
+		if len(q) > room {
+			q = q[:room]
+			last = truncate(last+" …", w)
+		}
+		if inline {
+			last = truncate(last, w-6) + " [y/N]"
+		}
+		q[len(q)-1] = "Q" + last
+	}
+	l.top = append(append(q, dests...), yn...)
+	bottom := 1
+	if l.sep {
+		bottom = 2
+	}
+	l.midH = max(0, min(len(mid), h-len(l.top)-bottom))
+	return l
 }
 
 func (d confirm) wrappedList() []string {
@@ -173,39 +302,42 @@ func (d confirm) wrappedList() []string {
 func (d confirm) View() string {
 	st := d.c.styles
 	w := d.width()
+	l := d.layout()
 	var b strings.Builder
-	for _, l := range d.head() {
-		switch l[0] {
+	line := func(s string) {
+		switch s[0] {
 		case 'Q':
-			b.WriteString(st.paint(st.DialogDanger, l[1:]))
+			b.WriteString(st.paint(st.DialogDanger, s[1:]))
 		case 'T':
-			b.WriteString(l[1:])
-		default:
-			b.WriteString(st.paint(st.Muted, l[1:]))
+			b.WriteString(s[1:])
+		case 'N':
+			b.WriteString(st.paint(st.Muted, s[1:]))
+		case 'L':
+			b.WriteString(st.paint(st.DialogTitle, truncate(s[1:], w)))
+		case 'R':
+			b.WriteString(fit(s[1:], w))
 		}
 		b.WriteByte('\n')
 	}
-	if d.showList && len(d.list) > 0 {
-		lines := d.wrappedList()
-		h := d.listHeight()
-		off := max(0, min(d.offset, len(lines)-h))
-		end := min(len(lines), off+h)
-		b.WriteString("\n")
-		title := d.listTitle
-		if len(lines) > h {
-			title += fmt.Sprintf(" · %d-%d of %d lines", off+1, end, len(lines))
+	for _, s := range l.top {
+		line(s)
+	}
+	off := l.clamp(d.offset)
+	for _, s := range l.mid[off : off+l.midH] {
+		line(s)
+	}
+	if l.sep {
+		if l.scrolls() {
+			// Where the window is; padded to the full width so the box doesn't change size
+			// as it scrolls.
+			pos := fmt.Sprintf("lines %d-%d of %d", off+1, off+l.midH, len(l.mid))
 			if sh := d.c.keys.scrollHint(); sh != "" {
-				title += " (" + sh + " scroll)"
+				pos += " (" + sh + " scroll)"
 			}
+			b.WriteString(st.paint(st.Muted, fit(pos, w)))
 		}
-		b.WriteString(st.paint(st.DialogTitle, truncate(title, w)))
 		b.WriteByte('\n')
-		for _, l := range lines[off:end] {
-			b.WriteString(fit(l, w))
-			b.WriteByte('\n')
-		}
 	}
-	b.WriteString("\n")
 	var keys []string
 	if d.yes != nil {
 		keys = append(keys, st.paint(st.Bold, "y")+" "+d.yesLabel)
@@ -222,7 +354,11 @@ func (d confirm) View() string {
 	} else {
 		keys = append(keys, st.paint(st.Bold, "esc")+" close")
 	}
-	b.WriteString(strings.Join(keys, " · "))
+	kl := strings.Join(keys, " · ")
+	if ansi.StringWidth(kl) > w {
+		kl = fitStyled(kl, w)
+	}
+	b.WriteString(kl)
 	return st.DialogBox.Render(b.String())
 }
 

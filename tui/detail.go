@@ -85,7 +85,7 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 		d.fields = append(d.fields, kf)
 	}
 	if t.Stale(r, c.now()) {
-		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), r.Time) + ", past the " + shortDur(t.Config.StaleAfter) + " threshold (Q requeues it)"})
+		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), inZone(r.Time, t.Location)) + ", past the " + shortDur(t.Config.StaleAfter) + " threshold (Q requeues it)"})
 	}
 	var fields []detailField
 	for i := 0; i < len(r.Cells) || i < len(t.Header.Headers); i++ {
@@ -114,8 +114,12 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 		case model.FTimestamp, model.FClaimedAt, model.FReplayedAt, model.FUpdatedAt, model.FTriagedAt:
 			// Sheets hands dates over as serial numbers (days since 1899-12-30); show the
 			// time, and keep the cell as it is for `y`.
+			// Every time in the spreadsheet's zone: a cell written by triage reads as UTC
+			// (RFC 3339, Z), one typed in the sheet as its own zone, and side by side they
+			// must compare at a glance.
 			if tm, ok := model.ParseTime(v, t.Location); ok {
 				raw = v
+				tm = inZone(tm, t.Location)
 				v = tm.Format("2006-01-02 15:04:05 MST") + " (" + ago(c.now(), tm) + ")"
 			}
 		case model.FMessage, model.FError, model.FLastError:

@@ -21,6 +21,18 @@ type filterStep struct {
 	rows  []int32
 }
 
+// filterQuery is the tab's filter as typed, trimmed: "" when no filter is active.
+func (ts *tabState) filterQuery() string { return strings.TrimSpace(ts.filter.query) }
+
+// filterNote is what a confirm says about the filter when one is active: a bulk action only
+// touches the rows it shows. Without a filter there is nothing to say ("" ).
+func filterNote(q string) string {
+	if q = strings.TrimSpace(q); q == "" {
+		return ""
+	}
+	return "(rows respect the current filter: " + truncate(cellLine(q), 30) + ")"
+}
+
 // applyFilter shows the rows matching q (model.ParseFilter syntax), in display order. The
 // cursor stays on the same record when it still matches, else goes to the top. The display
 // order is never re-sorted: filtering keeps a subsequence of it.

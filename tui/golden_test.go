@@ -69,6 +69,15 @@ func TestGolden(t *testing.T) {
 					Refused: []RefusedRow{{ID: "k-3", Row: 4, Reason: "row 4 is delivered", Skipped: true}}}})
 				keys(m, "esc")
 			}},
+		// The halt banner (the demo's long cause, wrapped) above a replay confirm with its dry
+		// run: the dialog fits what is left, the dry run in view, the question, [y/N] and the
+		// keys never cut.
+		{name: "replay_halt_dryrun_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "A", "y"},
+			after: func(m *Model) {
+				h := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "source crm: header Authorization reads the environment variable CRM_TOKEN, which is not set: export it and run again"}
+				send(m, replayDoneMsg{id: m.run.id, report: ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: h}})
+				keys(m, "esc", "A", "d")
+			}},
 		{name: "replay_halt_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "A", "y"},
 			after: func(m *Model) {
 				h := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}

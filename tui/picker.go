@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -11,13 +12,16 @@ import (
 // navigation keys (g, j, k, q mean move/quit here).
 const pickerLabels = "123456789abcdefhilmnoprstuvwxyz"
 
-// picker chooses one status from a table's status list.
+// picker chooses one status from a table's status list. Like every dialog it fits the body:
+// with more statuses than lines, the list scrolls with the cursor, and the title and the key
+// line stay.
 type picker struct {
 	c       *common
 	title   string
 	options []string
 	current string // the status all targets share, if they do; marked in the list
 	cursor  int
+	offset  int // first option shown, when they don't all fit
 }
 
 func newPicker(c *common, title string, options []string, current string) picker {
@@ -60,16 +64,72 @@ func (p picker) Update(msg tea.Msg) (dialog, action) {
 			}
 		}
 	}
+	p.offset = p.window(p.layout())
 	return p, nil
+}
+
+// pickerLayout is how the picker fits the body: how many options show, and whether the
+// blank lines around them do.
+type pickerLayout struct {
+	rows   int
+	blanks bool
+}
+
+// layout fits the picker into the body: its title and key line always, the blank lines
+// around the options while there is room, then as many options as fit.
+func (p picker) layout() pickerLayout {
+	h := p.c.bodyH
+	if h <= 0 {
+		h = p.c.height - 6
+	}
+	inner := max(1, h-2) // the border
+	n := len(p.options)
+	if n+4 <= inner {
+		return pickerLayout{rows: n, blanks: true}
+	}
+	if inner-4 >= min(n, 3) {
+		return pickerLayout{rows: inner - 4, blanks: true}
+	}
+	return pickerLayout{rows: max(1, min(n, inner-2))}
+}
+
+// window is the first option shown: the previous one, moved just enough to show the cursor.
+func (p picker) window(l pickerLayout) int {
+	off := p.offset
+	if p.cursor < off {
+		off = p.cursor
+	}
+	if p.cursor >= off+l.rows {
+		off = p.cursor - l.rows + 1
+	}
+	return max(0, min(off, len(p.options)-l.rows))
+}
+
+// hint is the key line.
+func (p picker) hint() string {
+	return "key or " + firstKey(p.c.keys.Up) + firstKey(p.c.keys.Down) + " enter · esc cancel"
+}
+
+// width is the box's inner width: room for the options, the title and the key line, within
+// the screen.
+func (p picker) width() int {
+	return min(p.c.width-8, max(26, textWidth(p.hint()), textWidth(cellLine(p.title))))
 }
 
 // View is the picker box.
 func (p picker) View() string {
 	st := p.c.styles
+	l := p.layout()
+	off := p.window(l)
+	w := p.width()
 	var b strings.Builder
-	b.WriteString(st.paint(st.DialogTitle, cellLine(p.title)))
-	b.WriteString("\n\n")
-	for i, o := range p.options {
+	b.WriteString(st.paint(st.DialogTitle, truncate(cellLine(p.title), w)))
+	b.WriteString("\n")
+	if l.blanks {
+		b.WriteString("\n")
+	}
+	for i := off; i < len(p.options) && i < off+l.rows; i++ {
+		o := p.options[i]
 		label := "  "
 		if i < len(pickerLabels) {
 			label = pickerLabels[i:i+1] + " "
@@ -91,7 +151,13 @@ func (p picker) View() string {
 		b.WriteString(line)
 		b.WriteByte('\n')
 	}
-	b.WriteString("\n")
-	b.WriteString(st.paint(st.Muted, "key or "+firstKey(p.c.keys.Up)+firstKey(p.c.keys.Down)+" enter · esc cancel"))
+	if l.blanks {
+		if l.rows < len(p.options) {
+			// Where the window is (the key line says how to move).
+			b.WriteString(st.paint(st.Muted, fmt.Sprintf("  %d-%d of %d", off+1, min(len(p.options), off+l.rows), len(p.options))))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(st.paint(st.Muted, truncate(p.hint(), w)))
 	return st.DialogBox.Render(b.String())
 }

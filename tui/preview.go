@@ -114,7 +114,7 @@ func (m *Model) previewLines(ts *tabState, w, h int) []string {
 		title, secs := previewBody(t, r)
 		meta := r.Status
 		if !r.Time.IsZero() {
-			meta += " · " + ago(m.c.now(), r.Time)
+			meta += " · " + ago(m.c.now(), inZone(r.Time, t.Location))
 		}
 		meta += " · row " + itoa(r.Row)
 		// Title and facts share the first line when they fit: a short pane is for the body.

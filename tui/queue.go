@@ -97,7 +97,7 @@ func (m *Model) startRequeue() tea.Cmd {
 		if by == "" {
 			by = "(no worker)"
 		}
-		list = append(list, fmt.Sprintf("%-14s %-14s claimed %s (row %d)", cellLine(r.ID), cellLine(by), ago(now, r.Time), r.Row))
+		list = append(list, fmt.Sprintf("%-14s %-14s claimed %s (row %d)", cellLine(r.ID), cellLine(by), ago(now, inZone(r.Time, t.Location)), r.Row))
 	}
 	if len(edits) == 0 {
 		msg := fmt.Sprintf("no stale claims among the %s rows (stale: over %s)", scope, shortDur(th))
@@ -110,7 +110,7 @@ func (m *Model) startRequeue() tea.Cmd {
 		return m.toast(toastInfo, "%s", msg)
 	}
 	notes := []string{
-		fmt.Sprintf("Claimed more than %s ago; their worker most likely died. They go back to pending; a claim that changes meanwhile is reported, not overwritten. (rows respect the current filter)", shortDur(th)),
+		strings.TrimSpace(fmt.Sprintf("Claimed more than %s ago; their worker most likely died. They go back to pending; a claim that changes meanwhile is reported, not overwritten. %s", shortDur(th), filterNote(ts.filterQuery()))),
 	}
 	if noID.n > 0 {
 		notes = append(notes, noID.note()+".")

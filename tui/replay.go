@@ -47,7 +47,8 @@ type replayPlannedMsg struct {
 	all    bool // A: every row the filter shows
 	snap   *model.Table
 	recs   []*model.Record
-	hidden int // marked rows the filter hides (left alone)
+	hidden int    // marked rows the filter hides (left alone)
+	filter string // the tab's filter when the replay was asked for, "" without one
 	plan   ReplayPlan
 }
 
@@ -129,6 +130,9 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	m.planSeq++
 	snap, recs := snapshot(ts.data.table, idx)
 	msg := replayPlannedMsg{seq: m.planSeq, tab: ts.name(), all: all, snap: snap, recs: recs, hidden: hidden}
+	if !inDetail {
+		msg.filter = ts.filterQuery()
+	}
 	rp := m.opts.Replayer
 	if len(recs) <= syncPlanMax {
 		msg.plan = rp.Plan(snap, recs)
@@ -173,10 +177,13 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 		yes = replayStartAction{seq: msg.seq}
 	}
 	var notes []string
-	if msg.all {
-		notes = append(notes, "All the rows the filter shows.")
-	} else {
-		notes = append(notes, "Rows respect the filter.")
+	switch {
+	case msg.all && msg.filter != "":
+		notes = append(notes, fmt.Sprintf("All %s the filter shows (%s).", countRows(len(msg.recs)), truncate(cellLine(msg.filter), 30)))
+	case msg.all:
+		notes = append(notes, fmt.Sprintf("All %s of the tab.", countRows(len(msg.recs))))
+	case msg.filter != "":
+		notes = append(notes, filterNote(msg.filter))
 	}
 	if msg.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%s hidden by the filter %s left alone.", countRows(msg.hidden)+" marked", plural(msg.hidden, "is", "are")))
@@ -209,14 +216,7 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	// The destinations on lines of their own, under the question: "→ https://x/api/? [y/N]"
 	// read like a URL ending in a question mark.
 	if yes != nil {
-		const most = 3
-		for i, dst := range p.Destinations {
-			if i == most && len(p.Destinations) > most+1 {
-				d.targets = append(d.targets, fmt.Sprintf("  … and %d more (d shows the dry run)", len(p.Destinations)-most))
-				break
-			}
-			d.targets = append(d.targets, "  to "+dst)
-		}
+		d.dests = p.Destinations
 	}
 	d.list = dryRunLines(p)
 	d.listTitle = "Dry run: nothing is sent"
@@ -817,22 +817,28 @@ func haltLine(h *ReplayHalt) string {
 	return s
 }
 
-// bannerLines is the halt banner: loud, above the body, until esc dismisses it.
+// bannerMaxLines is how many lines the halt banner may take; past them it is cut.
+const bannerMaxLines = 3
+
+// bannerLines is the halt banner: loud, above the body, until esc dismisses it. It wraps over
+// as many lines as its text needs (up to bannerMaxLines), each one in the loud style, so the
+// cause and the fix are never cut at 80 columns.
 func (m *Model) bannerLines(w int) []string {
 	if m.halt == nil {
 		return nil
 	}
 	st := m.c.styles
 	text := model.SanitizeLine(haltLine(m.halt))
+	lines := wrapText(text, w-2)
 	if k := firstKey(m.c.keys.Clear); k != "" {
-		if hint := "  (" + k + " dismisses)"; textWidth(text+hint) <= w-2 {
-			text += hint
+		// The dismiss hint, if it fits without taking another line.
+		if withHint := wrapText(text+"  ("+k+" dismisses)", w-2); len(withHint) <= max(1, len(lines)) && len(withHint) <= bannerMaxLines {
+			lines = withHint
 		}
 	}
-	lines := wrapText(text, w-2)
-	if len(lines) > 2 {
-		lines = lines[:2]
-		lines[1] = truncate(lines[1]+" …", w-2)
+	if len(lines) > bannerMaxLines {
+		lines = lines[:bannerMaxLines]
+		lines[bannerMaxLines-1] = truncate(lines[bannerMaxLines-1]+" …", w-2)
 	}
 	out := make([]string, len(lines))
 	for i, l := range lines {

@@ -305,7 +305,7 @@ func TestReplayInTheTUI(t *testing.T) {
 	tm.Send(press("space"))
 	tm.Send(press("space"))
 	tm.Send(press("R"))
-	waitScreen(t, tm, "Replay 3 calls to 1 source (crm)", f.url+"/", "[y/N]", "Rows respect the filter")
+	waitScreen(t, tm, "Replay 3 calls to 1 source (crm)", f.url+"/", "[y/N]")
 	tm.Send(press("d"))
 	waitScreen(t, tm, "Would send 3 calls", "key k-5", "Authorization: env:CRM_TOKEN")
 	tm.Send(press("y"))
@@ -370,7 +370,7 @@ func TestReplayHaltBanner(t *testing.T) {
 	tm := startReplayTUI(t, f, src, map[string]string{"DEMO_BILLING_TOKEN": "wrong"})
 	waitScreen(t, tm, "Replay desk")
 	tm.Send(press("A"))
-	waitScreen(t, tm, "Replay 3 calls to 1 source (billing)", "All the rows the filter shows")
+	waitScreen(t, tm, "Replay 3 calls to 1 source (billing)", "All 3 rows of the tab.")
 	tm.Send(press("y"))
 	waitScreen(t, tm, "Replay halted")
 	tm.Send(press("esc")) // back to the table: the banner stays

@@ -218,7 +218,10 @@ func TestReplayConfirmStatesCountSourcesDestinations(t *testing.T) {
 	if question < 0 || yn != question+2 {
 		t.Errorf("question on line %d, [y/N] on line %d: want the question, its destination, then [y/N]:\n%s", question, yn, out)
 	}
-	for _, want := range []string{"Rows respect the filter.",
+	if strings.Contains(out, "current filter") || strings.Contains(out, "filter shows") {
+		t.Errorf("without a filter the confirm says nothing about one:\n%s", out)
+	}
+	for _, want := range []string{
 		"1 refused: row 8: source mailer has no url_prefixes", "d dry run"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("confirm lacks %q:\n%s", want, out)
@@ -243,7 +246,7 @@ func TestReplayConfirmStatesCountSourcesDestinations(t *testing.T) {
 	// A: every row the filter shows, even unmarked ones; skipped rows are counted by rule.
 	keys(m, "A")
 	out = plainScreen(m)
-	if !strings.Contains(out, "Replay 6 calls") || !strings.Contains(out, "All the rows the filter shows") ||
+	if !strings.Contains(out, "Replay 6 calls") || !strings.Contains(out, "All 8 rows of the tab.") || strings.Contains(out, "filter shows") ||
 		!strings.Contains(out, "1 row skipped by rule") {
 		t.Errorf("A replays every shown row:\n%s", out)
 	}

@@ -138,6 +138,15 @@ func age(now, t time.Time) string {
 	return t.Format("2006")
 }
 
+// inZone is t in the spreadsheet's zone (loc), so every time on screen reads in one zone
+// whoever wrote it; t as it is when the table has no zone.
+func inZone(t time.Time, loc *time.Location) time.Time {
+	if loc == nil || t.IsZero() {
+		return t
+	}
+	return t.In(loc)
+}
+
 // ago is the long form used in the header and detail view ("12s ago", "on Jan 02").
 func ago(now, t time.Time) string {
 	if t.IsZero() {

@@ -16,10 +16,12 @@ func (m *Model) headerHeight() int {
 }
 
 // asciiChrome turns the UI's own glyphs into ASCII for TERM=dumb. Each replacement is one cell
-// wide, like the glyph it replaces, so the layout doesn't move. Sheet text is left alone.
+// wide, like the glyph it replaces, so the layout doesn't move. It runs over the whole
+// screen, so the same few glyphs inside sheet text become ASCII too; the rest of the sheet's
+// text is shown as it is (sanitised like everywhere else).
 var asciiChrome = strings.NewReplacer(
 	"…", "~", "·", "-", "│", "|", "─", "-", "━", "-", "●", "*", "✗", "x",
-	"→", ">", "←", "<", "↑", "^", "↓", "v", "█", "#", "░", ".", "—", "-",
+	"→", ">", "←", "<", "↑", "^", "↓", "v", "█", "#", "░", ".", "—", "-", "–", "-",
 )
 
 // View draws the screen. It is the only place terminal modes are set (alt screen, window
