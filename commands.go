@@ -279,7 +279,9 @@ func cmdClearError(ctx context.Context, g *globals, args []string, e *env) error
 	return editCommand(ctx, g, e, *tab, ids, check, func(t *model.Table, r *model.Record) (model.Edit, string, bool) {
 		ed, ok := model.ClearError(t, r, now)
 		if !ok {
-			return ed, fmt.Sprintf("status is %q, not a sticky error; nothing to clear", r.Status), false
+			// Already released (dead / pending) is what was asked: running it twice is fine.
+			done := r.Status == model.StatusDead || r.Status == model.StatusPending
+			return ed, fmt.Sprintf("status is %q, not a sticky error; nothing to clear", r.Status), done
 		}
 		return ed, "", false
 	})
@@ -309,23 +311,39 @@ func cmdRequeueStale(ctx context.Context, g *globals, args []string, e *env) err
 	}
 	now := time.Now()
 	var edits []model.Edit
+	stuck := 0
 	for i := range t.Records {
 		r := &t.Records[i]
 		ed, ok := model.Requeue(t, r, now)
-		if !ok || r.ID == "" {
+		if !ok {
+			continue
+		}
+		if r.ID == "" {
+			// A stale claim that can't be written (no ID, or one shared with another row) is
+			// still stale: say so, and count it as not done.
+			fmt.Fprintf(e.stderr, "row %d: stale claim not requeued: %s\n", r.Row, model.SanitizeLine(strings.Join(r.Problems, "; ")))
+			stuck++
 			continue
 		}
 		fmt.Fprintf(e.stdout, "%s\trow %d\tclaimed by %s %s ago\n", model.SanitizeLine(r.ID), r.Row,
 			model.SanitizeLine(first(t.Get(r, model.FClaimedBy), "?")), now.Sub(r.Time).Round(time.Minute))
 		edits = append(edits, ed)
 	}
+	notDone := func() error {
+		if stuck == 0 {
+			return nil
+		}
+		return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed", plural(stuck, "stale claim", "stale claims"))}
+	}
 	if len(edits) == 0 {
-		fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", t.Config.StaleAfter, t.Config.Name)
-		return nil
+		if stuck == 0 {
+			fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", t.Config.StaleAfter, t.Config.Name)
+		}
+		return notDone()
 	}
 	if *dry {
 		fmt.Fprintf(e.stderr, "dry run: %s would go back to pending\n", plural(len(edits), "claim", "claims"))
-		return nil
+		return notDone()
 	}
 	res, err := st.Apply(ctx, edits)
 	if err != nil {
@@ -339,9 +357,9 @@ func cmdRequeueStale(ctx context.Context, g *globals, args []string, e *env) err
 	}
 	fmt.Fprintf(e.stderr, "requeued %s\n", plural(len(res.Applied), "claim", "claims"))
 	if !res.OK() {
-		return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued", plural(len(res.Conflicts)+len(res.Missing), "claim", "claims"))}
+		return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued", plural(len(res.Conflicts)+len(res.Missing)+stuck, "claim", "claims"))}
 	}
-	return nil
+	return notDone()
 }
 
 func cmdInit(ctx context.Context, g *globals, args []string, e *env) error {

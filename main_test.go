@@ -358,3 +358,28 @@ func TestConfigCheckWithoutAFileAndHelp(t *testing.T) {
 		t.Errorf("--help should print usage on stdout: %+v", r)
 	}
 }
+
+func TestRequeueStaleReportsClaimsItCantWrite(t *testing.T) {
+	wb := smallWorkbook()
+	old := model.FormatTime(time.Now().Add(-3 * time.Hour))
+	wb.Sheets[1].Rows = append(wb.Sheets[1].Rows,
+		[]any{"jd", "sync", "{}", "claimed", "w3", old, "", ""},
+		[]any{"jd", "sync", "{}", "claimed", "w4", old, "", ""})
+	emu, url := startEmu(t, wb)
+	c := newCLI(t, url)
+	c.env["TRIAGE_SPREADSHEET"] = "s1"
+	r := c.run("requeue-stale")
+	if r.code != exitPartial || !strings.Contains(r.stderr, "stale claim not requeued") || !strings.Contains(r.stderr, "share the ID") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+	if cell(t, emu, "Jobs", 3, 3) != "pending" {
+		t.Errorf("the writable stale claim should still be requeued")
+	}
+	// Clearing an error twice: the second run finds nothing to do, which is done, not a failure.
+	if r := c.run("clear-error", "--tab", "Jobs", "j1"); r.code != 0 {
+		t.Fatalf("clear-error: %d %s", r.code, r.stderr)
+	}
+	if r := c.run("clear-error", "--tab", "Jobs", "j1"); r.code != 0 {
+		t.Errorf("clear-error again: exit %d %s", r.code, r.stderr)
+	}
+}

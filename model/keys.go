@@ -59,6 +59,8 @@ func PayloadKey(payload, field string) (string, bool) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
+		// Trimmed like a key cell: a key saved from the payload must read back the same.
+		s = strings.TrimSpace(s)
 		return s, s != ""
 	}
 	var n json.Number

@@ -309,3 +309,12 @@ func TestRequeueReleasesTheClaimAndUndoRestoresIt(t *testing.T) {
 		t.Errorf("undo %+v", inv)
 	}
 }
+
+func TestPayloadKeyIsTrimmedLikeAKeyCell(t *testing.T) {
+	if k, ok := PayloadKey(`{"id":"  abc "}`, "id"); !ok || k != "abc" {
+		t.Errorf("got %q %v", k, ok)
+	}
+	if _, ok := PayloadKey(`{"id":"   "}`, "id"); ok {
+		t.Error("a blank payload key is no key")
+	}
+}
