@@ -49,6 +49,11 @@ func (d *tabData) record(id string) (*model.Record, int32, bool) {
 // readOnlyNote is the toast for a write key in read-only mode.
 const readOnlyNote = "read-only: opened with --readonly"
 
+// planningNote is the toast for a write or a refresh while a big replay plan is computed: the
+// plan's snapshot would no longer match the sheet, and the confirm would replay a row just
+// discarded or set.
+const planningNote = "planning the replay…; try again when its confirm opens"
+
 // canWrite says why a write can't start now, or "" if it can.
 func (m *Model) canWrite() string {
 	switch {
@@ -58,6 +63,8 @@ func (m *Model) canWrite() string {
 		return "a write is still in progress; try again when it finishes"
 	case m.running():
 		return "a replay is running; try again when it ends"
+	case m.planning:
+		return planningNote
 	}
 	return ""
 }
@@ -442,11 +449,14 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 		m.refreshQueued = false
 		prefix = "not quitting, the write didn't all land: "
 	}
-	if m.refreshQueued {
-		m.refreshQueued = false
-		cmds = append(cmds, m.startLoad())
-	}
+	// A refresh queued behind the write starts once the write is accounted for (after the
+	// dataGen bump below): started before it, its load would be thrown away and read again.
+	reload := m.refreshQueued
+	m.refreshQueued = false
 	if msg.err != nil {
+		if reload {
+			cmds = append(cmds, m.startLoad())
+		}
 		if op.undoes != nil {
 			m.undo = append(m.undo, *op.undoes) // still undoable
 		}
@@ -489,6 +499,9 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 		}
 		ts.scrollTo(m.tableH)
 		m.syncDetail()
+	}
+	if reload {
+		cmds = append(cmds, m.startLoad())
 	}
 	if len(res.Applied) > 0 && op.kind != writeUndo {
 		applied := make([]model.Edit, len(res.Applied))

@@ -254,7 +254,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onReplayDone(msg)
 	case refreshTickMsg:
 		next := refreshTick(m.opts.Refresh)
-		if m.loading || m.writing || m.running() || m.store == nil {
+		if m.loading || m.writing || m.planning || m.running() || m.store == nil {
 			// A write in flight would be overwritten by a read that started before it;
 			// skip this round rather than queue up behind it. A replay reloads when it ends.
 			return next
@@ -344,6 +344,8 @@ func (m *Model) refresh() tea.Cmd {
 	switch {
 	case m.running():
 		return m.toast(toastInfo, "a replay is running; the table reloads when it ends")
+	case m.planning:
+		return m.toast(toastInfo, "%s", planningNote)
 	case m.loading:
 		return m.toast(toastInfo, "already loading…")
 	case m.writing:

@@ -533,6 +533,21 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 			r.setRow(row)
 		}
 	}
+	// Rows refused inside the run (a key write failed, a row changed since the plan) never
+	// get a progress event: without this they would stay "queued" in a finished report.
+	for _, x := range rep.Refused {
+		if x.ID == "" {
+			continue
+		}
+		state := "refused"
+		if x.Skipped {
+			state = "skipped"
+		}
+		if i, ok := r.byID[x.ID]; ok && finalState(r.rows[i].state) && r.rows[i].state != "refused" && r.rows[i].state != "skipped" {
+			continue // the run sent it: that outcome stands
+		}
+		r.setRow(ReplayProgress{ID: x.ID, Row: x.Row, State: state, Detail: x.Reason})
+	}
 	for _, id := range rep.NotAttempted {
 		if i, ok := r.byID[id]; ok && !finalState(r.rows[i].state) {
 			r.setRow(ReplayProgress{ID: id, State: "not-attempted"})
@@ -544,7 +559,9 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 			final++
 		}
 	}
-	r.done = max(r.done, final)
+	// The totals are the list's: every row it shows, every row in an end state.
+	r.total = max(r.total, len(r.rows))
+	r.done = final
 	r.finished = true
 	r.report = rep
 	r.ended = m.c.now()
@@ -637,7 +654,7 @@ func runOutcomeWord(r *replayRun) string {
 }
 
 // stateOrder lists row states in display order.
-var stateOrder = []string{"delivered", "duplicate", "rejected", "systemic", "retryable", "deferred", "refused", "not-attempted", "sending", "queued"}
+var stateOrder = []string{"delivered", "duplicate", "rejected", "systemic", "retryable", "deferred", "refused", "skipped", "not-attempted", "sending", "queued"}
 
 // countsLine renders counts per state in display order, then any other state, zeros left out.
 func countsLine(counts map[string]int) string {
