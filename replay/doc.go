@@ -14,6 +14,10 @@
 //     written there before the row's first request leaves, so a later config change or a
 //     corrected cell can't give the row another key (a cell already holding that key, saved
 //     by another session, counts as written; a row whose key can't be written isn't sent);
+//   - nothing is sent from a stale snapshot: before any request leaves, one Apply (the same
+//     write that saves the keys) checks every planned row's status and key cells against the
+//     sheet as loaded; a row changed since (discarded, delivered by another session, its key
+//     corrected, deleted) is refused, and if that write fails nothing is sent;
 //   - the body is the payload cell byte for byte, except that a body key field is inserted
 //     where the source wants one and the payload lacks it;
 //   - requests go only to URLs under the source's url_prefixes; redirects are never followed,

@@ -101,7 +101,8 @@ const (
 )
 
 // TestWriteBackThroughSheetsStore: outcomes land on the emulated sheet through the real store,
-// in at most ceil(N/50)+1 write requests (the +1 is the minted keys' write).
+// in at most ceil(N/50)+1 write requests (the +1 is the write before sending: the minted
+// keys and the check of every row).
 func TestWriteBackThroughSheetsStore(t *testing.T) {
 	const n = 120
 	rcv := replaytest.NewReceiver()
@@ -259,7 +260,7 @@ func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
 	if sum.Counts["delivered"] != 3 || len(sum.Refused) != 0 || len(sum.WriteConflicts) != 0 || len(sum.WriteErrors) != 0 {
 		t.Fatalf("counts %v refused %+v conflicts %v errors %v", sum.Counts, sum.Refused, sum.WriteConflicts, sum.WriteErrors)
 	}
-	// One key write and one outcome write.
+	// One write before sending (the keys and the check of every row) and one outcome write.
 	if n := f.emu.Count("values.batchUpdate"); n != 2 || sum.WriteRequests != 2 {
 		t.Errorf("%d batchUpdates (summary %d), want 2", n, sum.WriteRequests)
 	}
@@ -269,6 +270,58 @@ func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
 		}
 		if s := f.cell(i, cStatus); s != "delivered" {
 			t.Errorf("row %d status %q", i+2, s)
+		}
+	}
+}
+
+// TestStaleRowsNotSentThroughSheetsStore: through the real store, rows changed on the sheet
+// since the load are refused by the one write before sending, and left as they are: a key
+// cell corrected (k-1 → k-1b), a row discarded, one delivered by another session, and a
+// minted-key row whose key another session saved before discarding it (the store reports the
+// key cell's conflict first, so only the separate status check catches it).
+func TestStaleRowsNotSentThroughSheetsStore(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	rows := keyRows(5, "crm", srv.URL+"/hook")
+	rows[4].key = ""
+	f := newSheetFixture(t, rows)
+	tab := f.load(t)
+	minted := rows[4].minted()
+	for _, c := range []struct {
+		row, col int
+		v        string
+	}{{3, cKey, "k-1b"}, {4, cStatus, "discarded"}, {5, cStatus, "delivered"}, {6, cKey, minted}, {6, cStatus, "discarded"}} {
+		if err := f.emu.SetCell(f.id, e2eTab, c.row, c.col, c.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.emu.ResetCounts()
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	sum := replay.Run(context.Background(), fastClient(src), f.store, tab, records(tab), replay.RunOptions{FlushInterval: time.Hour})
+	got := attemptsByKey(rcv)
+	if len(got) != 1 || len(got["k-0"]) != 1 {
+		t.Fatalf("sent %v, want only k-0", keysOf(got))
+	}
+	want := map[int]string{
+		3: `no row has the key "k-1" any more`,
+		4: `status was "dead" when you looked, is "discarded" now`,
+		5: `status was "dead" when you looked, is "delivered" now`,
+		6: `status was "dead" when you looked, is "discarded" now`,
+	}
+	if len(sum.Refused) != len(want) {
+		t.Fatalf("refused %+v", sum.Refused)
+	}
+	for _, r := range sum.Refused {
+		if !strings.Contains(r.Reason, "its row changed since it was loaded") || !strings.Contains(r.Reason, want[r.Row]) {
+			t.Errorf("row %d refused %q, want %q", r.Row, r.Reason, want[r.Row])
+		}
+	}
+	if n := f.emu.Count("values.batchUpdate"); n != 2 || sum.WriteRequests != 2 || len(sum.WriteConflicts) != 0 || len(sum.WriteErrors) != 0 {
+		t.Errorf("%d batchUpdates (summary %d), conflicts %v, errors %v", n, sum.WriteRequests, sum.WriteConflicts, sum.WriteErrors)
+	}
+	for i, w := range [][]string{{"delivered", "2", "k-0"}, {"dead", "1", "k-1b"}, {"discarded", "1", "k-2"}, {"delivered", "1", "k-3"}, {"discarded", "1", minted}} {
+		if g := []string{f.cell(i, cStatus), f.cell(i, cAttempts), f.cell(i, cKey)}; strings.Join(g, ",") != strings.Join(w, ",") {
+			t.Errorf("row %d: %q, want %q", i+2, g, w)
 		}
 	}
 }

@@ -49,8 +49,10 @@ type memStore struct {
 	rows    [][]string // rows[0] is the header
 	applies int
 	edits   [][]model.Edit
-	fail    error // returned by every Apply when set
-	onApply func(edits []model.Edit)
+	fail    error // returned by every Apply when set (after the first failAfter)
+	// failAfter is how many Applies succeed before fail applies (0: fail from the first).
+	failAfter int
+	onApply   func(edits []model.Edit)
 }
 
 func newMemStore(tc model.TabConfig, rows []row) *memStore {
@@ -123,7 +125,7 @@ func (m *memStore) Apply(ctx context.Context, edits []model.Edit) (model.ApplyRe
 	defer m.mu.Unlock()
 	m.applies++
 	m.edits = append(m.edits, edits)
-	if m.fail != nil {
+	if m.fail != nil && m.applies > m.failAfter {
 		return model.ApplyResult{}, m.fail
 	}
 	hm := m.hm()
@@ -160,6 +162,25 @@ func (m *memStore) Apply(ctx context.Context, edits []model.Edit) (model.ApplyRe
 		res.Applied = append(res.Applied, model.Applied{Edit: e, Row: idx + 1})
 	}
 	return res, nil
+}
+
+// setCell changes data row i's (0-based) cell in column c, as another user would.
+func (m *memStore) setCell(i, c int, v string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rows[i+1][c] = v
+}
+
+// keyWrites counts the edits that write a new value to a key cell (the keys saved before
+// sending); the check edits write the key cell back as it was.
+func keyWrites(edits []model.Edit) int {
+	n := 0
+	for _, e := range edits {
+		if v, ok := e.Set[model.FKey]; ok && v != e.Expect[model.FKey] {
+			n++
+		}
+	}
+	return n
 }
 
 // records returns pointers to every record of a table.

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -61,10 +62,11 @@ func TestPayloadKeySavedSoItNeverChanges(t *testing.T) {
 			if sum.Counts["delivered"] != 3 {
 				t.Fatalf("first run: counts %v refused %+v", sum.Counts, sum.Refused)
 			}
-			// One key write, before any request, holding the payload key and the minted one
-			// (not the key that already was in its cell).
-			if sentAtFirstApply != 0 || len(st.edits[0]) != 2 {
-				t.Fatalf("first write after %d requests with %d edits, want both keys before any request", sentAtFirstApply, len(st.edits[0]))
+			// One write, before any request, holding the payload key and the minted one (not
+			// the key that already was in its cell) and the check of every row.
+			if sentAtFirstApply != 0 || keyWrites(st.edits[0]) != 2 || len(st.edits[0]) != 5 {
+				t.Fatalf("first write after %d requests with %d key writes (%d edits), want both keys before any request",
+					sentAtFirstApply, keyWrites(st.edits[0]), len(st.edits[0]))
 			}
 			if k := st.rowAt(0)[model.FKey]; k != "p-1" {
 				t.Fatalf("key cell of the payload-key row %q, want p-1", k)
@@ -104,8 +106,8 @@ func keysOf(m map[string][]replaytest.RecordedAttempt) map[string]int {
 }
 
 // TestPayloadKeyNotSavedIsNotSent: when the store can't take the key write, a row whose key
-// came from the payload isn't sent either (its key isn't pinned); rows whose key is in the key
-// cell already go out.
+// came from the payload isn't sent (its key isn't pinned), and neither is a row whose key is
+// in its key cell already: the same write was its check against the sheet.
 func TestPayloadKeyNotSavedIsNotSent(t *testing.T) {
 	rcv := replaytest.NewReceiver()
 	srv := serve(t, rcv)
@@ -121,11 +123,12 @@ func TestPayloadKeyNotSavedIsNotSent(t *testing.T) {
 	st.fail = errors.New("quota exceeded")
 	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{})
 	got := attemptsByKey(rcv)
-	if _, sent := got["p-1"]; sent || len(got["cell-2"]) != 1 {
-		t.Fatalf("sent %v, want only cell-2", keysOf(got))
+	if len(got) != 0 {
+		t.Fatalf("sent %v, want nothing", keysOf(got))
 	}
-	if len(sum.Refused) != 1 || sum.Refused[0].Row != 2 || !strings.Contains(sum.Refused[0].Reason, "quota exceeded") ||
-		!strings.Contains(sum.Refused[0].Reason, "payload") {
+	if len(sum.Refused) != 2 || sum.Refused[0].Row != 2 || !strings.Contains(sum.Refused[0].Reason, "quota exceeded") ||
+		!strings.Contains(sum.Refused[0].Reason, "payload") ||
+		sum.Refused[1].Row != 3 || !strings.Contains(sum.Refused[1].Reason, "could not be checked against the sheet before sending (quota exceeded)") {
 		t.Errorf("refused %+v", sum.Refused)
 	}
 }
@@ -272,16 +275,59 @@ func TestKeyAlreadySavedByAnotherSession(t *testing.T) {
 	tab2 := mem.table(t)
 	minted := rows2[0].minted()
 	st2 := applyFunc(func(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
-		if len(edits) == 1 && edits[0].ID == minted {
-			e := edits[0]
-			return model.ApplyResult{Conflicts: []model.Conflict{{Edit: e, Row: 2, Field: model.FKey, Saw: e.ID,
-				Reason: "the same ID is on rows 2, 9 (make it unique, then retry)"}}}, nil
+		var rest []model.Edit
+		var dup []model.Conflict
+		for _, e := range edits {
+			if e.ID == minted && e.Set[model.FKey] == minted { // the key write
+				dup = append(dup, model.Conflict{Edit: e, Row: 2, Field: model.FKey, Saw: e.Expect[model.FKey],
+					Reason: "the same ID is on rows 2, 9 (make it unique, then retry)"})
+			} else {
+				rest = append(rest, e)
+			}
 		}
-		return mem.Apply(ctx, edits)
+		res, err := mem.Apply(ctx, rest)
+		res.Conflicts = append(res.Conflicts, dup...)
+		return res, err
 	})
 	sum = replay.Run(context.Background(), fastClient(src2), st2, tab2, records(tab2), replay.RunOptions{})
-	if _, sent := attemptsByKey(rcv2)[minted]; sent || len(sum.Refused) != 1 || !strings.Contains(sum.Refused[0].Reason, "rows 2, 9") {
+	if _, sent := attemptsByKey(rcv2)[minted]; sent || len(sum.Refused) != 1 || !strings.Contains(sum.Refused[0].Reason, "rows 2, 9") ||
+		len(attemptsByKey(rcv2)["k-1"]) != 1 {
 		t.Errorf("sent %v, refused %+v", keysOf(attemptsByKey(rcv2)), sum.Refused)
+	}
+
+	// The key saved by another session, which then discarded the row (or replayed it and
+	// wrote delivered back): the key cell holds the key, but the row is no longer waiting.
+	rcv3 := replaytest.NewReceiver()
+	srv3 := serve(t, rcv3)
+	src3 := &replay.Source{Name: "form", URLPrefixes: []string{srv3.URL}}
+	u3 := srv3.URL + "/hook"
+	rows3 := []row{
+		{source: "form", url: u3, payload: `{"x":1}`, status: "dead"},      // minted, discarded
+		{source: "form", url: u3, payload: `{"id":"p-2"}`, status: "dead"}, // payload key, delivered
+		{source: "form", url: u3, payload: `{"x":3}`, status: "dead"},      // minted, untouched
+	}
+	st3 := newMemStore(tc, rows3)
+	tab3 := st3.table(t)
+	st3.setCell(0, 7, rows3[0].minted())
+	st3.setCell(0, 8, "discarded")
+	st3.setCell(1, 7, "p-2")
+	st3.setCell(1, 8, "delivered")
+	sum = replay.Run(context.Background(), fastClient(src3), st3, tab3, records(tab3), replay.RunOptions{})
+	got = attemptsByKey(rcv3)
+	if len(got) != 1 || len(got[rows3[2].minted()]) != 1 {
+		t.Errorf("sent %v, want only row 4", keysOf(got))
+	}
+	if len(sum.Refused) != 2 {
+		t.Fatalf("refused %+v", sum.Refused)
+	}
+	for i, now := range []string{"discarded", "delivered"} {
+		r := sum.Refused[i]
+		if r.Row != i+2 || !strings.Contains(r.Reason, "its row changed since it was loaded") || !strings.Contains(r.Reason, fmt.Sprintf("is %q now", now)) {
+			t.Errorf("refusal %+v, want row %d changed to %s", r, i+2, now)
+		}
+	}
+	if s := st3.rowAt(0)[model.FStatus]; s != "discarded" {
+		t.Errorf("discarded row's status %q", s)
 	}
 }
 

@@ -17,8 +17,12 @@ type Job struct {
 	Row int
 	// Call is what will be sent.
 	Call Call
-	// Status is the status cell as loaded; the write-back expects it unchanged.
+	// Status is the status cell as loaded; the check before sending and the write-back
+	// expect it unchanged.
 	Status string
+	// KeyCell is the key cell as loaded ("" when blank or the tab has no key column); the
+	// check before sending expects it unchanged.
+	KeyCell string
 	// PrevAttempts is the attempts cell as loaded (0 when blank or not a number).
 	PrevAttempts int
 	// KeyOrigin is where the key came from: the key cell, the payload's key field, or minted.
@@ -168,6 +172,7 @@ func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now 
 			Row:          r.Row,
 			Call:         Call{Key: key, Source: srcName, Method: method, URL: rawURL, Body: []byte(payload)},
 			Status:       t.Get(r, model.FStatus),
+			KeyCell:      t.Get(r, model.FKey),
 			PrevAttempts: prev,
 			KeyOrigin:    origin,
 			SaveKey:      origin != model.KeyCell && hasKeyCol,

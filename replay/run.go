@@ -105,7 +105,8 @@ type Summary struct {
 	NotAttempted []string
 	// Refused are rows that were not planned, each with its reason.
 	Refused []Refusal
-	// WriteRequests counts Store.Apply calls (key writes and outcome flushes).
+	// WriteRequests counts Store.Apply calls (the check-and-key write before sending, and
+	// outcome flushes).
 	WriteRequests int
 	// WriteConflicts are write-back edits not written because a cell changed meanwhile.
 	WriteConflicts []model.Conflict
@@ -238,11 +239,13 @@ func (r *runner) emit(row RowResult, final bool, o Outcome) {
 // Run replays records of a dead-letter tab and writes each outcome back: the one
 // replay-then-write-back loop behind both the TUI and `triage replay`.
 //
-// It plans (see Plan), writes every key not yet in its key cell (minted, or taken from the
-// payload) to that cell in one Apply before anything is sent (a row whose key can't be
-// written is refused; see saveKeys), then sends rows in plan order with at
-// most Concurrency requests in flight, each source's rows at its rate. Outcomes are written
-// back in batches (FlushEvery rows or FlushInterval, whichever first, and a final flush):
+// It plans (see Plan), then, in one Apply before anything is sent, checks every planned row
+// against the sheet as it is now (its status and key cells as loaded) and writes every key
+// not yet in its key cell (minted, or taken from the payload) to that cell: a row that
+// changed since the load, or whose key can't be written, is refused (see checkRows). Then it
+// sends rows in plan order with at most Concurrency requests in flight, each source's rows
+// at its rate. Outcomes are written back in batches (FlushEvery rows or FlushInterval,
+// whichever first, and a final flush):
 // status (delivered, rejected, or unchanged for retryable), attempts, error and replayed_at,
 // each edit expecting the status the row had, only for columns the tab has.
 //
@@ -269,7 +272,7 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	// Writes must land even after a cancel: the outcomes of in-flight calls are facts.
 	wctx := context.WithoutCancel(ctx)
 	if ctx.Err() == nil {
-		jobs = saveKeys(wctx, st, t, jobs, &sum)
+		jobs = checkRows(wctx, st, t, jobs, &sum)
 	}
 
 	r := &runner{c: c, t: t, opts: opts, total: len(jobs), counts: map[Outcome]int{}}
@@ -457,25 +460,66 @@ func outcomeEdit(t *model.Table, j Job, res Result, now time.Time) (model.Edit, 
 	return e, len(e.Set) > 0
 }
 
-// saveKeys writes every key that is not in its row's key cell yet (minted, or taken from the
-// payload) to that cell, in one Apply, before any request leaves (invariant 3): from then on
-// the row's key is its key cell, whatever later happens to the config (a source that stops
-// reading the payload's key field) or to the row's other cells (a corrected source or url).
-// A cell found already holding the key (another session saved it meanwhile: a minted key is
-// deterministic, a payload key is the payload's) counts as saved. Rows whose key could not be
-// saved are refused and dropped: sending them would let a later replay carry another key.
-func saveKeys(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *Summary) []Job {
+// checkRows is the one write before any request leaves: a single Apply that checks every
+// planned row against the sheet as it is now, and writes every key that is not in its row's
+// key cell yet (minted, or taken from the payload) to that cell (invariant 3).
+//
+// Each row's edits expect the status cell as loaded (Job.Status) and the key cell as loaded
+// (Job.KeyCell), for the columns the tab has. A row whose key is already in its key cell
+// writes that cell back unchanged (an edit needs something to set; on a tab without a key
+// column it writes the status back unchanged), so nothing new lands on the sheet. A row with
+// a key to save gets two edits: a check of its status alone (writing the status back
+// unchanged), then the key write, which expects both cells as loaded and sets the key. A key
+// cell found already holding the key (another session saved it meanwhile: a minted key is
+// deterministic, a payload key is the payload's) makes the key write a conflict that counts
+// as saved; the separate status check then still catches a status that changed too, which a
+// store reporting only the key cell's conflict would hide.
+//
+// A row whose edit is a conflict (its status or key cell changed since the load: it was
+// discarded, delivered by another session, or its key was corrected) or is missing (no row
+// has its key any more: its key cell, or a cell the key is computed from, changed, or the
+// row was deleted) is refused and dropped: sent from the stale snapshot, it could carry a
+// key that is no longer the row's (the next replay would send the new one: two calls), or
+// replay a row that is no longer waiting (invariant 6). If the Apply fails, nothing was
+// verified and every row is refused. On a tab with neither a key nor a status column there
+// is nothing to check and no key to save: every row goes on.
+func checkRows(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *Summary) []Job {
+	hasKey, hasStatus := t.Header.Has(model.FKey), t.Header.Has(model.FStatus)
+	if len(jobs) == 0 || (!hasKey && !hasStatus) {
+		return jobs
+	}
+	expect := func(j Job) map[model.Field]string {
+		m := map[model.Field]string{}
+		if hasStatus {
+			m[model.FStatus] = j.Status
+		}
+		if hasKey {
+			m[model.FKey] = j.KeyCell
+		}
+		return m
+	}
 	var edits []model.Edit
-	origin := map[string]model.KeyOrigin{}
 	for _, j := range jobs {
-		if j.SaveKey {
+		switch {
+		case j.SaveKey: // SaveKey implies a key column
+			if hasStatus {
+				edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
+					Expect: map[model.Field]string{model.FStatus: j.Status}, Set: map[model.Field]string{model.FStatus: j.Status}})
+			}
 			edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
-				Expect: map[model.Field]string{model.FKey: ""}, Set: map[model.Field]string{model.FKey: j.ID}})
-			origin[j.ID] = j.KeyOrigin
+				Expect: expect(j), Set: map[model.Field]string{model.FKey: j.ID}})
+		case hasKey:
+			edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
+				Expect: expect(j), Set: map[model.Field]string{model.FKey: j.KeyCell}})
+		default:
+			edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
+				Expect: expect(j), Set: map[model.Field]string{model.FStatus: j.Status}})
 		}
 	}
-	if len(edits) == 0 {
-		return jobs
+	saveKey := map[string]bool{}
+	origin := map[string]model.KeyOrigin{}
+	for _, j := range jobs {
+		saveKey[j.ID], origin[j.ID] = j.SaveKey, j.KeyOrigin
 	}
 	what := func(id string) string {
 		if origin[id] == model.KeyPayload {
@@ -483,48 +527,76 @@ func saveKeys(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *Su
 		}
 		return "its minted key"
 	}
+	// isKeyWrite tells a SaveKey row's key write from its status check.
+	isKeyWrite := func(e model.Edit) bool {
+		_, ok := e.Set[model.FKey]
+		return saveKey[e.ID] && ok
+	}
 	bad := map[string]string{}
+	refuse := func(id, why string) {
+		if _, ok := bad[id]; !ok {
+			bad[id] = why
+		}
+	}
 	if st == nil {
-		for _, e := range edits {
-			bad[e.ID] = what(e.ID) + " is not in the key cell and there is no store to write it to before sending; not sent"
+		for _, j := range jobs {
+			why := "there is no store to check its row against before sending; not sent"
+			if j.SaveKey {
+				why = what(j.ID) + " is not in the key cell and there is no store to write it to before sending; not sent"
+			}
+			refuse(j.ID, why)
 		}
 	} else {
 		sum.WriteRequests++
 		res, err := st.Apply(ctx, edits)
 		if err != nil {
-			for _, e := range edits {
-				bad[e.ID] = fmt.Sprintf("%s could not be written to the key cell before sending (%v); not sent", what(e.ID), err)
+			for _, j := range jobs {
+				why := fmt.Sprintf("its row could not be checked against the sheet before sending (%v); not sent", err)
+				if j.SaveKey {
+					why = fmt.Sprintf("%s could not be written to the key cell before sending (%v); not sent", what(j.ID), err)
+				}
+				refuse(j.ID, why)
 			}
 		} else {
-			saved := map[string]bool{}
+			applied := map[string]int{} // edits of the row applied or counted as such
 			for _, a := range res.Applied {
-				saved[a.Edit.ID] = true
+				applied[a.Edit.ID]++
 			}
 			for _, cf := range res.Conflicts {
 				id := cf.Edit.ID
 				switch {
-				case cf.Reason == "" && cf.Field == model.FKey && strings.TrimSpace(cf.Now) == id:
+				case isKeyWrite(cf.Edit) && cf.Reason == "" && cf.Field == model.FKey && strings.TrimSpace(cf.Now) == id:
 					// Already there: the key the call carries is the one on the sheet.
-					saved[id] = true
+					applied[id]++
+				case isKeyWrite(cf.Edit) && cf.Reason != "":
+					refuse(id, fmt.Sprintf("%s could not be written to the key cell (%s); not sent", what(id), cf.String()))
 				case cf.Reason != "":
-					bad[id] = fmt.Sprintf("%s could not be written to the key cell (%s); not sent", what(id), cf.String())
+					refuse(id, fmt.Sprintf("its row could not be checked against the sheet before sending (%s); not sent", cf.String()))
 				default:
-					bad[id] = fmt.Sprintf("its key cell changed since it was loaded (%s); refresh and replay again; not sent", cf.String())
+					refuse(id, fmt.Sprintf("its row changed since it was loaded (%s); refresh and replay again; not sent", cf.String()))
 				}
 			}
 			for _, m := range res.Missing {
-				bad[m.ID] = "it is no longer in the sheet as loaded (changed or deleted); refresh and replay again; not sent"
+				refuse(m.ID, fmt.Sprintf("its row changed since it was loaded (no row has the key %q any more: its key cell or a cell its key is computed from changed, or it was deleted); refresh and replay again; not sent", m.ID))
 			}
+			want := map[string]int{}
 			for _, e := range edits {
-				if _, ok := bad[e.ID]; !ok && !saved[e.ID] {
-					bad[e.ID] = fmt.Sprintf("the store did not confirm %s was written to the key cell; not sent", what(e.ID))
+				want[e.ID]++
+			}
+			for id, n := range want {
+				if _, ok := bad[id]; !ok && applied[id] < n {
+					why := "the store did not confirm its row was checked before sending; not sent"
+					if saveKey[id] {
+						why = fmt.Sprintf("the store did not confirm %s was written to the key cell; not sent", what(id))
+					}
+					bad[id] = why
 				}
 			}
 		}
 	}
 	kept := jobs[:0:0]
 	for _, j := range jobs {
-		if why, ok := bad[j.ID]; ok && j.SaveKey {
+		if why, ok := bad[j.ID]; ok {
 			sum.Refused = append(sum.Refused, Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, why)})
 			sum.Counts[StateRefused]++
 			continue

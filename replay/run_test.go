@@ -254,8 +254,11 @@ func TestMintedKeyOnSheetBeforeFirstRequest(t *testing.T) {
 	if len(violations) > 0 {
 		t.Fatalf("requests left before their key was on the sheet: %v", violations)
 	}
-	if sentAtFirstApply != 0 || len(st.edits[0]) != 20 {
-		t.Errorf("first write after %d requests with %d edits, want the 20 keys before any request", sentAtFirstApply, len(st.edits[0]))
+	// The one write before any request: the 20 keys, and a check of every row (the 10 with
+	// a key cell write it back unchanged; the 20 others also get a status check).
+	if sentAtFirstApply != 0 || keyWrites(st.edits[0]) != 20 || len(st.edits[0]) != 50 {
+		t.Errorf("first write after %d requests with %d key writes (%d edits), want the 20 keys (50 edits) before any request",
+			sentAtFirstApply, keyWrites(st.edits[0]), len(st.edits[0]))
 	}
 	if sum.Counts["delivered"] != 30 || len(rcv.Effects()) != 30 {
 		t.Errorf("counts %v effects %d", sum.Counts, len(rcv.Effects()))
@@ -268,6 +271,9 @@ func TestMintedKeyOnSheetBeforeFirstRequest(t *testing.T) {
 	}
 }
 
+// TestMintedKeyWriteFailureSendsNothing: when the write before sending fails, no key is
+// pinned and no row is checked, so nothing is sent, not even the rows whose key is in their
+// key cell already.
 func TestMintedKeyWriteFailureSendsNothing(t *testing.T) {
 	rcv := replaytest.NewReceiver()
 	srv := serve(t, rcv)
@@ -281,11 +287,20 @@ func TestMintedKeyWriteFailureSendsNothing(t *testing.T) {
 	if _, ok := attemptsByKey(rcv)[tab.Records[0].ID]; ok {
 		t.Fatal("a row whose key could not be written was sent")
 	}
-	if len(attemptsByKey(rcv)) != 2 || len(sum.Refused) != 2 || !strings.Contains(sum.Refused[0].Reason, "quota exceeded") {
-		t.Errorf("sent %d, refused %+v", len(attemptsByKey(rcv)), sum.Refused)
+	if len(rcv.Attempts()) != 0 || len(sum.Refused) != 4 {
+		t.Fatalf("sent %d, refused %+v", len(rcv.Attempts()), sum.Refused)
 	}
-	if len(sum.WriteErrors) != 1 {
-		t.Errorf("write errors %v", sum.WriteErrors)
+	for i, r := range sum.Refused {
+		want := "could not be checked against the sheet before sending (quota exceeded); not sent"
+		if i < 2 {
+			want = "its minted key could not be written to the key cell before sending (quota exceeded); not sent"
+		}
+		if !strings.HasPrefix(r.Reason, fmt.Sprintf("row %d: ", i+2)) || !strings.Contains(r.Reason, want) {
+			t.Errorf("refusal %d %q, want %q", i, r.Reason, want)
+		}
+	}
+	if st.applyCount() != 1 || sum.WriteRequests != 1 || len(sum.WriteErrors) != 0 || sum.ExitCode() != 1 {
+		t.Errorf("applies %d (summary %d), write errors %v, exit %d", st.applyCount(), sum.WriteRequests, sum.WriteErrors, sum.ExitCode())
 	}
 
 	// A key cell filled by someone else since the load: that row's identity is gone.
@@ -387,7 +402,13 @@ func TestWriteBackCells(t *testing.T) {
 	rows[3].errText = "old error"
 	st := newMemStore(dlConfig, rows)
 	tab := st.table(t)
-	st.rows[7][8] = "discarded" // k-6: someone discarded it after the load
+	// k-6: someone discards it after the check before sending (the first Apply), before its
+	// outcome is written back.
+	st.onApply = func([]model.Edit) {
+		if st.applyCount() == 1 {
+			st.setCell(6, 8, "discarded")
+		}
+	}
 	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: 1})
 	type cells struct{ status, attempts, errSub, replayed string }
 	ts := "2026-02-03T04:05:06Z"
@@ -429,10 +450,11 @@ func TestWriteBackBatches(t *testing.T) {
 	st := newMemStore(dlConfig, keyRows(35, "crm", srv.URL+"/x"))
 	tab := st.table(t)
 	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{FlushEvery: 10, FlushInterval: time.Hour})
-	if sum.WriteRequests != 4 || st.applyCount() != 4 {
-		t.Fatalf("write requests %d (store saw %d), want 4", sum.WriteRequests, st.applyCount())
+	// The check before sending, then four batches.
+	if sum.WriteRequests != 5 || st.applyCount() != 5 {
+		t.Fatalf("write requests %d (store saw %d), want 5", sum.WriteRequests, st.applyCount())
 	}
-	for i, n := range []int{10, 10, 10, 5} {
+	for i, n := range []int{35, 10, 10, 10, 5} {
 		if len(st.edits[i]) != n {
 			t.Errorf("batch %d has %d edits, want %d", i, len(st.edits[i]), n)
 		}
@@ -444,11 +466,11 @@ func TestWriteBackBatches(t *testing.T) {
 	// A failed write-back is reported, not retried.
 	st = newMemStore(dlConfig, keyRows(3, "crm", srv.URL+"/y"))
 	tab = st.table(t)
-	st.fail = errors.New("503 from sheets")
+	st.fail, st.failAfter = errors.New("503 from sheets"), 1 // the check before sending succeeds
 	// One flush at the end, however slowly the rows finish on a loaded machine.
 	sum = replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{FlushInterval: time.Hour})
-	if st.applyCount() != 1 || len(sum.WriteErrors) != 1 || !strings.Contains(sum.WriteErrors[0], "503 from sheets") {
-		t.Errorf("applies %d, errors %v", st.applyCount(), sum.WriteErrors)
+	if len(sum.Refused) != 0 || len(rcv.Attempts()) != 38 || st.applyCount() != 2 || len(sum.WriteErrors) != 1 || !strings.Contains(sum.WriteErrors[0], "503 from sheets") {
+		t.Errorf("refused %+v, %d requests, applies %d, errors %v", sum.Refused, len(rcv.Attempts()), st.applyCount(), sum.WriteErrors)
 	}
 }
 
@@ -462,10 +484,11 @@ func TestWriteBackFlushInterval(t *testing.T) {
 		c := memClient(rcv, src)
 		src.Concurrency = 1 // one row at a time: rows finish at 1.5s, 3s, 4.5s, 6s, 7.5s
 		sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: 1, FlushInterval: 2 * time.Second})
-		if sum.WriteRequests != 3 {
-			t.Fatalf("write requests %d, want 3", sum.WriteRequests)
+		// The check before sending, at 0s, then flushes at 3.5s, 6.5s and the end.
+		if sum.WriteRequests != 4 {
+			t.Fatalf("write requests %d, want 4", sum.WriteRequests)
 		}
-		for i, n := range []int{2, 2, 1} {
+		for i, n := range []int{5, 2, 2, 1} {
 			if len(st.edits[i]) != n {
 				t.Errorf("flush %d has %d edits, want %d", i, len(st.edits[i]), n)
 			}
@@ -521,5 +544,106 @@ func TestConcurrencyBound(t *testing.T) {
 				t.Errorf("never %d requests in flight at once: the runner doesn't fill its bound", tc.want)
 			}
 		})
+	}
+}
+
+// TestChangedKeyCellIsNotSent (invariant 3): a row loaded with key cell k-1 whose cell is
+// changed to k-1b after the load (someone fixing a clash) must not be sent with k-1: the
+// write-back could not find k-1, and the next replay would send k-1b, so the receiver would
+// act twice. The check before sending finds no row with k-1 and refuses it; replayed after a
+// refresh it goes out once, with k-1b.
+func TestChangedKeyCellIsNotSent(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	st := newMemStore(dlConfig, keyRows(3, "crm", srv.URL+"/x"))
+	tab := st.table(t)
+	st.setCell(1, 7, "k-1b")
+	c := fastClient(src)
+	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{})
+	got := attemptsByKey(rcv)
+	if _, sent := got["k-1"]; sent || len(got) != 2 || sum.Counts["delivered"] != 2 {
+		t.Fatalf("sent %v, counts %v, want k-0 and k-2 only", keysOf(got), sum.Counts)
+	}
+	if len(sum.Refused) != 1 || sum.Refused[0].Row != 3 || sum.Refused[0].ID != "k-1" ||
+		!strings.Contains(sum.Refused[0].Reason, `row 3: its row changed since it was loaded (no row has the key "k-1" any more`) ||
+		!strings.Contains(sum.Refused[0].Reason, "refresh and replay again; not sent") {
+		t.Fatalf("refused %+v", sum.Refused)
+	}
+	if len(sum.WriteErrors) != 0 || sum.ExitCode() != 1 {
+		t.Errorf("write errors %v, exit %d", sum.WriteErrors, sum.ExitCode())
+	}
+	if cells := st.rowAt(1); cells[model.FStatus] != "dead" || cells[model.FAttempts] != "1" || cells[model.FKey] != "k-1b" {
+		t.Errorf("refused row %v, want it untouched", cells)
+	}
+
+	// After a refresh: the row goes out once, under its one key.
+	tab = st.table(t)
+	sum = replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{})
+	if sum.Counts["delivered"] != 1 || len(sum.Refused) != 2 {
+		t.Errorf("second run: counts %v refused %+v", sum.Counts, sum.Refused)
+	}
+	if eff := rcv.Effects(); len(eff) != 3 || eff["k-1b"] != 1 || eff["k-1"] != 0 {
+		t.Errorf("effects %v, want one per row", eff)
+	}
+}
+
+// TestRowNoLongerWaitingIsNotSent (invariant 6): rows discarded, delivered (by another
+// session) or rejected since the load are not sent from the stale snapshot, and their cells
+// are left as they are; the rows still as loaded go out.
+func TestRowNoLongerWaitingIsNotSent(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rows := keyRows(5, "crm", srv.URL+"/x")
+	rows[4].key = "" // minted: the key write carries the check
+	st := newMemStore(dlConfig, rows)
+	tab := st.table(t)
+	st.setCell(1, 8, "discarded")
+	st.setCell(2, 8, "delivered")
+	st.setCell(3, 8, "rejected")
+	st.setCell(4, 8, "Discarded")
+	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{})
+	got := attemptsByKey(rcv)
+	if len(got) != 1 || len(got["k-0"]) != 1 || sum.Counts["delivered"] != 1 {
+		t.Fatalf("sent %v, counts %v, want only k-0", keysOf(got), sum.Counts)
+	}
+	now := []string{"discarded", "delivered", "rejected", "Discarded"}
+	if len(sum.Refused) != len(now) {
+		t.Fatalf("refused %+v", sum.Refused)
+	}
+	for i, r := range sum.Refused {
+		if r.Row != i+3 || r.Skipped || !strings.HasPrefix(r.Reason, fmt.Sprintf("row %d: its row changed since it was loaded (", i+3)) ||
+			!strings.Contains(r.Reason, fmt.Sprintf(`status was "dead" when you looked, is %q now`, now[i])) {
+			t.Errorf("refusal %+v, want row %d changed to %s", r, i+3, now[i])
+		}
+	}
+	for i := 1; i < 5; i++ {
+		cells := st.rowAt(i)
+		if cells[model.FStatus] != now[i-1] || cells[model.FAttempts] != "1" || cells[model.FReplayedAt] != "" {
+			t.Errorf("row %d %v, want it untouched", i+2, cells)
+		}
+	}
+	if k := st.rowAt(4)[model.FKey]; k != "" {
+		t.Errorf("the refused row's key was written: %q", k)
+	}
+	if sum.WriteRequests != 2 || len(sum.WriteConflicts) != 0 || sum.ExitCode() != 1 {
+		t.Errorf("write requests %d, conflicts %v, exit %d", sum.WriteRequests, sum.WriteConflicts, sum.ExitCode())
+	}
+}
+
+// TestNoStoreSendsNothing: without a store nothing can be checked (or written) before
+// sending, so nothing is sent.
+func TestNoStoreSendsNothing(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rows := keyRows(2, "crm", srv.URL+"/x")
+	rows[1].key = ""
+	tab := newMemStore(dlConfig, rows).table(t)
+	sum := replay.Run(context.Background(), fastClient(src), nil, tab, records(tab), replay.RunOptions{})
+	if len(rcv.Attempts()) != 0 || len(sum.Refused) != 2 || sum.WriteRequests != 0 ||
+		!strings.Contains(sum.Refused[0].Reason, "no store to check its row against") || !strings.Contains(sum.Refused[1].Reason, "no store to write it to") {
+		t.Errorf("sent %d, refused %+v", len(rcv.Attempts()), sum.Refused)
 	}
 }
