@@ -510,14 +510,48 @@ func (l lineIndex) exact(key string) int { return l[key] }
 // blankLine replaces a 1-based line with an empty one, so later line numbers stay true.
 func blankLine(data []byte, line int) []byte {
 	parts := bytes.SplitAfter(data, []byte("\n"))
-	if line-1 < len(parts) {
-		if bytes.HasSuffix(parts[line-1], []byte("\n")) {
-			parts[line-1] = []byte("\n")
+	// A value may go on over several lines (an array, an inline table): blank until its
+	// brackets close, so the next decode doesn't trip over the rest of it.
+	depth := 0
+	for i := line - 1; i < len(parts); i++ {
+		depth += bracketDepth(parts[i])
+		if bytes.HasSuffix(parts[i], []byte("\n")) {
+			parts[i] = []byte("\n")
 		} else {
-			parts[line-1] = nil
+			parts[i] = nil
+		}
+		if depth <= 0 {
+			break
 		}
 	}
 	return bytes.Join(parts, nil)
+}
+
+// bracketDepth is how many [ and { a line opens and doesn't close, outside strings and
+// comments.
+func bracketDepth(line []byte) int {
+	depth := 0
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			return depth
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return depth
 }
 
 // typeMessage turns the TOML library's type error into one naming the key and what it wants.
@@ -533,12 +567,20 @@ func typeMessage(key string, err error) string {
 }
 
 func lastKeyIn(msg string) string {
-	// BurntSushi's type errors read: toml: line N (last key "a.b"): ...
-	if i := strings.Index(msg, `last key "`); i >= 0 {
-		rest := msg[i+len(`last key "`):]
-		if j := strings.IndexByte(rest, '"'); j >= 0 {
-			return rest[:j]
-		}
+	// BurntSushi's type errors read: toml: line N (last key "a.b"): ... where the key is
+	// Go-quoted, so a quoted part (sources."crm v2") arrives with escaped quotes.
+	i := strings.Index(msg, `last key "`)
+	if i < 0 {
+		return ""
 	}
-	return ""
+	rest := msg[i+len(`last key `):]
+	q, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return ""
+	}
+	key, err := strconv.Unquote(q)
+	if err != nil {
+		return ""
+	}
+	return unquoteKey(key)
 }

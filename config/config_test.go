@@ -168,3 +168,18 @@ func TestTypeErrorsDontHideOtherProblems(t *testing.T) {
 		}
 	}
 }
+
+func TestTypeErrorsInMultiLineValuesAndQuotedTables(t *testing.T) {
+	data := "[tabs.inbox]\nstatuses = [\n  \"new\",\n  2,\n]\nname = 3\n\n[sources.\"crm v2\"]\nurl_prefixes = [\"https://a/\"]\ntimeout = 5\npreset = \"nope\"\n"
+	_, probs := Parse([]byte(data))
+	want := map[int]string{2: "statuses", 6: "name", 10: "timeout", 11: "preset"}
+	for line, frag := range want {
+		found := false
+		for _, p := range probs {
+			found = found || (p.Line == line && strings.Contains(p.Msg, frag))
+		}
+		if !found {
+			t.Errorf("no problem on line %d about %s; got %v", line, frag, probs)
+		}
+	}
+}
