@@ -65,6 +65,7 @@ type Emulator struct {
 	reads   []time.Time
 	writes  []time.Time
 	now     func() time.Time
+	hook    func(Request)
 }
 
 // Request is one entry of the request log.
@@ -201,6 +202,18 @@ func (e *Emulator) ResetCounts() {
 	e.counts = map[string]int{}
 	e.reqs = nil
 	e.inputs = nil
+}
+
+// SetHook installs h (nil removes it): it runs before every routed request
+// is performed, outside the emulator's lock, so it may change the workbook
+// through SetCell, InsertRows, DeleteRow, SortRows... as another editor
+// would in the instant between two of a client's requests: after the
+// client's previous request was answered, before this one is read. That is
+// the worst moment for a client that writes by row number.
+func (e *Emulator) SetHook(h func(Request)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.hook = h
 }
 
 // SetLatency adds d before every response. A request whose context ends
@@ -552,7 +565,12 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.inputs = append(e.inputs, opt)
 	}
 	latency := e.latency
+	hook := e.hook
 	e.mu.Unlock()
+
+	if hook != nil && rerr == nil {
+		hook(Request{Method: method, HTTPMethod: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery})
+	}
 
 	if latency > 0 {
 		t := time.NewTimer(latency)

@@ -934,6 +934,8 @@ func (e *Emulator) batchUpdate(orig *book, c *call) (any, *apiError) {
 				reply, err = b.sortRange(raw)
 			case "setDataValidation":
 				reply, err = b.setDataValidation(raw)
+			case "updateCells":
+				reply, err = b.updateCells(raw)
 			default:
 				err = errf(501, "sheetstest: request kind %q is not emulated", kind)
 			}
