@@ -2,6 +2,7 @@ package sheets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -12,9 +13,10 @@ import (
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
-// Apply writes edits by row identity (invariant 1), in at most two requests for any number of
-// edits and tabs: one values:batchGet of every tab involved, then one values:batchUpdate with
-// valueInputOption=RAW.
+// Apply writes edits by row identity (invariant 1). When nothing moves it sends two requests
+// for any number of edits and tabs: one values:batchGet of every tab involved (locate and
+// verify), then one spreadsheets.batchUpdate of updateCells requests that also returns, from
+// the same atomic request, what every written row holds right after the write.
 //
 // For each edit, row 1 is mapped afresh (columns may have moved since the load), the row
 // whose identity (model.RowIdentity: the ID cell, or a dead letter's effective key) equals
@@ -22,24 +24,40 @@ import (
 // (model.CellString). An edit whose ID is gone is reported in Missing; one whose cell changed,
 // whose ID is on two rows, or which sets a column the tab no longer has is reported in
 // Conflicts, and nothing of it is written. Every edit lands in exactly one of Applied,
-// Conflicts and Missing. Where the tab has triaged_by / triaged_at columns, every applied
-// edit also sets them (Options.Actor, and this call's stamp: the current time to the
-// millisecond, distinct for every Apply of the Store; see Store.stamp).
+// Conflicts and Missing. Only cells whose value changes are written: an edit whose Set cells
+// already hold their values is applied with nothing written (and no audit stamp). A key cell
+// that holds a value is never written (invariant 3): setting it to another value is a
+// conflict. Where the tab has triaged_by / triaged_at columns, every edit that writes also
+// sets them (Options.Actor, and this call's stamp: the current time to the millisecond,
+// distinct for every Apply of the Store; see Store.stamp). Text is written as
+// userEnteredValue.stringValue, which Sheets stores as text and never parses (the RAW of
+// invariant 2); only attempts is written as a number.
 //
+// Between the read and the write someone may sort, insert or delete rows: the write's cell
+// addresses are row numbers, and the Sheets API has no compare-and-set. So the write asks
+// for the header row and every written row back (includeSpreadsheetInResponse,
+// responseRanges, responseIncludeGridData), and each written row is checked whole against
+// what it was meant to hold. A row that holds it is done. A row that is not the one meant
+// (its other cells differ: another row moved there) had our values put on it: they are
+// restored to what that row held when it was read, and the edits meant for it are located
+// and verified again; restore and retry go out in the next round's write, which is checked
+// the same way. After maxWriteRounds rounds an edit still unplaced is a conflict ("the
+// sheet kept changing"), and a value of ours that could not be restored is an error naming
+// the row and column, so nothing depending on this write reports success. A wrong row holds
+// our value for one round trip at most unless the sheet keeps moving for every round.
 // Several edits of one row are applied in order against the sheet as read plus the earlier
 // edits of the same call: a later edit's Expect sees an earlier edit's Set, and each cell is
 // written once, with its last value. Rows are located against the sheet as read, so an edit
 // that changes an ID cell does not move the identity for later edits of the same call.
 //
-// A located write is never resent blindly: its cell addresses are row numbers, and rows may
-// be sorted or inserted during a backoff. When the batchUpdate fails with a retryable error
-// (429, 5xx, network), Apply backs off and starts over: it reads the tabs again, locates and
-// verifies every edit again, and writes at the rows it finds then. In that re-verify an edit
-// that was in the failed write and whose Set cells already hold the values that write put
-// there counts as applied (the write landed and only its answer was lost) and is not
-// written again; an edit whose Expect still holds is written again at its current row; any
-// other is a conflict. Every request of one Apply, reads included, counts against one
-// RetryPolicy budget, so the whole call makes at most MaxAttempts failed sends.
+// When the write fails with a retryable error (429, 5xx, network), Apply backs off and starts
+// over: it reads the tabs again, locates and verifies every edit again, and writes at the
+// rows it finds then. In that re-verify an edit that was in the failed write and whose Set
+// cells already hold the values that write put there counts as applied (the write landed
+// and only its answer was lost) and is not written again; an edit whose Expect still holds
+// is written again at its current row; any other is a conflict. Every request of one Apply,
+// reads included, counts against one RetryPolicy budget, so the whole call makes at most
+// MaxAttempts failed sends.
 //
 // The failed write may have landed and then been undone during the backoff: another writer
 // set a cell back to the value Expect saw, deliberately. The row then looks exactly like one
@@ -51,22 +69,18 @@ import (
 // nor what it held before the write was written since by someone else (another triage
 // stamps its own time): a conflict on triaged_at, because that write may have come after
 // ours landed. Only when triaged_at is as it was before the write (the write did not land)
-// does the Expect check decide.
-//
-// Where the tab has no triaged_at column (or it was removed during the backoff, or the edit
-// sets triaged_at itself), the hole remains: nothing in the row says whether the write
-// landed, so the Expect check decides, and a landed write undone during the backoff is
-// written again, losing the other writer's change (TestApplyRetryLandedThenRevertedWithoutMarker).
-// Closing it takes a marker cell, one that holds a value unique to the call once the write
-// has landed, which no one else is likely to write back: the Set cells can't be it (going
-// back to the old value is the very change to keep), nor can triaged_by (the same actor
-// writes it every time). Adding triaged_by / triaged_at columns to the tab closes it.
+// does the Expect check decide. Where the tab has no triaged_at column, nothing in the row
+// says whether the write landed, so the Expect check decides, and a landed write undone
+// during the backoff is written again (TestApplyRetryLandedThenRevertedWithoutMarker).
+// Adding triaged_by / triaged_at columns to the tab closes it. A failed write's answer is
+// lost, so the check of where it landed can't be made for it; with a triaged_at column, a
+// row that is not a target but holds this call's stamp was hit by it and is restored like
+// any other wrong row.
 //
 // The marker errs towards conflicts: if the failed write did not land and someone else wrote
 // the row during the backoff (changing triaged_at), even in cells the edit doesn't touch,
 // the edit is a conflict although writing it again would have been safe; applying again
-// writes it. Stamps are distinct between Applies of one Store; another Store or process
-// stamping the same row in the same millisecond can only cause such a spurious conflict.
+// writes it.
 //
 // A request that fails for good returns the error and no result: nothing is reported as
 // written, although a write that failed with a lost answer may have landed (applying the
@@ -105,45 +119,78 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	// One stamp for every round: a write retried after a failure is the same write. It also
 	// marks the rows this call wrote (see stamp).
 	now := s.stamp()
-	// sent[i] is, for an edit that was in a batchUpdate that failed, what that write put (or
-	// would have put) in the edit's row.
-	sent := make([]*inDoubt, len(edits))
-	for {
+	st := &applyState{
+		edits: edits,
+		final: make([]*outcome, len(edits)),
+		sent:  make([]*inDoubt, len(edits)),
+	}
+	for round := 1; ; round++ {
 		// Request 1: read every tab involved.
 		rowsOf, gone, err := s.readForWrite(ctx, op, b, work)
 		if err != nil {
 			return model.ApplyResult{}, err
 		}
-		p, err := planWrite(op, edits, work, rowsOf, gone, sent, s.actor, now)
+		// Past maxWriteRounds, edits are no longer located again (they become conflicts), but
+		// values of ours on other rows are still put back, for a few more rounds.
+		stopEdits := round > maxWriteRounds
+		p, err := planWrite(op, st, work, rowsOf, gone, s.actor, now, stopEdits)
 		if err != nil {
 			return model.ApplyResult{}, err
 		}
-		if len(p.data) == 0 {
-			return p.result(edits), nil
+		var why error
+		if stopEdits {
+			why = errors.New("the sheet kept changing under triage's writes")
+		}
+		if len(p.rows) == 0 || round > maxWriteRounds+maxRestoreRounds {
+			return st.finish(p, why)
 		}
 
-		// Request 2: write every verified cell, once. Not retried as such (see above).
+		// Request 2: write every changed cell, once, and read the written rows back. A store
+		// that never loaded doesn't know the tabs' sheetIds yet (updateCells needs them): it
+		// asks once.
+		ids, err := s.sheetIDs(ctx, op, b, work)
+		if err != nil {
+			return model.ApplyResult{}, err
+		}
 		if err := ctx.Err(); err != nil {
 			return model.ApplyResult{}, fmt.Errorf("%s: %w", op, err)
 		}
-		_, err = s.svc.Spreadsheets.Values.BatchUpdate(s.id, &sheetsapi.BatchUpdateValuesRequest{
-			ValueInputOption: valueInput,
-			Data:             p.data,
-		}).Context(ctx).Do()
-		if err == nil {
-			b.answered()
-			return p.result(edits), nil
-		}
-		if ferr := s.backoff(ctx, op, b, err); ferr != nil {
-			return model.ApplyResult{}, ferr
-		}
-		for i, v := range p.sent {
-			if v != nil {
-				sent[i] = v
+		resp, err := s.svc.Spreadsheets.BatchUpdate(s.id, p.request(work, ids)).
+			Fields(writeResponseFields).Context(ctx).Do()
+		if err != nil {
+			if isNoGrid(err) {
+				// The tab was deleted and made again since its ID was cached: ask again, and
+				// locate again (this counts as a round, so it can't loop).
+				s.forgetSheetIDs()
+				continue
 			}
+			if ferr := s.backoff(ctx, op, b, err); ferr != nil {
+				return model.ApplyResult{}, ferr
+			}
+			st.failed(p)
+			continue
+		}
+		b.answered()
+		if err := st.verify(p, work, ids, resp); err != nil {
+			return model.ApplyResult{}, fmt.Errorf("%s: %w", op, err)
+		}
+		if st.done() {
+			return st.result(), nil
 		}
 	}
 }
+
+// maxWriteRounds bounds the write rounds of one Apply: the first write, then repairs (our
+// values restored on rows that were not the targets, and the edits located again) while
+// someone keeps moving rows between our read and our write.
+const maxWriteRounds = 4
+
+// maxRestoreRounds bounds the rounds after maxWriteRounds that only put back our values.
+const maxRestoreRounds = 4
+
+// writeResponseFields keeps the write's answer to what the check needs: the written rows'
+// values, as they are right after the write.
+const writeResponseFields = "updatedSpreadsheet(sheets(properties(sheetId,title),data(startRow,rowData(values(effectiveValue)))))"
 
 // stampLayout is RFC 3339 in UTC with milliseconds, trailing zeros dropped (so a whole
 // second reads as model.FormatTime writes it); model.ParseTime reads it back.
@@ -238,15 +285,6 @@ type outcome struct {
 	missing  bool
 }
 
-// writePlan is one round of an Apply: the outcome of every edit against the sheet as just
-// read, the cells to write, and, for each edit to be written, what its row will hold once
-// the write lands.
-type writePlan struct {
-	outcomes []outcome
-	data     []*sheetsapi.ValueRange
-	sent     []*inDoubt
-}
-
 // inDoubt is what a write that failed put, or would have put, in one edit's row: it may
 // have landed (only its answer was lost) or not.
 type inDoubt struct {
@@ -259,45 +297,176 @@ type inDoubt struct {
 	before  string
 }
 
-// planWrite locates and verifies every edit against rowsOf (see Apply) and collects one
-// write per cell. sent[i], when set, is what an earlier failed write put in edit i's row:
-// an edit whose row already holds its Set values is applied, with nothing to write.
-func planWrite(op string, edits []model.Edit, work []*tabWork, rowsOf [][][]any, gone []bool, sent []*inDoubt, actor, now string) (*writePlan, error) {
-	p := &writePlan{outcomes: make([]outcome, len(edits)), sent: make([]*inDoubt, len(edits))}
+// writePlan is one round of an Apply: the outcome of every undecided edit against the sheet
+// as just read, and the rows to write, each with what it must hold once the write lands.
+type writePlan struct {
+	outcomes []outcome
+	rows     []*rowWrite
+	sent     []*inDoubt
+	// views are the tabs as read this round (nil for a tab that is gone), by work index.
+	views []*tabView
+	// lost are strays that could not be found again this round (see applyState.strays).
+	lost []*stray
+}
+
+// rowWrite is the write of one row in one round.
+type rowWrite struct {
+	wi    int // index in work
+	row   int // 0-based (0 = header row)
+	cells []cellWrite
+	// want is the whole row as it must read right after the write, by column key.
+	want map[string]string
+	// keys of the written cells' columns, by column index.
+	edits  []int    // edits with a cell in this row
+	strays []*stray // our values from an earlier round restored in this row
+}
+
+// cellWrite is one cell to write.
+type cellWrite struct {
+	col   int
+	field model.Field
+	value string
+}
+
+// planWrite locates and verifies every undecided edit against rowsOf (see Apply), restores
+// the strays it can find, and collects one write per changed cell. st.sent[i], when set, is
+// what an earlier failed write put in edit i's row: an edit whose row already holds its Set
+// values is applied, with nothing to write.
+func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gone []bool, actor, now string, stopEdits bool) (*writePlan, error) {
+	edits := st.edits
+	p := &writePlan{outcomes: make([]outcome, len(edits)), sent: make([]*inDoubt, len(edits)), views: make([]*tabView, len(work))}
 	for wi, w := range work {
+		var pending []int
+		for _, i := range w.edits {
+			if st.final[i] == nil {
+				pending = append(pending, i)
+			}
+		}
+		strays := st.straysOf(wi)
 		if gone[wi] {
-			for _, i := range w.edits {
+			for _, i := range pending {
 				p.outcomes[i] = outcome{missing: true}
 			}
+			// The tab is gone, and with it any value of ours left in it.
+			continue
+		}
+		if len(pending) == 0 && len(strays) == 0 {
 			continue
 		}
 		tab, err := newTabView(w.tc, rowsOf[wi])
 		if err != nil {
 			return nil, fmt.Errorf("%s: can't locate rows in tab %q: %w; nothing was written", op, w.tc.Name, err)
 		}
-		wanted := make(map[string]bool, len(w.edits))
-		for _, i := range w.edits {
+		p.views[wi] = tab
+		wanted := make(map[string]bool, len(pending)+len(strays))
+		for _, i := range pending {
 			wanted[edits[i].ID] = true
 		}
+		for _, sr := range strays {
+			if sr.ident != "" {
+				wanted[sr.ident] = true
+			}
+		}
 		tab.index(wanted)
+
+		// Restores first: an edit's Expect must see a cell as it was before our stray value.
+		owners := map[int]*rowWrite{}
+		rowOf := func(r int) *rowWrite {
+			rw := owners[r]
+			if rw == nil {
+				rw = &rowWrite{wi: wi, row: r}
+				owners[r] = rw
+			}
+			return rw
+		}
+		// Two passes: strays whose row reads exactly as our write left it, then (with those
+		// restores pending, so a value of ours on one row doesn't make it look like another)
+		// the rest by identity.
+		var second []*stray
+		for pass, list := range [][]*stray{strays, nil} {
+			if pass == 1 {
+				list = second
+			}
+			for _, sr := range list {
+				r, ok := tab.locate(sr, pass == 1)
+				if r < 0 && pass == 0 {
+					second = append(second, sr)
+					continue
+				}
+				if r < 0 {
+					if !ok {
+						p.lost = append(p.lost, sr)
+					}
+					continue
+				}
+				col := tab.colOfKey(sr.key)
+				if col < 0 || tab.read(r, col) != sr.ours {
+					// Someone wrote the cell since (or removed the column): it is theirs now.
+					continue
+				}
+				tab.put(r, col, sr.restore)
+				tab.restored[cell{r, col}] = sr.restore
+				rw := rowOf(r)
+				rw.strays = append(rw.strays, sr)
+			}
+		}
+		if len(strays) > 0 {
+			tab.index(wanted)
+		}
+		if stopEdits {
+			// Past the bound: only restores are still written; every undecided edit is a
+			// conflict (see applyState.finish).
+			pending = nil
+		}
 		var writing []int
-		for _, i := range w.edits {
-			applied, conflict, missing, write := tab.apply(edits[i], sent[i], actor, now)
+		for _, i := range pending {
+			applied, conflict, missing, write := tab.apply(edits[i], st.sent[i], actor, now)
 			p.outcomes[i] = outcome{applied: applied, conflict: conflict, missing: missing}
 			if write {
 				writing = append(writing, i)
+				rw := rowOf(applied.Row - 1)
+				rw.edits = append(rw.edits, i)
 			}
 		}
+		// Only now is every pending cell final: keep the cells whose value changes.
 		for _, c := range tab.order {
-			p.data = append(p.data, &sheetsapi.ValueRange{
-				Range:  cellRange(w.tc.Name, c.row+1, c.col),
-				Values: [][]any{{cellValue(tab.fieldOf(c.col), tab.pending[c])}},
-			})
+			v := tab.pending[c]
+			if v == tab.read(c.row, c.col) {
+				continue
+			}
+			rw := rowOf(c.row)
+			rw.cells = append(rw.cells, cellWrite{col: c.col, field: tab.fieldOf(c.col), value: v})
 		}
-		// Only now is every pending cell final.
+		rows := make([]int, 0, len(owners))
+		for r, rw := range owners {
+			if len(rw.cells) > 0 {
+				rows = append(rows, r)
+				continue
+			}
+			// Nothing to write on this row: a restore here was overridden by an edit with the
+			// value the cell already holds, so that value is the edit's now (it is decided:
+			// applied), not a stray of ours.
+			for c := range tab.restored {
+				if c.row == r {
+					delete(tab.restored, c)
+				}
+			}
+		}
+		sort.Ints(rows)
+		for _, r := range rows {
+			rw := owners[r]
+			sort.Slice(rw.cells, func(a, b int) bool { return rw.cells[a].col < rw.cells[b].col })
+			rw.want = tab.contentAfter(r)
+			p.rows = append(p.rows, rw)
+		}
+		// An edit whose row ends up with nothing to write (its values were already there)
+		// is applied as is.
 		atCol := tab.hm.Col(model.FTriagedAt)
 		for _, i := range writing {
 			row := p.outcomes[i].applied.Row - 1
+			if rw := owners[row]; rw == nil || len(rw.cells) == 0 {
+				continue
+			}
 			d := &inDoubt{set: make(map[model.Field]string, len(edits[i].Set))}
 			for f := range edits[i].Set {
 				d.set[f] = tab.value(row, tab.hm.Col(f))
@@ -312,22 +481,6 @@ func planWrite(op string, edits []model.Edit, work []*tabWork, rowsOf [][][]any,
 		}
 	}
 	return p, nil
-}
-
-// result lists the outcomes in the order of the edits.
-func (p *writePlan) result(edits []model.Edit) model.ApplyResult {
-	var res model.ApplyResult
-	for i, o := range p.outcomes {
-		switch {
-		case o.applied != nil:
-			res.Applied = append(res.Applied, *o.applied)
-		case o.conflict != nil:
-			res.Conflicts = append(res.Conflicts, *o.conflict)
-		default:
-			res.Missing = append(res.Missing, edits[i])
-		}
-	}
-	return res
 }
 
 func (s *Store) tabNames() string {
@@ -346,12 +499,16 @@ type cell struct{ row, col int }
 
 // tabView is one tab as read at write time, plus the writes of the current Apply.
 type tabView struct {
-	tc      model.TabConfig
-	hm      model.HeaderMap
-	rows    [][]any
-	ids     map[string][]int // identity → 0-based row indexes
-	pending map[cell]string  // cell → value to write (also the overlay reads see)
-	order   []cell           // pending cells in first-write order
+	tc   model.TabConfig
+	hm   model.HeaderMap
+	rows [][]any
+	keys []string // column keys of the header (see columnKeys)
+	// restored are this round's restores of our values from an earlier round: what those
+	// cells held before this Apply touched them.
+	restored map[cell]string
+	ids      map[string][]int // identity → 0-based row indexes
+	pending  map[cell]string  // cell → value to write (also the overlay reads see)
+	order    []cell           // pending cells in first-write order
 }
 
 func newTabView(tc model.TabConfig, rows [][]any) (*tabView, error) {
@@ -366,25 +523,22 @@ func newTabView(tc model.TabConfig, rows [][]any) (*tabView, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tabView{tc: tc, hm: hm, rows: rows, ids: map[string][]int{}, pending: map[cell]string{}}, nil
+	return &tabView{tc: tc, hm: hm, rows: rows, keys: columnKeys(header), ids: map[string][]int{}, pending: map[cell]string{}, restored: map[cell]string{}}, nil
 }
 
-// index records the rows of every wanted identity.
+// index records the rows of every wanted identity, as the rows read with this round's
+// pending writes (restores of our values from an earlier round) applied: a key of ours still
+// on another row must not make that row look like the key's own.
 func (t *tabView) index(wanted map[string]bool) {
+	t.ids = map[string][]int{}
 	width := len(t.hm.Headers)
 	for r := 1; r < len(t.rows); r++ {
 		raw := t.rows[r]
-		if len(raw) == 0 {
-			continue
-		}
-		w := width
-		if len(raw) > w {
-			w = len(raw)
-		}
+		w := max(width, len(raw))
 		cells := make([]string, w)
 		empty := true
-		for c, v := range raw {
-			cells[c] = model.CellString(v)
+		for c := range cells {
+			cells[c] = t.value(r, c)
 			if cells[c] != "" {
 				empty = false
 			}
@@ -509,10 +663,24 @@ func (t *tabView) apply(e model.Edit, landed *inDoubt, actor, now string) (appli
 			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Now: now}, false, false
 		}
 	}
+	changes := false
 	for _, f := range sortedFields(e.Set) {
-		if t.hm.Col(f) < 0 {
+		col := t.hm.Col(f)
+		if col < 0 {
 			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Reason: fmt.Sprintf("the tab has no %s column (add it or map it in config)", f)}, false, false
 		}
+		cur := t.value(row, col)
+		if f == model.FKey && t.tc.Role == model.RoleDeadLetter && strings.TrimSpace(cur) != "" && cur != e.Set[f] {
+			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Now: cur,
+				Reason: fmt.Sprintf("the key cell already holds %q, and a call's key never changes (invariant 3)", cur)}, false, false
+		}
+		if cur != e.Set[f] {
+			changes = true
+		}
+	}
+	if !changes {
+		// Nothing to write: the row already holds what the edit sets.
+		return &model.Applied{Edit: e, Row: row + 1}, nil, false, false
 	}
 	for _, f := range sortedFields(e.Set) {
 		t.put(row, t.hm.Col(f), e.Set[f])
@@ -547,14 +715,18 @@ func (t *tabView) differs(row int, want map[model.Field]string) model.Field {
 	return ""
 }
 
-// cellValue is the JSON value written for a field: attempts as a number when it is an
-// integer (so the sheet can sum it), everything else as text. Under RAW a string is stored
-// as-is: "=IMPORTXML(...)" stays text (invariant 2).
-func cellValue(f model.Field, v string) any {
+// cellData is the CellData written for a field: attempts as a number when it is an integer
+// (so the sheet can sum it), everything else as text. A stringValue is stored as-is, never
+// parsed: "=IMPORTXML(...)" stays text (invariant 2). An empty value clears the cell.
+func cellData(f model.Field, v string) *sheetsapi.CellData {
+	if v == "" {
+		return &sheetsapi.CellData{}
+	}
 	if f == model.FAttempts {
-		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && strings.TrimSpace(v) == v {
-			return n
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && strings.TrimSpace(v) == v {
+			x := float64(n)
+			return &sheetsapi.CellData{UserEnteredValue: &sheetsapi.ExtendedValue{NumberValue: &x}}
 		}
 	}
-	return v
+	return &sheetsapi.CellData{UserEnteredValue: &sheetsapi.ExtendedValue{StringValue: &v}}
 }

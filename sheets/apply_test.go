@@ -3,6 +3,7 @@ package sheets_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func cellAt(rows [][]any, r, c int) string {
 func TestApply1000TwoRequests(t *testing.T) {
 	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "big", Title: "big", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(1200)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}})
+	loadThenReset(t, f, s)
 	edits := make([]model.Edit, 1000)
 	for i := range edits {
 		edits[i] = setStatus("Inbox", "m"+itoa(i+101), "new", "done")
@@ -44,8 +46,8 @@ func TestApply1000TwoRequests(t *testing.T) {
 	if got := f.emu.Count(mBatchGet); got != 1 {
 		t.Errorf("batchGet sent %d times, want 1", got)
 	}
-	if got := f.emu.Count(mValuesBatchUpdate); got != 1 {
-		t.Errorf("values.batchUpdate sent %d times, want 1", got)
+	if got := f.emu.Count(mBatchUpdate); got != 1 {
+		t.Errorf("spreadsheets.batchUpdate sent %d times, want 1", got)
 	}
 	if got := f.total(); got != 2 {
 		t.Errorf("apply sent %d requests, want 2: %v", got, f.emu.Counts())
@@ -69,6 +71,7 @@ func TestApplySeveralTabsAndZero(t *testing.T) {
 		{Title: "Jobs", Rows: [][]any{{"id", "status", "lastError"}, {"j1", "error", "boom"}}},
 	}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new"), queueTab("")}})
+	loadThenReset(t, f, s)
 	res, err := s.Apply(ctx(t), nil)
 	if err != nil || f.total() != 0 || len(res.Applied)+len(res.Conflicts)+len(res.Missing) != 0 {
 		t.Fatalf("zero edits: %v, %d requests", err, f.total())
@@ -129,9 +132,10 @@ func TestRawWritesKeepFormulasAsText(t *testing.T) {
 	if err != nil || len(res.Applied) != 1 {
 		t.Fatalf("%v %s", err, res.Summary())
 	}
-	opts := f.emu.ValueInputOptions()
-	if len(opts) != 1 || opts[0] != "RAW" {
-		t.Errorf("valueInputOptions = %q, want [RAW]", opts)
+	// The write is an updateCells, whose stringValue Sheets stores as text (there is no
+	// valueInputOption to get wrong); no values write, which could, was sent.
+	if n, opts := f.emu.Count(mBatchUpdate), f.emu.ValueInputOptions(); n != 1 || len(opts) != 0 {
+		t.Errorf("%d spreadsheets.batchUpdate, value writes with %q; want 1 and none", n, opts)
 	}
 	for _, c := range []int{1, 3, 4} {
 		if f.emu.Formula(f.id, "Inbox", 3, c) {
@@ -255,7 +259,7 @@ func TestApplySetMissingColumn(t *testing.T) {
 	if got := f.emu.Cells(f.id, "Jobs"); cellAt(got, 1, 1) != "error" {
 		t.Errorf("partly written: %v", got)
 	}
-	if f.emu.Count(mValuesBatchUpdate) != 0 {
+	if f.emu.Count(mBatchUpdate) != 0 {
 		t.Errorf("nothing to write, yet a batchUpdate was sent")
 	}
 }
@@ -264,13 +268,13 @@ func TestApplySetMissingColumn(t *testing.T) {
 func TestApplyWriteFails(t *testing.T) {
 	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "wf", Title: "wf", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new")}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 403})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 403})
 	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")})
 	if !errors.Is(err, sheets.ErrNotShared) || len(res.Applied)+len(res.Conflicts)+len(res.Missing) != 0 {
 		t.Errorf("err %v result %+v", err, res)
 	}
 	// A write retried after a 503 that was in fact applied is harmless: same cells, same values.
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, After: true})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
 	res, err = s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")})
 	if err != nil || len(res.Applied) != 1 {
 		t.Errorf("retry after an applied 503: %v %+v", err, res)
@@ -364,5 +368,35 @@ func TestDeadLetterLocatedByEffectiveKey(t *testing.T) {
 	res, err = s.Apply(ctx(t), []model.Edit{mint})
 	if err != nil || len(res.Conflicts) != 1 || res.Conflicts[0].Field != model.FKey {
 		t.Errorf("re-apply: %v %+v", err, res)
+	}
+}
+
+// loadThenReset loads once (as every caller of Apply does first: it caches the tabs'
+// sheetIds, which updateCells needs) and zeroes the request counts.
+func loadThenReset(t *testing.T, f *fixture, s *sheets.Store) {
+	t.Helper()
+	if _, err := s.Load(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	f.reset()
+}
+
+// A store that never loaded asks for the tabs' sheetIds once, on its first write only.
+func TestApplyWithoutLoadAsksSheetIDsOnce(t *testing.T) {
+	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "cold", Title: "cold", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}})
+	for i, id := range []string{"m1", "m2"} {
+		res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", id, "new", "done")})
+		if err != nil || len(res.Applied) != 1 {
+			t.Fatalf("apply %s: %v %s", id, err, res.Summary())
+		}
+		want := map[string]int{mBatchGet: 1, mBatchUpdate: 1}
+		if i == 0 {
+			want["spreadsheets.get"] = 1
+		}
+		if got := f.emu.Counts(); !maps.Equal(got, want) {
+			t.Errorf("apply %d sent %v, want %v", i+1, got, want)
+		}
+		f.reset()
 	}
 }

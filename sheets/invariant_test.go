@@ -149,7 +149,7 @@ func TestInvariant1RandomisedRetry(t *testing.T) {
 			edits = append(edits, model.SetStatus(tab, rec, next))
 		}
 		landed := rng.IntN(2) == 0
-		f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, After: landed})
+		f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: landed})
 		f.reset()
 		res, err := s.Apply(ctx(t), edits)
 		f.emu.ClearFaults()
@@ -160,7 +160,7 @@ func TestInvariant1RandomisedRetry(t *testing.T) {
 		if hooks != 1 {
 			t.Fatalf("%s: backed off %d times, want 1", label, hooks)
 		}
-		if n := f.emu.Count(mValuesBatchUpdate); n > 2 {
+		if n := f.emu.Count(mBatchUpdate); n > 2 {
 			t.Errorf("%s: %d batchUpdates", label, n)
 		}
 		checkInvariant1(t, label, mid, f.emu.Cells(id, "Inbox"), edits, res, true)

@@ -79,6 +79,9 @@ type Store struct {
 	// dropdowns caches each tab's Status data-validation values (nil: it has none), by
 	// normalised tab name; a tab present in the map is never asked again.
 	dropdowns map[string][]string
+	// sheetIDCache is each tab's sheetId by normalised name (updateCells needs it), filled
+	// by Load and by the first Apply that needs it.
+	sheetIDCache map[string]int64
 }
 
 // New returns a store for a spreadsheet reached through svc (built by Connect, or by a test
@@ -213,6 +216,7 @@ func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 	if metaErr != nil {
 		return nil, metaErr
 	}
+	s.rememberSheetIDs(meta)
 	// rows[i] are the rows of s.tabs[i]; present[i] says whether the tab exists.
 	rows := make([][][]any, len(s.tabs))
 	present := make([]bool, len(s.tabs))

@@ -83,7 +83,7 @@ func TestApplyRetryRelocatesAfterMove(t *testing.T) {
 		}
 	}}}
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "read", "done", "spam")}, Retry: sheets.RetryPolicy{Sleep: hs.Sleep}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, Times: 1})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 1})
 	before := statusByID(t, f.emu.Cells(f.id, "Inbox"))
 	res, err := s.Apply(ctx(t), []model.Edit{
 		setStatus("Inbox", "m2", "new", "done"),
@@ -120,7 +120,7 @@ func TestApplyRetryRelocatesAfterMove(t *testing.T) {
 	if n := f.emu.Count(mBatchGet); n != 2 {
 		t.Errorf("batchGet sent %d times, want 2 (locate, then locate again after the failed write)", n)
 	}
-	if n := f.emu.Count(mValuesBatchUpdate); n != 2 {
+	if n := f.emu.Count(mBatchUpdate); n != 2 {
 		t.Errorf("values.batchUpdate sent %d times, want 2", n)
 	}
 }
@@ -141,7 +141,7 @@ func TestApplyRetryAfterLandedWrite(t *testing.T) {
 		mustDo(t, f.emu.InsertRows(f.id, "Inbox", 2, [][]any{{45100.0, "Zed", "z@x", "hi", "new", "x1"}}))
 	}}}
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "read", "done")}, Actor: "ann", Retry: sheets.RetryPolicy{Sleep: hs.Sleep}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, After: true})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
 	res, err := s.Apply(ctx(t), []model.Edit{
 		setStatus("Inbox", "m2", "new", "read"),
 		setStatus("Inbox", "m2", "read", "done"),
@@ -172,7 +172,7 @@ func TestApplyRetryAfterLandedWrite(t *testing.T) {
 			}
 		}
 	}
-	if n := f.emu.Count(mValuesBatchUpdate); n != 1 {
+	if n := f.emu.Count(mBatchUpdate); n != 1 {
 		t.Errorf("values.batchUpdate sent %d times, want 1 (the landed write is not repeated)", n)
 	}
 	if n := f.emu.Count(mBatchGet); n != 2 {
@@ -185,7 +185,7 @@ func TestApplyRetryAfterLandedWrite(t *testing.T) {
 func TestApplyRetryBounded(t *testing.T) {
 	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "rb", Title: "rb", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Retry: sheets.RetryPolicy{MaxAttempts: 3}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, Times: 10})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 10})
 	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")})
 	var se *sheets.Error
 	if !errors.As(err, &se) || se.Code != 503 {
@@ -194,7 +194,7 @@ func TestApplyRetryBounded(t *testing.T) {
 	if len(res.Applied)+len(res.Conflicts)+len(res.Missing) != 0 {
 		t.Errorf("result %+v on failure", res)
 	}
-	if n := f.emu.Count(mValuesBatchUpdate); n != 3 {
+	if n := f.emu.Count(mBatchUpdate); n != 3 {
 		t.Errorf("values.batchUpdate sent %d times, want 3", n)
 	}
 	if n := len(f.sleep.Waits()); n != 2 {
@@ -204,12 +204,12 @@ func TestApplyRetryBounded(t *testing.T) {
 	f.emu.ClearFaults()
 	f.reset()
 	f.emu.InjectFault(sheetstest.Fault{Method: mBatchGet, Status: 503, Times: 1})
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, Times: 10})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 10})
 	if _, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")}); err == nil {
 		t.Fatal("no error")
 	}
 	// batchGet fails; batchGet, batchUpdate fails; batchGet, batchUpdate fails: 3 failures.
-	if c := f.emu.Counts(); c[mBatchGet] != 3 || c[mValuesBatchUpdate] != 2 || f.total() != 5 {
+	if c := f.emu.Counts(); c[mBatchGet] != 3 || c[mBatchUpdate] != 2 || f.total() != 5 {
 		t.Errorf("sent %v, want 3 batchGets (1 failed) and 2 failed batchUpdates", c)
 	}
 }
@@ -221,6 +221,7 @@ func TestApplyQuotedTabNames(t *testing.T) {
 	wb.Sheets = append(wb.Sheets, &sheetstest.Sheet{Title: "q!1: north", SheetID: 33, Rows: inboxRows(3)})
 	f := newFixture(t, wb)
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new", "done"), deadTab("failed calls"), inboxTab("q!1: north", "new", "done")}})
+	loadThenReset(t, f, s)
 	res, err := s.Apply(ctx(t), []model.Edit{
 		setStatus("it's", "m2", "new", "done"),
 		{Tab: "failed calls", ID: "k-1", Expect: map[model.Field]string{model.FStatus: "dead"},
@@ -429,7 +430,7 @@ func TestApplyRetryLandedThenReverted(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Actor: "ann",
 		Now: func() time.Time { return now }, Retry: sheets.RetryPolicy{Sleep: hs.Sleep}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, Times: 1, After: true})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 1, After: true})
 	res, err := s.Apply(ctx(t), []model.Edit{
 		setStatus("Inbox", "m2", "new", "done"),
 		setStatus("Inbox", "m4", "new", "done"),
@@ -455,7 +456,7 @@ func TestApplyRetryLandedThenReverted(t *testing.T) {
 	if got := cellAt(rows, 4, 4); got != "done" {
 		t.Errorf("m4 status %q, want done", got)
 	}
-	if n := f.emu.Count(mValuesBatchUpdate); n != 1 {
+	if n := f.emu.Count(mBatchUpdate); n != 1 {
 		t.Errorf("values.batchUpdate sent %d times, want 1 (nothing is written again)", n)
 	}
 	if n := f.emu.Count(mBatchGet); n != 2 {
@@ -474,7 +475,7 @@ func TestApplyRetryLandedThenRevertedWithoutMarker(t *testing.T) {
 		mustDo(t, f.emu.SetCell(f.id, "Inbox", rowOf(t, f.emu.Cells(f.id, "Inbox"), "m2"), 4, "new"))
 	}}}
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Actor: "ann", Retry: sheets.RetryPolicy{Sleep: hs.Sleep}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, Times: 1, After: true})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 1, After: true})
 	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m2", "new", "done")})
 	if err != nil {
 		t.Fatal(err)
@@ -485,7 +486,7 @@ func TestApplyRetryLandedThenRevertedWithoutMarker(t *testing.T) {
 	if got := cellAt(f.emu.Cells(f.id, "Inbox"), 2, 4); got != "done" {
 		t.Errorf("m2 status %q, want done (written again over the other writer's %q)", got, "new")
 	}
-	if n := f.emu.Count(mValuesBatchUpdate); n != 2 {
+	if n := f.emu.Count(mBatchUpdate); n != 2 {
 		t.Errorf("values.batchUpdate sent %d times, want 2", n)
 	}
 }
@@ -502,7 +503,7 @@ func TestApplyRetryLandedThenRevertedByAnotherTriage(t *testing.T) {
 		mustDo(t, f.emu.SetCell(f.id, "Inbox", r, 7, "2026-03-04T05:06:08.5Z"))
 	}}}
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Actor: "ann", Retry: sheets.RetryPolicy{Sleep: hs.Sleep}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, Times: 1, After: true})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 1, After: true})
 	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m2", "new", "done")})
 	if err != nil {
 		t.Fatal(err)
@@ -513,7 +514,7 @@ func TestApplyRetryLandedThenRevertedByAnotherTriage(t *testing.T) {
 	if rows := f.emu.Cells(f.id, "Inbox"); cellAt(rows, 2, 4) != "new" || cellAt(rows, 2, 6) != "bob" {
 		t.Errorf("m2 = %v, want bob's change kept", rows[2])
 	}
-	if n := f.emu.Count(mValuesBatchUpdate); n != 1 {
+	if n := f.emu.Count(mBatchUpdate); n != 1 {
 		t.Errorf("values.batchUpdate sent %d times, want 1", n)
 	}
 }
@@ -528,12 +529,12 @@ func TestApplyRetryMarkerIsPerApply(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "read", "done")}, Actor: "ann", Now: func() time.Time { return now }})
 
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, Times: 1})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 1})
 	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")})
 	if err != nil || len(res.Applied) != 1 {
 		t.Fatalf("(1) %v %+v", err, res)
 	}
-	if n := f.emu.Count(mValuesBatchUpdate); n != 2 {
+	if n := f.emu.Count(mBatchUpdate); n != 2 {
 		t.Errorf("(1) values.batchUpdate sent %d times, want 2", n)
 	}
 
@@ -541,7 +542,7 @@ func TestApplyRetryMarkerIsPerApply(t *testing.T) {
 	if err != nil || len(res.Applied) != 1 {
 		t.Fatalf("(2) first Apply: %v %+v", err, res)
 	}
-	f.emu.InjectFault(sheetstest.Fault{Method: mValuesBatchUpdate, Status: 503, Times: 1})
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 1})
 	res, err = s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m2", "read", "done")})
 	if err != nil || len(res.Applied) != 1 || len(res.Conflicts) != 0 {
 		t.Fatalf("(2) second Apply: %v %+v, want applied", err, res)

@@ -1,0 +1,672 @@
+package sheets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/triage-dev/triage/model"
+	"google.golang.org/api/googleapi"
+	sheetsapi "google.golang.org/api/sheets/v4"
+)
+
+// This file is the second half of invariant 1: a write goes to row numbers, so it reads back
+// what it hit (in its own atomic answer), and a value of ours found on a row that was not the
+// target is put back (see Apply).
+
+// applyState is what one Apply knows across its rounds.
+type applyState struct {
+	edits []model.Edit
+	// final[i] is edit i's outcome once decided.
+	final []*outcome
+	// sent[i] is what a failed write put (or would have put) in edit i's row.
+	sent []*inDoubt
+	// strays are values of ours found on rows that were not the targets, still to restore.
+	strays []*stray
+	// lost are strays whose row can no longer be told apart (see tabView.locate).
+	lost []*stray
+	// round counts the writes that were answered.
+	round int
+}
+
+// stray is a value of ours that a write put on a row that was not its target: someone
+// sorted, inserted or deleted rows between our read and our write.
+type stray struct {
+	wi int
+	// key is the column, by column key (see columnKeys); header is its name, for messages.
+	key, header string
+	// ours is the value we left there; restore is what the row held before.
+	ours, restore string
+	// unknownPrior says the row was not in our read (it appeared after it): restore is "".
+	unknownPrior bool
+	// at is the whole row as our write left it, by column key: how it is found again.
+	at map[string]string
+	// written are the columns (keys) our write put values in on that row: the row is found
+	// by the rest of at when those changed since (other restores of ours).
+	written map[string]bool
+	// ident is the row's identity once restored ("" if unknown): found by it when the row
+	// changed otherwise since.
+	ident string
+	// row is the 1-based row it was seen on, for messages.
+	row int
+}
+
+func (sr *stray) String() string {
+	who := "a row that appeared after triage read the sheet"
+	if sr.ident != "" {
+		who = fmt.Sprintf("the row of %q", sr.ident)
+	}
+	return fmt.Sprintf("%s (row %d when last seen), column %s: triage's %q should be %q", who, sr.row, sr.header, sr.ours, sr.restore)
+}
+
+func (st *applyState) straysOf(wi int) []*stray {
+	var out []*stray
+	for _, sr := range st.strays {
+		if sr.wi == wi {
+			out = append(out, sr)
+		}
+	}
+	return out
+}
+
+// failed records a write that failed without an answer: it may have landed.
+func (st *applyState) failed(p *writePlan) {
+	for i, v := range p.sent {
+		if v != nil {
+			st.sent[i] = v
+		}
+	}
+	st.lost = append(st.lost, p.lost...)
+}
+
+// verify checks every written row of an answered write (see Apply) and decides the edits it
+// can: those that needed no write, those whose row holds what was meant, those whose cell
+// someone changed right after ours. Edits whose row turned out to be another row stay
+// undecided (located again next round), and what of ours is on that other row becomes a
+// stray to restore.
+func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *sheetsapi.BatchUpdateSpreadsheetResponse) error {
+	st.round++
+	st.lost = append(st.lost, p.lost...)
+	inFlight := map[int]bool{}
+	for _, rw := range p.rows {
+		for _, i := range rw.edits {
+			inFlight[i] = true
+		}
+	}
+	for i := range st.edits {
+		if st.final[i] == nil && !inFlight[i] {
+			o := p.outcomes[i]
+			st.final[i] = &o
+		}
+	}
+	got, err := readBack(resp, work, ids, p)
+	if err != nil {
+		return err
+	}
+	var next []*stray
+	for _, rw := range p.rows {
+
+		tab := p.views[rw.wi]
+		g := got[rw.wi]
+		gotKeys := columnKeys(g.header)
+		row := g.rows[rw.row]
+		content := contentOf(gotKeys, row)
+		if len(rw.want) == 0 && len(rw.edits) == 0 && len(content) == 0 {
+			// A restore that leaves its row blank can't tell by the row whether it hit the
+			// right one (every blank row reads alike): look for our value again next round;
+			// if it is gone, it was put back.
+			next = append(next, rw.strays...)
+			continue
+		}
+		if equalContent(content, rw.want, nil) {
+			for _, i := range rw.edits {
+				o := p.outcomes[i]
+				st.final[i] = &o
+				st.sent[i] = nil
+			}
+			continue
+		}
+		written := map[string]bool{}
+		sameCols := true
+		for _, c := range rw.cells {
+			written[tab.keys[c.col]] = true
+			if keyAt(gotKeys, c.col) != tab.keys[c.col] {
+				sameCols = false
+			}
+		}
+		if sameCols && equalContent(content, rw.want, written) {
+			// The meant row, and someone wrote some of our cells right after us: theirs wins.
+			for _, i := range rw.edits {
+				o := p.outcomes[i]
+				e := st.edits[i]
+				for _, f := range sortedFields(e.Set) {
+					col := tab.hm.Col(f)
+					if now := cellAt(row, col); now != tab.value(rw.row, col) {
+						o = outcome{conflict: &model.Conflict{Edit: e, Row: rw.row + 1, Field: f, Saw: e.Expect[f], Now: now,
+							Reason: fmt.Sprintf("%s was changed by someone else just after triage wrote it (it is %q now)", f, now)}}
+						break
+					}
+				}
+				st.final[i] = &o
+				st.sent[i] = nil
+			}
+			continue
+		}
+		// Another row is where the meant row was. What of ours is on it goes back to what it
+		// held; the edits are located again.
+		prior, known := tab.prior(content, gotKeys, rw.cells)
+		var found []*stray
+		restoredRow := append([]string(nil), row...)
+		for _, c := range rw.cells {
+			k := keyAt(gotKeys, c.col)
+			if cellAt(row, c.col) != c.value || prior[k] == c.value {
+				continue
+			}
+			found = append(found, &stray{wi: rw.wi, key: k, header: headerAt(g.header, c.col), ours: c.value,
+				restore: prior[k], unknownPrior: !known, at: content, row: rw.row + 1})
+			for len(restoredRow) <= c.col {
+				restoredRow = append(restoredRow, "")
+			}
+			restoredRow[c.col] = prior[k]
+		}
+		// The row's identity once restored: how it is found again if it changes otherwise
+		// before the restore (a key of ours on it is not its identity).
+		ident := ""
+		if hm, err := model.MapHeaders(tab.tc, g.header); err == nil {
+			for len(restoredRow) < len(g.header) {
+				restoredRow = append(restoredRow, "")
+			}
+			ident = model.RowIdentity(tab.tc, hm, restoredRow)
+		}
+		cols := map[string]bool{}
+		for _, c := range rw.cells {
+			cols[keyAt(gotKeys, c.col)] = true
+		}
+		for _, sr := range found {
+			sr.ident, sr.written = ident, cols
+		}
+		next = append(next, found...)
+		next = append(next, rw.strays...)
+		for _, i := range rw.edits {
+			st.sent[i] = nil
+		}
+	}
+	st.strays = next
+	return nil
+}
+
+// done reports whether every edit is decided and nothing of ours is left on another row.
+func (st *applyState) done() bool {
+	for _, o := range st.final {
+		if o == nil {
+			return false
+		}
+	}
+	return len(st.strays) == 0 && len(st.lost) == 0
+}
+
+// finish ends an Apply whose last read planned no write (p.rows empty: every edit decided by
+// it) or that ran out of rounds (why != nil): undecided edits become conflicts, and values
+// of ours still on other rows make the result an error.
+func (st *applyState) finish(p *writePlan, why error) (model.ApplyResult, error) {
+	st.lost = append(st.lost, p.lost...)
+	for i := range st.edits {
+		if st.final[i] != nil {
+			continue
+		}
+		o := p.outcomes[i]
+		if why != nil {
+			e := st.edits[i]
+			row := 0
+			if o.applied != nil {
+				row = o.applied.Row
+			}
+			o = outcome{conflict: &model.Conflict{Edit: e, Row: row, Reason: fmt.Sprintf(
+				"%v (rows moved between its read and its write %d times); not written, try again", why, st.round)}}
+		}
+		st.final[i] = &o
+	}
+	// Strays this last read found and would have restored are left; the others were put
+	// back, found changed by someone else, or deleted with their row.
+	left := slices.Clone(st.lost)
+	for _, rw := range p.rows {
+		left = append(left, rw.strays...)
+	}
+	if len(left) > 0 {
+		msg := make([]string, len(left))
+		for i, sr := range left {
+			msg[i] = sr.String()
+		}
+		return model.ApplyResult{}, fmt.Errorf("rows kept moving while triage wrote, and it could not put back what it wrote on rows that were not the targets; fix by hand: %s", strings.Join(msg, "; "))
+	}
+	return st.result(), nil
+}
+
+// result lists the outcomes in the order of the edits.
+func (st *applyState) result() model.ApplyResult {
+	var res model.ApplyResult
+	for i, o := range st.final {
+		switch {
+		case o == nil || o.missing:
+			res.Missing = append(res.Missing, st.edits[i])
+		case o.applied != nil:
+			res.Applied = append(res.Applied, *o.applied)
+		case o.conflict != nil:
+			res.Conflicts = append(res.Conflicts, *o.conflict)
+		default:
+			res.Missing = append(res.Missing, st.edits[i])
+		}
+	}
+	return res
+}
+
+// request builds the write: one updateCells per run of adjacent changed cells of a row, and
+// the header row plus every written row asked back, as they are right after the write.
+func (p *writePlan) request(work []*tabWork, ids []int64) *sheetsapi.BatchUpdateSpreadsheetRequest {
+	req := &sheetsapi.BatchUpdateSpreadsheetRequest{IncludeSpreadsheetInResponse: true, ResponseIncludeGridData: true}
+	rowsOf := make([][]int, len(work))
+	for _, rw := range p.rows {
+		rowsOf[rw.wi] = append(rowsOf[rw.wi], rw.row)
+		for j := 0; j < len(rw.cells); {
+			k := j + 1
+			for k < len(rw.cells) && rw.cells[k].col == rw.cells[k-1].col+1 {
+				k++
+			}
+			vals := make([]*sheetsapi.CellData, 0, k-j)
+			for _, c := range rw.cells[j:k] {
+				vals = append(vals, cellData(c.field, c.value))
+			}
+			req.Requests = append(req.Requests, &sheetsapi.Request{UpdateCells: &sheetsapi.UpdateCellsRequest{
+				Start:  &sheetsapi.GridCoordinate{SheetId: ids[rw.wi], RowIndex: int64(rw.row), ColumnIndex: int64(rw.cells[j].col)},
+				Rows:   []*sheetsapi.RowData{{Values: vals}},
+				Fields: "userEnteredValue",
+			}})
+			j = k
+		}
+	}
+	for wi, rows := range rowsOf {
+		if len(rows) == 0 {
+			continue
+		}
+		q := quoteTab(work[wi].tc.Name) + "!"
+		req.ResponseRanges = append(req.ResponseRanges, q+"1:1")
+		sort.Ints(rows)
+		for j := 0; j < len(rows); {
+			k := j + 1
+			for k < len(rows) && rows[k] == rows[k-1]+1 {
+				k++
+			}
+			a, z := strconv.Itoa(rows[j]+1), strconv.Itoa(rows[k-1]+1)
+			req.ResponseRanges = append(req.ResponseRanges, q+a+":"+z)
+			j = k
+		}
+	}
+	return req
+}
+
+// readTab is a tab as the write's answer shows it: the header row and the written rows.
+type readTab struct {
+	header []string
+	rows   map[int][]string // 0-based row → cells
+}
+
+// readBack takes the written rows out of the write's answer. A tab written to but absent
+// from the answer is an error: what the write hit can't be checked.
+func readBack(resp *sheetsapi.BatchUpdateSpreadsheetResponse, work []*tabWork, ids []int64, p *writePlan) ([]*readTab, error) {
+	out := make([]*readTab, len(work))
+	if resp != nil && resp.UpdatedSpreadsheet != nil {
+		for _, sh := range resp.UpdatedSpreadsheet.Sheets {
+			if sh == nil || sh.Properties == nil {
+				continue
+			}
+			wi := -1
+			for i := range work {
+				if ids[i] == sh.Properties.SheetId {
+					wi = i
+					break
+				}
+			}
+			if wi < 0 {
+				continue
+			}
+			rt := out[wi]
+			if rt == nil {
+				rt = &readTab{rows: map[int][]string{}}
+				out[wi] = rt
+			}
+			for _, gd := range sh.Data {
+				if gd == nil {
+					continue
+				}
+				for j, rd := range gd.RowData {
+					var cells []string
+					if rd != nil {
+						cells = make([]string, len(rd.Values))
+						for c, cd := range rd.Values {
+							if cd != nil {
+								cells[c] = effectiveString(cd.EffectiveValue)
+							}
+						}
+					}
+					r := int(gd.StartRow) + j
+					if r == 0 {
+						rt.header = cells
+					} else {
+						rt.rows[r] = cells
+					}
+				}
+			}
+		}
+	}
+	for _, rw := range p.rows {
+		if out[rw.wi] == nil {
+			return nil, fmt.Errorf("the Sheets API's answer to the write does not show tab %q, so where the write landed can't be checked; refresh and look at the rows you changed", work[rw.wi].tc.Name)
+		}
+	}
+	return out, nil
+}
+
+// effectiveString is a cell's value as values.get renders it with UNFORMATTED_VALUE (what the
+// read of the same Apply compared), so the two can be compared.
+func effectiveString(v *sheetsapi.ExtendedValue) string {
+	switch {
+	case v == nil:
+		return ""
+	case v.StringValue != nil:
+		return *v.StringValue
+	case v.NumberValue != nil:
+		return model.CellString(*v.NumberValue)
+	case v.BoolValue != nil:
+		return model.CellString(*v.BoolValue)
+	case v.ErrorValue != nil:
+		return errorText[v.ErrorValue.Type]
+	}
+	return ""
+}
+
+// errorText is how a formula error reads in a values.get answer.
+var errorText = map[string]string{
+	"ERROR": "#ERROR!", "NULL_VALUE": "#NULL!", "DIVIDE_BY_ZERO": "#DIV/0!", "VALUE": "#VALUE!",
+	"REF": "#REF!", "NAME": "#NAME?", "NUM": "#NUM!", "N_A": "#N/A", "LOADING": "Loading...",
+}
+
+// columnKeys names each column of a header row: its trimmed, lower-cased header when that is
+// set and unique in the row, else its position ("#4"). Rows are compared by these names, so
+// a column moved between our read and our write is still compared with itself.
+func columnKeys(header []string) []string {
+	keys := make([]string, len(header))
+	seen := map[string]int{}
+	for i, h := range header {
+		k := strings.ToLower(strings.TrimSpace(h))
+		keys[i] = k
+		if k != "" {
+			seen[k]++
+		}
+	}
+	for i, k := range keys {
+		if k == "" || seen[k] > 1 {
+			keys[i] = "#" + strconv.Itoa(i)
+		}
+	}
+	return keys
+}
+
+// keyAt is the column key of column c (past the header: its position).
+func keyAt(keys []string, c int) string {
+	if c >= 0 && c < len(keys) {
+		return keys[c]
+	}
+	return "#" + strconv.Itoa(c)
+}
+
+func headerAt(header []string, c int) string {
+	if c >= 0 && c < len(header) && strings.TrimSpace(header[c]) != "" {
+		return strconv.Quote(strings.TrimSpace(header[c]))
+	}
+	return colLetter(c)
+}
+
+func cellAt(row []string, c int) string {
+	if c >= 0 && c < len(row) {
+		return row[c]
+	}
+	return ""
+}
+
+// contentOf is a row by column key, empty cells left out.
+func contentOf(keys []string, row []string) map[string]string {
+	m := make(map[string]string, len(row))
+	for c, v := range row {
+		if v != "" {
+			m[keyAt(keys, c)] = v
+		}
+	}
+	return m
+}
+
+// equalContent reports whether two rows hold the same values in every column but those in
+// skip.
+func equalContent(a, b map[string]string, skip map[string]bool) bool {
+	for k, v := range a {
+		if !skip[k] && b[k] != v {
+			return false
+		}
+	}
+	for k, v := range b {
+		if !skip[k] && a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// rowContent is row r as read (not counting pending writes), by column key.
+func (t *tabView) rowContent(r int) map[string]string {
+	if r < 0 || r >= len(t.rows) {
+		return map[string]string{}
+	}
+	raw := t.rows[r]
+	cells := make([]string, len(raw))
+	for c, v := range raw {
+		cells[c] = model.CellString(v)
+	}
+	return contentOf(t.keys, cells)
+}
+
+// priorContent is row r as it was before this Apply touched it: as read, with our values
+// from earlier rounds that this round restores put back.
+func (t *tabView) priorContent(r int) map[string]string {
+	m := t.rowContent(r)
+	for c, v := range t.restored {
+		if c.row != r {
+			continue
+		}
+		if v == "" {
+			delete(m, keyAt(t.keys, c.col))
+		} else {
+			m[keyAt(t.keys, c.col)] = v
+		}
+	}
+	return m
+}
+
+// contentAfter is row r as it must read once this round's writes land, by column key.
+func (t *tabView) contentAfter(r int) map[string]string {
+	m := t.rowContent(r)
+	for c, v := range t.pending {
+		if c.row != r {
+			continue
+		}
+		if v == "" {
+			delete(m, keyAt(t.keys, c.col))
+		} else {
+			m[keyAt(t.keys, c.col)] = v
+		}
+	}
+	return m
+}
+
+// colOfKey is the column a column key names in this read, or -1.
+func (t *tabView) colOfKey(k string) int {
+	for c, kk := range t.keys {
+		if kk == k {
+			return c
+		}
+	}
+	if strings.HasPrefix(k, "#") {
+		if c, err := strconv.Atoi(k[1:]); err == nil && c >= len(t.keys) {
+			return c
+		}
+	}
+	return -1
+}
+
+// prior finds, in this round's read, the row that is now where our write landed: the one
+// that read like it, before this Apply touched it, in every column our write didn't touch.
+// It returns that row (by column key) and whether exactly one row (or several that agree on
+// the written columns) matched. No match means the row appeared after our read: it held
+// nothing we know of.
+func (t *tabView) prior(now map[string]string, nowKeys []string, cells []cellWrite) (map[string]string, bool) {
+	skip := map[string]bool{}
+	for _, c := range cells {
+		skip[keyAt(nowKeys, c.col)] = true
+	}
+	var found []int
+	for r := 1; r < len(t.rows); r++ {
+		if equalContent(t.priorContent(r), now, skip) {
+			found = append(found, r)
+		}
+	}
+	if len(found) == 0 {
+		return map[string]string{}, false
+	}
+	first := t.priorContent(found[0])
+	for _, r := range found[1:] {
+		other := t.priorContent(r)
+		for k := range skip {
+			if other[k] != first[k] {
+				return map[string]string{}, false
+			}
+		}
+	}
+	return first, true
+}
+
+// locate finds a stray's row in this read. Without byIdentity: a row that reads exactly as
+// our write left it and that no other restore of this round took. With it: the one row whose identity, with this round's
+// restores applied and our value in the stray's cell put back, is the stray's. -1 when there
+// is none (by identity: the row was deleted, or changed past recognition, and is another
+// writer's now); ok is false when several rows match and the stray can't be placed (it is
+// reported).
+func (t *tabView) locate(sr *stray, byIdentity bool) (row int, ok bool) {
+	var found []int
+	if !byIdentity {
+		for r := 1; r < len(t.rows); r++ {
+			if _, busy := t.restored[cell{r, t.colOfKey(sr.key)}]; !busy && equalContent(t.rowContent(r), sr.at, nil) {
+				found = append(found, r)
+			}
+		}
+		// Rows that read exactly alike are interchangeable (two blank rows our write put the
+		// same value on): each stray takes the first one no other stray of the column took.
+		if len(found) > 0 {
+			return found[0], true
+		}
+		return -1, true
+	}
+	if sr.ident == "" {
+		return -1, true
+	}
+	col := t.colOfKey(sr.key)
+	for r := 1; r < len(t.rows); r++ {
+		cells := make([]string, max(len(t.rows[r]), len(t.hm.Headers), col+1))
+		for c := range cells {
+			cells[c] = t.value(r, c)
+		}
+		// Put our value back only where it is a value: an empty one would match every row
+		// whose cell is empty.
+		if col >= 0 && sr.ours != "" && cells[col] == sr.ours {
+			cells[col] = sr.restore
+		}
+		if model.RowIdentity(t.tc, t.hm, cells) == sr.ident {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return -1, true
+	case 1:
+		return found[0], true
+	}
+	return -1, false
+}
+
+// sheetIDs returns the sheetId of every tab of an Apply (updateCells addresses a tab by ID):
+// from the cache Load fills, else from one spreadsheets.get.
+func (s *Store) sheetIDs(ctx context.Context, op string, b *budget, work []*tabWork) ([]int64, error) {
+	if ids := s.cachedSheetIDs(work); ids != nil {
+		return ids, nil
+	}
+	meta, err := s.getMeta(ctx, op, b)
+	if err != nil {
+		return nil, err
+	}
+	s.rememberSheetIDs(meta)
+	// A tab not in the spreadsheet any more gets -1: the read finds it gone too, and nothing
+	// is written to it.
+	ids := make([]int64, len(work))
+	for i, w := range work {
+		ids[i] = -1
+		if sh := findSheet(meta, w.tc.Name); sh != nil && sh.Properties != nil {
+			ids[i] = sh.Properties.SheetId
+		}
+	}
+	return ids, nil
+}
+
+// cachedSheetIDs returns the cached sheetId of every tab of work, or nil if one is unknown.
+func (s *Store) cachedSheetIDs(work []*tabWork) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]int64, len(work))
+	for i, w := range work {
+		id, ok := s.sheetIDCache[tabKey(w.tc.Name)]
+		if !ok {
+			return nil
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+// rememberSheetIDs caches every tab's sheetId by name.
+func (s *Store) rememberSheetIDs(meta *sheetsapi.Spreadsheet) {
+	if meta == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sheetIDCache == nil {
+		s.sheetIDCache = map[string]int64{}
+	}
+	for _, sh := range meta.Sheets {
+		if sh != nil && sh.Properties != nil {
+			s.sheetIDCache[tabKey(sh.Properties.Title)] = sh.Properties.SheetId
+		}
+	}
+}
+
+func (s *Store) forgetSheetIDs() {
+	s.mu.Lock()
+	s.sheetIDCache = nil
+	s.mu.Unlock()
+}
+
+// isNoGrid reports the 400 an updateCells gets for a sheetId that no longer exists.
+func isNoGrid(err error) bool {
+	var gerr *googleapi.Error
+	return errors.As(err, &gerr) && gerr.Code == 400 && strings.Contains(gerr.Message+gerr.Body, "No grid with id")
+}
