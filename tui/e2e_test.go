@@ -115,7 +115,7 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := emu.Count("values.batchUpdate"); n != 1 {
+	if n := emu.Count("spreadsheets.batchUpdate"); n != 1 {
 		t.Errorf("three rows should be one write (one Apply → one batchUpdate), got %d batchUpdates", n)
 	}
 
