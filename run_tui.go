@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
@@ -122,12 +121,14 @@ func runTUI(ctx context.Context, e *env, cfg *config.Config, opts tui.Options) e
 	return nil
 }
 
-// cmdEmulator serves a workbook over the Sheets v4 REST API until interrupted.
+// cmdEmulator serves a workbook over the Sheets v4 REST API until interrupted: on loopback
+// only unless --allow-remote (it has no authentication; see serveEmulator).
 func cmdEmulator(ctx context.Context, g *globals, args []string, e *env) error {
 	fs := newFlagSet("emulator", e)
-	addr := fs.String("addr", "127.0.0.1:8089", "listen address")
+	addr := fs.String("addr", "127.0.0.1:8089", "listen address (loopback only unless --allow-remote)")
 	path := fs.String("workbook", "", "JSON workbook to serve (default: the demo workbook)")
 	persist := fs.Bool("persist", false, "write every change back to --workbook")
+	allowRemote := fs.Bool("allow-remote", false, "allow an --addr other machines can reach (the API is unauthenticated and writable)")
 	if _, err := parseCmd(fs, g, args); err != nil {
 		return err
 	}
@@ -149,18 +150,11 @@ func cmdEmulator(ctx context.Context, g *globals, args []string, e *env) error {
 	if *persist {
 		emu.SetPersist(wb.SpreadsheetID, *path)
 	}
-	url, stop, err := sheetstest.Serve(ctx, *addr, emu)
+	srv, err := serveEmulator(ctx, e, emu, wb, *addr, *allowRemote)
 	if err != nil {
-		return usageErr("emulator: listen on %s: %v", *addr, err)
+		return err
 	}
-	defer stop()
-	host := url[len("http://"):]
-	if _, _, err := net.SplitHostPort(host); err != nil {
-		host = *addr
-	}
-	fmt.Fprintf(e.stdout, "Sheets API emulator serving spreadsheet %q (%q) at %s\n", wb.SpreadsheetID, wb.Title, url)
-	fmt.Fprintf(e.stdout, "point triage at it:\n  export SHEETS_EMULATOR_HOST=%s TRIAGE_SPREADSHEET=%s\n", host, wb.SpreadsheetID)
-	fmt.Fprintf(e.stdout, "or any client: curl '%s/v4/spreadsheets/%s/values/Inbox!A1:F3'\n", url, wb.SpreadsheetID)
+	defer srv.Stop()
 	<-ctx.Done()
 	return nil
 }

@@ -33,7 +33,8 @@ type Range struct {
 // rangeError is the error every parse failure returns; its message is the
 // one Google sends (HTTP 400).
 func rangeError(s string) error {
-	return fmt.Errorf("Unable to parse range: %s", s) //nolint:staticcheck // Google's message
+	//lint:ignore ST1005 Google's message, answered as it is
+	return fmt.Errorf("Unable to parse range: %s", s)
 }
 
 // ParseRange parses A1 notation. Sheet names may be quoted, with

@@ -6,16 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// gridRangeIn is a GridRange of a request: half-open, 0-based; a missing
-// bound is unbounded (Google's rule).
-type gridRangeIn struct {
-	SheetID          int64 `json:"sheetId"`
-	StartRowIndex    *int  `json:"startRowIndex"`
-	EndRowIndex      *int  `json:"endRowIndex"`
-	StartColumnIndex *int  `json:"startColumnIndex"`
-	EndColumnIndex   *int  `json:"endColumnIndex"`
-}
-
 type gridCoordIn struct {
 	SheetID     int64 `json:"sheetId"`
 	RowIndex    int   `json:"rowIndex"`
@@ -45,7 +35,7 @@ func (b *book) updateCells(raw json.RawMessage) (any, *apiError) {
 		Rows   []rowDataIn  `json:"rows"`
 		Fields string       `json:"fields"`
 		Start  *gridCoordIn `json:"start"`
-		Range  *gridRangeIn `json:"range"`
+		Range  *gridRange   `json:"range"`
 	}
 	if err := decodeLoose(raw, &in); err != nil {
 		return nil, err
@@ -65,35 +55,32 @@ func (b *book) updateCells(raw json.RawMessage) (any, *apiError) {
 	if (in.Start == nil) == (in.Range == nil) {
 		return nil, badRequest("Exactly one of start or range must be set.")
 	}
-	var sheetID int64
-	var r0, c0, r1, c1 int
-	bounded := false
-	if in.Start != nil {
-		sheetID, r0, c0 = in.Start.SheetID, in.Start.RowIndex, in.Start.ColumnIndex
-	} else {
-		sheetID = in.Range.SheetID
-		r0, c0 = deref(in.Range.StartRowIndex, 0), deref(in.Range.StartColumnIndex, 0)
-		bounded = true
-	}
-	sh, _ := b.sheetByID(sheetID)
-	if sh == nil {
-		return nil, badRequest("No grid with id: %d", sheetID)
-	}
+	var sh *sheet
+	var x rect
+	bounded := in.Range != nil
 	if bounded {
-		r1, c1 = deref(in.Range.EndRowIndex, sh.rowCount), deref(in.Range.EndColumnIndex, sh.colCount)
+		var err *apiError
+		if sh, x, err = b.gridSpan(*in.Range); err != nil {
+			return nil, err
+		}
 	} else {
-		r1, c1 = r0+len(in.Rows), c0
-		for _, row := range in.Rows {
-			c1 = max(c1, c0+len(row.Values))
+		if sh, _ = b.sheetByID(in.Start.SheetID); sh == nil {
+			return nil, badRequest("No grid with id: %d", in.Start.SheetID)
+		}
+		x = rect{in.Start.RowIndex, in.Start.RowIndex, in.Start.ColumnIndex, in.Start.ColumnIndex}
+		// The start is checked before the rows are added to it: an absurd
+		// index must not overflow into a small one.
+		if x.r0 >= 0 && x.c0 >= 0 && x.r0 <= sh.rowCount && x.c0 <= sh.colCount {
+			x.r1 += len(in.Rows)
+			for _, row := range in.Rows {
+				x.c1 = max(x.c1, x.c0+len(row.Values))
+			}
+		}
+		if err := checkRect(sh, x); err != nil {
+			return nil, err
 		}
 	}
-	if r0 < 0 || c0 < 0 || r1 < r0 || c1 < c0 {
-		return nil, badRequest("Invalid range: rows [%d, %d), columns [%d, %d)", r0, r1, c0, c1)
-	}
-	if r1 > sh.rowCount || c1 > sh.colCount {
-		return nil, badRequest("Range (%s!R%dC%d:R%dC%d) exceeds grid limits. Max rows: %d, max columns: %d",
-			QuoteSheet(sh.title), r0+1, c0+1, r1, c1, sh.rowCount, sh.colCount)
-	}
+	r0, r1, c0, c1 := x.r0, x.r1, x.c0, x.c1
 	if bounded && (len(in.Rows) > r1-r0 || rowsWider(in.Rows, c1-c0)) {
 		return nil, badRequest("Attempting to write row: %d, beyond the last requested row of: %d", r0+len(in.Rows), r1)
 	}
@@ -116,6 +103,9 @@ func (b *book) updateCells(raw json.RawMessage) (any, *apiError) {
 		return map[string]any{}, nil
 	}
 	for r := r0; r < r1; r++ {
+		if r-r0 >= len(in.Rows) && r >= len(sh.rows) {
+			break // the rest of the range is empty already
+		}
 		var row []cellDataIn
 		if r-r0 < len(in.Rows) {
 			row = in.Rows[r-r0].Values

@@ -1,9 +1,16 @@
 // Package sheetstest is a local emulator of the Google Sheets v4 REST API,
 // faithful where triage depends on it: A1 ranges with quoted sheet names,
 // trimmed responses, RAW vs USER_ENTERED, render options, field masks,
-// Google's JSON error body, the 50,000-character cell limit. It also has
-// test hooks: request counts per method, a request log, added latency,
-// injected faults and a per-minute quota.
+// Google's JSON error body, the 50,000-character cell limit and the
+// 10,000,000-cell workbook limit, index checks answered 400 as Google
+// answers them, atomic writes. It also has test hooks: request counts per
+// method, a bounded request log, added latency, injected faults, a
+// per-minute quota and a hook between two requests.
+//
+// It never keeps (nor persists) a workbook it could not load again, and
+// its memory stays bounded whatever a request asks for: sizes are checked
+// before anything is allocated for them. Served standalone (Serve), it
+// listens on loopback only unless told otherwise: it has no authentication.
 //
 // The real client talks to it like this:
 //
@@ -17,13 +24,11 @@ package sheetstest
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -51,6 +56,40 @@ const (
 
 const maxBody = 64 << 20
 
+// RequestLogLimit is how many entries Requests and ValueInputOptions keep:
+// the most recent ones, so a long-running emulator's memory stays bounded.
+// Count and Counts stay exact. Each string of a logged Request keeps at
+// most maxLogged bytes.
+const RequestLogLimit = 10_000
+
+// maxLogged caps each string of a logged Request (a URL can be as long as
+// the server reads headers).
+const maxLogged = 4096
+
+// logAppend appends v to a log that keeps its last RequestLogLimit entries.
+// It trims only when the log reaches twice the limit, so appending stays
+// amortised O(1) and the backing array never exceeds 2×RequestLogLimit.
+func logAppend[T any](log []T, v T) []T {
+	if len(log) >= 2*RequestLogLimit {
+		log = append(make([]T, 0, 2*RequestLogLimit), log[len(log)-RequestLogLimit+1:]...)
+	}
+	return append(log, v)
+}
+
+// logTail copies the last RequestLogLimit entries of a log.
+func logTail[T any](log []T) []T {
+	return slices.Clone(log[max(0, len(log)-RequestLogLimit):])
+}
+
+// clipLogged copies s (so the log never pins a request's buffers), cut to
+// maxLogged bytes.
+func clipLogged(s string) string {
+	if len(s) > maxLogged {
+		s = s[:maxLogged]
+	}
+	return strings.Clone(s)
+}
+
 // Emulator serves workbooks over the Sheets v4 REST API. Create one with New.
 type Emulator struct {
 	mu      sync.Mutex
@@ -68,16 +107,18 @@ type Emulator struct {
 	hook    func(Request)
 }
 
-// Request is one entry of the request log.
+// Request is one entry of the request log (see RequestLogLimit).
 type Request struct {
 	// Method is the API method ("values.batchGet"...), "" if the path
 	// matched none.
 	Method string
 	// HTTPMethod is GET, POST, PUT...
 	HTTPMethod string
-	// Path is the unescaped URL path; RawQuery the query as sent.
+	// Path is the unescaped URL path; RawQuery the query as sent. In the
+	// log each keeps its first 4096 bytes.
 	Path, RawQuery string
-	// Authorization is the Authorization header value ("" if absent).
+	// Authorization is the Authorization header value ("" if absent; its
+	// first 4096 bytes in the log).
 	Authorization string
 }
 
@@ -149,8 +190,11 @@ func (e *Emulator) SpreadsheetIDs() []string {
 
 // SetPersist makes every successful write to workbook id (through the API
 // or the direct mutation methods) save it as JSON to path, atomically
-// (temporary file + rename). If saving fails the API answers 500 INTERNAL
-// (the write itself was applied in memory). path "" turns it off.
+// (temporary file + rename). Before saving, the JSON is parsed back as
+// LoadWorkbook would: a change that would leave a file that does not load
+// is not applied at all (the API answers 500 INTERNAL, a direct method
+// returns an error). If writing the file fails the API answers 500
+// INTERNAL (the write itself was applied in memory). path "" turns it off.
 func (e *Emulator) SetPersist(id, path string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -161,15 +205,35 @@ func (e *Emulator) SetPersist(id, path string) {
 	e.persist[id] = path
 }
 
-// save persists book id if asked to; the caller holds e.mu.
-func (e *Emulator) save(id string) error {
-	path := e.persist[id]
-	b := e.books[id]
-	if path == "" || b == nil {
+// errUnloadable marks a change refused because the workbook it would
+// leave could not be loaded again; nothing of it was applied.
+var errUnloadable = errors.New("sheetstest: change refused")
+
+// commit makes work (a copy a write was applied to) the served state of
+// its workbook, and saves it if persistence is on; the caller holds e.mu.
+// It refuses, keeping the previous state, a book that breaks the model's
+// invariants or whose saved JSON would not load again (LoadWorkbook):
+// request-time checks make that impossible, this is what guarantees it. A
+// failure to write the file keeps the change (it was made in memory).
+func (e *Emulator) commit(work *book) error {
+	if err := work.check(); err != nil {
+		return fmt.Errorf("%w: it would leave workbook %s unloadable: %v", errUnloadable, work.id, err)
+	}
+	path := e.persist[work.id]
+	if path == "" {
+		e.books[work.id] = work
 		return nil
 	}
-	if err := b.export().Save(path); err != nil {
-		return fmt.Errorf("sheetstest: saving workbook %s: %w", id, err)
+	data, err := marshalWorkbook(work.export())
+	if err == nil {
+		_, err = ParseWorkbook(data)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: it would persist workbook %s as a file that does not load: %v", errUnloadable, work.id, err)
+	}
+	e.books[work.id] = work
+	if err := writeFileAtomic(path, data); err != nil {
+		return fmt.Errorf("sheetstest: saving workbook %s: %w", work.id, err)
 	}
 	return nil
 }
@@ -257,20 +321,21 @@ func (e *Emulator) SetQuotaPerMinute(n int) {
 	e.reads, e.writes = nil, nil
 }
 
-// ValueInputOptions returns the valueInputOption of every write request
-// (values.update, values.append, values.batchUpdate) received, in order;
-// "" where the request had none.
+// ValueInputOptions returns the valueInputOption of the write requests
+// (values.update, values.append, values.batchUpdate) received, in order,
+// the last RequestLogLimit of them; "" where the request had none.
 func (e *Emulator) ValueInputOptions() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return slices.Clone(e.inputs)
+	return logTail(e.inputs)
 }
 
-// Requests returns a copy of the request log.
+// Requests returns a copy of the request log: the last RequestLogLimit
+// requests, oldest first (Count has the exact totals).
 func (e *Emulator) Requests() []Request {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return slices.Clone(e.reqs)
+	return logTail(e.reqs)
 }
 
 // ---- errors ----
@@ -527,10 +592,6 @@ func isValueWrite(method string) bool {
 	return method == MethodValuesUpdate || method == MethodValuesAppend || method == MethodValuesBatchUpdate
 }
 
-func isWrite(method string) bool {
-	return !isRead(method) && method != MethodCreate && method != ""
-}
-
 // ServeHTTP answers one Sheets v4 REST request.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -543,12 +604,12 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		method = c.method
 	}
 	e.mu.Lock()
-	e.reqs = append(e.reqs, Request{
+	e.reqs = logAppend(e.reqs, Request{
 		Method:        method,
-		HTTPMethod:    r.Method,
-		Path:          r.URL.Path,
-		RawQuery:      r.URL.RawQuery,
-		Authorization: r.Header.Get("Authorization"),
+		HTTPMethod:    clipLogged(r.Method),
+		Path:          clipLogged(r.URL.Path),
+		RawQuery:      clipLogged(r.URL.RawQuery),
+		Authorization: clipLogged(r.Header.Get("Authorization")),
 	})
 	if method != "" {
 		e.counts[method]++
@@ -562,7 +623,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_ = json.Unmarshal(body, &peek)
 			opt = peek.ValueInputOption
 		}
-		e.inputs = append(e.inputs, opt)
+		e.inputs = logAppend(e.inputs, clipLogged(opt))
 	}
 	latency := e.latency
 	hook := e.hook
@@ -641,11 +702,6 @@ func (e *Emulator) perform(c *call) (any, *apiError) {
 		return nil, faultError(*fault, c.method)
 	}
 	resp, aerr := e.handle(c)
-	if aerr == nil && isWrite(c.method) {
-		if err := e.save(c.id); err != nil {
-			aerr = errf(http.StatusInternalServerError, "%s", err.Error())
-		}
-	}
 	if fault != nil {
 		return nil, faultError(*fault, c.method)
 	}
@@ -702,22 +758,38 @@ func (e *Emulator) handle(c *call) (any, *apiError) {
 	switch c.method {
 	case MethodGet:
 		return e.getSpreadsheet(b, c)
-	case MethodBatchUpdate:
-		return e.batchUpdate(b, c)
 	case MethodValuesGet:
 		return valuesGet(b, c)
 	case MethodValuesBatchGet:
 		return valuesBatchGet(b, c)
-	case MethodValuesUpdate:
-		return valuesUpdate(b, c)
-	case MethodValuesAppend:
-		return valuesAppend(b, c)
-	case MethodValuesBatchUpdate:
-		return valuesBatchUpdate(b, c)
-	case MethodValuesClear:
-		return valuesClear(b, c)
 	}
-	return nil, routeErr
+	// A write is applied to a copy, kept only if all of it succeeds (Google
+	// applies a request atomically: "if any request is not valid, no
+	// requests will be applied") and the result loads again.
+	work := b.clone()
+	var resp any
+	var aerr *apiError
+	switch c.method {
+	case MethodBatchUpdate:
+		resp, aerr = e.batchUpdate(work, c)
+	case MethodValuesUpdate:
+		resp, aerr = valuesUpdate(work, c)
+	case MethodValuesAppend:
+		resp, aerr = valuesAppend(work, c)
+	case MethodValuesBatchUpdate:
+		resp, aerr = valuesBatchUpdate(work, c)
+	case MethodValuesClear:
+		resp, aerr = valuesClear(work, c)
+	default:
+		return nil, routeErr
+	}
+	if aerr != nil {
+		return nil, aerr
+	}
+	if err := e.commit(work); err != nil {
+		return nil, errf(http.StatusInternalServerError, "%s", err.Error())
+	}
+	return resp, nil
 }
 
 // newSpreadsheetID returns a random 44-character id like Google's.
@@ -730,42 +802,4 @@ func newSpreadsheetID() string {
 	}
 	buf[0] = '1'
 	return string(buf[:])
-}
-
-// ---- standalone ----
-
-// Serve listens on addr ("" = "127.0.0.1:0", a free port) and serves e
-// until stop is called or ctx ends. url is "http://127.0.0.1:PORT" (a
-// wildcard listen address is reported as 127.0.0.1); point the client at
-// url+"/".
-func Serve(ctx context.Context, addr string, e *Emulator) (string, func() error, error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	stop := sync.OnceValue(func() error {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err := srv.Shutdown(sctx)
-		if errors.Is(err, context.DeadlineExceeded) {
-			return srv.Close()
-		}
-		return err
-	})
-	unhook := context.AfterFunc(ctx, func() { stop() })
-	tcp := ln.Addr().(*net.TCPAddr)
-	host := "127.0.0.1"
-	if !tcp.IP.IsUnspecified() {
-		host = tcp.IP.String()
-	}
-	u := "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port))
-	return u, func() error {
-		unhook()
-		return stop()
-	}, nil
 }

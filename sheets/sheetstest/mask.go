@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 the errors are Google's messages, answered as they are (capitalised)
+
 package sheetstest
 
 import (

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ---- response shapes (a subset of the v4 Spreadsheet resource) ----
@@ -113,6 +114,9 @@ func (s *sheet) cellData(r, c int) cellData {
 		if v.f {
 			f := v.v.(string)
 			cd.UserEnteredValue = &extValue{FormulaValue: &f}
+			// The emulator computes no formula: its value is what values.get
+			// renders for it, so both APIs agree on what the cell holds.
+			cd.EffectiveValue = extOf(render(v, "UNFORMATTED_VALUE"))
 		} else {
 			cd.UserEnteredValue = extOf(v.v)
 			cd.EffectiveValue = extOf(v.v)
@@ -263,7 +267,7 @@ func (x *extValueIn) cell() cell {
 	switch {
 	case x == nil:
 		return cell{}
-	case x.FormulaValue != nil:
+	case x.FormulaValue != nil && *x.FormulaValue != "":
 		return cell{v: *x.FormulaValue, f: strings.HasPrefix(*x.FormulaValue, "=")}
 	case x.StringValue != nil && *x.StringValue != "":
 		return cell{v: *x.StringValue}
@@ -275,6 +279,9 @@ func (x *extValueIn) cell() cell {
 	return cell{}
 }
 
+// create makes a new spreadsheet. Each tab's size, from its
+// gridProperties and as far as its data reaches, is checked against the
+// workbook limit before its cells are stored.
 func (e *Emulator) create(c *call) (any, *apiError) {
 	var in struct {
 		Properties struct {
@@ -317,10 +324,27 @@ func (e *Emulator) create(c *call) (any, *apiError) {
 			return nil, badRequest("Invalid sheets[%d]: %s", i, err.msg)
 		}
 		sh := b.sheets[props.Index]
+		rows, cols := sh.rowCount, sh.colCount
+		for j, d := range s.Data {
+			if d.StartRow < 0 || d.StartColumn < 0 || d.StartRow > maxRows || d.StartColumn > maxColumns {
+				return nil, badRequest("Invalid sheets[%d].data[%d]: startRow %d, startColumn %d is not a cell of a sheet", i, j, d.StartRow, d.StartColumn)
+			}
+			rows = max(rows, d.StartRow+len(d.RowData))
+			for _, rd := range d.RowData {
+				cols = max(cols, d.StartColumn+len(rd.Values))
+			}
+		}
+		if err := b.fits(sh, rows, cols); err != nil {
+			return nil, badRequest("Invalid sheets[%d]: %s", i, err.msg)
+		}
 		for _, d := range s.Data {
 			for r, rd := range d.RowData {
 				for col, v := range rd.Values {
-					if cv := v.UserEnteredValue.cell(); !cv.empty() {
+					cv := v.UserEnteredValue.cell()
+					if s, ok := cv.v.(string); ok && len(s) > MaxCellChars && utf8.RuneCountInString(s) > MaxCellChars {
+						return nil, badRequest("Your input contains more than the maximum of %d characters in a single cell.", MaxCellChars)
+					}
+					if !cv.empty() {
 						sh.set(d.StartRow+r, d.StartColumn+col, cv)
 					}
 				}
@@ -329,6 +353,9 @@ func (e *Emulator) create(c *call) (any, *apiError) {
 	}
 	if len(b.sheets) == 0 {
 		b.addSheet(sheetPropsIn{}, true)
+	}
+	if err := b.check(); err != nil {
+		return nil, errf(500, "%s: it would create a workbook that does not load: %v", errUnloadable, err)
 	}
 	e.books[b.id] = b
 	out, _ := b.spreadsheet(false, false, nil)
@@ -349,7 +376,8 @@ func decodeLoose(body []byte, v any) *apiError {
 // ---- spreadsheets.batchUpdate ----
 
 // addSheet adds a sheet; first makes an id-less sheet get id 0 (as the
-// first sheet of a new spreadsheet does).
+// first sheet of a new spreadsheet does). Everything is checked before the
+// book changes; the grid's size is checked before anything is allocated.
 func (b *book) addSheet(p sheetPropsIn, first bool) (sheetProps, *apiError) {
 	title := p.Title
 	if title == "" {
@@ -360,8 +388,33 @@ func (b *book) addSheet(p sheetPropsIn, first bool) (sheetProps, *apiError) {
 			}
 		}
 	}
+	if err := checkTitle(title); err != nil {
+		return sheetProps{}, err
+	}
 	if b.sheetByTitle(title) != nil {
 		return sheetProps{}, badRequest("A sheet with the name \"%s\" already exists. Please enter another name.", title)
+	}
+	rows, cols := defaultRows, defaultColumns
+	if g := p.GridProperties; g != nil {
+		if g.RowCount < 0 || g.ColumnCount < 0 {
+			return sheetProps{}, badRequest("Invalid value at 'properties.grid_properties': rowCount (%d) and columnCount (%d) must not be negative", g.RowCount, g.ColumnCount)
+		}
+		if g.RowCount > 0 {
+			rows = g.RowCount
+		}
+		if g.ColumnCount > 0 {
+			cols = g.ColumnCount
+		}
+	}
+	if err := b.fits(nil, rows, cols); err != nil {
+		return sheetProps{}, err
+	}
+	at := len(b.sheets)
+	if p.Index != nil {
+		if *p.Index < 0 {
+			return sheetProps{}, badRequest("Invalid index: %d (it must not be negative)", *p.Index)
+		}
+		at = min(at, *p.Index)
 	}
 	var id int64
 	switch {
@@ -386,19 +439,7 @@ func (b *book) addSheet(p sheetPropsIn, first bool) (sheetProps, *apiError) {
 			}
 		}
 	}
-	sh := &sheet{title: title, id: id, rowCount: defaultRows, colCount: defaultColumns, hidden: map[int]bool{}, valid: map[int][]string{}}
-	if g := p.GridProperties; g != nil {
-		if g.RowCount > 0 {
-			sh.rowCount = g.RowCount
-		}
-		if g.ColumnCount > 0 {
-			sh.colCount = g.ColumnCount
-		}
-	}
-	at := len(b.sheets)
-	if p.Index != nil && *p.Index >= 0 && *p.Index < at {
-		at = *p.Index
-	}
+	sh := &sheet{title: title, id: id, rowCount: rows, colCount: cols, hidden: map[int]bool{}, valid: map[int][]string{}}
 	b.sheets = slices.Insert(b.sheets, at, sh)
 	return b.props(at), nil
 }
@@ -425,9 +466,11 @@ func deref(p *int, def int) int {
 	return *p
 }
 
-// span resolves a dimension range against a sheet: [start, end) within
-// the grid.
-func (b *book) span(d dimRange) (*sheet, bool, int, int, *apiError) {
+// span resolves a dimension range against a sheet: [start, end), start
+// within the grid. With inGrid the end must be in the grid too (deleting or
+// changing rows and columns that exist); without it the range only gives a
+// position and a count (inserting).
+func (b *book) span(d dimRange, inGrid bool) (*sheet, bool, int, int, *apiError) {
 	sh, _ := b.sheetByID(d.SheetID)
 	if sh == nil {
 		return nil, false, 0, 0, badRequest("No grid with id: %d", d.SheetID)
@@ -440,15 +483,49 @@ func (b *book) span(d dimRange) (*sheet, bool, int, int, *apiError) {
 	default:
 		return nil, false, 0, 0, badRequest("range.dimension must be ROWS or COLUMNS, not %q", d.Dimension)
 	}
-	size := sh.colCount
+	size, unit := sh.colCount, "columns"
 	if rows {
-		size = sh.rowCount
+		size, unit = sh.rowCount, "rows"
 	}
 	start, end := deref(d.StartIndex, 0), deref(d.EndIndex, size)
-	if start < 0 || end <= start {
+	switch {
+	case start < 0:
+		return nil, false, 0, 0, badRequest("range.startIndex (%d) must not be negative", start)
+	case end <= start:
 		return nil, false, 0, 0, badRequest("range.startIndex (%d) must be less than range.endIndex (%d)", start, end)
+	case start > size || (start == size && inGrid):
+		return nil, false, 0, 0, badRequest("range.startIndex (%d) is past the end of the grid (%d %s)", start, size, unit)
+	case inGrid && end > size:
+		return nil, false, 0, 0, badRequest("range.endIndex (%d) is past the end of the grid (%d %s)", end, size, unit)
 	}
 	return sh, rows, start, end, nil
+}
+
+// checkRect refuses a block that is not inside the grid of sh, with the
+// messages Google uses for a GridRange.
+func checkRect(sh *sheet, x rect) *apiError {
+	if x.r0 < 0 || x.c0 < 0 || x.r1 < x.r0 || x.c1 < x.c0 {
+		return badRequest("Invalid range: rows [%d, %d), columns [%d, %d)", x.r0, x.r1, x.c0, x.c1)
+	}
+	if x.r1 > sh.rowCount || x.c1 > sh.colCount {
+		return badRequest("Range ('%s'!R%dC%d:R%dC%d) exceeds grid limits. Max rows: %d, max columns: %d",
+			strings.ReplaceAll(sh.title, "'", "''"), x.r0+1, x.c0+1, x.r1, x.c1, sh.rowCount, sh.colCount)
+	}
+	return nil
+}
+
+// gridSpan resolves a GridRange of a request: a missing bound is the
+// grid's edge (Google's rule); every bound must lie in the grid.
+func (b *book) gridSpan(g gridRange) (*sheet, rect, *apiError) {
+	sh, _ := b.sheetByID(g.SheetID)
+	if sh == nil {
+		return nil, rect{}, badRequest("No grid with id: %d", g.SheetID)
+	}
+	x := rect{deref(g.StartRowIndex, 0), deref(g.EndRowIndex, sh.rowCount), deref(g.StartColumnIndex, 0), deref(g.EndColumnIndex, sh.colCount)}
+	if err := checkRect(sh, x); err != nil {
+		return nil, rect{}, err
+	}
+	return sh, x, nil
 }
 
 func shiftCols(m map[int]bool, at, n int) map[int]bool {
@@ -481,6 +558,10 @@ func shiftValid(m map[int][]string, at, n int) map[int][]string {
 	return out
 }
 
+// insertDimension inserts empty rows or columns. The count comes from the
+// request and may be absurd (2e9): the workbook limit is checked before
+// anything is allocated, and rows past the data cost nothing (rows are
+// stored only as far as the data goes).
 func (b *book) insertDimension(raw json.RawMessage) (any, *apiError) {
 	var in struct {
 		Range             dimRange `json:"range"`
@@ -492,23 +573,23 @@ func (b *book) insertDimension(raw json.RawMessage) (any, *apiError) {
 	if in.Range.EndIndex == nil {
 		return nil, badRequest("range.endIndex is required")
 	}
-	sh, rows, start, end, err := b.span(in.Range)
+	sh, rows, start, end, err := b.span(in.Range, false)
 	if err != nil {
 		return nil, err
 	}
+	if start == 0 && in.InheritFromBefore {
+		return nil, badRequest("Cannot inherit from before when inserting at index 0")
+	}
 	n := end - start
 	if rows {
-		if start > sh.rowCount {
-			return nil, badRequest("range.startIndex (%d) is past the end of the grid (%d rows)", start, sh.rowCount)
-		}
-		if start == 0 && in.InheritFromBefore {
-			return nil, badRequest("Cannot inherit from before when inserting at index 0")
+		if err := b.grows(sh, n, 0); err != nil {
+			return nil, err
 		}
 		insertRows(sh, start, n)
 		return map[string]any{}, nil
 	}
-	if start > sh.colCount {
-		return nil, badRequest("range.startIndex (%d) is past the end of the grid (%d columns)", start, sh.colCount)
+	if err := b.grows(sh, 0, n); err != nil {
+		return nil, err
 	}
 	for i, row := range sh.rows {
 		if start < len(row) {
@@ -528,27 +609,19 @@ func (b *book) deleteDimension(raw json.RawMessage) (any, *apiError) {
 	if err := decodeLoose(raw, &in); err != nil {
 		return nil, err
 	}
-	sh, rows, start, end, err := b.span(in.Range)
+	sh, rows, start, end, err := b.span(in.Range, true)
 	if err != nil {
 		return nil, err
 	}
 	if rows {
-		end = min(end, sh.rowCount)
-		if start == 0 && end >= sh.rowCount {
+		if start == 0 && end == sh.rowCount {
 			return nil, badRequest("You can't delete all the rows on the sheet.")
-		}
-		if start >= end {
-			return nil, badRequest("range.startIndex (%d) is past the end of the grid (%d rows)", start, sh.rowCount)
 		}
 		deleteRows(sh, start, end)
 		return map[string]any{}, nil
 	}
-	end = min(end, sh.colCount)
-	if start == 0 && end >= sh.colCount {
+	if start == 0 && end == sh.colCount {
 		return nil, badRequest("You can't delete all the columns on the sheet.")
-	}
-	if start >= end {
-		return nil, badRequest("range.startIndex (%d) is past the end of the grid (%d columns)", start, sh.colCount)
 	}
 	for i, row := range sh.rows {
 		if start < len(row) {
@@ -617,21 +690,25 @@ type sortSpec struct {
 
 // sortBlock sorts rows [r0, r1) of sh by specs, moving only the cells of
 // columns [c0, c1) (c1 < 0: whole rows). Empty keys sort last in either
-// order; the sort is stable.
+// order; the sort is stable. It allocates for the stored cells only: past
+// the data every cell is empty and stays so.
 func sortBlock(sh *sheet, r0, r1, c0, c1 int, specs []sortSpec) {
 	r1 = min(r1, len(sh.rows))
 	if r0 >= r1 {
 		return
 	}
+	width := 0
+	for r := r0; r < r1; r++ {
+		width = max(width, len(sh.rows[r]))
+	}
+	if c1 >= 0 {
+		width = min(width, c1)
+	}
+	if width <= c0 {
+		return
+	}
 	type item struct{ cells []cell }
 	items := make([]item, r1-r0)
-	width := c1
-	if width < 0 {
-		width = 0
-		for r := r0; r < r1; r++ {
-			width = max(width, len(sh.rows[r]))
-		}
-	}
 	for i := range items {
 		items[i].cells = make([]cell, width-c0)
 		for c := c0; c < width; c++ {
@@ -683,14 +760,9 @@ func (b *book) sortRange(raw json.RawMessage) (any, *apiError) {
 	if err := decodeLoose(raw, &in); err != nil {
 		return nil, err
 	}
-	sh, _ := b.sheetByID(in.Range.SheetID)
-	if sh == nil {
-		return nil, badRequest("No grid with id: %d", in.Range.SheetID)
-	}
-	r0, r1 := deref(in.Range.StartRowIndex, 0), deref(in.Range.EndRowIndex, sh.rowCount)
-	c0, c1 := deref(in.Range.StartColumnIndex, 0), deref(in.Range.EndColumnIndex, -1)
-	if r0 < 0 || r1 < r0 || c0 < 0 || (c1 >= 0 && c1 < c0) {
-		return nil, badRequest("range is invalid")
+	sh, x, err := b.gridSpan(in.Range)
+	if err != nil {
+		return nil, err
 	}
 	var specs []sortSpec
 	for i, s := range in.SortSpecs {
@@ -709,9 +781,9 @@ func (b *book) sortRange(raw json.RawMessage) (any, *apiError) {
 		specs = append(specs, sortSpec{col, desc})
 	}
 	if len(specs) == 0 {
-		specs = []sortSpec{{c0, false}}
+		specs = []sortSpec{{x.c0, false}}
 	}
-	sortBlock(sh, r0, r1, c0, c1, specs)
+	sortBlock(sh, x.r0, x.r1, x.c0, x.c1, specs)
 	return map[string]any{}, nil
 }
 
@@ -729,14 +801,14 @@ func (b *book) updateDimensionProperties(raw json.RawMessage) (any, *apiError) {
 	if in.Fields == "" {
 		return nil, badRequest("At least one field must be updated, but 'fields' is empty.")
 	}
-	sh, rows, start, end, err := b.span(in.Range)
+	sh, rows, start, end, err := b.span(in.Range, true)
 	if err != nil {
 		return nil, err
 	}
 	if rows || !(in.Fields == "*" || strings.Contains(in.Fields, "hiddenByUser")) {
 		return map[string]any{}, nil // row properties and pixel sizes are not modelled
 	}
-	for c := start; c < min(end, sh.colCount); c++ {
+	for c := start; c < end; c++ {
 		if in.Properties.HiddenByUser {
 			sh.hidden[c] = true
 		} else {
@@ -746,6 +818,10 @@ func (b *book) updateDimensionProperties(raw json.RawMessage) (any, *apiError) {
 	return map[string]any{}, nil
 }
 
+// setDataValidation sets or clears a ONE_OF_LIST rule on the columns of a
+// range (the model keeps one rule per column, for rows 2 and below). The
+// range must lie in the grid: a rule on column -1 would be saved under no
+// column letter and the file would not load again.
 func (b *book) setDataValidation(raw json.RawMessage) (any, *apiError) {
 	var in struct {
 		Range gridRange `json:"range"`
@@ -759,15 +835,14 @@ func (b *book) setDataValidation(raw json.RawMessage) (any, *apiError) {
 	if err := decodeLoose(raw, &in); err != nil {
 		return nil, err
 	}
-	sh, _ := b.sheetByID(in.Range.SheetID)
-	if sh == nil {
-		return nil, badRequest("No grid with id: %d", in.Range.SheetID)
+	sh, x, err := b.gridSpan(in.Range)
+	if err != nil {
+		return nil, err
 	}
 	if in.Rule != nil && in.Rule.Condition.Type != "ONE_OF_LIST" {
 		return nil, errf(501, "sheetstest: only ONE_OF_LIST validation rules are emulated, not %q", in.Rule.Condition.Type)
 	}
-	c0, c1 := deref(in.Range.StartColumnIndex, 0), min(deref(in.Range.EndColumnIndex, sh.colCount), sh.colCount)
-	for c := c0; c < c1; c++ {
+	for c := x.c0; c < x.c1; c++ {
 		if in.Rule == nil {
 			delete(sh.valid, c)
 			continue
@@ -781,6 +856,9 @@ func (b *book) setDataValidation(raw json.RawMessage) (any, *apiError) {
 	return map[string]any{}, nil
 }
 
+// updateSheetProperties renames, resizes or moves a tab. A new size is
+// checked against the workbook limit before anything changes; shrinking
+// drops the rows, columns, hidden flags and validations past the new edge.
 func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 	var in struct {
 		Properties sheetPropsIn `json:"properties"`
@@ -812,30 +890,65 @@ func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 		}
 		return false
 	}
+	// Validate everything, then change.
+	title := sh.title
 	if has("title") {
-		if o := b.sheetByTitle(in.Properties.Title); in.Properties.Title == "" || (o != nil && o != sh) {
-			return nil, badRequest("A sheet with the name \"%s\" already exists. Please enter another name.", in.Properties.Title)
+		title = in.Properties.Title
+		if err := checkTitle(title); err != nil {
+			return nil, err
 		}
-		sh.title = in.Properties.Title
+		if o := b.sheetByTitle(title); o != nil && o != sh {
+			return nil, badRequest("A sheet with the name \"%s\" already exists. Please enter another name.", title)
+		}
 	}
+	rows, cols := sh.rowCount, sh.colCount
 	if g := in.Properties.GridProperties; g != nil {
-		if has("gridProperties.rowCount") && g.RowCount > 0 {
-			if g.RowCount < sh.rowCount {
-				deleteRows(sh, g.RowCount, sh.rowCount)
+		// 0 is what the Go client sends for an unset count (omitempty):
+		// it leaves the size alone.
+		if has("gridProperties.rowCount") {
+			if g.RowCount < 0 {
+				return nil, badRequest("Invalid value at 'properties.grid_properties.row_count': %d must not be negative", g.RowCount)
 			}
-			sh.rowCount = g.RowCount
+			if g.RowCount > 0 {
+				rows = g.RowCount
+			}
 		}
-		if has("gridProperties.columnCount") && g.ColumnCount > 0 {
-			for i, row := range sh.rows {
-				if len(row) > g.ColumnCount {
-					sh.rows[i] = row[:g.ColumnCount]
-				}
+		if has("gridProperties.columnCount") {
+			if g.ColumnCount < 0 {
+				return nil, badRequest("Invalid value at 'properties.grid_properties.column_count': %d must not be negative", g.ColumnCount)
 			}
-			sh.colCount = g.ColumnCount
+			if g.ColumnCount > 0 {
+				cols = g.ColumnCount
+			}
+		}
+		if err := b.fits(sh, rows, cols); err != nil {
+			return nil, err
 		}
 	}
+	at := idx
 	if has("index") && in.Properties.Index != nil {
-		at := min(max(*in.Properties.Index, 0), len(b.sheets)-1)
+		if *in.Properties.Index < 0 {
+			return nil, badRequest("Invalid index: %d (it must not be negative)", *in.Properties.Index)
+		}
+		at = min(*in.Properties.Index, len(b.sheets)-1)
+	}
+
+	sh.title = title
+	if rows < sh.rowCount {
+		deleteRows(sh, rows, sh.rowCount)
+	}
+	sh.rowCount = rows
+	if cols < sh.colCount {
+		for i, row := range sh.rows {
+			if len(row) > cols {
+				sh.rows[i] = row[:cols]
+			}
+		}
+		sh.hidden = shiftCols(sh.hidden, cols, -(sh.colCount - cols))
+		sh.valid = shiftValid(sh.valid, cols, -(sh.colCount - cols))
+	}
+	sh.colCount = cols
+	if at != idx {
 		b.sheets = slices.Delete(b.sheets, idx, idx+1)
 		b.sheets = slices.Insert(b.sheets, at, sh)
 	}
@@ -860,6 +973,8 @@ func (b *book) deleteSheet(raw json.RawMessage) (any, *apiError) {
 	return map[string]any{}, nil
 }
 
+// appendDimension adds rows or columns at the end of a tab: only the grid's
+// size changes, checked against the workbook limit first.
 func (b *book) appendDimension(raw json.RawMessage) (any, *apiError) {
 	var in struct {
 		SheetID   int64  `json:"sheetId"`
@@ -878,8 +993,14 @@ func (b *book) appendDimension(raw json.RawMessage) (any, *apiError) {
 	}
 	switch in.Dimension {
 	case "ROWS":
+		if err := b.grows(sh, in.Length, 0); err != nil {
+			return nil, err
+		}
 		sh.rowCount += in.Length
 	case "COLUMNS":
+		if err := b.grows(sh, 0, in.Length); err != nil {
+			return nil, err
+		}
 		sh.colCount += in.Length
 	default:
 		return nil, badRequest("dimension must be ROWS or COLUMNS, not %q", in.Dimension)
@@ -887,7 +1008,9 @@ func (b *book) appendDimension(raw json.RawMessage) (any, *apiError) {
 	return map[string]any{}, nil
 }
 
-func (e *Emulator) batchUpdate(orig *book, c *call) (any, *apiError) {
+// batchUpdate applies the requests in order to b, the copy handle commits
+// only if all of them succeed (Google's atomicity).
+func (e *Emulator) batchUpdate(b *book, c *call) (any, *apiError) {
 	var in struct {
 		Requests                     []map[string]json.RawMessage `json:"requests"`
 		IncludeSpreadsheetInResponse bool                         `json:"includeSpreadsheetInResponse"`
@@ -897,8 +1020,6 @@ func (e *Emulator) batchUpdate(orig *book, c *call) (any, *apiError) {
 	if err := decodeLoose(c.body, &in); err != nil {
 		return nil, err
 	}
-	// Atomic: work on a copy, keep it only if every request succeeds.
-	b := orig.clone()
 	replies := []any{}
 	for i, req := range in.Requests {
 		if len(req) != 1 {
@@ -948,12 +1069,18 @@ func (e *Emulator) batchUpdate(orig *book, c *call) (any, *apiError) {
 	}
 	out := map[string]any{"spreadsheetId": b.id, "replies": replies}
 	if in.IncludeSpreadsheetInResponse {
-		ss, err := b.spreadsheet(in.ResponseIncludeGridData, in.ResponseIncludeGridData, in.ResponseRanges)
+		withData, cells := in.ResponseIncludeGridData, in.ResponseIncludeGridData
+		if c.fields != nil {
+			// As in spreadsheets.get, a field mask overrides the flag
+			// ("this parameter is ignored if a field mask was set").
+			withData = c.fields.reaches("updatedSpreadsheet", "sheets", "data")
+			cells = c.fields.reaches("updatedSpreadsheet", "sheets", "data", "rowData")
+		}
+		ss, err := b.spreadsheet(withData, cells, in.ResponseRanges)
 		if err != nil {
 			return nil, err
 		}
 		out["updatedSpreadsheet"] = ss
 	}
-	e.books[b.id] = b
 	return out, nil
 }

@@ -406,6 +406,17 @@ func prepare(sh *sheet, r Range, vals [][]any, major, input string) (*writePlan,
 	return &writePlan{sh: sh, r0: r.StartRow, c0: r.StartCol, vals: vals, input: input}, nil
 }
 
+// size is the grid p.sh has after the write: a values write grows the grid
+// to cover what it writes. It is checked against the workbook limit before
+// apply allocates anything for it.
+func (p *writePlan) size() (rows, cols int) {
+	width := 0
+	for _, row := range p.vals {
+		width = max(width, len(row))
+	}
+	return max(p.sh.rowCount, p.r0+max(len(p.vals), 1)), max(p.sh.colCount, p.c0+max(width, 1))
+}
+
 // apply performs the write, growing the grid as needed.
 func (p *writePlan) apply(id string) *updateValuesResponse {
 	rows, cols := map[int]bool{}, map[int]bool{}
@@ -492,6 +503,10 @@ func valuesUpdate(b *book, c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	rows, cols := p.size()
+	if err := b.fits(p.sh, rows, cols); err != nil {
+		return nil, err
+	}
 	resp := p.apply(b.id)
 	withData(resp, p, queryBool(c.query, "includeValuesInResponse"), respRender)
 	return resp, nil
@@ -559,6 +574,13 @@ func valuesAppend(b *book, c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	rows, cols := p.size()
+	if insert == "INSERT_ROWS" {
+		rows = max(rows, sh.rowCount+len(p.vals))
+	}
+	if err := b.fits(sh, rows, cols); err != nil {
+		return nil, err
+	}
 	if n := len(p.vals); insert == "INSERT_ROWS" && n > 0 {
 		insertRows(sh, p.r0, n)
 	}
@@ -571,7 +593,10 @@ func valuesAppend(b *book, c *call) (any, *apiError) {
 	}{b.id, tableRange, resp}, nil
 }
 
-// insertRows inserts n empty rows before row index at.
+// insertRows inserts n empty rows before row index at. Rows are stored only
+// as far as the data goes, so rows inserted at or past its end cost
+// nothing; inserted above data, they cost one empty slot each (the data
+// moves down). Callers check n against the workbook limit first.
 func insertRows(sh *sheet, at, n int) {
 	if at < len(sh.rows) {
 		sh.rows = append(sh.rows[:at], append(make([][]cell, n), sh.rows[at:]...)...)
@@ -613,6 +638,18 @@ func valuesBatchUpdate(b *book, c *call) (any, *apiError) {
 		if plans[i], err = prepare(sh, r, d.Values, major, in.ValueInputOption); err != nil {
 			return nil, err
 		}
+	}
+	// The grids all the writes reach, checked together before any is applied.
+	sizes := map[*sheet][2]int{}
+	for _, p := range plans {
+		rows, cols := p.size()
+		if sz, ok := sizes[p.sh]; ok {
+			rows, cols = max(rows, sz[0]), max(cols, sz[1])
+		}
+		sizes[p.sh] = [2]int{rows, cols}
+	}
+	if err := b.fitsAll(sizes); err != nil {
+		return nil, err
 	}
 	out := struct {
 		SpreadsheetID       string                  `json:"spreadsheetId"`

@@ -110,7 +110,8 @@ func LoadWorkbook(path string) (*Workbook, error) {
 
 // Validate reports the first problem that would stop the emulator serving
 // wb (duplicate or empty titles, duplicate sheet ids, unsupported cell
-// values, bad column letters, a grid smaller than its data...).
+// values, bad column letters, a grid smaller than its data, more than
+// MaxWorkbookCells cells...).
 func (wb *Workbook) Validate() error {
 	_, err := newBook(wb)
 	return err
@@ -119,11 +120,20 @@ func (wb *Workbook) Validate() error {
 // Save writes wb as indented JSON to path atomically (a temporary file in
 // the same directory, then a rename).
 func (wb *Workbook) Save(path string) error {
-	data, err := json.MarshalIndent(wb, "", "  ")
+	data, err := marshalWorkbook(wb)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(data, '\n'))
+	return writeFileAtomic(path, data)
+}
+
+// marshalWorkbook is the file format: indented JSON and a final newline.
+func marshalWorkbook(wb *Workbook) ([]byte, error) {
+	data, err := json.MarshalIndent(wb, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
 }
 
 func writeFileAtomic(path string, data []byte) error {
@@ -303,6 +313,7 @@ func newBook(wb *Workbook) (*book, error) {
 		}
 	}
 	zeroTaken := false
+	total := int64(0)
 	for i, s := range wb.Sheets {
 		where := fmt.Sprintf("workbook: sheets[%d] %q", i, s.Title)
 		if strings.TrimSpace(s.Title) == "" {
@@ -383,6 +394,10 @@ func newBook(wb *Workbook) (*book, error) {
 			sh.rows[r.StartRow][r.StartCol].f = true
 		}
 		b.sheets = append(b.sheets, sh)
+		total += gridCells(sh.rowCount, sh.colCount)
+	}
+	if total > MaxWorkbookCells {
+		return nil, fmt.Errorf("workbook: its tabs' grids hold %d cells in all, more than Google's limit of %d", total, MaxWorkbookCells)
 	}
 	return b, nil
 }
