@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -43,8 +42,9 @@ func cmdReplay(ctx context.Context, g *globals, args []string, e *env) error {
 		return usageErr("replay: give --all or row IDs, not both")
 	case !*all && len(ids) == 0:
 		return usageErr("replay: nothing selected: pass --all (every waiting row; add --source S for one source) or the IDs of the rows (their keys, as `triage list --tab deadletter` shows them)")
-	case *conc < 0 || *conc > replay.MaxConcurrency:
-		return usageErr("replay: --concurrency must be between 1 and %d", replay.MaxConcurrency)
+	case flagGiven(fs, "concurrency") && (*conc < 1 || *conc > replay.MaxConcurrency):
+		// 0 is not "the default": it would be a run that can't send, so it is refused like -3.
+		return usageErr("replay: --concurrency %d: want a number of requests in flight from 1 to %d (leave it out for 4)", *conc, replay.MaxConcurrency)
 	}
 	s, err := resolve(g, e)
 	if err != nil {
@@ -96,9 +96,7 @@ func cmdReplay(ctx context.Context, g *globals, args []string, e *env) error {
 
 	doc := newReplayDoc(t, sel, sum, *dry)
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
+		if err := writeJSON(e.stdout, doc); err != nil {
 			return &exitError{code: exitPartial, err: fmt.Errorf("replay: write the JSON summary: %w", err)}
 		}
 	} else {
@@ -366,7 +364,7 @@ func printReplayRows(w io.Writer, d *replayDoc) {
 		fmt.Fprintln(tw, "ROW\tKEY\tMETHOD\tURL\tSOURCE\tHEADERS")
 		for _, c := range d.WouldSend {
 			hdr := strings.Join(c.Headers, "; ")
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Row, model.SanitizeLine(c.Key), c.Method,
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Row, model.SanitizeLine(c.Key), model.SanitizeLine(c.Method),
 				model.SanitizeLine(c.URL), model.SanitizeLine(c.Source), model.SanitizeLine(hdr))
 		}
 		tw.Flush()
@@ -454,7 +452,7 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 // isTerminal reports whether w is a terminal (a character device), where the progress line
 // is redrawn in place.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := unwrapWriter(w).(*os.File)
 	if !ok {
 		return false
 	}
@@ -594,7 +592,7 @@ func (p *progressLine) drawInPlace(line string) {
 		pad = strings.Repeat(" ", p.width-n)
 	}
 	p.width = len([]rune(line))
-	fmt.Fprint(p.w, "\r"+line+pad)
+	redrawLine(p.w, line+pad)
 }
 
 // finish prints the final progress line and stops the printer.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -162,12 +163,90 @@ func writeListJSON(e *env, t *model.Table, recs []*model.Record) error {
 	return writeJSON(e.stdout, out)
 }
 
+// editDoc is the JSON document of set-status, clear-error and requeue-stale (--json): every
+// ID's fate, agreeing with the exit code. The text output is printed from the same facts.
+type editDoc struct {
+	Tab    string `json:"tab"`
+	DryRun bool   `json:"dry_run,omitempty"`
+	// Changed are the rows written (or, in a dry run, that would be).
+	Changed []editDocRow `json:"changed"`
+	// Unchanged are the rows not written and why: already as asked (done) or refused.
+	Unchanged []editDocNote `json:"unchanged"`
+	// Conflicts are rows whose cells changed since they were read; nothing was written there.
+	Conflicts []string `json:"conflicts"`
+	// Missing are IDs no row had at write time (deleted, or their ID changed).
+	Missing  []string `json:"missing"`
+	ExitCode int      `json:"exit_code"`
+}
+
+type editDocRow struct {
+	ID  string            `json:"id"`
+	Row int               `json:"row"`
+	Set map[string]string `json:"set"`
+	// Note says more about the row (requeue-stale: who claimed it and how long ago).
+	Note string `json:"note,omitempty"`
+}
+
+type editDocNote struct {
+	ID     string `json:"id"`
+	Row    int    `json:"row,omitempty"`
+	Reason string `json:"reason"`
+	// Done is set when the row already is as asked: not an error.
+	Done bool `json:"done"`
+}
+
+func newEditDoc(tab string) *editDoc {
+	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}}
+}
+
+// notDone counts the rows the command was asked to change and didn't.
+func (d *editDoc) notDone() int {
+	n := len(d.Conflicts) + len(d.Missing)
+	for _, u := range d.Unchanged {
+		if !u.Done {
+			n++
+		}
+	}
+	return n
+}
+
+// addApply records a write's outcome and prints the conflicts and missing IDs to stderr.
+func (d *editDoc) addApply(e *env, res model.ApplyResult) {
+	for _, a := range res.Applied {
+		d.Changed = append(d.Changed, editDocRow{ID: a.Edit.ID, Row: a.Row, Set: setFields(a.Edit)})
+	}
+	for _, c := range res.Conflicts {
+		d.Conflicts = append(d.Conflicts, c.String())
+		fmt.Fprintf(e.stderr, "conflict: %s\n", model.SanitizeLine(c.String()))
+	}
+	for _, m := range res.Missing {
+		d.Missing = append(d.Missing, m.ID)
+		fmt.Fprintf(e.stderr, "%s: no longer in %q (deleted or its ID changed since load); nothing written\n", model.SanitizeLine(m.ID), m.Tab)
+	}
+}
+
+// print writes the changed rows to stdout: as text, one line per row, or as the JSON
+// document.
+func (d *editDoc) print(e *env, asJSON bool) error {
+	if asJSON {
+		return writeJSON(e.stdout, d)
+	}
+	for _, c := range d.Changed {
+		what := describeSet(c.Set)
+		if c.Note != "" {
+			what = c.Note
+		}
+		fmt.Fprintf(e.stdout, "%s\trow %d\t%s\n", model.SanitizeLine(c.ID), c.Row, model.SanitizeLine(what))
+	}
+	return nil
+}
+
 // editCommand is the shared shape of set-status and clear-error: load, build one edit per
 // ID, apply them in one write, report every ID's fate.
 //
 // build returns the edit, or why there is none: done=true when the row already is as asked
 // (not an error: running the same command twice is fine), false when it can't be done.
-func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []string, needTab func(*model.Table) error, build func(*model.Table, *model.Record) (ed model.Edit, why string, done bool)) error {
+func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []string, asJSON bool, needTab func(*model.Table) error, build func(*model.Table, *model.Record) (ed model.Edit, why string, done bool)) error {
 	if len(ids) == 0 {
 		return usageErr("no IDs given")
 	}
@@ -180,21 +259,21 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 			return err
 		}
 	}
+	doc := newEditDoc(t.Config.Name)
 	var edits []model.Edit
-	notDone := 0
 	for _, id := range ids {
 		i := t.Index(id)
 		if i < 0 {
-			fmt.Fprintf(e.stderr, "%s: no row with ID %q in %q\n", id, id, t.Config.Name)
-			notDone++
+			why := fmt.Sprintf("no row with ID %q in %q", id, t.Config.Name)
+			fmt.Fprintf(e.stderr, "%s: %s\n", model.SanitizeLine(id), model.SanitizeLine(why))
+			doc.Unchanged = append(doc.Unchanged, editDocNote{ID: id, Reason: why})
 			continue
 		}
-		ed, why, done := build(t, &t.Records[i])
+		r := &t.Records[i]
+		ed, why, done := build(t, r)
 		if why != "" {
-			fmt.Fprintf(e.stderr, "%s: %s\n", id, why)
-			if !done {
-				notDone++
-			}
+			fmt.Fprintf(e.stderr, "%s: %s\n", model.SanitizeLine(id), model.SanitizeLine(why))
+			doc.Unchanged = append(doc.Unchanged, editDocNote{ID: id, Row: r.Row, Reason: why, Done: done})
 			continue
 		}
 		edits = append(edits, ed)
@@ -204,7 +283,14 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 		if err != nil {
 			return writeFailed(t.Config.Name, err)
 		}
-		notDone += reportApply(e, res)
+		doc.addApply(e, res)
+	}
+	notDone := doc.notDone()
+	if notDone > 0 {
+		doc.ExitCode = exitPartial
+	}
+	if err := doc.print(e, asJSON); err != nil {
+		return err
 	}
 	if notDone > 0 {
 		return &exitError{code: exitPartial, err: fmt.Errorf("%s of %d not changed", plural(notDone, "row", "rows"), len(ids))}
@@ -212,24 +298,20 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 	return nil
 }
 
-// reportApply prints a write's outcome per edit and returns how many were not written.
-func reportApply(e *env, res model.ApplyResult) int {
-	for _, a := range res.Applied {
-		fmt.Fprintf(e.stdout, "%s\trow %d\t%s\n", a.Edit.ID, a.Row, describeSet(a.Edit))
+// setFields is what an edit writes, by field name.
+func setFields(ed model.Edit) map[string]string {
+	out := make(map[string]string, len(ed.Set))
+	for f, v := range ed.Set {
+		out[string(f)] = v
 	}
-	for _, c := range res.Conflicts {
-		fmt.Fprintf(e.stderr, "conflict: %s\n", model.SanitizeLine(c.String()))
-	}
-	for _, m := range res.Missing {
-		fmt.Fprintf(e.stderr, "%s: no longer in %q (deleted or its ID changed since load); nothing written\n", m.ID, m.Tab)
-	}
-	return len(res.Conflicts) + len(res.Missing)
+	return out
 }
 
-func describeSet(ed model.Edit) string {
+// describeSet renders what an edit writes, for the text output: `status="done" error=""`.
+func describeSet(set map[string]string) string {
 	var parts []string
 	for _, f := range []model.Field{model.FStatus, model.FError, model.FLastError, model.FUpdatedAt, model.FKey} {
-		if v, ok := ed.Set[f]; ok {
+		if v, ok := set[string(f)]; ok {
 			parts = append(parts, fmt.Sprintf("%s=%q", f, v))
 		}
 	}
@@ -240,6 +322,7 @@ func cmdSetStatus(ctx context.Context, g *globals, args []string, e *env) error 
 	fs := newFlagSet("set-status", e)
 	tab := fs.String("tab", "", "tab name or role")
 	status := fs.String("status", "", "the new status (one of the tab's statuses)")
+	asJSON := fs.Bool("json", false, "one JSON document on stdout")
 	ids, err := parseCmd(fs, g, args)
 	if err != nil {
 		return err
@@ -254,7 +337,7 @@ func cmdSetStatus(ctx context.Context, g *globals, args []string, e *env) error 
 		}
 		return usageErr("%q is not a status of %q (statuses: %s)", want, t.Config.Name, strings.Join(t.Statuses, ", "))
 	}
-	return editCommand(ctx, g, e, *tab, ids, check, func(t *model.Table, r *model.Record) (model.Edit, string, bool) {
+	return editCommand(ctx, g, e, *tab, ids, *asJSON, check, func(t *model.Table, r *model.Record) (model.Edit, string, bool) {
 		if r.Status == want {
 			return model.Edit{}, fmt.Sprintf("already %s; nothing to change", want), true
 		}
@@ -265,6 +348,7 @@ func cmdSetStatus(ctx context.Context, g *globals, args []string, e *env) error 
 func cmdClearError(ctx context.Context, g *globals, args []string, e *env) error {
 	fs := newFlagSet("clear-error", e)
 	tab := fs.String("tab", "", "tab name or role (deadletter or queue)")
+	asJSON := fs.Bool("json", false, "one JSON document on stdout")
 	ids, err := parseCmd(fs, g, args)
 	if err != nil {
 		return err
@@ -276,7 +360,7 @@ func cmdClearError(ctx context.Context, g *globals, args []string, e *env) error
 		}
 		return nil
 	}
-	return editCommand(ctx, g, e, *tab, ids, check, func(t *model.Table, r *model.Record) (model.Edit, string, bool) {
+	return editCommand(ctx, g, e, *tab, ids, *asJSON, check, func(t *model.Table, r *model.Record) (model.Edit, string, bool) {
 		ed, ok := model.ClearError(t, r, now)
 		if !ok {
 			// Already released (dead / pending) is what was asked: running it twice is fine.
@@ -290,10 +374,16 @@ func cmdClearError(ctx context.Context, g *globals, args []string, e *env) error
 func cmdRequeueStale(ctx context.Context, g *globals, args []string, e *env) error {
 	fs := newFlagSet("requeue-stale", e)
 	tab := fs.String("tab", "", "queue tab name (default: the configured queue tab)")
-	older := fs.Duration("older-than", 0, "stale threshold (default: the tab's stale_after, 30m)")
+	older := fs.Duration("older-than", 0, "stale threshold, a positive duration such as 30m or 2h (default: the tab's stale_after, 30m)")
 	dry := fs.Bool("dry-run", false, "list the stale claims, change nothing")
+	asJSON := fs.Bool("json", false, "one JSON document on stdout")
 	if _, err := parseCmd(fs, g, args); err != nil {
 		return err
+	}
+	if flagGiven(fs, "older-than") && *older <= 0 {
+		// Zero or negative would make every claim stale (or silently fall back to the
+		// default): either way not what was asked for.
+		return usageErr("requeue-stale: --older-than %s: want a positive duration such as 30m or 2h (leave it out for the tab's stale_after)", *older)
 	}
 	name := *tab
 	if name == "" {
@@ -310,8 +400,11 @@ func cmdRequeueStale(ctx context.Context, g *globals, args []string, e *env) err
 		t.Config.StaleAfter = *older
 	}
 	now := time.Now()
+	doc := newEditDoc(t.Config.Name)
+	doc.DryRun = *dry
 	var edits []model.Edit
 	stuck := 0
+	notes := map[string]string{}
 	for i := range t.Records {
 		r := &t.Records[i]
 		ed, ok := model.Requeue(t, r, now)
@@ -321,45 +414,66 @@ func cmdRequeueStale(ctx context.Context, g *globals, args []string, e *env) err
 		if r.ID == "" {
 			// A stale claim that can't be written (no ID, or one shared with another row) is
 			// still stale: say so, and count it as not done.
-			fmt.Fprintf(e.stderr, "row %d: stale claim not requeued: %s\n", r.Row, model.SanitizeLine(strings.Join(r.Problems, "; ")))
+			why := "stale claim not requeued: " + strings.Join(r.Problems, "; ")
+			fmt.Fprintf(e.stderr, "row %d: %s\n", r.Row, model.SanitizeLine(why))
+			doc.Unchanged = append(doc.Unchanged, editDocNote{Row: r.Row, Reason: why})
 			stuck++
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s\trow %d\tclaimed by %s %s ago\n", model.SanitizeLine(r.ID), r.Row,
-			model.SanitizeLine(first(t.Get(r, model.FClaimedBy), "?")), now.Sub(r.Time).Round(time.Minute))
+		notes[r.ID] = fmt.Sprintf("claimed by %s %s ago", first(t.Get(r, model.FClaimedBy), "?"), now.Sub(r.Time).Round(time.Minute))
 		edits = append(edits, ed)
-	}
-	notDone := func() error {
-		if stuck == 0 {
-			return nil
+		if *dry {
+			doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: setFields(ed), Note: notes[r.ID]})
 		}
-		return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed", plural(stuck, "stale claim", "stale claims"))}
+	}
+	finish := func() error {
+		nd := doc.notDone()
+		if nd > 0 {
+			doc.ExitCode = exitPartial
+		}
+		if err := doc.print(e, *asJSON); err != nil {
+			return err
+		}
+		switch {
+		case nd == stuck && stuck > 0:
+			return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed", plural(stuck, "stale claim", "stale claims"))}
+		case nd > 0:
+			return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued", plural(nd, "claim", "claims"))}
+		}
+		return nil
 	}
 	if len(edits) == 0 {
 		if stuck == 0 {
 			fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", t.Config.StaleAfter, t.Config.Name)
 		}
-		return notDone()
+		return finish()
 	}
 	if *dry {
 		fmt.Fprintf(e.stderr, "dry run: %s would go back to pending\n", plural(len(edits), "claim", "claims"))
-		return notDone()
+		return finish()
 	}
 	res, err := st.Apply(ctx, edits)
 	if err != nil {
 		return writeFailed(t.Config.Name, err)
 	}
-	for _, c := range res.Conflicts {
-		fmt.Fprintf(e.stderr, "conflict: %s\n", model.SanitizeLine(c.String()))
-	}
-	for _, m := range res.Missing {
-		fmt.Fprintf(e.stderr, "%s: no longer in %q; nothing written\n", m.ID, m.Tab)
+	doc.addApply(e, res)
+	for i := range doc.Changed {
+		doc.Changed[i].Note = notes[doc.Changed[i].ID]
 	}
 	fmt.Fprintf(e.stderr, "requeued %s\n", plural(len(res.Applied), "claim", "claims"))
-	if !res.OK() {
-		return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued", plural(len(res.Conflicts)+len(res.Missing)+stuck, "claim", "claims"))}
-	}
-	return notDone()
+	return finish()
+}
+
+// flagGiven reports whether the flag was set on the command line (a value equal to the
+// default included).
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			given = true
+		}
+	})
+	return given
 }
 
 func cmdInit(ctx context.Context, g *globals, args []string, e *env) error {
@@ -383,17 +497,10 @@ func cmdInit(ctx context.Context, g *globals, args []string, e *env) error {
 	return nil
 }
 
+// printInit prints what init did, and the unlabeled data columns it left alone (the
+// operator's to name), on stdout.
 func printInit(e *env, rep sheets.InitReport) {
-	if len(rep.CreatedTabs) == 0 && len(rep.AddedHeaders) == 0 {
-		fmt.Fprintln(e.stdout, "nothing to do: every configured tab and header exists")
-		return
-	}
-	for _, t := range rep.CreatedTabs {
-		fmt.Fprintf(e.stdout, "created tab %q\n", t)
-	}
-	for t, hs := range rep.AddedHeaders {
-		fmt.Fprintf(e.stdout, "added headers to %q: %s\n", t, joinQuoted(hs))
-	}
+	fmt.Fprintln(e.stdout, rep.String())
 }
 
 func cmdConfig(_ context.Context, g *globals, args []string, e *env) error {

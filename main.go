@@ -69,9 +69,9 @@ Usage:
   triage demo                                                 the TUI on an embedded demo workbook
   triage emulator [--addr 127.0.0.1:8089] [--workbook FILE] [--persist]
   triage list --tab NAME [--status S] [--filter Q] [--json]
-  triage set-status --tab NAME --status S ID...
-  triage clear-error --tab NAME ID...
-  triage requeue-stale [--tab NAME] [--older-than 30m] [--dry-run]
+  triage set-status --tab NAME --status S [--json] ID...
+  triage clear-error --tab NAME [--json] ID...
+  triage requeue-stale [--tab NAME] [--older-than 30m] [--dry-run] [--json]
   triage replay [--tab NAME] [--source S] [--all | ID...] [--dry-run] [--concurrency N] [--json] [--force]
   triage init                                                 create missing tabs/header cells; never deletes
   triage auth login [--oauth-client FILE] [--port N] [--no-browser] | status | logout
@@ -87,8 +87,16 @@ Global flags (flags beat environment, environment beats the config file):
 Exit codes: 0 ok; 1 some rows not done; 2 usage, config or connection error; 3 a replay run halted.
 `
 
-// run executes one invocation and returns its exit code.
+// run executes one invocation and returns its exit code. Everything a command prints goes
+// through the one sanitising writer (jsonout.go), stdout and stderr alike; the TUI draws on
+// the terminal itself, not through e.
 func run(ctx context.Context, args []string, e *env) int {
+	out, errw := newSafeWriter(e.stdout), newSafeWriter(e.stderr)
+	defer func() {
+		_ = out.Flush()
+		_ = errw.Flush()
+	}()
+	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv}
 	err := dispatch(ctx, args, e)
 	if err == nil {
 		return exitOK

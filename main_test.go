@@ -383,3 +383,98 @@ func TestRequeueStaleReportsClaimsItCantWrite(t *testing.T) {
 		t.Errorf("clear-error again: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// A missing or broken dead-letter tab is reported with its real cause and its configured
+// name, whether it was asked for by role (replay's default) or by name; never as
+// `no tab "deadletter"`.
+func TestMissingOrBrokenDeadLetterTabSaysWhy(t *testing.T) {
+	_, url := startEmu(t, smallWorkbook()) // no failed_calls tab
+	c := newCLI(t, url)
+	c.env["TRIAGE_SPREADSHEET"] = "s1"
+	for _, args := range [][]string{
+		{"replay", "--all"},
+		{"replay", "--all", "--dry-run"},
+		{"list", "--tab", "failed_calls"},
+		{"list", "--tab", "deadletter"},
+	} {
+		r := c.run(args...)
+		if r.code != exitUsage {
+			t.Errorf("%v: exit %d, want 2", args, r.code)
+		}
+		if !strings.Contains(r.stderr, `the deadletter tab "failed_calls" is not in the spreadsheet`) ||
+			!strings.Contains(r.stderr, "triage init") || !strings.Contains(r.stderr, "[tabs.deadletter] name") {
+			t.Errorf("%v: the message should name the tab, the cause and the fixes:\n%s", args, r.stderr)
+		}
+	}
+
+	wb := smallWorkbook()
+	wb.Sheets = append(wb.Sheets, &sheetstest.Sheet{Title: "failed_calls", Rows: [][]any{
+		{"timestamp", "source", "url", "error", "key", "status"}, // no payload
+		{46000.5, "crm", "https://x/y", "boom", "k1", "dead"},
+	}})
+	_, url = startEmu(t, wb)
+	c = newCLI(t, url)
+	c.env["TRIAGE_SPREADSHEET"] = "s1"
+	for _, args := range [][]string{
+		{"replay", "--all"},
+		{"replay", "k1"},
+		{"list", "--tab", "failed_calls"},
+		{"list", "--tab", "deadletter", "--json"},
+	} {
+		r := c.run(args...)
+		if r.code != exitUsage || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
+		}
+		if !strings.Contains(r.stderr, `"failed_calls"`) || !strings.Contains(r.stderr, `missing required column "payload"`) ||
+			strings.Contains(r.stderr, "no tab") {
+			t.Errorf("%v: the message should say the header lacks payload:\n%s", args, r.stderr)
+		}
+	}
+}
+
+// --older-than and --concurrency refuse values that would silently mean something else:
+// zero and negative durations (requeue-stale used to fall back to 30m), and a concurrency of
+// 0 (refused like -3 and 21), each naming the flag and what it takes.
+func TestNumericFlagsRefuseZeroAndNegative(t *testing.T) {
+	emu, url := startEmu(t, smallWorkbook())
+	c := newCLI(t, url)
+	c.env["TRIAGE_SPREADSHEET"] = "s1"
+	for _, v := range []string{"-5m", "0", "0s", "-1h"} {
+		r := c.run("requeue-stale", "--older-than", v)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--older-than") || !strings.Contains(r.stderr, "positive duration") {
+			t.Errorf("--older-than %s: exit %d %q", v, r.code, r.stderr)
+		}
+	}
+	if cell(t, emu, "Jobs", 3, 3) != "claimed" || cell(t, emu, "Jobs", 4, 3) != "claimed" {
+		t.Errorf("a refused requeue-stale wrote: %v", emu.Cells("s1", "Jobs"))
+	}
+	if r := c.run("requeue-stale", "--older-than", "1h", "--dry-run"); r.code != 0 || !strings.Contains(r.stdout, "j2") {
+		t.Errorf("--older-than 1h: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	for _, v := range []string{"0", "-3", "21"} {
+		r := c.run("replay", "--all", "--concurrency", v)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--concurrency "+v) || !strings.Contains(r.stderr, "from 1 to 20") {
+			t.Errorf("--concurrency %s: exit %d %q", v, r.code, r.stderr)
+		}
+	}
+}
+
+// init tells the operator about an unlabeled data column it left alone, and writes its
+// headers elsewhere.
+func TestInitReportsUnlabeledDataColumns(t *testing.T) {
+	wb := smallWorkbook()
+	wb.Sheets = append(wb.Sheets, &sheetstest.Sheet{Title: "failed_calls", Rows: [][]any{
+		{"timestamp", "source", "url", "payload"},
+		{46000.5, "crm", "https://x/y", "{}", "my note"},
+	}})
+	emu, url := startEmu(t, wb)
+	c := newCLI(t, url)
+	r := c.run("--spreadsheet", "s1", "init")
+	if r.code != 0 || !strings.Contains(r.stdout, `tab "failed_calls": column E holds data but has no header`) {
+		t.Fatalf("init: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	rows := emu.Cells("s1", "failed_calls")
+	if len(rows[0]) < 5 || model.CellString(rows[0][4]) != "" || model.CellString(rows[1][4]) != "my note" {
+		t.Errorf("column E was adopted: %v", rows)
+	}
+}

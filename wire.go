@@ -127,7 +127,10 @@ func loadWorkbook(ctx context.Context, st *sheets.Store) (*model.Workbook, error
 	return wb, nil
 }
 
-// findTab resolves --tab (a tab name or a role name) in a loaded workbook.
+// findTab resolves --tab (a tab name or a role name) in a loaded workbook. A configured tab
+// that is missing from the spreadsheet or can't be used is reported with its real cause, by
+// its configured name, whichever way it was asked for: `replay` asks for the role
+// ("deadletter"), a person may type the tab's name ("failed_calls").
 func findTab(wb *model.Workbook, name string) (*model.Table, error) {
 	if name == "" {
 		return nil, usageErr("--tab is required (tabs: %s)", tabNames(wb))
@@ -135,20 +138,23 @@ func findTab(wb *model.Workbook, name string) (*model.Table, error) {
 	if t := wb.TabNamed(name); t != nil {
 		return t, nil
 	}
-	if t := wb.Tab(model.Role(strings.ToLower(name))); t != nil {
+	role := model.Role(strings.ToLower(strings.TrimSpace(name)))
+	if t := wb.Tab(role); t != nil {
 		return t, nil
 	}
+	asked := func(tc model.TabConfig) bool { return strings.EqualFold(tc.Name, name) || tc.Role == role }
 	for _, b := range wb.Broken {
-		if strings.EqualFold(b.Config.Name, name) {
-			return nil, &exitError{code: exitUsage, err: b.Err}
+		if asked(b.Config) {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("the %s tab %q can't be used: %w", b.Config.Role, b.Config.Name, b.Err)}
 		}
 	}
 	for _, m := range wb.Missing {
-		if strings.EqualFold(m.Name, name) {
-			return nil, usageErr("tab %q is configured but not in the spreadsheet: run `triage init` to create it", name)
+		if asked(m) {
+			return nil, usageErr("the %s tab %q is not in the spreadsheet: run `triage init` to create it, or, if the tab has another name, set it in the config ([tabs.%s] name = \"...\"); tabs loaded: %s",
+				m.Role, m.Name, m.Role, tabNames(wb))
 		}
 	}
-	return nil, usageErr("no tab %q (tabs: %s)", name, tabNames(wb))
+	return nil, usageErr("no tab %q: it is neither a configured tab's name nor a role (inbox, deadletter, queue); tabs loaded: %s", name, tabNames(wb))
 }
 
 func tabNames(wb *model.Workbook) string {

@@ -232,6 +232,11 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 		if err := json.Unmarshal(b, &kf); err != nil {
 			return nil, Identity{}, fmt.Errorf("%w: %s is not a Google credentials JSON file: %v", ErrNoCredentials, credFile, err)
 		}
+		// Checked before the library is handed the file: it would send the signed
+		// assertion (or the refresh token and client secret) to any token_uri, in clear.
+		if err := checkTokenURI(credFile, "credentials file", kf.TokenURI); err != nil {
+			return nil, Identity{}, err
+		}
 		var ctype google.CredentialsType
 		switch kf.Type {
 		case "service_account":
@@ -255,6 +260,9 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 		if tokenURI == "" {
 			tokenURI = google.Endpoint.TokenURL
 		}
+		if err := checkTokenURI(a.TokenCacheFile, "saved login", tokenURI); err != nil {
+			return nil, Identity{}, err
+		}
 		cfg := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Scopes: scopes,
 			Endpoint: oauth2.Endpoint{AuthURL: google.Endpoint.AuthURL, TokenURL: tokenURI, AuthStyle: oauth2.AuthStyleInParams}}
 		ts = SavingTokenSource(a.TokenCacheFile, c.Token, cfg.TokenSource(tokCtx, c.Token))
@@ -271,6 +279,9 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 			_ = json.Unmarshal(creds.JSON, &kf)
 			id.Email, tokenURI, quota = kf.ClientEmail, kf.TokenURI, kf.QuotaProjectID
 			id.Source = adcWellKnownFile()
+			if err := checkTokenURI(id.Source, "Application Default Credentials file", tokenURI); err != nil {
+				return nil, Identity{}, err
+			}
 		} else {
 			metadata = true
 		}
@@ -307,6 +318,21 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 		return nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
 	}
 	return svc, id, nil
+}
+
+// checkTokenURI applies the OAuth client file's rule (checkEndpointURL) to a credentials
+// file's token_uri: https anywhere, plain http only to a loopback host (a local test server).
+// Over plain http to another host, the signed assertion or the refresh token and client
+// secret would cross the network in clear, to whoever answers. Empty means Google's default.
+func checkTokenURI(path, what, tokenURI string) error {
+	if tokenURI == "" {
+		return nil
+	}
+	if err := checkEndpointURL(tokenURI); err != nil {
+		return fmt.Errorf("%w: the %s %s has token_uri %q: %v; fix token_uri in the file (Google's is %s) or create a new key",
+			ErrNoCredentials, what, path, tokenURI, err, google.Endpoint.TokenURL)
+	}
+	return nil
 }
 
 // noCredentials is the error listing the three ways to get credentials; detail says what

@@ -305,3 +305,92 @@ func TestConnectNoCredentials(t *testing.T) {
 	}
 	t.Logf("the error:\n%v", err)
 }
+
+// refusingTransport fails the test on any request: nothing may be sent.
+type refusingTransport struct{ t *testing.T }
+
+func (r refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.t.Errorf("a request was sent to %s", req.URL)
+	return nil, errors.New("refused by the test")
+}
+
+// A credentials file's token_uri follows the OAuth client file's rule: https anywhere, plain
+// http only to a loopback host. Otherwise the signed assertion, or the refresh token and
+// client secret, would cross the network in clear: Connect refuses before sending anything,
+// naming the file and the token_uri.
+func TestConnectRefusesPlainHTTPTokenURI(t *testing.T) {
+	home := isolateEnv(t)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	serviceAccount := func(tokenURI string) map[string]string {
+		return map[string]string{"type": "service_account", "private_key_id": "kid", "client_id": "1",
+			"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+			"client_email": "bot@p.iam.gserviceaccount.com", "token_uri": tokenURI}
+	}
+	user := func(tokenURI string) map[string]string {
+		return map[string]string{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "token_uri": tokenURI}
+	}
+	write := func(name string, v any) string {
+		b, _ := json.Marshal(v)
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	noNetwork := &http.Client{Transport: refusingTransport{t}}
+	for _, bad := range []string{"http://oauth2.example.com/token", "http://10.0.0.7:8080/token", "http://[2001:db8::1]/token", "ftp://oauth2.example.com/token"} {
+		for _, c := range []struct {
+			name string
+			file map[string]string
+		}{{"sa.json", serviceAccount(bad)}, {"user.json", user(bad)}} {
+			path := write(c.name, c.file)
+			_, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{CredentialsFile: path, HTTPClient: noNetwork, APIEndpoint: "http://127.0.0.1:1/"})
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "token_uri") {
+				t.Errorf("%s with token_uri %s: err = %v, want a refusal naming the file and the token_uri", c.name, bad, err)
+			}
+		}
+	}
+
+	// A saved login with such a token_uri (edited by hand) is refused the same way.
+	cache := filepath.Join(home, "token.json")
+	if err := sheets.WriteCachedLogin(cache, &sheets.CachedLogin{ClientID: "cid", ClientSecret: "cs", TokenURI: "http://oauth2.example.com/token",
+		Token: &oauth2.Token{AccessToken: "old", RefreshToken: "rt", Expiry: time.Now().Add(-time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: cache, HTTPClient: noNetwork, APIEndpoint: "http://127.0.0.1:1/"})
+	if err == nil || !strings.Contains(err.Error(), cache) || !strings.Contains(err.Error(), "http://oauth2.example.com/token") {
+		t.Errorf("saved login: err = %v", err)
+	}
+
+	// So is gcloud's Application Default Credentials file.
+	adc := filepath.Join(home, ".config", "gcloud", "application_default_credentials.json")
+	if err := os.MkdirAll(filepath.Dir(adc), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(user("http://oauth2.example.com/token"))
+	if err := os.WriteFile(adc, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: filepath.Join(home, "none.json"), HTTPClient: noNetwork, APIEndpoint: "http://127.0.0.1:1/"})
+	if err == nil || !strings.Contains(err.Error(), adc) || !strings.Contains(err.Error(), "http://oauth2.example.com/token") {
+		t.Errorf("ADC file: err = %v", err)
+	}
+	os.Remove(adc)
+
+	// A local token endpoint on loopback still works, by address or as localhost.
+	emu, srv := emulatorServer(t)
+	tok := newTokenServer(t, "ya29.loopback")
+	_, port, _ := strings.Cut(strings.TrimPrefix(tok.URL, "http://"), ":")
+	for i, uri := range []string{tok.URL + "/token", "http://localhost:" + port + "/token"} {
+		path := write("sa-ok.json", serviceAccount(uri))
+		loadThrough(t, sheets.AuthOptions{CredentialsFile: path, APIEndpoint: srv.URL})
+		if n := len(tok.Forms()); n != i+1 {
+			t.Errorf("%s: the loopback token server got %d requests, want %d", uri, n, i+1)
+		}
+	}
+	checkBearer(t, emu, "ya29.loopback")
+}

@@ -2,8 +2,8 @@ package sheets
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 
@@ -11,39 +11,65 @@ import (
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
-// InitReport says what EnsureSchema changed. Both fields are empty when nothing was needed.
+// InitReport says what EnsureSchema changed, and what it left alone that the operator should
+// look at. CreatedTabs and AddedHeaders are empty when nothing was needed.
 type InitReport struct {
 	// CreatedTabs are the configured tabs that were added, in configured order.
 	CreatedTabs []string
 	// AddedHeaders maps a tab to the header cells written to its row 1, left to right.
 	AddedHeaders map[string][]string
+	// AddedAt maps a tab that already existed to the column letter of its first added header:
+	// the added headers sit in new columns inserted from there on.
+	AddedAt map[string]string
+	// Unlabeled maps a tab to the letters of its columns whose header cell is empty but that
+	// hold data further down. Init never adopts such a column (invariant 13: it could be an
+	// operator's notes, which a replay would then overwrite as `error`, or send as `key`).
+	Unlabeled map[string][]string
 }
 
 // Changed reports whether EnsureSchema changed anything.
 func (r InitReport) Changed() bool { return len(r.CreatedTabs) > 0 || len(r.AddedHeaders) > 0 }
 
-// String describes the report for the CLI, one line per change.
+// String describes the report for the CLI, one line per change, then one line per tab with
+// unlabeled data columns (the operator's to name).
 func (r InitReport) String() string {
-	if !r.Changed() {
-		return "nothing to do: every configured tab and header exists"
-	}
 	var b strings.Builder
+	if !r.Changed() {
+		b.WriteString("nothing to do: every configured tab and header exists\n")
+	}
 	for _, t := range r.CreatedTabs {
 		fmt.Fprintf(&b, "created tab %q\n", t)
 	}
-	tabs := make([]string, 0, len(r.AddedHeaders))
-	for t := range r.AddedHeaders {
-		tabs = append(tabs, t)
-	}
-	sort.Strings(tabs)
-	for _, t := range tabs {
+	for _, t := range sortedTabs(r.AddedHeaders) {
 		q := make([]string, len(r.AddedHeaders[t]))
 		for i, h := range r.AddedHeaders[t] {
 			q[i] = fmt.Sprintf("%q", h)
 		}
-		fmt.Fprintf(&b, "tab %q: added header %s\n", t, strings.Join(q, ", "))
+		where := ""
+		if at := r.AddedAt[t]; at != "" {
+			where = " in new columns from " + at
+		}
+		fmt.Fprintf(&b, "tab %q: added header %s%s\n", t, strings.Join(q, ", "), where)
+	}
+	for _, t := range sortedTabs(r.Unlabeled) {
+		cols := r.Unlabeled[t]
+		what := "column " + cols[0] + " holds data but has"
+		if len(cols) > 1 {
+			what = "columns " + strings.Join(cols, ", ") + " hold data but have"
+		}
+		fmt.Fprintf(&b, "tab %q: %s no header in row 1; left alone (init never adopts a column with data): give it a header of your own (e.g. \"notes\") so it is shown by name and never mistaken for a triage column\n", t, what)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// sortedTabs returns a report map's tab names in order, so the report reads the same each run.
+func sortedTabs[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // schemaHeaders returns the headers `triage init` makes sure a tab has, in schema order:
@@ -63,15 +89,25 @@ func schemaHeaders(tc model.TabConfig) []model.Column {
 	return out
 }
 
-// EnsureSchema creates the configured tabs the spreadsheet lacks and writes the missing
-// header cells of each tab's schema after its last existing header (RAW). It never deletes,
-// renames or moves anything, so running it twice changes nothing the second time. Requests:
-// one spreadsheets.get, one values:batchGet of the header rows, then, only if something is
-// missing, one spreadsheets:batchUpdate (new tabs, extra columns) and one values:batchUpdate.
-// A read-only store returns ErrReadOnly and sends nothing.
+// EnsureSchema creates the configured tabs the spreadsheet lacks and adds the missing header
+// cells of each tab's schema. Invariant 13: structure is only ever added where no data is.
+// The header row and every data row are read fresh here, never taken from an earlier load; a
+// column whose header cell is empty but that holds data is never adopted (it is reported in
+// InitReport.Unlabeled); and the missing headers go into new, empty columns inserted right
+// after the last column that holds anything, in the same atomic spreadsheets.batchUpdate that
+// writes them. The Sheets API has no conditional write, so writing into columns that were
+// empty when we read them could still land on data typed in the instant between the read
+// and the write; cells that the same atomic request has just created can't hold any. At
+// worst, such data moves right by the inserted columns: nothing is ever overwritten, deleted,
+// renamed or moved out of the tab, and running init twice changes nothing the second time.
+//
+// Requests: one spreadsheets.get, one values:batchGet of the configured tabs that exist,
+// then, only if something is missing, one spreadsheets:batchUpdate (new tabs with their
+// header rows, new columns with their header cells; applied all together or not at all). A
+// read-only store returns ErrReadOnly and sends nothing.
 func (s *Store) EnsureSchema(ctx context.Context) (InitReport, error) {
 	const op = "init"
-	report := InitReport{AddedHeaders: map[string][]string{}}
+	report := InitReport{AddedHeaders: map[string][]string{}, AddedAt: map[string]string{}, Unlabeled: map[string][]string{}}
 	if s.readOnly {
 		return InitReport{}, fmt.Errorf("%s: %w", op, ErrReadOnly)
 	}
@@ -81,15 +117,20 @@ func (s *Store) EnsureSchema(ctx context.Context) (InitReport, error) {
 	}
 
 	type plan struct {
-		tc      model.TabConfig
-		title   string
-		sheet   *sheetsapi.Sheet // nil: to be created
-		header  []any
-		missing []string
+		tc    model.TabConfig
+		title string
+		sheet *sheetsapi.Sheet // nil: to be created
+		rows  [][]any          // the whole tab as it is now: header and data
 	}
 	var plans []*plan
 	seen := map[string]bool{}
 	var existing []*plan
+	usedIDs := map[int64]bool{}
+	for _, sh := range meta.Sheets {
+		if sh.Properties != nil {
+			usedIDs[sh.Properties.SheetId] = true
+		}
+	}
 	for _, tc := range s.tabs {
 		if seen[tabKey(tc.Name)] {
 			continue
@@ -103,97 +144,197 @@ func (s *Store) EnsureSchema(ctx context.Context) (InitReport, error) {
 		plans = append(plans, p)
 	}
 	if len(existing) > 0 {
+		// Whole tabs, not only row 1: whether a column holds data is decided by every row.
 		ranges := make([]string, len(existing))
 		for i, p := range existing {
-			ranges[i] = quoteTab(p.title) + "!1:1"
+			ranges[i] = quoteTab(p.title)
 		}
 		vrs, err := s.batchGet(ctx, op, &budget{}, ranges)
 		if err != nil {
 			return InitReport{}, err
 		}
 		for i, p := range existing {
-			if vrs[i] != nil && len(vrs[i].Values) > 0 {
-				p.header = vrs[i].Values[0]
+			if vrs[i] != nil {
+				p.rows = vrs[i].Values
 			}
 		}
 	}
 
-	var structural []*sheetsapi.Request
-	var data []*sheetsapi.ValueRange
+	var requests []*sheetsapi.Request
+	var changed []model.TabConfig // the tabs the requests complete
 	for _, p := range plans {
-		names := make([]string, len(p.header))
-		for i, v := range p.header {
+		var header []any
+		if len(p.rows) > 0 {
+			header = p.rows[0]
+		}
+		names := make([]string, len(header))
+		for i, v := range header {
 			names[i] = strings.TrimSpace(model.CellString(v))
 		}
 		hm, _ := model.MapHeaders(p.tc, names) // a missing required header is what we add
+		var missing []string
 		for _, c := range schemaHeaders(p.tc) {
 			if !hm.Has(c.Field) {
-				p.missing = append(p.missing, c.Header)
+				missing = append(missing, c.Header)
 			}
 		}
-		if len(p.missing) == 0 {
+		used, unlabeled := usedColumns(p.rows)
+		if len(unlabeled) > 0 {
+			letters := make([]string, len(unlabeled))
+			for i, c := range unlabeled {
+				letters[i] = colLetter(c)
+			}
+			report.Unlabeled[p.title] = letters
+		}
+		if len(missing) == 0 {
 			continue
 		}
-		start := len(p.header) // after the last existing header (trailing blanks are trimmed)
-		need := int64(start + len(p.missing))
+		var sheetID int64
 		if p.sheet == nil {
-			props := &sheetsapi.SheetProperties{Title: p.title}
-			if need > 26 {
-				props.GridProperties = &sheetsapi.GridProperties{RowCount: 1000, ColumnCount: need}
-			}
-			structural = append(structural, &sheetsapi.Request{AddSheet: &sheetsapi.AddSheetRequest{Properties: props}})
+			sheetID = newSheetID(usedIDs)
+			props := &sheetsapi.SheetProperties{Title: p.title, SheetId: sheetID,
+				GridProperties: &sheetsapi.GridProperties{RowCount: 1000, ColumnCount: int64(max(26, len(missing)))}}
+			requests = append(requests, &sheetsapi.Request{AddSheet: &sheetsapi.AddSheetRequest{Properties: props}})
 			report.CreatedTabs = append(report.CreatedTabs, p.title)
-		} else if gp := p.sheet.Properties.GridProperties; gp != nil && gp.ColumnCount > 0 && gp.ColumnCount < need {
-			structural = append(structural, &sheetsapi.Request{AppendDimension: &sheetsapi.AppendDimensionRequest{
-				SheetId: p.sheet.Properties.SheetId, Dimension: "COLUMNS", Length: need - gp.ColumnCount}})
+		} else {
+			sheetID = p.sheet.Properties.SheetId
+			cols := int64(0)
+			if gp := p.sheet.Properties.GridProperties; gp != nil {
+				cols = gp.ColumnCount
+			}
+			// Google refuses an insert at the grid's end unless it inherits from the column
+			// before; elsewhere the new columns look like the empty ones to their right.
+			requests = append(requests, &sheetsapi.Request{InsertDimension: &sheetsapi.InsertDimensionRequest{
+				Range: &sheetsapi.DimensionRange{SheetId: sheetID, Dimension: "COLUMNS",
+					StartIndex: int64(used), EndIndex: int64(used + len(missing)), ForceSendFields: []string{"SheetId", "StartIndex"}},
+				InheritFromBefore: used > 0 && int64(used) >= cols,
+			}})
 		}
-		row := make([]any, len(p.missing))
-		for i, h := range p.missing {
-			row[i] = h
+		cells := make([]*sheetsapi.CellData, len(missing))
+		for i, h := range missing {
+			v := h
+			cells[i] = &sheetsapi.CellData{UserEnteredValue: &sheetsapi.ExtendedValue{StringValue: &v}}
 		}
-		data = append(data, &sheetsapi.ValueRange{
-			Range:  quoteTab(p.title) + "!" + colLetter(start) + "1:" + colLetter(start+len(p.missing)-1) + "1",
-			Values: [][]any{row},
-		})
-		report.AddedHeaders[p.title] = p.missing
+		requests = append(requests, &sheetsapi.Request{UpdateCells: &sheetsapi.UpdateCellsRequest{
+			Start: &sheetsapi.GridCoordinate{SheetId: sheetID, RowIndex: 0, ColumnIndex: int64(used),
+				ForceSendFields: []string{"SheetId", "RowIndex", "ColumnIndex"}},
+			Rows:   []*sheetsapi.RowData{{Values: cells}},
+			Fields: "userEnteredValue",
+		}})
+		report.AddedHeaders[p.title] = missing
+		if p.sheet != nil {
+			report.AddedAt[p.title] = colLetter(used)
+		}
+		tc := p.tc
+		tc.Name = p.title
+		changed = append(changed, tc)
 	}
-	if len(structural) > 0 {
+	if len(requests) > 0 {
+		attempt := 0
 		err := s.call(ctx, op, func(ctx context.Context) error {
-			_, err := s.svc.Spreadsheets.BatchUpdate(s.id, &sheetsapi.BatchUpdateSpreadsheetRequest{Requests: structural}).Context(ctx).Do()
-			return err
-		})
-		if err != nil && !retriedAddSheet(err) {
-			return InitReport{}, fmt.Errorf("%w (nothing was changed; run `triage init` again)", err)
-		}
-	}
-	if len(data) > 0 {
-		err := s.call(ctx, op, func(ctx context.Context) error {
-			_, err := s.svc.Spreadsheets.Values.BatchUpdate(s.id, &sheetsapi.BatchUpdateValuesRequest{
-				ValueInputOption: valueInput,
-				Data:             data,
-			}).Context(ctx).Do()
+			// An attempt that failed on the network or with a 5xx may still have been applied,
+			// and inserting columns twice would add every header twice: look before resending.
+			if attempt++; attempt > 1 {
+				done, err := s.schemaInPlace(ctx, changed)
+				if err != nil || done {
+					return err
+				}
+			}
+			_, err := s.svc.Spreadsheets.BatchUpdate(s.id, &sheetsapi.BatchUpdateSpreadsheetRequest{Requests: requests}).Context(ctx).Do()
 			return err
 		})
 		if err != nil {
-			if len(report.CreatedTabs) > 0 {
-				return InitReport{CreatedTabs: report.CreatedTabs}, fmt.Errorf("%w (tabs %s were created but their headers weren't written; run `triage init` again)", err, strings.Join(report.CreatedTabs, ", "))
-			}
-			return InitReport{}, err
+			return InitReport{Unlabeled: report.Unlabeled}, fmt.Errorf("%w (init's changes are applied all together or not at all; run `triage init` again: it adds only what is still missing)", err)
 		}
 	}
 	if len(report.AddedHeaders) == 0 {
 		report.AddedHeaders = nil
 	}
+	if len(report.AddedAt) == 0 {
+		report.AddedAt = nil
+	}
+	if len(report.Unlabeled) == 0 {
+		report.Unlabeled = nil
+	}
 	return report, nil
 }
 
-// retriedAddSheet reports whether a spreadsheets:batchUpdate failed only because an earlier
-// attempt of the same call (answered 5xx or lost on the network) had already applied it: the
-// batch is atomic, so "already exists" on a retry means every request of it succeeded.
-func retriedAddSheet(err error) bool {
-	var e *Error
-	if !errors.As(err, &e) || e.Attempts < 2 || e.Code != 400 {
-		return false
+// usedColumns returns how many columns of rows are in use (one past the rightmost cell that
+// holds anything, header or data), and the columns whose header cell is empty although a
+// data row below has something in them.
+func usedColumns(rows [][]any) (used int, unlabeled []int) {
+	hasData := map[int]bool{}
+	for i, row := range rows {
+		for c, v := range row {
+			if model.CellString(v) == "" {
+				continue
+			}
+			used = max(used, c+1)
+			if i > 0 {
+				hasData[c] = true
+			}
+		}
 	}
-	return strings.Contains(strings.ToLower(e.Err.Error()), "already exists")
+	var header []any
+	if len(rows) > 0 {
+		header = rows[0]
+	}
+	for c := 0; c < used; c++ {
+		if hasData[c] && (c >= len(header) || strings.TrimSpace(model.CellString(header[c])) == "") {
+			unlabeled = append(unlabeled, c)
+		}
+	}
+	return used, unlabeled
+}
+
+// newSheetID picks an ID for a tab init creates, so the same atomic request can write its
+// header row (updateCells needs the sheet's ID). Google takes any unused non-negative ID.
+func newSheetID(used map[int64]bool) int64 {
+	for {
+		id := rand.Int64N(1<<31-1) + 1
+		if !used[id] {
+			used[id] = true
+			return id
+		}
+	}
+}
+
+// schemaInPlace reports whether every tab of tabs exists and has every header init adds: a
+// fresh look, used before resending init's write after a failure that may have hidden its
+// success. Its requests go straight to the API: the caller's retry loop handles their errors.
+func (s *Store) schemaInPlace(ctx context.Context, tabs []model.TabConfig) (bool, error) {
+	meta, err := s.svc.Spreadsheets.Get(s.id).Fields("sheets.properties.title").Context(ctx).Do()
+	if err != nil {
+		return false, err
+	}
+	ranges := make([]string, len(tabs))
+	for i, tc := range tabs {
+		sh := findSheet(meta, tc.Name)
+		if sh == nil {
+			return false, nil
+		}
+		ranges[i] = quoteTab(sh.Properties.Title) + "!1:1"
+	}
+	resp, err := s.svc.Spreadsheets.Values.BatchGet(s.id).Ranges(ranges...).Context(ctx).Do()
+	if err != nil {
+		return false, err
+	}
+	if len(resp.ValueRanges) != len(tabs) {
+		return false, nil
+	}
+	for i, tc := range tabs {
+		var names []string
+		if vr := resp.ValueRanges[i]; vr != nil && len(vr.Values) > 0 {
+			for _, v := range vr.Values[0] {
+				names = append(names, strings.TrimSpace(model.CellString(v)))
+			}
+		}
+		hm, _ := model.MapHeaders(tc, names)
+		for _, c := range schemaHeaders(tc) {
+			if !hm.Has(c.Field) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }

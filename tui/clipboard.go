@@ -23,8 +23,13 @@ import (
 // screenChunk is the longest DCS string GNU screen passes through in one piece.
 const screenChunk = 768
 
-// clipboardCmd returns the Cmd that sets the system clipboard to s for this terminal.
+// clipboardCmd returns the Cmd that sets the system clipboard to s for this terminal. What
+// is copied has been through the sanitiser (invariant 9): the OSC 52 sequence itself is
+// base64 and safe, but the text lands wherever the user pastes it, and a cell holding
+// `ESC[201~` would end a bracketed paste there and run the rest as typed. Newlines and tabs
+// are kept, so a copied payload or message keeps its shape.
 func (m *Model) clipboardCmd(s string) tea.Cmd {
+	s = model.SanitizeText(s)
 	seq := ansi.SetSystemClipboard(s)
 	switch {
 	case m.c.term.screen():
