@@ -4,19 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/replay"
 )
 
 // buildSources turns the config's `[sources.NAME]` sections into the replay package's
-// sources: preset names checked and normalised, durations parsed, outcome overrides parsed
-// with replay.ParseOutcome, and the key placement(s) of config.KeySpecs converted. Every
-// problem is reported (not just the first), each naming its source; a source without
-// url_prefixes is not an error here (replay.Plan refuses its rows with a reason naming it).
+// sources. What is wrong with a section is decided by config.CheckSource, the validator
+// behind `triage config check` too (invariant 12): a section with a problem it reports is
+// refused here with the same words, every problem of every source at once. A source without
+// url_prefixes is only a warning there and builds here (replay.Plan refuses its rows with a
+// reason naming it).
 func buildSources(cfg *config.Config) (map[string]*replay.Source, error) {
 	out := map[string]*replay.Source{}
 	if cfg == nil {
@@ -42,31 +41,32 @@ func buildSources(cfg *config.Config) (map[string]*replay.Source, error) {
 	return out, nil
 }
 
-// buildSource converts one `[sources.NAME]` section.
+// buildSource converts one `[sources.NAME]` section that config.CheckSource accepts; it
+// refuses one that it doesn't, listing its problems.
 func buildSource(name string, sec config.SourceSection) (*replay.Source, error) {
 	var probs []string
-	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
-
-	preset := strings.ToLower(strings.TrimSpace(sec.Preset))
-	switch preset {
-	case "", replay.PresetREST:
-		preset = replay.PresetREST
-	case replay.PresetAppsScript:
-	default:
-		bad("unknown preset %q (presets: %s)", sec.Preset, strings.Join(config.Presets, ", "))
+	for _, p := range config.CheckSource(name, sec) {
+		if !p.Warning {
+			probs = append(probs, p.Msg)
+		}
+	}
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("[sources.%s]: %s", name, strings.Join(probs, "; "))
 	}
 	src := &replay.Source{
 		Name:             name,
-		Preset:           preset,
+		Preset:           sec.PresetName(),
 		URLPrefixes:      append([]string(nil), sec.URLPrefixes...),
 		RedirectPrefixes: append([]string(nil), sec.RedirectPrefixes...),
 		RatePerMinute:    sec.RatePerMinute,
 		MaxAttempts:      sec.MaxAttempts,
 		Concurrency:      sec.Concurrency,
+		Timeout:          sec.TimeoutDuration(),
+		KeyTTL:           sec.KeyTTLDuration(),
 	}
 	specs, err := sec.KeySpecs()
 	if err != nil {
-		bad("key: %v", err)
+		return nil, fmt.Errorf("[sources.%s]: key: %v", name, err)
 	}
 	for _, k := range specs {
 		in := replay.KeyInHeader
@@ -75,69 +75,29 @@ func buildSource(name string, sec config.SourceSection) (*replay.Source, error) 
 		}
 		src.Key = append(src.Key, replay.KeySpec{In: in, Name: k.Name})
 	}
-	if sec.RatePerMinute < 0 {
-		bad("rate_per_minute must be ≥ 0 (0 = unlimited)")
-	}
-	if sec.MaxAttempts < 0 || sec.MaxAttempts > 10 {
-		bad("max_attempts must be between 1 and 10")
-	}
-	if sec.Concurrency < 0 || sec.Concurrency > replay.MaxConcurrency {
-		bad("concurrency must be between 1 and %d", replay.MaxConcurrency)
-	}
-	parseDur := func(key, v string) time.Duration {
-		if strings.TrimSpace(v) == "" {
-			return 0
-		}
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil || d <= 0 {
-			bad("%s %q is not a positive duration (e.g. \"20s\", \"24h\")", key, v)
-			return 0
-		}
-		return d
-	}
-	src.Timeout = parseDur("timeout", sec.Timeout)
-	src.KeyTTL = parseDur("key_ttl", sec.KeyTTL)
 	if len(sec.Headers) > 0 {
 		src.Headers = make(map[string]string, len(sec.Headers))
 		for h, v := range sec.Headers {
-			if !validHeaderName(h) {
-				bad("header name %q is not a valid HTTP header name", h)
-				continue
-			}
-			if env, ok := strings.CutPrefix(strings.TrimSpace(v), "env:"); ok && strings.TrimSpace(env) == "" {
-				bad("header %s says env: without a variable name", h)
-				continue
-			}
 			src.Headers[h] = v
 		}
 	}
-	if len(sec.Outcomes) > 0 {
-		src.Overrides = make(map[string]replay.Outcome, len(sec.Outcomes))
-		codes := make([]string, 0, len(sec.Outcomes))
-		for c := range sec.Outcomes {
-			codes = append(codes, c)
-		}
-		sort.Strings(codes)
-		for _, code := range codes {
-			key := strings.ToLower(strings.TrimSpace(code))
-			if key != replay.OverrideTimeout && key != replay.OverrideNetwork {
-				n, err := strconv.Atoi(key)
-				if err != nil || n < 100 || n > 599 {
-					bad("outcome override %q is not an HTTP status (100-599), %q or %q", code, replay.OverrideTimeout, replay.OverrideNetwork)
-					continue
-				}
-				key = strconv.Itoa(n)
-			}
-			o, err := replay.ParseOutcome(sec.Outcomes[code])
+	if ov := sec.OutcomeOverrides(); len(ov) > 0 {
+		src.Overrides = make(map[string]replay.Outcome, len(ov))
+		for key, oname := range ov {
+			o, err := replay.ParseOutcome(oname)
 			if err != nil {
-				bad("outcomes.%s: %v", code, err)
-				continue
+				// config.Outcomes and replay.ParseOutcome disagree: a test keeps them equal.
+				return nil, fmt.Errorf("[sources.%s]: outcomes.%s: %v", name, key, err)
 			}
 			src.Overrides[key] = o
 		}
 	}
-	if len(probs) > 0 {
-		return nil, fmt.Errorf("[sources.%s]: %s", name, strings.Join(probs, "; "))
+	// The replay side's own check, in case a rule exists there that the config validator
+	// lacks: it would refuse every row of the source later; better to say so now.
+	if len(src.URLPrefixes) > 0 {
+		if err := src.Validate(); err != nil {
+			return nil, fmt.Errorf("[sources.%s]: %v", name, err)
+		}
 	}
 	return src, nil
 }
@@ -160,21 +120,4 @@ func sourceNames(sources map[string]*replay.Source) string {
 	}
 	sort.Strings(n)
 	return joinQuoted(n)
-}
-
-// validHeaderName reports whether h is an HTTP header field name (RFC 9110 token).
-func validHeaderName(h string) bool {
-	if h == "" {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

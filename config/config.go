@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -76,6 +75,8 @@ var Outcomes = []string{"delivered", "duplicate", "rejected", "systemic", "retry
 type Problem struct {
 	Line int
 	Msg  string
+	// Key is the dotted key the problem is about ("sources.crm.url_prefixes"), "" when none.
+	Key string
 	// Warning marks a problem that does not stop triage from starting (a source without
 	// url_prefixes only refuses that source's rows); `triage config check` still fails on it.
 	Warning bool
@@ -217,96 +218,24 @@ func Parse(data []byte) (*Config, []Problem) {
 func (c *Config) check() []Problem {
 	var probs []Problem
 	add := func(key, format string, a ...any) {
-		probs = append(probs, Problem{Line: c.lines.lineOf(key), Msg: fmt.Sprintf(format, a...)})
+		probs = append(probs, Problem{Key: key, Line: c.lines.lineOf(key), Msg: fmt.Sprintf(format, a...)})
 	}
 	if c.Refresh != "" {
 		if d, err := time.ParseDuration(c.Refresh); err != nil || d < 0 {
 			add("refresh", "refresh %q is not a duration (use e.g. \"60s\", \"5m\"; \"0s\" turns auto-refresh off)", c.Refresh)
 		}
 	}
-	for role, ts := range c.Tabs {
-		r := model.Role(role)
-		if !validRole(r) {
-			add("tabs."+role, "unknown tab role %q (roles are inbox, deadletter, queue)", role)
-			continue
-		}
-		schema := model.SchemaFor(r)
-		for f := range ts.Columns {
-			if _, ok := schema.Column(model.Field(strings.ToLower(f))); !ok {
-				add("tabs."+role+".columns."+f, "tab %s has no column %q to rename", role, f)
-			}
-		}
-		if ts.StaleAfter != "" {
-			if r != model.RoleQueue {
-				add("tabs."+role+".stale_after", "stale_after only applies to the queue tab")
-			}
-			if d, err := time.ParseDuration(ts.StaleAfter); err != nil || d <= 0 {
-				add("tabs."+role+".stale_after", "stale_after %q is not a positive duration (e.g. \"30m\")", ts.StaleAfter)
-			}
-		}
-		seen := map[string]bool{}
-		for _, s := range ts.Statuses {
-			n := strings.ToLower(strings.TrimSpace(s))
-			if n == "" || seen[n] {
-				add("tabs."+role+".statuses", "statuses has an empty or repeated entry %q", s)
-			}
-			seen[n] = true
+	located := func(ps []Problem) {
+		for _, p := range ps {
+			p.Line = c.lines.lineOf(p.Key)
+			probs = append(probs, p)
 		}
 	}
-	for name, s := range c.Sources {
-		base := "sources." + name
-		if s.Preset != "" && !contains(Presets, s.Preset) {
-			add(base+".preset", "source %s: unknown preset %q (presets: %s)", name, s.Preset, strings.Join(Presets, ", "))
-		}
-		if len(s.URLPrefixes) == 0 {
-			probs = append(probs, Problem{Line: c.lines.lineOf(base), Warning: true,
-				Msg: fmt.Sprintf("source %s has no url_prefixes: its rows will be refused; add url_prefixes = [\"https://...\"]", name)})
-		}
-		for _, p := range s.URLPrefixes {
-			if !validPrefix(p) {
-				add(base+".url_prefixes", "source %s: url_prefixes entry %q must be an http(s) URL with a host, ending in / or a path", name, p)
-			}
-		}
-		for _, p := range s.RedirectPrefixes {
-			if !validPrefix(p) {
-				add(base+".redirect_prefixes", "source %s: redirect_prefixes entry %q must be an http(s) URL with a host", name, p)
-			}
-		}
-		if _, err := s.KeySpecs(); err != nil {
-			add(base+".key", "source %s: %v", name, err)
-		}
-		if s.RatePerMinute < 0 {
-			add(base+".rate_per_minute", "source %s: rate_per_minute must be ≥ 0 (0 = unlimited)", name)
-		}
-		if s.MaxAttempts < 0 || s.MaxAttempts > 10 {
-			add(base+".max_attempts", "source %s: max_attempts must be between 1 and 10", name)
-		}
-		if s.Concurrency < 0 || s.Concurrency > 20 {
-			add(base+".concurrency", "source %s: concurrency must be between 1 and 20", name)
-		}
-		for _, d := range []struct{ key, v string }{{"timeout", s.Timeout}, {"key_ttl", s.KeyTTL}} {
-			if d.v == "" {
-				continue
-			}
-			if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
-				add(base+"."+d.key, "source %s: %s %q is not a positive duration (e.g. \"20s\", \"24h\")", name, d.key, d.v)
-			}
-		}
-		for code, o := range s.Outcomes {
-			if n, err := strconv.Atoi(code); err != nil || n < 100 || n > 599 {
-				if code != "timeout" && code != "network" {
-					add(base+".outcomes."+code, "source %s: outcome override %q is not an HTTP status (100-599), \"timeout\" or \"network\"", name, code)
-				}
-			}
-			if !contains(Outcomes, o) {
-				add(base+".outcomes."+code, "source %s: outcome %q for %s is not one of %s", name, o, code, strings.Join(Outcomes, ", "))
-			}
-		}
-		for h, v := range s.Headers {
-			if strings.HasPrefix(v, "env:") && strings.TrimPrefix(v, "env:") == "" {
-				add(base+".headers."+h, "source %s: header %s says env: without a variable name", name, h)
-			}
-		}
+	for _, role := range sortedKeys(c.Tabs) {
+		located(CheckTab(role, c.Tabs[role]))
+	}
+	for _, name := range sortedKeys(c.Sources) {
+		located(CheckSource(name, c.Sources[name]))
 	}
 	return probs
 }
@@ -344,6 +273,11 @@ func (s SourceSection) KeySpecs() ([]KeySpec, error) {
 		if !ok || name == "" || (in != "header" && in != "body") {
 			return nil, fmt.Errorf("key %q must be \"header:NAME\" or \"body:FIELD\"", r)
 		}
+		if in == "header" {
+			if err := model.CheckHeaderName(name); err != nil {
+				return nil, fmt.Errorf("key %q: %w", r, err)
+			}
+		}
 		out = append(out, KeySpec{In: in, Name: name})
 	}
 	if len(out) == 0 {
@@ -378,19 +312,15 @@ func (c *Config) TabConfigs() []model.TabConfig {
 	for _, r := range model.Roles {
 		tc := model.DefaultTabConfig(r)
 		if ts, ok := c.Tabs[string(r)]; ok {
+			cols := ts.tabConfig(r).Columns
 			if ts.Name != "" {
 				tc.Name = ts.Name
 			}
 			for _, s := range ts.Statuses {
 				tc.Statuses = append(tc.Statuses, strings.TrimSpace(s))
 			}
-			if len(ts.Columns) > 0 {
-				tc.Columns = map[model.Field]string{}
-				for f, h := range ts.Columns {
-					tc.Columns[model.Field(strings.ToLower(f))] = h
-				}
-			}
-			if d, err := time.ParseDuration(ts.StaleAfter); err == nil && d > 0 {
+			tc.Columns = cols
+			if d, err := positiveDuration(ts.StaleAfter); err == nil && d > 0 {
 				tc.StaleAfter = d
 			}
 		}
@@ -430,9 +360,15 @@ func validRole(r model.Role) bool {
 	return false
 }
 
-func validPrefix(p string) bool {
-	u, err := url.Parse(p)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+// sortedKeys returns a map's keys in order, so problems and conversions don't depend on map
+// iteration order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func contains(list []string, s string) bool {

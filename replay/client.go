@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // Call is one dead-lettered call to replay.
@@ -207,7 +209,17 @@ func (c *Client) Do(ctx context.Context, call Call) Result {
 	return c.do(ctx, call, hooks{})
 }
 
+// do is Do with the runner's hooks. Every Result it gives out (to settle and to its caller)
+// has its text capped (capResult): a destination's answer may be any size, and this text is
+// what a cell, a halt banner and a log line hold.
 func (c *Client) do(ctx context.Context, call Call, h hooks) Result {
+	if settle := h.settle; settle != nil {
+		h.settle = func(r Result) { settle(capResult(r)) }
+	}
+	return capResult(c.send(ctx, call, h))
+}
+
+func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 	c.init()
 	src := c.Sources[call.Source]
 	if src == nil {
@@ -222,6 +234,11 @@ func (c *Client) do(ctx context.Context, call Call, h hooks) Result {
 	if strings.TrimSpace(call.Key) == "" {
 		return Result{Outcome: Refused, Detail: "the call has no idempotency key; not sent"}
 	}
+	// A key no header can carry is refused before anything is sent (invariant 3): it is no
+	// attempt, and it says nothing about the destination, so it can't halt a run.
+	if err := model.CheckKey(call.Key); err != nil {
+		return Result{Outcome: Refused, Detail: fmt.Sprintf("%v; fix the row's key; not sent", err)}
+	}
 	method, err := normMethod(call.Method)
 	if err != nil {
 		return Result{Outcome: Refused, Detail: err.Error()}
@@ -230,11 +247,11 @@ func (c *Client) do(ctx context.Context, call Call, h hooks) Result {
 	if err != nil {
 		return Result{Outcome: Refused, Detail: err.Error()}
 	}
-	hdr, err := c.headers(src, call.Key, body)
-	if err != nil {
-		// Every call of the source would go out without its secret: the integration is
-		// broken, and nothing was sent.
-		return Result{Outcome: Systemic, Detail: err.Error()}
+	hdr, o, refusal := c.headers(src, call.Key, body)
+	if o != 0 {
+		// Nothing was sent. A secret missing from the environment is systemic (every call
+		// of the source would go out without it); a value no header can carry is refused.
+		return Result{Outcome: o, Detail: refusal}
 	}
 	lim := c.limiter(src)
 	maxN := src.maxAttempts()
@@ -348,8 +365,11 @@ func normMethod(m string) (string, error) {
 }
 
 // headers builds the request headers of a source's calls: its configured headers ("env:"
-// values resolved now), the key header(s) and a Content-Type for the body.
-func (c *Client) headers(src *Source, key string, body []byte) (http.Header, error) {
+// values resolved now), the key header(s) and a Content-Type for the body. When it can't, it
+// returns why and the outcome of the call that was not sent: Systemic for a secret missing
+// from the environment, Refused for a name or value no HTTP request can carry (net/http
+// would refuse it at send time, which looked like a network error).
+func (c *Client) headers(src *Source, key string, body []byte) (http.Header, Outcome, string) {
 	h := http.Header{}
 	if len(body) > 0 {
 		if json.Valid(body) {
@@ -360,22 +380,33 @@ func (c *Client) headers(src *Source, key string, body []byte) (http.Header, err
 	}
 	h.Set("Accept", "application/json, */*;q=0.5")
 	for name, v := range src.Headers {
+		if err := model.CheckHeaderName(name); err != nil {
+			return nil, Refused, fmt.Sprintf("source %s: %v; fix [sources.%s.headers]; not sent", src.Name, err, src.Name)
+		}
 		v = strings.TrimSpace(v)
-		if env, ok := strings.CutPrefix(v, "env:"); ok {
+		if env, ok := strings.CutPrefix(v, model.EnvPrefix); ok {
 			val := c.getenv(env)
 			if val == "" {
-				return nil, fmt.Errorf("source %s: header %s reads the environment variable %s, which is not set: export it and run again", src.Name, name, env)
+				return nil, Systemic, fmt.Sprintf("source %s: header %s reads the environment variable %s, which is not set: export it and run again", src.Name, name, env)
+			}
+			if err := model.CheckHeaderValue(val); err != nil {
+				return nil, Refused, fmt.Sprintf("source %s: header %s reads the environment variable %s, whose %v; fix the variable (a trailing \\r often comes from a file with Windows line endings); not sent", src.Name, name, env, err)
 			}
 			v = val
+		} else if err := model.CheckHeaderValue(v); err != nil {
+			return nil, Refused, fmt.Sprintf("source %s: header %s: %v; fix [sources.%s.headers]; not sent", src.Name, name, err, src.Name)
 		}
 		h.Set(name, v)
 	}
 	for _, k := range src.keySpecs() {
 		if strings.EqualFold(k.In, KeyInHeader) {
+			if err := model.CheckHeaderName(k.Name); err != nil {
+				return nil, Refused, fmt.Sprintf("source %s: key placement: %v; not sent", src.Name, err)
+			}
 			h.Set(k.Name, key)
 		}
 	}
-	return h, nil
+	return h, 0, ""
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -447,6 +478,8 @@ func (c *Client) failure(src *Source, actx context.Context, err error) attemptRe
 		d := fmt.Sprintf("no answer from %s within %s (timeout; it may have acted)", src.Name, src.timeout())
 		return attemptResult{Attempt: Attempt{Outcome: o, Err: "timeout after " + src.timeout().String()}, detail: d}
 	}
+	// A transport error can quote what the destination sent (a malformed status line).
+	msg = destText(msg, maxQuotedAnswer)
 	o := src.classifyFailure(false)
 	d := fmt.Sprintf("network error talking to %s: %s (it may have acted)", src.Name, msg)
 	return attemptResult{Attempt: Attempt{Outcome: o, Err: msg}, detail: d}
@@ -463,12 +496,16 @@ func (c *Client) redirect(actx context.Context, src *Source, from *url.URL, resp
 	}
 	_, overridden := src.Overrides[strconv.Itoa(code)]
 	if src.preset() == PresetAppsScript && (code == http.StatusFound || code == http.StatusSeeOther) && !overridden && loc != "" {
-		if ok, _ := allowed(target, src.redirectPrefixes()); ok {
-			return c.hop(actx, src, target)
+		// The Location is checked as it came, and followed exactly as checked: resolving
+		// it first (from.Parse) would remove dot segments and hide what the destination
+		// asked for. Apps Script always answers with an absolute URL; a relative one is
+		// not followed.
+		if model.URLUnderPrefixes(loc, src.redirectPrefixes()) == nil {
+			return c.hop(actx, src, loc)
 		}
 	}
 	o := src.classifyStatus(code)
-	where := target
+	where := destText(target, maxQuotedAnswer)
 	if where == "" {
 		where = "nowhere (no Location header)"
 	}
@@ -487,7 +524,8 @@ func (c *Client) redirect(actx context.Context, src *Source, from *url.URL, resp
 func (c *Client) hop(actx context.Context, src *Source, target string) attemptResult {
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, target, nil)
 	if err != nil {
-		return attemptResult{Attempt: Attempt{Outcome: Systemic, Err: err.Error()}, detail: fmt.Sprintf("redirect from %s to %s can't be followed: %v", src.Name, target, err)}
+		where := destText(target, maxQuotedAnswer)
+		return attemptResult{Attempt: Attempt{Outcome: Systemic, Err: destText(err.Error(), maxQuotedAnswer)}, detail: fmt.Sprintf("redirect from %s to %s can't be followed: %s", src.Name, where, destText(err.Error(), maxQuotedAnswer))}
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.hc.Do(req)
@@ -499,7 +537,7 @@ func (c *Client) hop(actx context.Context, src *Source, target string) attemptRe
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		where := resp.Header.Get("Location")
+		where := destText(resp.Header.Get("Location"), maxQuotedAnswer)
 		return attemptResult{Attempt: Attempt{Outcome: Systemic, Status: resp.StatusCode, Err: "redirected twice"},
 			detail: fmt.Sprintf("%s's redirect target redirected again (%d to %s); only one hop is followed: check the script's deployment", src.Name, resp.StatusCode, where)}
 	}
@@ -624,7 +662,7 @@ func appsScriptAnswer(body []byte) (Outcome, string) {
 	if why == "" {
 		why = `it answered {"ok":false}`
 	}
-	return Rejected, oneLine(why, 200)
+	return Rejected, destText(why, 200)
 }
 
 // snippet returns ": <start of the body>" for text and JSON answers, "" for others (an HTML
@@ -634,17 +672,7 @@ func snippet(contentType string, body []byte) string {
 	if len(bytes.TrimSpace(body)) == 0 || !(strings.Contains(ct, "json") || strings.HasPrefix(ct, "text/plain")) {
 		return ""
 	}
-	return " (" + oneLine(string(body), 200) + ")"
-}
-
-// oneLine collapses whitespace and bounds a text to n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
+	return " (" + destText(string(body), 200) + ")"
 }
 
 // parseRetryAfter reads a Retry-After value relative to now: delta-seconds or an HTTP-date in

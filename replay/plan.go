@@ -48,8 +48,9 @@ type Refusal struct {
 // naming the row: rows that aren't waiting (delivered, rejected, discarded, unknown status:
 // invariant 6); rows without an identity or whose payload key disagrees with the key cell;
 // rows whose source isn't configured, has no url_prefixes or doesn't allow the URL
-// (invariant 8); rows whose payload can't carry a body key; rows older than the source's
-// KeyTTL unless force is set; a row whose key is that of an earlier row of recs (replaying
+// (invariant 8); rows whose payload can't carry a body key; rows whose key no HTTP header
+// can carry (a control character: invariant 3); rows older than the source's KeyTTL, or
+// dated in the future, unless force is set; a row whose key is that of an earlier row of recs (replaying
 // both would be one call: the receiver would act once, for one of them); and a row whose key
 // was minted on a tab without a key column to keep it in. A record listed twice is planned
 // once.
@@ -108,6 +109,10 @@ func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now 
 			refuse(false, "its key changed since it was loaded (%q, now %q): refresh first", r.ID, key)
 			continue
 		}
+		if why := unsendableKey(t, r, key, origin); why != "" {
+			refuse(false, "%s", why)
+			continue
+		}
 		if first, ok := seenID[key]; ok {
 			if first != r.Row {
 				refuse(false, "same key as row %d: replaying both would be one call (the receiver acts once per key); discard one of them, or give it its own key", first)
@@ -148,15 +153,9 @@ func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now 
 			refuse(false, "source %s: %v", srcName, err)
 			continue
 		}
-		if src.KeyTTL > 0 && !force {
-			if r.Time.IsZero() {
-				refuse(false, "has no timestamp, so it can't be checked against %s's key lifetime (%s); replay with --force if a duplicate is acceptable", srcName, src.KeyTTL)
-				continue
-			}
-			if age := now.Sub(r.Time); age > src.KeyTTL {
-				refuse(false, "failed %s ago, beyond %s's key lifetime (%s): its key may no longer stop a duplicate; replay with --force if that is acceptable", age.Round(time.Minute), srcName, src.KeyTTL)
-				continue
-			}
+		if why := keyTTLRefusal(srcName, src.KeyTTL, r.Time, now); why != "" && !force {
+			refuse(false, "%s", why)
+			continue
 		}
 		hasKeyCol := t.Header.Has(model.FKey)
 		if origin == model.KeyMinted && !hasKeyCol {

@@ -2,11 +2,12 @@ package replay
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // KeySpec is one place a source carries the idempotency key.
@@ -135,7 +136,9 @@ func (s *Source) envNames() []string {
 }
 
 // Validate reports the first thing that would make every row of the source fail locally: no
-// url_prefixes, a prefix that isn't an http(s) URL, an unknown preset or key placement.
+// url_prefixes, an allowlist entry that model.ParseURLPrefix refuses, an unknown preset or
+// key placement, a header name or configured value no HTTP request can carry. The rules are
+// the model's, the ones `config check` applies (invariant 12).
 func (s *Source) Validate() error {
 	if s == nil {
 		return fmt.Errorf("source is not configured")
@@ -146,14 +149,34 @@ func (s *Source) Validate() error {
 	if len(s.URLPrefixes) == 0 {
 		return fmt.Errorf("source %s has no url_prefixes: add url_prefixes = [\"https://...\"] to [sources.%s]", s.Name, s.Name)
 	}
-	for _, p := range append(append([]string(nil), s.URLPrefixes...), s.RedirectPrefixes...) {
-		if _, err := parsePrefix(p); err != nil {
-			return fmt.Errorf("source %s: %w", s.Name, err)
+	for _, p := range s.URLPrefixes {
+		if _, err := model.ParseURLPrefix(p); err != nil {
+			return fmt.Errorf("source %s: url_prefixes entry: %w", s.Name, err)
+		}
+	}
+	for _, p := range s.RedirectPrefixes {
+		if _, err := model.ParseURLPrefix(p); err != nil {
+			return fmt.Errorf("source %s: redirect_prefixes entry: %w", s.Name, err)
 		}
 	}
 	for _, k := range s.keySpecs() {
 		if (!strings.EqualFold(k.In, KeyInHeader) && !strings.EqualFold(k.In, KeyInBody)) || strings.TrimSpace(k.Name) == "" {
 			return fmt.Errorf("source %s: key placement %q:%q must be header:NAME or body:FIELD", s.Name, k.In, k.Name)
+		}
+		if strings.EqualFold(k.In, KeyInHeader) {
+			if err := model.CheckHeaderName(k.Name); err != nil {
+				return fmt.Errorf("source %s: key placement: %w", s.Name, err)
+			}
+		}
+	}
+	names := make([]string, 0, len(s.Headers))
+	for h := range s.Headers {
+		names = append(names, h)
+	}
+	sort.Strings(names)
+	for _, h := range names {
+		if err := model.CheckHeaderSetting(h, s.Headers[h]); err != nil {
+			return fmt.Errorf("source %s: %w", s.Name, err)
 		}
 	}
 	return nil
@@ -193,86 +216,56 @@ func redact(src *Source, getenv func(string) string) []string {
 	return out
 }
 
-// prefix is a parsed, normalised url_prefixes / redirect_prefixes entry.
-type prefix struct {
-	scheme, host, path string
-}
-
-// parsePrefix parses an allowlist entry: an absolute http(s) URL with a host and no user
-// info, query or fragment.
-func parsePrefix(s string) (prefix, error) {
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil {
-		return prefix{}, fmt.Errorf("prefix %q is not a URL: %w", s, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return prefix{}, fmt.Errorf("prefix %q must be an http(s) URL with a host (and no user, query or fragment)", s)
-	}
-	return prefix{scheme: u.Scheme, host: normHost(u), path: u.EscapedPath()}, nil
-}
-
-// normHost lower-cases a URL's host and drops its scheme's default port.
-func normHost(u *url.URL) string {
-	h := strings.ToLower(u.Hostname())
-	p := u.Port()
-	if p == "" || (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
-		return h
-	}
-	return h + ":" + p
-}
-
-// allowed reports whether a URL lies under one of the prefixes. The URL is parsed and
-// compared by scheme, host (case-insensitive, default port folded) and path, so
-// "https://crm.example.com.evil.io/" is not under "https://crm.example.com" and
-// "https://crm.example.com@evil.io/" (user info) is never allowed. A prefix path that does not
-// end in "/" matches whole path segments only ("/api" allows "/api" and "/api/x", not
-// "/api2"). Paths with dot segments ("/api/../admin") are refused outright. It returns the
-// reason when not allowed.
+// allowed is the allowlist decision of invariant 8 (model.URLUnderPrefixes, the one rule),
+// returning the reason when the URL is not allowed.
 func allowed(raw string, prefixes []string) (bool, string) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return false, fmt.Sprintf("url %q is not a URL", raw)
-	}
-	if !u.IsAbs() || u.Host == "" || u.Opaque != "" {
-		return false, fmt.Sprintf("url %q is not an absolute URL", raw)
-	}
-	if u.User != nil {
-		return false, fmt.Sprintf("url %q carries user info (user@host): refused", raw)
-	}
-	if hasDotSegment(u.EscapedPath()) {
-		return false, fmt.Sprintf("url %q has a . or .. path segment: refused", raw)
-	}
 	if len(prefixes) == 0 {
 		return false, "no url_prefixes configured"
 	}
-	scheme, host, path := strings.ToLower(u.Scheme), normHost(u), u.EscapedPath()
-	for _, ps := range prefixes {
-		p, err := parsePrefix(ps)
-		if err != nil {
-			continue
-		}
-		if p.scheme != scheme || p.host != host {
-			continue
-		}
-		if p.path == "" || p.path == "/" || path == p.path {
-			return true, ""
-		}
-		if strings.HasPrefix(path, p.path) && (strings.HasSuffix(p.path, "/") || path[len(p.path)] == '/') {
-			return true, ""
-		}
+	if err := model.URLUnderPrefixes(raw, prefixes); err != nil {
+		return false, err.Error()
 	}
-	return false, fmt.Sprintf("url %s is not under any allowed prefix (%s)", raw, strings.Join(prefixes, ", "))
+	return true, ""
 }
 
-func hasDotSegment(escapedPath string) bool {
-	for _, seg := range strings.Split(escapedPath, "/") {
-		s, err := url.PathUnescape(seg)
-		if err != nil {
-			return true
-		}
-		if s == "." || s == ".." {
-			return true
-		}
+// KeyTTLSkew is how far in the future a row's timestamp may lie and still pass a source's
+// key_ttl guard: clocks of the caller that dead-lettered the call and of this machine differ
+// a little. Beyond it, the row's age is unknown, so it can't be shown to be within the
+// receiver's key lifetime.
+const KeyTTLSkew = 5 * time.Minute
+
+// keyTTLRefusal is the key_ttl guard: why a row failed at ts can't be replayed now under a
+// source whose receiver remembers keys for ttl (0 = no limit), or "". A row older than ttl
+// may be acted on twice (its key is forgotten); one without a timestamp, or with one in the
+// future (beyond KeyTTLSkew), can't be shown to be younger. --force overrides all three.
+func keyTTLRefusal(source string, ttl time.Duration, ts, now time.Time) string {
+	if ttl <= 0 {
+		return ""
 	}
-	return false
+	switch {
+	case ts.IsZero():
+		return fmt.Sprintf("has no timestamp, so it can't be checked against %s's key lifetime (%s); replay with --force if a duplicate is acceptable", source, ttl)
+	case ts.Sub(now) > KeyTTLSkew:
+		return fmt.Sprintf("its timestamp %s is %s in the future, so it can't be shown to be within %s's key lifetime (%s): check the timestamp cell (and the sheet's time zone), or replay with --force if a duplicate is acceptable",
+			ts.UTC().Format(time.RFC3339), ts.Sub(now).Round(time.Minute), source, ttl)
+	case now.Sub(ts) > ttl:
+		return fmt.Sprintf("failed %s ago, beyond %s's key lifetime (%s): its key may no longer stop a duplicate; replay with --force if that is acceptable", now.Sub(ts).Round(time.Minute), source, ttl)
+	}
+	return ""
+}
+
+// unsendableKey says why a row's effective key can't be sent (invariant 3: a key no header
+// can carry is refused before sending, and is no attempt), and where to fix it; "" when it
+// can be sent.
+func unsendableKey(t *model.Table, r *model.Record, key string, origin model.KeyOrigin) string {
+	err := model.CheckKey(key)
+	if err == nil {
+		return ""
+	}
+	where := "fix the key cell"
+	if origin == model.KeyPayload {
+		field := t.Config.BodyKeyFields[strings.TrimSpace(t.Get(r, model.FSource))]
+		where = fmt.Sprintf("fix the payload's %q field", field)
+	}
+	return fmt.Sprintf("%v; %s; not sent", err, where)
 }
