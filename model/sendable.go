@@ -35,7 +35,7 @@ func CheckKey(key string) error {
 		if r == utf8.RuneError {
 			return fmt.Errorf("key is not valid UTF-8 (at position %d); it can't be sent in a header", pos)
 		}
-		return fmt.Errorf("key contains a control character (%s at position %d); it can't be sent in a header", DescribeRune(r), pos)
+		return fmt.Errorf("key contains a control character (%s at position %d); it can't be sent in a header", describeRune(r), pos)
 	}
 	return nil
 }
@@ -47,7 +47,7 @@ func CheckHeaderValue(v string) error {
 		if r == utf8.RuneError {
 			return fmt.Errorf("value is not valid UTF-8 (at position %d); it can't be sent in a header", pos)
 		}
-		return fmt.Errorf("value contains a control character (%s at position %d); it can't be sent in a header", DescribeRune(r), pos)
+		return fmt.Errorf("value contains a control character (%s at position %d); it can't be sent in a header", describeRune(r), pos)
 	}
 	return nil
 }
@@ -66,7 +66,7 @@ func CheckHeaderName(name string) error {
 		}
 		what := fmt.Sprintf("%q", string(r))
 		if isControl(r) || r == utf8.RuneError || r >= 0x80 {
-			what = DescribeRune(r)
+			what = describeRune(r)
 		}
 		if r == ' ' {
 			what = "a space"
@@ -108,10 +108,10 @@ func firstUnsendable(s string, allowTab bool) (pos int, r rune, bad bool) {
 // isControl is C0, DEL or C1.
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) }
 
-// DescribeRune names a character for a message without putting it on the terminal: \r, \n,
+// describeRune names a character for a message without putting it on the terminal: \r, \n,
 // \t, \x01, \x1b (ESC), \x7f (DEL), \u0085 for controls, U+FF0E for other non-ASCII, the
 // character itself for printable ASCII.
-func DescribeRune(r rune) string {
+func describeRune(r rune) string {
 	switch {
 	case r == '\r':
 		return `\r`
@@ -123,8 +123,6 @@ func DescribeRune(r rune) string {
 		return `\x1b (ESC)`
 	case r == 0x7f:
 		return `\x7f (DEL)`
-	case r == utf8.RuneError:
-		return "invalid UTF-8"
 	case r < 0x20:
 		return fmt.Sprintf(`\x%02x`, r)
 	case r >= 0x80 && r <= 0x9f:

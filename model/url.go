@@ -124,17 +124,14 @@ func parseStrictURL(s string) (strictURL, error) {
 	for i, r := range s {
 		pos++
 		switch {
-		case r == utf8.RuneError:
-			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
-				return strictURL{}, errAt(pos, "is not valid UTF-8")
-			}
-			return strictURL{}, errAt(pos, "has a non-ASCII character (%s)", DescribeRune(r))
+		case r == utf8.RuneError && !validAt(s, i):
+			return strictURL{}, errAt(pos, "is not valid UTF-8")
 		case isControl(r):
-			return strictURL{}, errAt(pos, "has a control character (%s)", DescribeRune(r))
+			return strictURL{}, errAt(pos, "has a control character (%s)", describeRune(r))
 		case r == ' ':
 			return strictURL{}, errAt(pos, "has a space")
 		case r >= 0x80:
-			return strictURL{}, fmt.Errorf("has a non-ASCII character (%s at position %d): some servers fold such characters into others (\uff0e into .); use the punycode (xn--) form of a host", DescribeRune(r), pos)
+			return strictURL{}, fmt.Errorf("has a non-ASCII character (%s at position %d): some servers fold such characters into others (U+FF0E into \".\"); use the punycode (xn--) form of a host", describeRune(r), pos)
 		case r == '\\':
 			return strictURL{}, fmt.Errorf("has a backslash at position %d: many servers read it as /", pos)
 		case r == '#':
@@ -200,6 +197,12 @@ func parseStrictURL(s string) (strictURL, error) {
 		return strictURL{}, errors.New("is read differently by Go's URL parser than by this check: refused")
 	}
 	return strictURL{scheme: scheme, host: host, path: upperEscapes(path), hasQuery: hasQuery}, nil
+}
+
+// validAt reports whether the rune at byte i of s is valid UTF-8 (U+FFFD itself is).
+func validAt(s string, i int) bool {
+	_, size := utf8.DecodeRuneInString(s[i:])
+	return size > 1
 }
 
 // normAuthority lower-cases the host, puts an IPv6 address in canonical form and drops the

@@ -490,9 +490,11 @@ func (c *Client) failure(src *Source, actx context.Context, err error) attemptRe
 func (c *Client) redirect(actx context.Context, src *Source, from *url.URL, resp *http.Response) attemptResult {
 	code := resp.StatusCode
 	loc := resp.Header.Get("Location")
+	// Shown as it came when absolute: its resolved form could hide the dot segments that
+	// made it refused.
 	target := loc
-	if u, err := from.Parse(loc); err == nil && loc != "" {
-		target = u.String()
+	if u, err := from.Parse(loc); err == nil && loc != "" && !strings.Contains(loc, "://") {
+		target = u.String() + " (a relative Location)"
 	}
 	_, overridden := src.Overrides[strconv.Itoa(code)]
 	if src.preset() == PresetAppsScript && (code == http.StatusFound || code == http.StatusSeeOther) && !overridden && loc != "" {

@@ -20,8 +20,16 @@
 //     corrected, deleted) is refused, and if that write fails nothing is sent;
 //   - the body is the payload cell byte for byte, except that a body key field is inserted
 //     where the source wants one and the payload lacks it;
-//   - requests go only to URLs under the source's url_prefixes; redirects are never followed,
-//     except the Apps Script hop (one GET to a redirect_prefixes URL, without body or secrets);
+//   - requests go only to URLs under the source's url_prefixes (model.URLUnderPrefixes: parsed
+//     comparison, and a path a server could read differently is refused outright);
+//     redirects are never followed, except the Apps Script hop (one GET to a Location under
+//     redirect_prefixes by the same rule, checked and sent as it came, without body or
+//     secrets);
+//   - a key or header value no HTTP header can carry (control characters) is refused before
+//     sending: no attempt is counted and it can't halt a run;
+//   - text from a destination (a Location, a body, a transport error quoting one) is capped
+//     (MaxDetail) before it reaches a Result, so one answer can't overflow an error cell and
+//     cost the rest of a batch its write-back;
 //   - a systemic answer halts a run at once and three retryable final results in a row halt it;
 //     after a halt nothing new is sent;
 //   - rejected and discarded rows are never replayed by a bulk run.
@@ -31,15 +39,20 @@
 //     row neither counts nor resets the count (it is a real answer about one row: the
 //     destination is up but not shown to be accepting calls); duplicate resets it like
 //     delivered. Results cut short by the halt or a cancel don't count.
-//   - A secret missing from the environment is systemic and nothing is sent.
+//   - A secret missing from the environment is systemic and nothing is sent; a secret whose
+//     value a header can't carry (a trailing \r from a CRLF file) refuses each row instead,
+//     naming the variable: it is not an answer from the destination.
+//   - The key_ttl guard also refuses a row dated more than KeyTTLSkew in the future: its age
+//     is unknown, so it can't be shown to be within the key lifetime (--force overrides).
 //   - On a tab without a key column, a minted key is refused (it would live nowhere) but a
 //     payload key is sent unsaved: the payload carries it, and if the config later stops
 //     reading that field the row's key becomes a minted one, which such a tab refuses.
 //   - Two selected rows with the same key: the second is refused, naming the first
 //     (replaying both would be one call); the first goes on as if alone.
 //   - The apps-script preset keeps the default (systemic) for 400, 405 and 422.
-//   - A url_prefixes entry without a trailing slash matches whole path segments only, and a
-//     URL with a dot segment is refused.
+//   - A url_prefixes entry without a trailing slash matches whole path segments only.
+//   - A Location that is relative is not followed by the apps-script hop (Apps Script always
+//     answers with an absolute one); resolving it would hide dot segments.
 //   - Cancelling never aborts a request in flight: it finishes or hits its per-attempt timeout,
 //     so its outcome is known and written back.
 package replay
