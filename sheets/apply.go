@@ -362,6 +362,12 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 		for _, i := range pending {
 			wanted[edits[i].ID] = true
 		}
+		if len(st.failedPlans) > 0 {
+			// Rows of decided edits hold our stamp too: stampedStrays must know them.
+			for _, i := range w.edits {
+				wanted[edits[i].ID] = true
+			}
+		}
 		for _, sr := range strays {
 			if sr.ident != "" {
 				wanted[sr.ident] = true
@@ -408,6 +414,18 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 				tab.restored[cell{r, col}] = sr.restore
 				rw := rowOf(r)
 				rw.strays = append(rw.strays, sr)
+			}
+		}
+		// A write whose answer was lost may have landed on rows that were not its targets; its
+		// stamp in triaged_at tells them (see stampedStrays).
+		if len(st.failedPlans) > 0 {
+			for _, sr := range tab.stampedStrays(wi, now, st.failedPlans, edits, w.edits, st.sent, st.final) {
+				r, col := sr.row-1, tab.colOfKey(sr.key)
+				tab.put(r, col, sr.restore)
+				tab.restored[cell{r, col}] = sr.restore
+				rw := rowOf(r)
+				rw.strays = append(rw.strays, sr)
+				strays = append(strays, sr)
 			}
 		}
 		if len(strays) > 0 {
@@ -638,7 +656,7 @@ func (t *tabView) apply(e model.Edit, landed *inDoubt, actor, now string) (appli
 			return &model.Applied{Edit: e, Row: row + 1}, nil, false, false
 		}
 		if c := t.hm.Col(model.FTriagedAt); landed.stamped && c >= 0 {
-			switch at := t.read(row, c); at {
+			switch at := t.before(row, c); at {
 			case now:
 				f := t.differs(row, landed.set)
 				return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Now: t.read(row, t.hm.Col(f)),

@@ -31,6 +31,8 @@ type applyState struct {
 	lost []*stray
 	// round counts the writes that were answered.
 	round int
+	// failedPlans are the writes that failed without an answer (they may have landed).
+	failedPlans []*writePlan
 }
 
 // stray is a value of ours that a write put on a row that was not its target: someone
@@ -81,6 +83,123 @@ func (st *applyState) failed(p *writePlan) {
 		}
 	}
 	st.lost = append(st.lost, p.lost...)
+	st.failedPlans = append(st.failedPlans, p)
+}
+
+// stampedStrays finds where a write that failed without an answer landed on rows that were
+// not its targets (rows moved between its read and its write): there the write left this
+// Apply's stamp in triaged_at, a value unique to this Apply. Such a row, neither the row of
+// one of this Apply's edits nor a row a restore of this round already covers, is matched to
+// the row write of the failed plan whose cells it holds, and what it held before is found in
+// that plan's read, as for any other stray. Without a triaged_at column nothing in a row says
+// a lost write hit it: that case stays undetected (documented on Apply).
+func (t *tabView) stampedStrays(wi int, now string, failed []*writePlan, edits []model.Edit, mine []int, sent []*inDoubt, final []*outcome) []*stray {
+	atCol := t.hm.Col(model.FTriagedAt)
+	if atCol < 0 {
+		return nil
+	}
+	// ownRow[r] is the identity of the edit whose row r is; landedRight says the row holds
+	// that edit's own values (a decided edit, or the failed write landed there).
+	ownRow := map[int]string{}
+	landedRight := map[int]bool{}
+	for _, i := range mine {
+		if rows := t.ids[edits[i].ID]; len(rows) == 1 {
+			ownRow[rows[0]] = edits[i].ID
+			// A decided edit's row holds our stamp by right (an answered write put it there).
+			if final[i] != nil || (sent[i] != nil && t.holds(rows[0], sent[i].set)) {
+				landedRight[rows[0]] = true
+			}
+		}
+	}
+	var out []*stray
+	for r := 1; r < len(t.rows); r++ {
+		if landedRight[r] || t.read(r, atCol) != now {
+			continue
+		}
+		busy := false
+		for c := range t.restored {
+			busy = busy || c.row == r
+		}
+		if busy {
+			continue
+		}
+		content := t.rowContent(r)
+		for j := len(failed) - 1; j >= 0 && !busy; j-- {
+			fp := failed[j]
+			view := fp.views[wi]
+			if view == nil {
+				continue
+			}
+			for _, rw := range fp.rows {
+				if rw.wi != wi || !holdsCells(content, view.keys, rw.cells) {
+					continue
+				}
+				if id, ok := ownRow[r]; ok && len(rw.edits) > 0 && edits[rw.edits[0]].ID == id {
+					// Its own write: it landed, then someone changed the row (apply decides).
+					continue
+				}
+				prior, known := view.prior(content, view.keys, rw.cells)
+				written := map[string]bool{}
+				for _, c := range rw.cells {
+					written[keyAt(view.keys, c.col)] = true
+				}
+				for _, c := range rw.cells {
+					k := keyAt(view.keys, c.col)
+					if prior[k] == c.value || t.colOfKey(k) < 0 {
+						continue
+					}
+					out = append(out, &stray{wi: wi, key: k, header: headerAt(t.header(), t.colOfKey(k)), ours: c.value,
+						restore: prior[k], unknownPrior: !known, at: content, written: written, ident: t.identityOf(r), row: r + 1})
+				}
+				busy = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// before is a cell as it was before this Apply touched it: a restore of this round, else as
+// read.
+func (t *tabView) before(row, col int) string {
+	if v, ok := t.restored[cell{row, col}]; ok {
+		return v
+	}
+	return t.read(row, col)
+}
+
+// holdsCells reports whether a row (by column key) holds every cell of a row write.
+func holdsCells(content map[string]string, keys []string, cells []cellWrite) bool {
+	for _, c := range cells {
+		if content[keyAt(keys, c.col)] != c.value {
+			return false
+		}
+	}
+	return true
+}
+
+// header is the header row as read.
+func (t *tabView) header() []string {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	h := make([]string, len(t.rows[0]))
+	for i, v := range t.rows[0] {
+		h[i] = model.CellString(v)
+	}
+	return h
+}
+
+// identityOf is row r's identity as read.
+func (t *tabView) identityOf(r int) string {
+	if r < 0 || r >= len(t.rows) {
+		return ""
+	}
+	cells := make([]string, max(len(t.rows[r]), len(t.hm.Headers)))
+	for c := range cells {
+		cells[c] = t.read(r, c)
+	}
+	return model.RowIdentity(t.tc, t.hm, cells)
 }
 
 // verify checks every written row of an answered write (see Apply) and decides the edits it
