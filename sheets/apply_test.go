@@ -132,10 +132,10 @@ func TestRawWritesKeepFormulasAsText(t *testing.T) {
 	if err != nil || len(res.Applied) != 1 {
 		t.Fatalf("%v %s", err, res.Summary())
 	}
-	// The write is an updateCells, whose stringValue Sheets stores as text (there is no
-	// valueInputOption to get wrong); no values write, which could, was sent.
-	if n, opts := f.emu.Count(mBatchUpdate), f.emu.ValueInputOptions(); n != 1 || len(opts) != 0 {
-		t.Errorf("%d spreadsheets.batchUpdate, value writes with %q; want 1 and none", n, opts)
+	// The write is an updateCells whose values are all stringValue/numberValue (stored as
+	// is, never parsed): the emulator logs it as RAW; a formulaValue would log FORMULA.
+	if n, opts := f.emu.Count(mBatchUpdate), f.emu.ValueInputOptions(); n != 1 || len(opts) != 1 || opts[0] != "RAW" {
+		t.Errorf("%d spreadsheets.batchUpdate, writes logged as %q; want 1, [RAW]", n, opts)
 	}
 	for _, c := range []int{1, 3, 4} {
 		if f.emu.Formula(f.id, "Inbox", 3, c) {

@@ -321,9 +321,23 @@ func (e *Emulator) SetQuotaPerMinute(n int) {
 	e.reads, e.writes = nil, nil
 }
 
-// ValueInputOptions returns the valueInputOption of the write requests
-// (values.update, values.append, values.batchUpdate) received, in order,
-// the last RequestLogLimit of them; "" where the request had none.
+// ValueInputOptions returns how each write request received asked its
+// values to be stored, in order, the last RequestLogLimit of them:
+//
+//   - values.update, values.append, values.batchUpdate: the request's
+//     valueInputOption ("" where it had none);
+//   - spreadsheets.batchUpdate holding one or more updateCells (which has no
+//     valueInputOption): "RAW" when every value it writes is a stringValue,
+//     numberValue or boolValue, stored as it is and never parsed, as RAW
+//     stores it; "FORMULA" when any carries a formulaValue, which makes a
+//     live formula. One entry per batchUpdate, however many updateCells it
+//     holds; a batchUpdate without updateCells (addSheet, sortRange...)
+//     has none.
+//
+// So a test asserts invariant 2 (every write RAW, text from the public
+// never a formula) by checking that every entry is "RAW", whichever of the
+// two kinds of write the client used. Like Requests, an entry is logged when
+// the request is received, whether or not it then succeeds.
 func (e *Emulator) ValueInputOptions() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -592,6 +606,77 @@ func isValueWrite(method string) bool {
 	return method == MethodValuesUpdate || method == MethodValuesAppend || method == MethodValuesBatchUpdate
 }
 
+// loggedInput is the ValueInputOptions log entry for a request, and whether
+// it has one: the valueInputOption of a values write ("" where it had none);
+// for a spreadsheets.batchUpdate holding at least one updateCells, what
+// those cells would store (see cellsInput). It is decided from the request
+// as received, before it is performed, like the rest of the log.
+func loggedInput(method string, r *http.Request, body []byte) (string, bool) {
+	switch {
+	case method == MethodValuesBatchUpdate:
+		var peek struct {
+			ValueInputOption string `json:"valueInputOption"`
+		}
+		_ = json.Unmarshal(body, &peek)
+		return clipLogged(peek.ValueInputOption), true
+	case isValueWrite(method):
+		return clipLogged(r.URL.Query().Get("valueInputOption")), true
+	case method == MethodBatchUpdate && len(body) <= maxBody:
+		return cellsInput(body)
+	}
+	return "", false
+}
+
+// jsonPresent records that a JSON field was present and not null, without
+// keeping (or copying) its value.
+type jsonPresent bool
+
+func (p *jsonPresent) UnmarshalJSON(b []byte) error {
+	*p = jsonPresent(string(b) != "null")
+	return nil
+}
+
+// cellsInput classifies the updateCells requests of a spreadsheets.batchUpdate
+// body for the ValueInputOptions log: "RAW" when no written cell carries a
+// formulaValue (stringValue, numberValue and boolValue are stored as they
+// are, never parsed), "FORMULA" when any does, whatever its text. ok is false
+// when the body holds no updateCells request (or is not JSON). Keys and
+// fields are matched as batchUpdate and updateCells decode them.
+func cellsInput(body []byte) (opt string, ok bool) {
+	var in struct {
+		Requests []map[string]json.RawMessage `json:"requests"`
+	}
+	if json.Unmarshal(body, &in) != nil {
+		return "", false
+	}
+	opt = "RAW"
+	for _, req := range in.Requests {
+		raw, has := req["updateCells"]
+		if !has {
+			continue
+		}
+		ok = true
+		var uc struct {
+			Rows []struct {
+				Values []struct {
+					UserEnteredValue *struct {
+						FormulaValue jsonPresent `json:"formulaValue"`
+					} `json:"userEnteredValue"`
+				} `json:"values"`
+			} `json:"rows"`
+		}
+		_ = json.Unmarshal(raw, &uc) // an updateCells that does not decode is refused and writes nothing
+		for _, row := range uc.Rows {
+			for _, v := range row.Values {
+				if v.UserEnteredValue != nil && v.UserEnteredValue.FormulaValue {
+					opt = "FORMULA"
+				}
+			}
+		}
+	}
+	return opt, ok
+}
+
 // ServeHTTP answers one Sheets v4 REST request.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -603,6 +688,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c != nil {
 		method = c.method
 	}
+	input, isWrite := loggedInput(method, r, body)
 	e.mu.Lock()
 	e.reqs = logAppend(e.reqs, Request{
 		Method:        method,
@@ -614,16 +700,8 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if method != "" {
 		e.counts[method]++
 	}
-	if isValueWrite(method) {
-		opt := r.URL.Query().Get("valueInputOption")
-		if method == MethodValuesBatchUpdate {
-			var peek struct {
-				ValueInputOption string `json:"valueInputOption"`
-			}
-			_ = json.Unmarshal(body, &peek)
-			opt = peek.ValueInputOption
-		}
-		e.inputs = logAppend(e.inputs, clipLogged(opt))
+	if isWrite {
+		e.inputs = logAppend(e.inputs, input)
 	}
 	latency := e.latency
 	hook := e.hook
