@@ -190,6 +190,21 @@ func (t *tabView) header() []string {
 	return h
 }
 
+// readsLike reports whether row r holds what now holds in every column but those in skip,
+// each cell compared both as read and as it was before this Apply (a value of ours from an
+// earlier round may still be on it, its restore pending: either way it is that row).
+func (t *tabView) readsLike(r int, now map[string]string, skip map[string]bool) bool {
+	read, prior := t.rowContent(r), t.priorContent(r)
+	for _, m := range []map[string]string{read, prior, now} {
+		for k := range m {
+			if !skip[k] && now[k] != read[k] && now[k] != prior[k] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // identityOf is row r's identity as read.
 func (t *tabView) identityOf(r int) string {
 	if r < 0 || r >= len(t.rows) {
@@ -656,7 +671,7 @@ func (t *tabView) prior(now map[string]string, nowKeys []string, cells []cellWri
 	}
 	var found []int
 	for r := 1; r < len(t.rows); r++ {
-		if equalContent(t.priorContent(r), now, skip) {
+		if t.readsLike(r, now, skip) {
 			found = append(found, r)
 		}
 	}
