@@ -67,7 +67,7 @@ const usageText = `triage: triage a Google Sheet inbox, dead-letter queue and jo
 Usage:
   triage [--spreadsheet ID] [--config FILE] [--readonly]      the TUI
   triage demo                                                 the TUI on an embedded demo workbook
-  triage emulator [--addr 127.0.0.1:8089] [--workbook FILE] [--persist]
+  triage emulator [--addr 127.0.0.1:8089] [--workbook FILE] [--persist] [--allow-remote]
   triage list --tab NAME [--status S] [--filter Q] [--json]
   triage set-status --tab NAME --status S [--json] ID...
   triage clear-error --tab NAME [--json] ID...

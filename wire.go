@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -167,9 +166,6 @@ func tabNames(wb *model.Workbook) string {
 	}
 	return joinQuoted(n)
 }
-
-// errPartial marks a command that finished but left some rows not done.
-var errPartial = errors.New("some rows were not changed")
 
 // actorName is who fills triaged_by: the signed-in account or the service account's email;
 // where the credentials don't say (ADC with a user account, the emulator), the local user

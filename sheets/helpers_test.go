@@ -73,12 +73,14 @@ func newFixture(t testing.TB, wb *sheetstest.Workbook) *fixture {
 	return f
 }
 
-// checkRAW fails the test if any write so far used a valueInputOption other than RAW.
+// checkRAW fails the test if any write so far could have made a formula: a values write
+// whose valueInputOption was not RAW, or an updateCells carrying a formulaValue (logged as
+// "FORMULA"; see sheetstest.Emulator.ValueInputOptions).
 func (f *fixture) checkRAW() {
 	f.t.Helper()
 	for i, o := range f.emu.ValueInputOptions() {
 		if o != "RAW" {
-			f.t.Errorf("write #%d used valueInputOption=%q, want RAW (invariant 2)", i, o)
+			f.t.Errorf("write #%d was stored as %q, want RAW (invariant 2)", i, o)
 		}
 	}
 }
