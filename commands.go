@@ -175,7 +175,10 @@ type editDoc struct {
 	// Conflicts are rows whose cells changed since they were read; nothing was written there.
 	Conflicts []string `json:"conflicts"`
 	// Missing are IDs no row had at write time (deleted, or their ID changed).
-	Missing  []string `json:"missing"`
+	Missing []string `json:"missing"`
+	// Damaged are cells of rows inserted while triage wrote that its write hit and could not
+	// put back exactly (model.Damage): someone must look at them.
+	Damaged  []string `json:"damaged"`
 	ExitCode int      `json:"exit_code"`
 }
 
@@ -196,12 +199,12 @@ type editDocNote struct {
 }
 
 func newEditDoc(tab string) *editDoc {
-	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}}
+	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}, Damaged: []string{}}
 }
 
 // notDone counts the rows the command was asked to change and didn't.
 func (d *editDoc) notDone() int {
-	n := len(d.Conflicts) + len(d.Missing)
+	n := len(d.Conflicts) + len(d.Missing) + len(d.Damaged)
 	for _, u := range d.Unchanged {
 		if !u.Done {
 			n++
@@ -218,6 +221,10 @@ func (d *editDoc) addApply(e *env, res model.ApplyResult) {
 	for _, c := range res.Conflicts {
 		d.Conflicts = append(d.Conflicts, c.String())
 		fmt.Fprintf(e.stderr, "conflict: %s\n", model.SanitizeLine(c.String()))
+	}
+	for _, dm := range res.Damaged {
+		d.Damaged = append(d.Damaged, dm.String())
+		fmt.Fprintf(e.stderr, "damaged: %s\n", model.SanitizeLine(dm.String()))
 	}
 	for _, m := range res.Missing {
 		d.Missing = append(d.Missing, m.ID)

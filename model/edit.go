@@ -75,10 +75,36 @@ type ApplyResult struct {
 	Applied   []Applied
 	Conflicts []Conflict
 	Missing   []Edit
+	// Damaged are cells of other rows that a write hit and could not put back exactly (see
+	// Damage). They are not edits: every edit is still in one of the lists above.
+	Damaged []Damage
 }
 
-// OK reports whether every edit was written.
-func (r ApplyResult) OK() bool { return len(r.Conflicts) == 0 && len(r.Missing) == 0 }
+// Damage is a cell of a row that was not a write's target, hit because the row was inserted
+// between the write's check and the write itself: the value it held then was in no read, so
+// it was cleared rather than put back. A person must look at it.
+type Damage struct {
+	Tab string
+	// Row is the row (1-based) it was on when triage last saw it; ID its identity, if any.
+	Row int
+	ID  string
+	// Column is the column's header; Ours the value triage's write left there for a moment.
+	Column, Ours string
+}
+
+func (d Damage) String() string {
+	who := fmt.Sprintf("row %d", d.Row)
+	if d.ID != "" {
+		who += fmt.Sprintf(" (%s)", d.ID)
+	}
+	return fmt.Sprintf("%s %s: inserted while triage wrote, it got triage's %q in %s for a moment; what that cell held before is unknown, so it was cleared: check it",
+		d.Tab, who, d.Ours, d.Column)
+}
+
+// OK reports whether every edit was written and no other row was damaged.
+func (r ApplyResult) OK() bool {
+	return len(r.Conflicts) == 0 && len(r.Missing) == 0 && len(r.Damaged) == 0
+}
 
 // Summary says in one line what happened, for a toast or a CLI line.
 func (r ApplyResult) Summary() string {
@@ -92,6 +118,13 @@ func (r ApplyResult) Summary() string {
 	}
 	if n := len(r.Missing); n > 0 {
 		s += fmt.Sprintf(", %d no longer in the sheet", n)
+	}
+	if n := len(r.Damaged); n > 0 {
+		s += fmt.Sprintf(", %d cell", n)
+		if n > 1 {
+			s += "s"
+		}
+		s += " of rows inserted meanwhile cleared (check them: " + r.Damaged[0].String() + ")"
 	}
 	return s
 }

@@ -558,6 +558,11 @@ func checkRows(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *S
 				refuse(j.ID, why)
 			}
 		} else {
+			// A key of ours that hit a row inserted meanwhile was cleared from it; that row's
+			// own key cell may have held something: say so loudly (it is not one of the jobs).
+			for _, d := range res.Damaged {
+				sum.WriteErrors = append(sum.WriteErrors, d.String())
+			}
 			applied := map[string]int{} // edits of the row applied or counted as such
 			for _, a := range res.Applied {
 				applied[a.Edit.ID]++
@@ -704,6 +709,9 @@ func (w *writer) flush(batch []pendingEdit) {
 		return
 	}
 	w.conflicts = append(w.conflicts, res.Conflicts...)
+	for _, d := range res.Damaged {
+		w.errors = append(w.errors, d.String())
+	}
 	for _, m := range res.Missing {
 		w.errors = append(w.errors, fmt.Sprintf("row %d (%s) is no longer in the sheet: its outcome was not written", rows[m.ID], m.ID))
 	}

@@ -421,6 +421,9 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 		if len(st.failedPlans) > 0 {
 			for _, sr := range tab.stampedStrays(wi, now, st.failedPlans, edits, w.edits, st.sent, st.final) {
 				r, col := sr.row-1, tab.colOfKey(sr.key)
+				if sr.unknownPrior {
+					st.damaged = append(st.damaged, model.Damage{Tab: w.tc.Name, Row: sr.row, ID: sr.ident, Column: sr.header, Ours: sr.ours})
+				}
 				tab.put(r, col, sr.restore)
 				tab.restored[cell{r, col}] = sr.restore
 				rw := rowOf(r)

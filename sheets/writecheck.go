@@ -33,6 +33,9 @@ type applyState struct {
 	round int
 	// failedPlans are the writes that failed without an answer (they may have landed).
 	failedPlans []*writePlan
+	// damaged are cells of rows inserted between a read and a write that a write hit:
+	// restored to empty, their value before unknown (see model.Damage).
+	damaged []model.Damage
 }
 
 // stray is a value of ours that a write put on a row that was not its target: someone
@@ -139,6 +142,7 @@ func (t *tabView) stampedStrays(wi int, now string, failed []*writePlan, edits [
 					continue
 				}
 				prior, known := view.prior(content, view.keys, rw.cells)
+				known = known || blankBut(content, view.keys, rw.cells)
 				written := map[string]bool{}
 				for _, c := range rw.cells {
 					written[keyAt(view.keys, c.col)] = true
@@ -166,6 +170,20 @@ func (t *tabView) before(row, col int) string {
 		return v
 	}
 	return t.read(row, col)
+}
+
+// blankBut reports whether a row holds nothing but the cells of a write.
+func blankBut(content map[string]string, keys []string, cells []cellWrite) bool {
+	skip := map[string]bool{}
+	for _, c := range cells {
+		skip[keyAt(keys, c.col)] = true
+	}
+	for k := range content {
+		if !skip[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // holdsCells reports whether a row (by column key) holds every cell of a row write.
@@ -293,6 +311,10 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 		// Another row is where the meant row was. What of ours is on it goes back to what it
 		// held; the edits are located again.
 		prior, known := tab.prior(content, gotKeys, rw.cells)
+		if !known && blankBut(content, gotKeys, rw.cells) {
+			// A blank row (past the data, or inserted empty): it held nothing.
+			known = true
+		}
 		var found []*stray
 		restoredRow := append([]string(nil), row...)
 		for _, c := range rw.cells {
@@ -322,6 +344,9 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 		}
 		for _, sr := range found {
 			sr.ident, sr.written = ident, cols
+			if sr.unknownPrior {
+				st.damaged = append(st.damaged, model.Damage{Tab: tab.tc.Name, Row: sr.row, ID: ident, Column: sr.header, Ours: sr.ours})
+			}
 		}
 		next = append(next, found...)
 		next = append(next, rw.strays...)
@@ -382,7 +407,7 @@ func (st *applyState) finish(p *writePlan, why error) (model.ApplyResult, error)
 
 // result lists the outcomes in the order of the edits.
 func (st *applyState) result() model.ApplyResult {
-	var res model.ApplyResult
+	res := model.ApplyResult{Damaged: st.damaged}
 	for i, o := range st.final {
 		switch {
 		case o == nil || o.missing:

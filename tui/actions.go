@@ -545,6 +545,13 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 		}
 		parts = append(parts, s)
 	}
+	if n := len(res.Damaged); n > 0 {
+		s := res.Damaged[0].String()
+		if n > 1 {
+			s += fmt.Sprintf(" (and %d more)", n-1)
+		}
+		parts = append(parts, s)
+	}
 	if n := len(res.Missing); n > 0 {
 		ids := make([]string, 0, 4)
 		for i, e := range res.Missing {
