@@ -174,6 +174,18 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		if err := st.verify(p, work, ids, resp); err != nil {
 			return model.ApplyResult{}, fmt.Errorf("%s: %w", op, err)
 		}
+		// Values of ours on other rows go back at once, where the answer showed them, not
+		// after the next read: a wrong row holds one for one round trip. If this write fails,
+		// the next round finds them by reading (they may or may not have gone back).
+		if rp := st.restorePlan(p); rp != nil && ctx.Err() == nil {
+			resp, err := s.svc.Spreadsheets.BatchUpdate(s.id, rp.request(work, ids)).
+				Fields(writeResponseFields).Context(ctx).Do()
+			if err == nil {
+				if err := st.verify(rp, work, ids, resp); err != nil {
+					return model.ApplyResult{}, fmt.Errorf("%s: %w", op, err)
+				}
+			}
+		}
 		if st.done() {
 			return st.result(), nil
 		}
@@ -307,6 +319,10 @@ type writePlan struct {
 	views []*tabView
 	// lost are strays that could not be found again this round (see applyState.strays).
 	lost []*stray
+	// restoreOnly marks a plan of restores only (applyState.restorePlan); kept are the
+	// strays it leaves for the next round.
+	restoreOnly bool
+	kept        []*stray
 }
 
 // rowWrite is the write of one row in one round.
@@ -527,6 +543,10 @@ type tabView struct {
 	// restored are this round's restores of our values from an earlier round: what those
 	// cells held before this Apply touched them.
 	restored map[cell]string
+	// verified are rows this round's writes were verified to have written, by identity
+	// (identity → content), so a restore landing on one afterwards knows what it holds by
+	// right.
+	verified map[string]map[string]string
 	ids      map[string][]int // identity → 0-based row indexes
 	pending  map[cell]string  // cell → value to write (also the overlay reads see)
 	order    []cell           // pending cells in first-write order
@@ -544,7 +564,7 @@ func newTabView(tc model.TabConfig, rows [][]any) (*tabView, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tabView{tc: tc, hm: hm, rows: rows, keys: columnKeys(header), ids: map[string][]int{}, pending: map[cell]string{}, restored: map[cell]string{}}, nil
+	return &tabView{tc: tc, hm: hm, rows: rows, keys: columnKeys(header), ids: map[string][]int{}, pending: map[cell]string{}, restored: map[cell]string{}, verified: map[string]map[string]string{}}, nil
 }
 
 // index records the rows of every wanted identity, as the rows read with this round's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -58,6 +59,9 @@ type stray struct {
 	ident string
 	// row is the 1-based row it was seen on, for messages.
 	row int
+	// fresh says it was found in the answer just verified: row is where it is right now,
+	// unless rows moved again since (restoreNow writes it there at once).
+	fresh bool
 }
 
 func (sr *stray) String() string {
@@ -141,7 +145,7 @@ func (t *tabView) stampedStrays(wi int, now string, failed []*writePlan, edits [
 					// Its own write: it landed, then someone changed the row (apply decides).
 					continue
 				}
-				prior, known := view.prior(content, view.keys, rw.cells)
+				prior, known := view.prior(content, view.keys, rw.cells, nil)
 				known = known || blankBut(content, view.keys, rw.cells)
 				written := map[string]bool{}
 				for _, c := range rw.cells {
@@ -223,6 +227,15 @@ func (t *tabView) readsLike(r int, now map[string]string, skip map[string]bool) 
 	return true
 }
 
+// identityOfContent is the identity of a row given by column key.
+func (t *tabView) identityOfContent(m map[string]string) string {
+	cells := make([]string, max(len(t.keys), len(t.hm.Headers)))
+	for c := range cells {
+		cells[c] = m[keyAt(t.keys, c)]
+	}
+	return model.RowIdentity(t.tc, t.hm, cells)
+}
+
 // identityOf is row r's identity as read.
 func (t *tabView) identityOf(r int) string {
 	if r < 0 || r >= len(t.rows) {
@@ -243,6 +256,13 @@ func (t *tabView) identityOf(r int) string {
 func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *sheetsapi.BatchUpdateSpreadsheetResponse) error {
 	st.round++
 	st.lost = append(st.lost, p.lost...)
+	for _, sr := range st.strays {
+		sr.fresh = false
+	}
+	if p.restoreOnly {
+		// Only restores: no edit is decided here, and strays not in it stay as they are.
+		defer func(kept []*stray) { st.strays = append(st.strays, kept...) }(p.kept)
+	}
 	inFlight := map[int]bool{}
 	for _, rw := range p.rows {
 		for _, i := range rw.edits {
@@ -250,7 +270,7 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 		}
 	}
 	for i := range st.edits {
-		if st.final[i] == nil && !inFlight[i] {
+		if st.final[i] == nil && !inFlight[i] && !p.restoreOnly {
 			o := p.outcomes[i]
 			st.final[i] = &o
 		}
@@ -275,6 +295,11 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 			continue
 		}
 		if equalContent(content, rw.want, nil) {
+			// This row now holds, by right, what was just written: a later restore of this
+			// round that lands on it must put that back, not what the read saw.
+			if id := tab.identityOfContent(rw.want); id != "" {
+				tab.verified[id] = rw.want
+			}
 			for _, i := range rw.edits {
 				o := p.outcomes[i]
 				st.final[i] = &o
@@ -310,7 +335,14 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 		}
 		// Another row is where the meant row was. What of ours is on it goes back to what it
 		// held; the edits are located again.
-		prior, known := tab.prior(content, gotKeys, rw.cells)
+		// Our earlier values still on this row (strays not yet put back) are known: the row
+		// holds their restores by right.
+		nowWritten := map[string]bool{}
+		for _, c := range rw.cells {
+			nowWritten[keyAt(gotKeys, c.col)] = true
+		}
+		open := openStrays(content, nowWritten, st.strays, next, rw.strays)
+		prior, known := tab.prior(content, gotKeys, rw.cells, open)
 		if !known && blankBut(content, gotKeys, rw.cells) {
 			// A blank row (past the data, or inserted empty): it held nothing.
 			known = true
@@ -343,7 +375,7 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 			cols[keyAt(gotKeys, c.col)] = true
 		}
 		for _, sr := range found {
-			sr.ident, sr.written = ident, cols
+			sr.ident, sr.written, sr.fresh = ident, cols, true
 			if sr.unknownPrior {
 				st.damaged = append(st.damaged, model.Damage{Tab: tab.tc.Name, Row: sr.row, ID: ident, Column: sr.header, Ours: sr.ours})
 			}
@@ -356,6 +388,57 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 	}
 	st.strays = next
 	return nil
+}
+
+// restorePlan is the write that puts back, at once, the values of ours the answer just
+// verified showed on other rows (fresh strays), where that answer showed them: without it
+// they would stay there until the next round's read and write. Its own answer is checked
+// like any write's (a row that moved again becomes a stray, found by the next round's read).
+// nil when there is nothing fresh to put back.
+func (st *applyState) restorePlan(p *writePlan) *writePlan {
+	rp := &writePlan{outcomes: make([]outcome, len(st.edits)), sent: make([]*inDoubt, len(st.edits)), views: p.views, restoreOnly: true}
+	byRow := map[[2]int]*rowWrite{}
+	for _, sr := range st.strays {
+		var view *tabView
+		if sr.wi < len(p.views) {
+			view = p.views[sr.wi]
+		}
+		col := -1
+		if view != nil {
+			col = view.colOfKey(sr.key)
+		}
+		if !sr.fresh || col < 0 {
+			rp.kept = append(rp.kept, sr)
+			continue
+		}
+		k := [2]int{sr.wi, sr.row - 1}
+		rw := byRow[k]
+		if rw == nil {
+			rw = &rowWrite{wi: sr.wi, row: sr.row - 1, want: maps.Clone(sr.at)}
+			byRow[k] = rw
+			rp.rows = append(rp.rows, rw)
+		}
+		rw.cells = append(rw.cells, cellWrite{col: col, field: view.fieldOf(col), value: sr.restore})
+		if sr.restore == "" {
+			delete(rw.want, sr.key)
+		} else {
+			rw.want[sr.key] = sr.restore
+		}
+		rw.strays = append(rw.strays, sr)
+	}
+	if len(rp.rows) == 0 {
+		return nil
+	}
+	for _, rw := range rp.rows {
+		sort.Slice(rw.cells, func(a, b int) bool { return rw.cells[a].col < rw.cells[b].col })
+	}
+	sort.Slice(rp.rows, func(a, b int) bool {
+		if rp.rows[a].wi != rp.rows[b].wi {
+			return rp.rows[a].wi < rp.rows[b].wi
+		}
+		return rp.rows[a].row < rp.rows[b].row
+	})
+	return rp
 }
 
 // done reports whether every edit is decided and nothing of ours is left on another row.
@@ -636,9 +719,15 @@ func (t *tabView) rowContent(r int) map[string]string {
 	return contentOf(t.keys, cells)
 }
 
-// priorContent is row r as it was before this Apply touched it: as read, with our values
-// from earlier rounds that this round restores put back.
+// priorContent is row r as it holds by right: what this round's write was verified to
+// leave there, else as read, with our values from earlier rounds that this round restores
+// put back.
 func (t *tabView) priorContent(r int) map[string]string {
+	if len(t.verified) > 0 {
+		if v, ok := t.verified[t.identityOf(r)]; ok {
+			return v
+		}
+	}
 	m := t.rowContent(r)
 	for c, v := range t.restored {
 		if c.row != r {
@@ -689,21 +778,38 @@ func (t *tabView) colOfKey(k string) int {
 // It returns that row (by column key) and whether exactly one row (or several that agree on
 // the written columns) matched. No match means the row appeared after our read: it held
 // nothing we know of.
-func (t *tabView) prior(now map[string]string, nowKeys []string, cells []cellWrite) (map[string]string, bool) {
+func (t *tabView) prior(now map[string]string, nowKeys []string, cells []cellWrite, open map[string]string) (map[string]string, bool) {
 	skip := map[string]bool{}
 	for _, c := range cells {
 		skip[keyAt(nowKeys, c.col)] = true
 	}
+	// Cells that hold a value of ours from an earlier write (open strays of this row) are
+	// compared with nothing: what the row holds there by right is the stray's restore.
+	loose := maps.Clone(skip)
+	for k := range open {
+		loose[k] = true
+	}
 	var found []int
 	for r := 1; r < len(t.rows); r++ {
-		if t.readsLike(r, now, skip) {
+		if t.readsLike(r, now, loose) {
 			found = append(found, r)
 		}
 	}
 	if len(found) == 0 {
-		return map[string]string{}, false
+		if len(open) == 0 {
+			return map[string]string{}, false
+		}
+		// Known only through our own strays on it.
+		prior := maps.Clone(now)
+		maps.Copy(prior, open)
+		for k := range skip {
+			if _, ok := open[k]; !ok {
+				return map[string]string{}, false
+			}
+		}
+		return prior, true
 	}
-	first := t.priorContent(found[0])
+	first := maps.Clone(t.priorContent(found[0]))
 	for _, r := range found[1:] {
 		other := t.priorContent(r)
 		for k := range skip {
@@ -712,7 +818,28 @@ func (t *tabView) prior(now map[string]string, nowKeys []string, cells []cellWri
 			}
 		}
 	}
+	maps.Copy(first, open)
 	return first, true
+}
+
+// openStrays are the restores still owed to the row that now reads as content (column key
+// → value it holds by right), from strays not yet put back: a stray is that row's when the
+// row reads as the stray left it in every column but those written since (by that stray's
+// write or by the write just checked, whose columns are in skip). Rows are told apart by
+// content, not identity: a key of ours on a row is not that row's identity.
+func openStrays(content map[string]string, skip map[string]bool, lists ...[]*stray) map[string]string {
+	out := map[string]string{}
+	for _, l := range lists {
+		for _, sr := range l {
+			ignore := maps.Clone(skip)
+			maps.Copy(ignore, sr.written)
+			ignore[sr.key] = true
+			if equalContent(sr.at, content, ignore) && content[sr.key] == sr.ours {
+				out[sr.key] = sr.restore
+			}
+		}
+	}
+	return out
 }
 
 // locate finds a stray's row in this read. Without byIdentity: a row that reads exactly as
