@@ -323,6 +323,9 @@ type writePlan struct {
 	// strays it leaves for the next round.
 	restoreOnly bool
 	kept        []*stray
+	// stopEdits marks a plan past maxWriteRounds: it writes restores only, and decides no
+	// edit (those left become conflicts in applyState.finish).
+	stopEdits bool
 }
 
 // rowWrite is the write of one row in one round.
@@ -350,7 +353,7 @@ type cellWrite struct {
 // values is applied, with nothing to write.
 func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gone []bool, actor, now string, stopEdits bool) (*writePlan, error) {
 	edits := st.edits
-	p := &writePlan{outcomes: make([]outcome, len(edits)), sent: make([]*inDoubt, len(edits)), views: make([]*tabView, len(work))}
+	p := &writePlan{outcomes: make([]outcome, len(edits)), sent: make([]*inDoubt, len(edits)), views: make([]*tabView, len(work)), stopEdits: stopEdits}
 	for wi, w := range work {
 		var pending []int
 		for _, i := range w.edits {
@@ -487,6 +490,9 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 				if c.row == r {
 					delete(tab.restored, c)
 				}
+			}
+			for _, sr := range rw.strays {
+				sr.settled = true
 			}
 		}
 		sort.Ints(rows)

@@ -62,6 +62,9 @@ type stray struct {
 	// fresh says it was found in the answer just verified: row is where it is right now,
 	// unless rows moved again since (restoreNow writes it there at once).
 	fresh bool
+	// settled says an edit made the value there its own (it set the cell to what the stray
+	// left): nothing is owed to the row any more.
+	settled bool
 }
 
 func (sr *stray) String() string {
@@ -270,7 +273,7 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 		}
 	}
 	for i := range st.edits {
-		if st.final[i] == nil && !inFlight[i] && !p.restoreOnly {
+		if st.final[i] == nil && !inFlight[i] && !p.restoreOnly && !p.stopEdits {
 			o := p.outcomes[i]
 			st.final[i] = &o
 		}
@@ -831,6 +834,9 @@ func openStrays(content map[string]string, skip map[string]bool, lists ...[]*str
 	out := map[string]string{}
 	for _, l := range lists {
 		for _, sr := range l {
+			if sr.settled {
+				continue
+			}
 			ignore := maps.Clone(skip)
 			maps.Copy(ignore, sr.written)
 			ignore[sr.key] = true
