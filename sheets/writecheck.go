@@ -869,10 +869,22 @@ func (t *tabView) locate(sr *stray, byIdentity bool) (row int, ok bool) {
 		}
 		return -1, true
 	}
+	// The row as our write left it, but for the columns our writes touched there since (other
+	// strays of the same row partly put back), still holding our value in this cell.
+	col := t.colOfKey(sr.key)
+	for r := 1; r < len(t.rows); r++ {
+		if _, busy := t.restored[cell{r, col}]; !busy && col >= 0 && t.read(r, col) == sr.ours &&
+			equalContent(t.rowContent(r), sr.at, sr.written) {
+			found = append(found, r)
+		}
+	}
+	if len(found) == 1 || (len(found) > 1 && sr.ident == "") {
+		return found[0], true
+	}
+	found = found[:0]
 	if sr.ident == "" {
 		return -1, true
 	}
-	col := t.colOfKey(sr.key)
 	for r := 1; r < len(t.rows); r++ {
 		cells := make([]string, max(len(t.rows[r]), len(t.hm.Headers), col+1))
 		for c := range cells {
