@@ -726,11 +726,6 @@ func (t *tabView) rowContent(r int) map[string]string {
 // leave there, else as read, with our values from earlier rounds that this round restores
 // put back.
 func (t *tabView) priorContent(r int) map[string]string {
-	if len(t.verified) > 0 {
-		if v, ok := t.verified[t.identityOf(r)]; ok {
-			return v
-		}
-	}
 	m := t.rowContent(r)
 	for c, v := range t.restored {
 		if c.row != r {
@@ -740,6 +735,13 @@ func (t *tabView) priorContent(r int) map[string]string {
 			delete(m, keyAt(t.keys, c.col))
 		} else {
 			m[keyAt(t.keys, c.col)] = v
+		}
+	}
+	// By the identity the row has once our values are off it (a key of ours on it is not
+	// its identity).
+	if len(t.verified) > 0 {
+		if v, ok := t.verified[t.identityOfContent(m)]; ok {
+			return v
 		}
 	}
 	return m
