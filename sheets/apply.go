@@ -421,12 +421,16 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 				if r < 0 {
 					if !ok {
 						p.lost = append(p.lost, sr)
+					} else {
+						sr.settled = true // its row is gone
 					}
 					continue
 				}
 				col := tab.colOfKey(sr.key)
 				if col < 0 || tab.read(r, col) != sr.ours {
-					// Someone wrote the cell since (or removed the column): it is theirs now.
+					// Someone (or another write of ours) wrote the cell since, or removed the
+					// column: nothing of this stray is there any more.
+					sr.settled = true
 					continue
 				}
 				tab.put(r, col, sr.restore)
