@@ -894,7 +894,7 @@ func (t *tabView) locate(sr *stray, byIdentity bool) (row int, ok bool) {
 		}
 		// Put our value back only where it is a value: an empty one would match every row
 		// whose cell is empty.
-		if col >= 0 && sr.ours != "" && cells[col] == sr.ours {
+		if col >= 0 && sr.ours != "" && t.read(r, col) == sr.ours {
 			cells[col] = sr.restore
 		}
 		if model.RowIdentity(t.tc, t.hm, cells) == sr.ident {
