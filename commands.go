@@ -202,9 +202,10 @@ func newEditDoc(tab string) *editDoc {
 	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}, Damaged: []string{}}
 }
 
-// notDone counts the rows the command was asked to change and didn't.
+// notDone counts the rows the command was asked to change and didn't (damaged cells of
+// other rows are not among them: see failure).
 func (d *editDoc) notDone() int {
-	n := len(d.Conflicts) + len(d.Missing) + len(d.Damaged)
+	n := len(d.Conflicts) + len(d.Missing)
 	for _, u := range d.Unchanged {
 		if !u.Done {
 			n++
@@ -293,16 +294,28 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 		doc.addApply(e, res)
 	}
 	notDone := doc.notDone()
-	if notDone > 0 {
+	if notDone > 0 || len(doc.Damaged) > 0 {
 		doc.ExitCode = exitPartial
 	}
 	if err := doc.print(e, asJSON); err != nil {
 		return err
 	}
 	if notDone > 0 {
-		return &exitError{code: exitPartial, err: fmt.Errorf("%s of %d not changed", plural(notDone, "row", "rows"), len(ids))}
+		return &exitError{code: exitPartial, err: fmt.Errorf("%s of %d not changed%s", plural(notDone, "row", "rows"), len(ids), doc.damagedNote())}
+	}
+	if len(doc.Damaged) > 0 {
+		return &exitError{code: exitPartial, err: fmt.Errorf("all %d changed, but %s", len(ids), doc.damagedNote()[2:])}
 	}
 	return nil
+}
+
+// damagedNote says, after a comma, how many cells of other rows a write hit and could not
+// put back exactly ("" when none).
+func (d *editDoc) damagedNote() string {
+	if len(d.Damaged) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s of rows inserted meanwhile cleared (see \"damaged:\" above): check them", plural(len(d.Damaged), "cell", "cells"))
 }
 
 // setFields is what an edit writes, by field name.
@@ -435,7 +448,7 @@ func cmdRequeueStale(ctx context.Context, g *globals, args []string, e *env) err
 	}
 	finish := func() error {
 		nd := doc.notDone()
-		if nd > 0 {
+		if nd > 0 || len(doc.Damaged) > 0 {
 			doc.ExitCode = exitPartial
 		}
 		if err := doc.print(e, *asJSON); err != nil {
@@ -443,9 +456,11 @@ func cmdRequeueStale(ctx context.Context, g *globals, args []string, e *env) err
 		}
 		switch {
 		case nd == stuck && stuck > 0:
-			return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed", plural(stuck, "stale claim", "stale claims"))}
+			return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed%s", plural(stuck, "stale claim", "stale claims"), doc.damagedNote())}
 		case nd > 0:
-			return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued", plural(nd, "claim", "claims"))}
+			return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued%s", plural(nd, "claim", "claims"), doc.damagedNote())}
+		case len(doc.Damaged) > 0:
+			return &exitError{code: exitPartial, err: fmt.Errorf("every stale claim requeued, but %s", doc.damagedNote()[2:])}
 		}
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,6 +126,14 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		sent:  make([]*inDoubt, len(edits)),
 	}
 	for round := 1; ; round++ {
+		if round > maxWriteRounds+1 && len(st.strays) > 0 {
+			// Past the bound only our values on other rows are still being put back. Someone
+			// is sorting or inserting without pause: give them a moment (full jitter, as for
+			// a retry), then look again.
+			if err := s.retry.Sleep(ctx, uniform(s.retry.Backoff(round-maxWriteRounds-1))); err != nil {
+				return st.finish(&writePlan{}, fmt.Errorf("%s: %w", op, err))
+			}
+		}
 		// Request 1: read every tab involved.
 		rowsOf, gone, err := s.readForWrite(ctx, op, b, work)
 		if err != nil {
@@ -197,8 +206,9 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 // someone keeps moving rows between our read and our write.
 const maxWriteRounds = 4
 
-// maxRestoreRounds bounds the rounds after maxWriteRounds that only put back our values.
-const maxRestoreRounds = 4
+// maxRestoreRounds bounds the rounds after maxWriteRounds that only put back our values;
+// they wait between them (see Apply).
+const maxRestoreRounds = 8
 
 // writeResponseFields keeps the write's answer to what the check needs: the written rows'
 // values, as they are right after the write.
@@ -407,42 +417,55 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 		// Two passes: strays whose row reads exactly as our write left it, then (with those
 		// restores pending, so a value of ours on one row doesn't make it look like another)
 		// the rest by identity.
-		var second []*stray
-		for pass, list := range [][]*stray{strays, nil} {
-			if pass == 1 {
-				list = second
+		place := func(sr *stray, r int) {
+			col := tab.colOfKey(sr.key)
+			if col < 0 || tab.read(r, col) != sr.ours {
+				// Someone (or another write of ours) wrote the cell since, or removed the
+				// column: nothing of this stray is there any more.
+				sr.settled = true
+				return
 			}
-			for _, sr := range list {
-				r, ok := tab.locate(sr, pass == 1)
-				if r < 0 && pass == 0 {
-					second = append(second, sr)
-					continue
-				}
-				if r < 0 {
-					if !ok {
-						p.lost = append(p.lost, sr)
-					} else {
-						sr.settled = true // its row is gone
-					}
-					continue
-				}
-				col := tab.colOfKey(sr.key)
-				if col < 0 || tab.read(r, col) != sr.ours {
-					// Someone (or another write of ours) wrote the cell since, or removed the
-					// column: nothing of this stray is there any more.
-					sr.settled = true
-					continue
-				}
-				tab.put(r, col, sr.restore)
-				tab.restored[cell{r, col}] = sr.restore
-				rw := rowOf(r)
-				rw.strays = append(rw.strays, sr)
+			tab.put(r, col, sr.restore)
+			tab.restored[cell{r, col}] = sr.restore
+			rw := rowOf(r)
+			rw.strays = append(rw.strays, sr)
+		}
+		var second []*stray
+		for _, sr := range strays {
+			if r, _ := tab.locate(sr, false); r >= 0 {
+				place(sr, r)
+			} else {
+				second = append(second, sr)
 			}
 		}
+		// By identity, until nothing more can be placed: each restore placed takes our value
+		// off its row, which can make another stray's row the only one left with its identity.
+		for progress := true; progress && len(second) > 0; {
+			progress = false
+			var again []*stray
+			for _, sr := range second {
+				r, ok := tab.locate(sr, true)
+				switch {
+				case r >= 0:
+					place(sr, r)
+					progress = true
+				case ok:
+					sr.settled = true // its row is gone
+					progress = true
+				default:
+					again = append(again, sr)
+				}
+			}
+			second = again
+		}
+		p.lost = append(p.lost, second...)
 		// A write whose answer was lost may have landed on rows that were not its targets; its
 		// stamp in triaged_at tells them (see stampedStrays).
 		if len(st.failedPlans) > 0 {
 			for _, sr := range tab.stampedStrays(wi, now, st.failedPlans, edits, w.edits, st.sent, st.final) {
+				touched := st.touchedOf(wi)
+				maps.Copy(touched, sr.written)
+				sr.written = touched
 				r, col := sr.row-1, tab.colOfKey(sr.key)
 				if sr.unknownPrior {
 					st.damaged = append(st.damaged, model.Damage{Tab: w.tc.Name, Row: sr.row, ID: sr.ident, Column: sr.header, Ours: sr.ours})

@@ -290,9 +290,10 @@ func moveRows(t *testing.T, f *fixture, id string, tc model.TabConfig, ref *refe
 		for _, x := range identities(t, tc, cells) {
 			if x.row == r {
 				del := x.id
-				if want, known := ref.rows[del]; !known || want["key"] != x.content["key"] {
-					// Our key on a row not yet restored: find the row by the rest of it.
-					del = ref.match(x.content)
+				if tc.Role == model.RoleDeadLetter {
+					// A dead letter's identity may be a key of ours not yet put back: find the
+					// row by its payload (unique in these tabs), which no write touches.
+					del = ref.byPayload(x.content["payload"])
 				}
 				delete(ref.rows, del)
 				ref.deleted[del] = true
@@ -303,14 +304,10 @@ func moveRows(t *testing.T, f *fixture, id string, tc model.TabConfig, ref *refe
 	}
 }
 
-// match finds the identity of the reference row that content matches in every cell but
-// the key (a stray key of ours may be on it).
-func (ref *reference) match(content map[string]string) string {
+// byPayload finds the identity of the reference row with a payload.
+func (ref *reference) byPayload(payload string) string {
 	for id, want := range ref.rows {
-		a, b := maps.Clone(want), maps.Clone(content)
-		delete(a, "key")
-		delete(b, "key")
-		if maps.Equal(a, b) {
+		if want["payload"] == payload {
 			return id
 		}
 	}

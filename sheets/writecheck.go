@@ -34,6 +34,9 @@ type applyState struct {
 	round int
 	// failedPlans are the writes that failed without an answer (they may have landed).
 	failedPlans []*writePlan
+	// touched are, per tab (work index), the columns (keys) any write of this Apply has put
+	// a value in: a stray's row is recognised by the other columns (see stray.written).
+	touched map[int]map[string]bool
 	// damaged are cells of rows inserted between a read and a write that a write hit:
 	// restored to empty, their value before unknown (see model.Damage).
 	damaged []model.Damage
@@ -51,8 +54,9 @@ type stray struct {
 	unknownPrior bool
 	// at is the whole row as our write left it, by column key: how it is found again.
 	at map[string]string
-	// written are the columns (keys) our write put values in on that row: the row is found
-	// by the rest of at when those changed since (other restores of ours).
+	// written are the columns (keys) our writes put values in, on any row of its tab, so
+	// far (a map shared by the Apply, growing with it): the row is found by the rest of at
+	// when those changed since (other writes and restores of ours).
 	written map[string]bool
 	// ident is the row's identity once restored ("" if unknown): found by it when the row
 	// changed otherwise since.
@@ -83,6 +87,17 @@ func (st *applyState) straysOf(wi int) []*stray {
 		}
 	}
 	return out
+}
+
+// touchedOf is the (shared, growing) set of columns this Apply wrote in tab wi.
+func (st *applyState) touchedOf(wi int) map[string]bool {
+	if st.touched == nil {
+		st.touched = map[int]map[string]bool{}
+	}
+	if st.touched[wi] == nil {
+		st.touched[wi] = map[string]bool{}
+	}
+	return st.touched[wi]
 }
 
 // failed records a write that failed without an answer: it may have landed.
@@ -282,6 +297,12 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 	if err != nil {
 		return err
 	}
+	for _, rw := range p.rows {
+		t := st.touchedOf(rw.wi)
+		for _, c := range rw.cells {
+			t[keyAt(p.views[rw.wi].keys, c.col)] = true
+		}
+	}
 	var next []*stray
 	for _, rw := range p.rows {
 
@@ -373,10 +394,7 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 			}
 			ident = model.RowIdentity(tab.tc, hm, restoredRow)
 		}
-		cols := map[string]bool{}
-		for _, c := range rw.cells {
-			cols[keyAt(gotKeys, c.col)] = true
-		}
+		cols := st.touchedOf(rw.wi)
 		for _, sr := range found {
 			sr.ident, sr.written, sr.fresh = ident, cols, true
 			if sr.unknownPrior {
@@ -894,7 +912,10 @@ func (t *tabView) locate(sr *stray, byIdentity bool) (row int, ok bool) {
 		}
 		// Put our value back only where it is a value: an empty one would match every row
 		// whose cell is empty.
-		if col >= 0 && sr.ours != "" && t.read(r, col) == sr.ours {
+		// Put our value back only on the row it is on: one that holds it and reads as the
+		// stray's row in every column our writes didn't touch (another row may hold the same
+		// value as its own: a key of ours restored there).
+		if col >= 0 && sr.ours != "" && t.read(r, col) == sr.ours && equalContent(t.rowContent(r), sr.at, sr.written) {
 			cells[col] = sr.restore
 		}
 		if model.RowIdentity(t.tc, t.hm, cells) == sr.ident {
