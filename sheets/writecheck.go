@@ -392,6 +392,13 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 			for len(restoredRow) < len(g.header) {
 				restoredRow = append(restoredRow, "")
 			}
+			// Earlier values of ours still on the row come off too (a key of ours on it is
+			// not its identity).
+			for c := range restoredRow {
+				if v, ok := open[keyAt(gotKeys, c)]; ok && !nowWritten[keyAt(gotKeys, c)] {
+					restoredRow[c] = v
+				}
+			}
 			ident = model.RowIdentity(tab.tc, hm, restoredRow)
 		}
 		cols := st.touchedOf(rw.wi)
