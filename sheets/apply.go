@@ -355,6 +355,9 @@ type cellWrite struct {
 	col   int
 	field model.Field
 	value string
+	// raw, when set, is the value as read (a number, a bool, text) that value stands for:
+	// a restore puts a cell back with its own type, not as text.
+	raw any
 }
 
 // planWrite locates and verifies every undecided edit against rowsOf (see Apply), restores
@@ -425,8 +428,7 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 				sr.settled = true
 				return
 			}
-			tab.put(r, col, sr.restore)
-			tab.restored[cell{r, col}] = sr.restore
+			tab.putRestore(r, col, sr)
 			rw := rowOf(r)
 			rw.strays = append(rw.strays, sr)
 		}
@@ -470,8 +472,7 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 				if sr.unknownPrior {
 					st.damaged = append(st.damaged, model.Damage{Tab: w.tc.Name, Row: sr.row, ID: sr.ident, Column: sr.header, Ours: sr.ours})
 				}
-				tab.put(r, col, sr.restore)
-				tab.restored[cell{r, col}] = sr.restore
+				tab.putRestore(r, col, sr)
 				rw := rowOf(r)
 				rw.strays = append(rw.strays, sr)
 				strays = append(strays, sr)
@@ -502,7 +503,7 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 				continue
 			}
 			rw := rowOf(c.row)
-			rw.cells = append(rw.cells, cellWrite{col: c.col, field: tab.fieldOf(c.col), value: v})
+			rw.cells = append(rw.cells, cellWrite{col: c.col, field: tab.fieldOf(c.col), value: v, raw: tab.pendingRaw[c]})
 		}
 		rows := make([]int, 0, len(owners))
 		for r, rw := range owners {
@@ -583,6 +584,8 @@ type tabView struct {
 	ids      map[string][]int // identity → 0-based row indexes
 	pending  map[cell]string  // cell → value to write (also the overlay reads see)
 	order    []cell           // pending cells in first-write order
+	// pendingRaw are restores' values with their type (see cellWrite.raw).
+	pendingRaw map[cell]any
 }
 
 func newTabView(tc model.TabConfig, rows [][]any) (*tabView, error) {
@@ -597,7 +600,7 @@ func newTabView(tc model.TabConfig, rows [][]any) (*tabView, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tabView{tc: tc, hm: hm, rows: rows, keys: columnKeys(header), ids: map[string][]int{}, pending: map[cell]string{}, restored: map[cell]string{}, verified: map[string]map[string]string{}}, nil
+	return &tabView{tc: tc, hm: hm, rows: rows, keys: columnKeys(header), ids: map[string][]int{}, pending: map[cell]string{}, pendingRaw: map[cell]any{}, restored: map[cell]string{}, verified: map[string]map[string]string{}}, nil
 }
 
 // index records the rows of every wanted identity, as the rows read with this round's
@@ -649,6 +652,16 @@ func (t *tabView) put(row, col int, v string) {
 		t.order = append(t.order, c)
 	}
 	t.pending[c] = v
+	delete(t.pendingRaw, c)
+}
+
+// putRestore queues putting a stray's cell back, with the restored value's own type.
+func (t *tabView) putRestore(row, col int, sr *stray) {
+	t.put(row, col, sr.restore)
+	if sr.raw != nil {
+		t.pendingRaw[cell{row, col}] = sr.raw
+	}
+	t.restored[cell{row, col}] = sr.restore
 }
 
 // fieldOf returns the schema field of a column, or "".
@@ -789,12 +802,23 @@ func (t *tabView) differs(row int, want map[model.Field]string) model.Field {
 	return ""
 }
 
-// cellData is the CellData written for a field: attempts as a number when it is an integer
-// (so the sheet can sum it), everything else as text. A stringValue is stored as-is, never
+// cellData is the CellData written for a field: a restore with its value's own type (raw:
+// a date serial stays a number), attempts as a number when it is an integer (so the sheet
+// can sum it), everything else as text. A stringValue is stored as-is, never
 // parsed: "=IMPORTXML(...)" stays text (invariant 2). An empty value clears the cell.
-func cellData(f model.Field, v string) *sheetsapi.CellData {
+func cellData(f model.Field, v string, raw any) *sheetsapi.CellData {
 	if v == "" {
 		return &sheetsapi.CellData{}
+	}
+	switch x := raw.(type) {
+	case float64:
+		if model.CellString(x) == v {
+			return &sheetsapi.CellData{UserEnteredValue: &sheetsapi.ExtendedValue{NumberValue: &x}}
+		}
+	case bool:
+		if model.CellString(x) == v {
+			return &sheetsapi.CellData{UserEnteredValue: &sheetsapi.ExtendedValue{BoolValue: &x}}
+		}
 	}
 	if f == model.FAttempts {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && strings.TrimSpace(v) == v {

@@ -48,8 +48,10 @@ type stray struct {
 	wi int
 	// key is the column, by column key (see columnKeys); header is its name, for messages.
 	key, header string
-	// ours is the value we left there; restore is what the row held before.
+	// ours is the value we left there; restore is what the row held before, and raw that
+	// value with its type as read (nil: text).
 	ours, restore string
+	raw           any
 	// unknownPrior says the row was not in our read (it appeared after it): restore is "".
 	unknownPrior bool
 	// at is the whole row as our write left it, by column key: how it is found again.
@@ -163,7 +165,7 @@ func (t *tabView) stampedStrays(wi int, now string, failed []*writePlan, edits [
 					// Its own write: it landed, then someone changed the row (apply decides).
 					continue
 				}
-				prior, known := view.prior(content, view.keys, rw.cells, nil)
+				prior, src, known := view.prior(content, view.keys, rw.cells, nil)
 				known = known || blankBut(content, view.keys, rw.cells)
 				written := map[string]bool{}
 				for _, c := range rw.cells {
@@ -175,7 +177,7 @@ func (t *tabView) stampedStrays(wi int, now string, failed []*writePlan, edits [
 						continue
 					}
 					out = append(out, &stray{wi: wi, key: k, header: headerAt(t.header(), t.colOfKey(k)), ours: c.value,
-						restore: prior[k], unknownPrior: !known, at: content, written: written, ident: t.identityOf(r), row: r + 1})
+						restore: prior[k], raw: view.rawAt(src, k, prior[k]), unknownPrior: !known, at: content, written: written, ident: t.identityOf(r), row: r + 1})
 				}
 				busy = true
 				break
@@ -192,6 +194,20 @@ func (t *tabView) before(row, col int) string {
 		return v
 	}
 	return t.read(row, col)
+}
+
+// rawAt is the typed value of row r's cell in column k as read, if it reads as v (nil
+// otherwise: the restore is then written as text).
+func (t *tabView) rawAt(r int, k, v string) any {
+	c := t.colOfKey(k)
+	if r < 1 || r >= len(t.rows) || c < 0 || c >= len(t.rows[r]) || t.read(r, c) != v {
+		return nil
+	}
+	switch x := t.rows[r][c].(type) {
+	case float64, bool:
+		return x
+	}
+	return nil
 }
 
 // blankBut reports whether a row holds nothing but the cells of a write.
@@ -366,7 +382,7 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 			nowWritten[keyAt(gotKeys, c.col)] = true
 		}
 		open := openStrays(content, nowWritten, st.strays, next, rw.strays)
-		prior, known := tab.prior(content, gotKeys, rw.cells, open)
+		prior, src, known := tab.prior(content, gotKeys, rw.cells, open)
 		if !known && blankBut(content, gotKeys, rw.cells) {
 			// A blank row (past the data, or inserted empty): it held nothing.
 			known = true
@@ -379,7 +395,7 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 				continue
 			}
 			found = append(found, &stray{wi: rw.wi, key: k, header: headerAt(g.header, c.col), ours: c.value,
-				restore: prior[k], unknownPrior: !known, at: content, row: rw.row + 1})
+				restore: prior[k], raw: tab.rawAt(src, k, prior[k]), unknownPrior: !known, at: content, row: rw.row + 1})
 			for len(restoredRow) <= c.col {
 				restoredRow = append(restoredRow, "")
 			}
@@ -446,7 +462,7 @@ func (st *applyState) restorePlan(p *writePlan) *writePlan {
 			byRow[k] = rw
 			rp.rows = append(rp.rows, rw)
 		}
-		rw.cells = append(rw.cells, cellWrite{col: col, field: view.fieldOf(col), value: sr.restore})
+		rw.cells = append(rw.cells, cellWrite{col: col, field: view.fieldOf(col), value: sr.restore, raw: sr.raw})
 		if sr.restore == "" {
 			delete(rw.want, sr.key)
 		} else {
@@ -548,7 +564,7 @@ func (p *writePlan) request(work []*tabWork, ids []int64) *sheetsapi.BatchUpdate
 			}
 			vals := make([]*sheetsapi.CellData, 0, k-j)
 			for _, c := range rw.cells[j:k] {
-				vals = append(vals, cellData(c.field, c.value))
+				vals = append(vals, cellData(c.field, c.value, c.raw))
 			}
 			req.Requests = append(req.Requests, &sheetsapi.Request{UpdateCells: &sheetsapi.UpdateCellsRequest{
 				Start:  &sheetsapi.GridCoordinate{SheetId: ids[rw.wi], RowIndex: int64(rw.row), ColumnIndex: int64(rw.cells[j].col)},
@@ -808,7 +824,7 @@ func (t *tabView) colOfKey(k string) int {
 // It returns that row (by column key) and whether exactly one row (or several that agree on
 // the written columns) matched. No match means the row appeared after our read: it held
 // nothing we know of.
-func (t *tabView) prior(now map[string]string, nowKeys []string, cells []cellWrite, open map[string]string) (map[string]string, bool) {
+func (t *tabView) prior(now map[string]string, nowKeys []string, cells []cellWrite, open map[string]string) (map[string]string, int, bool) {
 	skip := map[string]bool{}
 	for _, c := range cells {
 		skip[keyAt(nowKeys, c.col)] = true
@@ -827,29 +843,29 @@ func (t *tabView) prior(now map[string]string, nowKeys []string, cells []cellWri
 	}
 	if len(found) == 0 {
 		if len(open) == 0 {
-			return map[string]string{}, false
+			return map[string]string{}, -1, false
 		}
 		// Known only through our own strays on it.
 		prior := maps.Clone(now)
 		maps.Copy(prior, open)
 		for k := range skip {
 			if _, ok := open[k]; !ok {
-				return map[string]string{}, false
+				return map[string]string{}, -1, false
 			}
 		}
-		return prior, true
+		return prior, -1, true
 	}
 	first := maps.Clone(t.priorContent(found[0]))
 	for _, r := range found[1:] {
 		other := t.priorContent(r)
 		for k := range skip {
 			if other[k] != first[k] {
-				return map[string]string{}, false
+				return map[string]string{}, -1, false
 			}
 		}
 	}
 	maps.Copy(first, open)
-	return first, true
+	return first, found[0], true
 }
 
 // openStrays are the restores still owed to the row that now reads as content (column key
