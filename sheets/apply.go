@@ -32,20 +32,27 @@ import (
 // sets them (Options.Actor, and this call's stamp: the current time to the millisecond,
 // distinct for every Apply of the Store; see Store.stamp). Text is written as
 // userEnteredValue.stringValue, which Sheets stores as text and never parses (the RAW of
-// invariant 2); only attempts is written as a number.
+// invariant 2); only attempts (and a restored number) is written as a number.
 //
 // Between the read and the write someone may sort, insert or delete rows: the write's cell
 // addresses are row numbers, and the Sheets API has no compare-and-set. So the write asks
 // for the header row and every written row back (includeSpreadsheetInResponse,
 // responseRanges, responseIncludeGridData), and each written row is checked whole against
 // what it was meant to hold. A row that holds it is done. A row that is not the one meant
-// (its other cells differ: another row moved there) had our values put on it: they are
-// restored to what that row held when it was read, and the edits meant for it are located
-// and verified again; restore and retry go out in the next round's write, which is checked
-// the same way. After maxWriteRounds rounds an edit still unplaced is a conflict ("the
-// sheet kept changing"), and a value of ours that could not be restored is an error naming
-// the row and column, so nothing depending on this write reports success. A wrong row holds
-// our value for one round trip at most unless the sheet keeps moving for every round.
+// (its other cells differ: another row moved there) had our values put on it (a "stray").
+// They go back at once, in a write sent as soon as the answer is read, to where that answer
+// showed them, with what the row held before (found by the rest of the row in this round's
+// read, with its type: a date serial stays a number); that write is checked the same way.
+// Then the edits meant for those rows are located and verified again in the next round.
+// Rows are told apart by their content outside the columns this Apply writes, not by
+// identity alone: a key of ours on a row is not that row's identity. A row inserted between
+// the read and the write has no known prior value: our value is cleared from it and the cell
+// is reported in ApplyResult.Damaged (a person must look). After maxWriteRounds rounds an
+// edit still unplaced is a conflict ("the sheet kept changing"); our values still on other
+// rows are put back for up to maxRestoreRounds more rounds, waiting between them; one that
+// can't be is an error naming the row and column, so nothing depending on this write
+// reports success. A wrong row holds our value for one round trip unless rows move again
+// before the write that puts it back.
 // Several edits of one row are applied in order against the sheet as read plus the earlier
 // edits of the same call: a later edit's Expect sees an earlier edit's Set, and each cell is
 // written once, with its last value. Rows are located against the sheet as read, so an edit
