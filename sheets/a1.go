@@ -1,7 +1,6 @@
 package sheets
 
 import (
-	"strconv"
 	"strings"
 )
 
@@ -25,9 +24,4 @@ func colLetter(i int) string {
 		b[l], b[r] = b[r], b[l]
 	}
 	return string(b)
-}
-
-// cellRange is the A1 range of one cell: 'Tab'!C7 (row 1-based, col 0-based).
-func cellRange(tab string, row, col int) string {
-	return quoteTab(tab) + "!" + colLetter(col) + strconv.Itoa(row)
 }

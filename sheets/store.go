@@ -28,8 +28,6 @@ import (
 const (
 	valueRender    = "UNFORMATTED_VALUE"
 	dateTimeRender = "SERIAL_NUMBER"
-	// valueInput is the only valueInputOption triage ever sends (invariant 2).
-	valueInput = "RAW"
 )
 
 // metaFields is the field mask of Load's spreadsheets.get.

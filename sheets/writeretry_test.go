@@ -132,9 +132,7 @@ func TestApplyRetryRelocatesAfterMove(t *testing.T) {
 func TestApplyRetryAfterLandedWrite(t *testing.T) {
 	header := append(slices.Clone(inboxHeader), "triaged_by")
 	rows := [][]any{header}
-	for _, r := range inboxRows(6)[1:] {
-		rows = append(rows, r)
-	}
+	rows = append(rows, inboxRows(6)[1:]...)
 	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "rl", Title: "rl", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
 	hs := &hookSleep{hooks: []func(){func() {
 		mustDo(t, f.emu.SortRows(f.id, "Inbox", 3, true)) // by Message, descending

@@ -548,7 +548,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case key.Matches(msg, k.Quit):
 			return m.requestQuit()
-		case key.Matches(msg, k.Refresh) && m.hasData == false && !m.loading:
+		case key.Matches(msg, k.Refresh) && !m.hasData && !m.loading:
 			return m.startLoad()
 		}
 		return nil

@@ -136,14 +136,6 @@ func newTabState(cfg model.TabConfig, d *tabData, err error) *tabState {
 // name is the tab's sheet name.
 func (ts *tabState) name() string { return ts.cfg.Name }
 
-// table returns the loaded table, nil for a broken tab.
-func (ts *tabState) table() *model.Table {
-	if ts.data == nil {
-		return nil
-	}
-	return ts.data.table
-}
-
 // current returns the record under the cursor and its index, or nil.
 func (ts *tabState) current() (*model.Record, int32) {
 	if ts.data == nil || ts.cursor < 0 || ts.cursor >= len(ts.visible) {

@@ -99,9 +99,7 @@ func (m *Model) renderTooSmall(w, h int) string {
 		way += " · " + q + " quits"
 	}
 	for _, s := range []string{"terminal too small", fmt.Sprintf("need %dx%d, have %dx%d", minWidth, minHeight, w, h), way} {
-		for _, l := range wrapText(s, w) {
-			lines = append(lines, l)
-		}
+		lines = append(lines, wrapText(s, w)...)
 	}
 	if m.running() {
 		lines = append(lines, wrapText(fmt.Sprintf("replaying %d/%d", m.run.done, m.run.total), w)...)
