@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,14 +145,14 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		// Request 1: read every tab involved.
 		rowsOf, gone, err := s.readForWrite(ctx, op, b, work)
 		if err != nil {
-			return model.ApplyResult{}, err
+			return st.abort(err)
 		}
 		// Past maxWriteRounds, edits are no longer located again (they become conflicts), but
 		// values of ours on other rows are still put back, for a few more rounds.
 		stopEdits := round > maxWriteRounds
 		p, err := planWrite(op, st, work, rowsOf, gone, s.actor, now, stopEdits)
 		if err != nil {
-			return model.ApplyResult{}, err
+			return st.abort(err)
 		}
 		var why error
 		if stopEdits {
@@ -166,10 +167,10 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		// asks once.
 		ids, err := s.sheetIDs(ctx, op, b, work)
 		if err != nil {
-			return model.ApplyResult{}, err
+			return st.abort(err)
 		}
 		if err := ctx.Err(); err != nil {
-			return model.ApplyResult{}, fmt.Errorf("%s: %w", op, err)
+			return st.abort(fmt.Errorf("%s: %w", op, err))
 		}
 		resp, err := s.svc.Spreadsheets.BatchUpdate(s.id, p.request(work, ids)).
 			Fields(writeResponseFields).Context(ctx).Do()
@@ -181,14 +182,14 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 				continue
 			}
 			if ferr := s.backoff(ctx, op, b, err); ferr != nil {
-				return model.ApplyResult{}, ferr
+				return st.abort(ferr)
 			}
 			st.failed(p)
 			continue
 		}
 		b.answered()
 		if err := st.verify(p, work, ids, resp); err != nil {
-			return model.ApplyResult{}, fmt.Errorf("%s: %w", op, err)
+			return st.abort(fmt.Errorf("%s: %w", op, err))
 		}
 		// Values of ours on other rows go back at once, where the answer showed them, not
 		// after the next read: a wrong row holds one for one round trip. If this write fails,
@@ -198,7 +199,7 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 				Fields(writeResponseFields).Context(ctx).Do()
 			if err == nil {
 				if err := st.verify(rp, work, ids, resp); err != nil {
-					return model.ApplyResult{}, fmt.Errorf("%s: %w", op, err)
+					return st.abort(fmt.Errorf("%s: %w", op, err))
 				}
 			}
 		}
@@ -394,6 +395,9 @@ func planWrite(op string, st *applyState, work []*tabWork, rowsOf [][][]any, gon
 		}
 		tab, err := newTabView(w.tc, rowsOf[wi])
 		if err != nil {
+			if st.wrote() {
+				return nil, fmt.Errorf("%s: can't locate rows in tab %q: %w", op, w.tc.Name, err)
+			}
 			return nil, fmt.Errorf("%s: can't locate rows in tab %q: %w; nothing was written", op, w.tc.Name, err)
 		}
 		p.views[wi] = tab
@@ -593,6 +597,8 @@ type tabView struct {
 	order    []cell           // pending cells in first-write order
 	// pendingRaw are restores' values with their type (see cellWrite.raw).
 	pendingRaw map[cell]any
+	// twins caches rows by content outside a set of columns (see twinOf).
+	twins map[string]map[string][]int
 }
 
 func newTabView(tc model.TabConfig, rows [][]any) (*tabView, error) {
@@ -776,6 +782,15 @@ func (t *tabView) apply(e model.Edit, landed *inDoubt, actor, now string) (appli
 		// Nothing to write: the row already holds what the edit sets.
 		return &model.Applied{Edit: e, Row: row + 1}, nil, false, false
 	}
+	if _, setsKey := e.Set[model.FKey]; setsKey && t.tc.Role == model.RoleDeadLetter {
+		// The write's answer tells rows apart by content. Another row that reads the same but
+		// for the cells this edit writes (a dead letter copied without its key) could take
+		// this row's place unseen: the key would land on it, over its own, and read as done.
+		if twin := t.twinOf(row, e.Set); twin >= 0 {
+			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: model.FKey, Saw: e.Expect[model.FKey], Now: t.value(row, t.hm.Col(model.FKey)),
+				Reason: fmt.Sprintf("row %d reads the same but for the cells this edit writes, so triage can't check which of the two its write hit (make them differ, then retry)", twin+1)}, false, false
+		}
+	}
 	for _, f := range sortedFields(e.Set) {
 		t.put(row, t.hm.Col(f), e.Set[f])
 	}
@@ -790,6 +805,49 @@ func (t *tabView) apply(e model.Edit, landed *inDoubt, actor, now string) (appli
 		}
 	}
 	return &model.Applied{Edit: e, Row: row + 1}, nil, false, true
+}
+
+// twinOf returns another row (0-based) that reads as row does, as read, in every column but
+// those of set and the audit columns, or -1.
+func (t *tabView) twinOf(row int, set map[model.Field]string) int {
+	var skip []int
+	for _, f := range append(sortedFields(set), model.FTriagedBy, model.FTriagedAt) {
+		if c := t.hm.Col(f); c >= 0 {
+			skip = append(skip, c)
+		}
+	}
+	sort.Ints(skip)
+	name := fmt.Sprint(skip)
+	if t.twins == nil {
+		t.twins = map[string]map[string][]int{}
+	}
+	rowsBy := t.twins[name]
+	if rowsBy == nil {
+		// Rows by what they read outside those columns, once per set of columns.
+		rowsBy = map[string][]int{}
+		for r := 1; r < len(t.rows); r++ {
+			var b strings.Builder
+			for c := range t.rows[r] {
+				if v := t.read(r, c); v != "" && !slices.Contains(skip, c) {
+					fmt.Fprintf(&b, "%d=%q;", c, v)
+				}
+			}
+			rowsBy[b.String()] = append(rowsBy[b.String()], r)
+		}
+		t.twins[name] = rowsBy
+	}
+	var b strings.Builder
+	for c := range t.rows[row] {
+		if v := t.read(row, c); v != "" && !slices.Contains(skip, c) {
+			fmt.Fprintf(&b, "%d=%q;", c, v)
+		}
+	}
+	for _, r := range rowsBy[b.String()] {
+		if r != row {
+			return r
+		}
+	}
+	return -1
 }
 
 // holds reports whether every field of want has a column whose cell, as read (not counting

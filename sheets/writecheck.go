@@ -122,15 +122,54 @@ func (st *applyState) failed(p *writePlan) {
 // a lost write hit it: that case stays undetected (documented on Apply).
 func (t *tabView) stampedStrays(wi int, now string, failed []*writePlan, edits []model.Edit, mine []int, sent []*inDoubt, final []*outcome) []*stray {
 	atCol := t.hm.Col(model.FTriagedAt)
-	if atCol < 0 {
+	// A dead letter's key that triage writes is unique to the row it was made for (the key
+	// its content gives): a row whose key cell holds a key a lost write sent, and whose own
+	// content doesn't give that key, was hit by that write, triaged_at or not.
+	keyCol := -1
+	if t.tc.Role == model.RoleDeadLetter {
+		keyCol = t.hm.Col(model.FKey)
+	}
+	sentKeys := map[string]bool{}
+	if keyCol >= 0 {
+		for _, fp := range failed {
+			view := fp.views[wi]
+			if view == nil {
+				continue
+			}
+			for _, rw := range fp.rows {
+				for _, c := range rw.cells {
+					if rw.wi == wi && c.value != "" && keyAt(view.keys, c.col) == t.keys[keyCol] {
+						sentKeys[c.value] = true
+					}
+				}
+			}
+		}
+	}
+	if atCol < 0 && len(sentKeys) == 0 {
 		return nil
+	}
+	// foreignKey says row r holds in its key cell a key a lost write sent that its own content
+	// doesn't give: whichever edit that key is for, this is not its row.
+	foreignKey := func(r int) bool {
+		if k := t.read(r, keyCol); keyCol >= 0 && sentKeys[k] {
+			cells := make([]string, max(len(t.rows[r]), len(t.hm.Headers)))
+			for c := range cells {
+				cells[c] = t.read(r, c)
+			}
+			cells[keyCol] = ""
+			return model.RowIdentity(t.tc, t.hm, cells) != k
+		}
+		return false
+	}
+	hitBy := func(r int) bool {
+		return (atCol >= 0 && t.read(r, atCol) == now) || foreignKey(r)
 	}
 	// ownRow[r] is the identity of the edit whose row r is; landedRight says the row holds
 	// that edit's own values (a decided edit, or the failed write landed there).
 	ownRow := map[int]string{}
 	landedRight := map[int]bool{}
 	for _, i := range mine {
-		if rows := t.ids[edits[i].ID]; len(rows) == 1 {
+		if rows := t.ids[edits[i].ID]; len(rows) == 1 && !foreignKey(rows[0]) {
 			ownRow[rows[0]] = edits[i].ID
 			// A decided edit's row holds our stamp by right (an answered write put it there).
 			if final[i] != nil || (sent[i] != nil && t.holds(rows[0], sent[i].set)) {
@@ -140,7 +179,7 @@ func (t *tabView) stampedStrays(wi int, now string, failed []*writePlan, edits [
 	}
 	var out []*stray
 	for r := 1; r < len(t.rows); r++ {
-		if landedRight[r] || t.read(r, atCol) != now {
+		if landedRight[r] || !hitBy(r) {
 			continue
 		}
 		busy := false
@@ -161,6 +200,11 @@ func (t *tabView) stampedStrays(wi int, now string, failed []*writePlan, edits [
 				if rw.wi != wi || !holdsCells(content, view.keys, rw.cells) {
 					continue
 				}
+				if foreignKey(r) && !slices.ContainsFunc(rw.cells, func(c cellWrite) bool {
+					return c.value == t.read(r, keyCol) && keyAt(view.keys, c.col) == t.keys[keyCol]
+				}) {
+					continue // another write whose values the row happens to hold
+				}
 				if id, ok := ownRow[r]; ok && len(rw.edits) > 0 && edits[rw.edits[0]].ID == id {
 					// Its own write: it landed, then someone changed the row (apply decides).
 					continue
@@ -171,14 +215,29 @@ func (t *tabView) stampedStrays(wi int, now string, failed []*writePlan, edits [
 				for _, c := range rw.cells {
 					written[keyAt(view.keys, c.col)] = true
 				}
+				var found []*stray
 				for _, c := range rw.cells {
 					k := keyAt(view.keys, c.col)
 					if prior[k] == c.value || t.colOfKey(k) < 0 {
 						continue
 					}
-					out = append(out, &stray{wi: wi, key: k, header: headerAt(t.header(), t.colOfKey(k)), ours: c.value,
-						restore: prior[k], raw: view.rawAt(src, k, prior[k]), unknownPrior: !known, at: content, written: written, ident: t.identityOf(r), row: r + 1})
+					found = append(found, &stray{wi: wi, key: k, header: headerAt(t.header(), t.colOfKey(k)), ours: c.value,
+						restore: prior[k], raw: view.rawAt(src, k, prior[k]), unknownPrior: !known, at: content, written: written, row: r + 1})
 				}
+				// Its identity is the row's with our values off it: a key of ours on it is not.
+				restored := maps.Clone(content)
+				for _, sr := range found {
+					if sr.restore == "" {
+						delete(restored, sr.key)
+					} else {
+						restored[sr.key] = sr.restore
+					}
+				}
+				ident := t.identityOfContent(restored)
+				for _, sr := range found {
+					sr.ident = ident
+				}
+				out = append(out, found...)
 				busy = true
 				break
 			}
@@ -270,18 +329,6 @@ func (t *tabView) identityOfContent(m map[string]string) string {
 	return model.RowIdentity(t.tc, t.hm, cells)
 }
 
-// identityOf is row r's identity as read.
-func (t *tabView) identityOf(r int) string {
-	if r < 0 || r >= len(t.rows) {
-		return ""
-	}
-	cells := make([]string, max(len(t.rows[r]), len(t.hm.Headers)))
-	for c := range cells {
-		cells[c] = t.read(r, c)
-	}
-	return model.RowIdentity(t.tc, t.hm, cells)
-}
-
 // verify checks every written row of an answered write (see Apply) and decides the edits it
 // can: those that needed no write, those whose row holds what was meant, those whose cell
 // someone changed right after ours. Edits whose row turned out to be another row stay
@@ -324,7 +371,14 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 
 		tab := p.views[rw.wi]
 		g := got[rw.wi]
-		gotKeys := columnKeys(g.header)
+		// Row 1 of the answer is the header, unless someone inserted or deleted rows above
+		// it: then its columns are taken to be where the read saw them (rows moved, not
+		// columns), rather than every row looking like a row we never read.
+		header := g.header
+		if _, err := model.MapHeaders(tab.tc, header); err != nil {
+			header = tab.header()
+		}
+		gotKeys := columnKeys(header)
 		row := g.rows[rw.row]
 		content := contentOf(gotKeys, row)
 		if len(rw.want) == 0 && len(rw.edits) == 0 && len(content) == 0 {
@@ -394,7 +448,7 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 			if cellAt(row, c.col) != c.value || prior[k] == c.value {
 				continue
 			}
-			found = append(found, &stray{wi: rw.wi, key: k, header: headerAt(g.header, c.col), ours: c.value,
+			found = append(found, &stray{wi: rw.wi, key: k, header: headerAt(header, c.col), ours: c.value,
 				restore: prior[k], raw: tab.rawAt(src, k, prior[k]), unknownPrior: !known, at: content, row: rw.row + 1})
 			for len(restoredRow) <= c.col {
 				restoredRow = append(restoredRow, "")
@@ -404,8 +458,8 @@ func (st *applyState) verify(p *writePlan, work []*tabWork, ids []int64, resp *s
 		// The row's identity once restored: how it is found again if it changes otherwise
 		// before the restore (a key of ours on it is not its identity).
 		ident := ""
-		if hm, err := model.MapHeaders(tab.tc, g.header); err == nil {
-			for len(restoredRow) < len(g.header) {
+		if hm, err := model.MapHeaders(tab.tc, header); err == nil {
+			for len(restoredRow) < len(header) {
 				restoredRow = append(restoredRow, "")
 			}
 			// Earlier values of ours still on the row come off too (a key of ours on it is
@@ -483,6 +537,29 @@ func (st *applyState) restorePlan(p *writePlan) *writePlan {
 		return rp.rows[a].row < rp.rows[b].row
 	})
 	return rp
+}
+
+// wrote reports whether a write of this Apply may have landed (answered, or failed with its
+// answer lost).
+func (st *applyState) wrote() bool { return st.round > 0 || len(st.failedPlans) > 0 }
+
+// abort ends an Apply on an error. After a write that may have landed, the error says so and
+// names every value of ours still known to be on a row that was not its target: nothing that
+// depends on this write may report success, and the person must know what to put back.
+func (st *applyState) abort(err error) (model.ApplyResult, error) {
+	if !st.wrote() {
+		return model.ApplyResult{}, err
+	}
+	var left []string
+	for _, sr := range append(slices.Clone(st.strays), st.lost...) {
+		if !sr.settled {
+			left = append(left, sr.String())
+		}
+	}
+	if len(left) == 0 {
+		return model.ApplyResult{}, fmt.Errorf("%w (an earlier write of this call landed; refresh and check the rows you changed)", err)
+	}
+	return model.ApplyResult{}, fmt.Errorf("%w; an earlier write of this call landed on rows that were not its targets and was not all put back; fix by hand: %s", err, strings.Join(left, "; "))
 }
 
 // done reports whether every edit is decided and nothing of ours is left on another row.
@@ -925,23 +1002,25 @@ func (t *tabView) locate(sr *stray, byIdentity bool) (row int, ok bool) {
 		return found[0], true
 	}
 	found = found[:0]
-	if sr.ident == "" {
+	if sr.ident == "" || col < 0 {
 		return -1, true
 	}
+	// By identity: a row that holds our value in the cell (no other row has anything of this
+	// stray to put back), and only where that cell is not part of the identity (a status,
+	// not a key): with our value and with the restore in it, the row is the stray's. Putting
+	// a key back would give any row the stray's identity.
 	for r := 1; r < len(t.rows); r++ {
+		if _, busy := t.restored[cell{r, col}]; busy || t.read(r, col) != sr.ours {
+			continue
+		}
 		cells := make([]string, max(len(t.rows[r]), len(t.hm.Headers), col+1))
 		for c := range cells {
 			cells[c] = t.value(r, c)
 		}
-		// Put our value back only where it is a value: an empty one would match every row
-		// whose cell is empty.
-		// Put our value back only on the row it is on: one that holds it and reads as the
-		// stray's row in every column our writes didn't touch (another row may hold the same
-		// value as its own: a key of ours restored there).
-		if col >= 0 && sr.ours != "" && t.read(r, col) == sr.ours && equalContent(t.rowContent(r), sr.at, sr.written) {
-			cells[col] = sr.restore
-		}
-		if model.RowIdentity(t.tc, t.hm, cells) == sr.ident {
+		cells[col] = sr.ours
+		held := model.RowIdentity(t.tc, t.hm, cells)
+		cells[col] = sr.restore
+		if held == sr.ident && model.RowIdentity(t.tc, t.hm, cells) == sr.ident {
 			found = append(found, r)
 		}
 	}
