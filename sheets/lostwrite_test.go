@@ -143,3 +143,73 @@ func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
 		}
 	}
 }
+
+// The same for the key write before a replay, on a failed_calls tab without a triaged_at
+// column: the lost write left no stamp, but a key it sent marks the row it hit (a key is
+// made for one row: the one whose content gives it). No key may end on another row.
+func TestApplyLostAnswerKeysWhileRowsMoved(t *testing.T) {
+	iterations := 300
+	if testing.Short() {
+		iterations = 60
+	}
+	f := newFixture(t, nil)
+	counts := map[string]int{}
+	for seed := range iterations {
+		rng := rand.New(rand.NewPCG(uint64(seed), 0x10571))
+		id := fmt.Sprintf("lostkey-%d", seed)
+		tc, rows := movesTab("deadletter", seed, rng)
+		f.emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: id, Title: id, Sheets: []*sheetstest.Sheet{{Title: tc.Name, Rows: rows}}})
+		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}})
+		wb, err := s.Load(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab := wb.Tabs[0]
+		var edits []model.Edit
+		for i := range tab.Records {
+			rec := &tab.Records[i]
+			if tab.Get(rec, model.FKey) == "" && rng.IntN(2) == 0 {
+				edits = append(edits, model.Edit{Tab: tab.Config.Name, ID: rec.ID,
+					Expect: map[model.Field]string{model.FStatus: tab.Get(rec, model.FStatus), model.FKey: ""},
+					Set:    map[model.Field]string{model.FKey: rec.ID}})
+			}
+		}
+		if len(edits) == 0 {
+			continue
+		}
+		ref := newReference(t, tc, f.emu.Cells(id, tc.Name))
+		var (
+			mu     sync.Mutex
+			writes int
+		)
+		f.emu.SetHook(func(r sheetstest.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Method == mBatchUpdate {
+				if writes++; writes == 1 {
+					counts[moveRows(t, f, id, tc, ref, rng, seed)]++
+				}
+			}
+		})
+		f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
+		res, err := s.Apply(ctx(t), edits)
+		f.emu.SetHook(nil)
+		f.emu.ClearFaults()
+		if err != nil {
+			t.Fatalf("seed %d: apply: %v", seed, err)
+		}
+		counts["→applied"] += len(res.Applied)
+		after := f.emu.Cells(id, tc.Name)
+		checkKeysOnOwnRows(t, fmt.Sprintf("seed %d", seed), tc, after)
+		// And every fixture key is still on its own row.
+		for _, x := range identities(t, tc, after) {
+			if want, ok := ref.rows[x.id]; ok && want["key"] != "" && want["payload"] != x.content["payload"] {
+				t.Errorf("seed %d: key %q is on the row of %s", seed, x.id, x.content["payload"])
+			}
+		}
+	}
+	t.Logf("operations and outcomes: %v", counts)
+	if counts["→applied"] == 0 {
+		t.Error("nothing applied")
+	}
+}
