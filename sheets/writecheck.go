@@ -729,6 +729,15 @@ func readBack(resp *sheetsapi.BatchUpdateSpreadsheetResponse, work []*tabWork, i
 		if out[rw.wi] == nil {
 			return nil, fmt.Errorf("the Sheets API's answer to the write does not show tab %q, so where the write landed can't be checked; refresh and look at the rows you changed", work[rw.wi].tc.Name)
 		}
+		// A row the answer leaves out reads as blank (Sheets trims trailing empty rows). A
+		// row we just put a value in can't be blank: the answer is incomplete.
+		if _, ok := out[rw.wi].rows[rw.row]; !ok {
+			for _, c := range rw.cells {
+				if c.value != "" {
+					return nil, fmt.Errorf("the Sheets API's answer to the write does not show row %d of tab %q, which it just wrote, so where the write landed can't be checked; refresh and look at the rows you changed", rw.row+1, work[rw.wi].tc.Name)
+				}
+			}
+		}
 	}
 	return out, nil
 }
