@@ -1,0 +1,103 @@
+package tui
+
+import (
+	"context"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"google.golang.org/api/option"
+	sheetsapi "google.golang.org/api/sheets/v4"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/sheets/sheetstest"
+)
+
+// The toast tells what the sheet holds, even when another editor sorts the Inbox and inserts
+// a row in the instant between the store's check and its write: the write lands on other
+// rows, is put back and written again, and the toast says "3 set to done" only once the
+// three rows with those IDs hold it; no other row changed.
+func TestEndToEndSetStatusWhileRowsMove(t *testing.T) {
+	emu := sheetstest.New()
+	emu.AddWorkbook(e2eWorkbook())
+	srv := httptest.NewServer(emu)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	svc, err := sheetsapi.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tabs []model.TabConfig
+	for _, r := range model.Roles {
+		tabs = append(tabs, model.DefaultTabConfig(r))
+	}
+	store := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: "e2e-sheet", Tabs: tabs})
+	var once sync.Once
+	emu.SetHook(func(r sheetstest.Request) {
+		if r.Method != sheetstest.MethodBatchUpdate {
+			return
+		}
+		once.Do(func() {
+			if err := emu.SortRows("e2e-sheet", "Inbox", 3, true); err != nil { // by Message, descending
+				t.Error(err)
+			}
+			if err := emu.InsertRows("e2e-sheet", "Inbox", 2, [][]any{{"2025-06-01T09:00:00Z", "Late", "l@example.com", "Hi", "new", "id-late"}}); err != nil {
+				t.Error(err)
+			}
+		})
+	})
+	defer emu.SetHook(nil)
+
+	m := New(Options{Store: store, SpreadsheetID: "e2e-sheet"})
+	tm := teatest.NewTestModel(t, probed{m},
+		teatest.WithInitialTermSize(80, 24),
+		teatest.WithProgramOptions(
+			tea.WithColorProfile(colorprofile.TrueColor),
+			tea.WithEnvironment([]string{"TERM=xterm-256color"}),
+		),
+	)
+	waitScreen(t, tm, "Acme Support")
+	tm.Type("/status:new")
+	tm.Send(press("enter"))
+	tm.Send(press("space"))
+	tm.Send(press("space"))
+	tm.Send(press("space"))
+	tm.Send(press("s"))
+	waitScreen(t, tm, "Set status of 3 rows")
+	tm.Type("4") // done
+	waitScreen(t, tm, "[y/N]")
+	tm.Type("y")
+	waitScreen(t, tm, "3 set to done")
+
+	want := map[string]string{"id-0": "new", "id-1": "read", "id-2": "new", "id-3": "done", "id-4": "done", "id-5": "done",
+		"id-6": "spam", "id-7": "done", "id-late": "new"}
+	deadline := time.Now().Add(hangAfter)
+	for {
+		got := map[string]string{}
+		for _, row := range emu.Cells("e2e-sheet", "Inbox")[1:] {
+			got[model.CellString(row[5])] = model.CellString(row[4])
+		}
+		ok := len(got) == len(want)
+		for id, st := range want {
+			ok = ok && got[id] == st
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("emulator statuses = %v, want %v", got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := emu.Count(sheetstest.MethodBatchUpdate); n < 2 {
+		t.Errorf("%d batchUpdates: the moved write was not repaired (did the rows move?)", n)
+	}
+	tm.Send(press("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(hangAfter))
+}
