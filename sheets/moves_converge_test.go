@@ -23,11 +23,22 @@ import (
 //
 // The smallest case is TestApplyConvergesAfterTwoMovedWrites/minimal; the sweep covers small
 // tabs with 1 or 2 moved writes.
+//
+// TestApplyConvergesAfterThreeMovedWrites is the same within the bound with three moved
+// writes (the write of the edits, the write that puts our values back where the answer
+// showed them, and the next write), and all the edits replay's check before sending makes.
+// What it guards against: the Apply ended with "rows kept moving ... fix by hand" although
+// the sheet was right, so a replay refused every row.
+func TestApplyConvergesAfterThreeMovedWrites(t *testing.T) {
+	// n0 and n3 have no key (their minted keys are written); n1 and n2 have one. Sort by
+	// the key column: descending before writes 1 and 2, ascending before write 3.
+	convergeCase(t, "restore-3", []string{"", "k1", "k2", ""}, [][2]int{{3, 1}, {3, 1}, {3, 0}}, true)
+}
 func TestApplyConvergesAfterTwoMovedWrites(t *testing.T) {
 	t.Run("minimal", func(t *testing.T) {
 		// n0, n1 have no key (their minted keys are written), n2 and n3 have one.
 		// Sort by key ascending before write 1, descending before write 2, then quiet.
-		convergeCase(t, "conv-min", []string{"", "", "k2", "k3"}, [][2]int{{3, 0}, {3, 1}})
+		convergeCase(t, "conv-min", []string{"", "", "k2", "k3"}, [][2]int{{3, 0}, {3, 1}}, false)
 	})
 	t.Run("sweep", func(t *testing.T) {
 		iterations := 600
@@ -58,7 +69,7 @@ func TestApplyConvergesAfterTwoMovedWrites(t *testing.T) {
 				}
 				sorts = append(sorts, [2]int{c, rng.IntN(2)})
 			}
-			if !convergeCase(t, fmt.Sprintf("conv-%d", seed), keys, sorts) {
+			if !convergeCase(t, fmt.Sprintf("conv-%d", seed), keys, sorts, seed%2 == 1) {
 				t.Logf("seed %d: keys %q, sorts (column, desc) %v", seed, keys, sorts)
 				failed++
 				if failed == 3 {
@@ -70,9 +81,12 @@ func TestApplyConvergesAfterTwoMovedWrites(t *testing.T) {
 }
 
 // convergeCase runs one Apply of the pre-send key writes on a small dead-letter tab whose
-// rows have the given key cells, sorting before the first len(sorts) writes, and checks it
-// converged. It reports whether the case passed.
-func convergeCase(t *testing.T, id string, keys []string, sorts [][2]int) bool {
+// rows have the given key cells, sorting (column, 1 = descending) before the first
+// len(sorts) writes, and checks it converged. With checks, the edits are all those replay's
+// check before sending makes (replay.checkRows): for a row without a key a status check and
+// the key write, for a row with one the key cell written back unchanged. It reports whether
+// the case passed.
+func convergeCase(t *testing.T, id string, keys []string, sorts [][2]int, checks bool) bool {
 	t.Helper()
 	tc := deadTab("failed_calls")
 	header := []any{"source", "url", "payload", "key", "status"}
@@ -96,7 +110,15 @@ func convergeCase(t *testing.T, id string, keys []string, sorts [][2]int) bool {
 	var edits []model.Edit
 	for i := range tab.Records {
 		rec := &tab.Records[i]
-		if tab.Get(rec, model.FKey) == "" {
+		switch kc := tab.Get(rec, model.FKey); {
+		case kc != "" && checks:
+			edits = append(edits, model.Edit{Tab: tc.Name, ID: rec.ID,
+				Expect: map[model.Field]string{model.FStatus: "dead", model.FKey: kc}, Set: map[model.Field]string{model.FKey: kc}})
+		case kc == "":
+			if checks {
+				edits = append(edits, model.Edit{Tab: tc.Name, ID: rec.ID,
+					Expect: map[model.Field]string{model.FStatus: "dead"}, Set: map[model.Field]string{model.FStatus: "dead"}})
+			}
 			edits = append(edits, model.Edit{Tab: tc.Name, ID: rec.ID,
 				Expect: map[model.Field]string{model.FStatus: "dead", model.FKey: ""},
 				Set:    map[model.Field]string{model.FKey: rec.ID}})

@@ -853,17 +853,7 @@ func (t *tabView) rowContent(r int) map[string]string {
 // leave there, else as read, with our values from earlier rounds that this round restores
 // put back.
 func (t *tabView) priorContent(r int) map[string]string {
-	m := t.rowContent(r)
-	for c, v := range t.restored {
-		if c.row != r {
-			continue
-		}
-		if v == "" {
-			delete(m, keyAt(t.keys, c.col))
-		} else {
-			m[keyAt(t.keys, c.col)] = v
-		}
-	}
+	m := t.overlay(r, t.restored)
 	// By the identity the row has once our values are off it (a key of ours on it is not
 	// its identity).
 	if len(t.verified) > 0 {
@@ -875,9 +865,12 @@ func (t *tabView) priorContent(r int) map[string]string {
 }
 
 // contentAfter is row r as it must read once this round's writes land, by column key.
-func (t *tabView) contentAfter(r int) map[string]string {
+func (t *tabView) contentAfter(r int) map[string]string { return t.overlay(r, t.pending) }
+
+// overlay is row r as read, by column key, with the cells of writes (of row r) put over it.
+func (t *tabView) overlay(r int, writes map[cell]string) map[string]string {
 	m := t.rowContent(r)
-	for c, v := range t.pending {
+	for c, v := range writes {
 		if c.row != r {
 			continue
 		}
