@@ -59,11 +59,11 @@ func (m *Model) canWrite() string {
 	switch {
 	case m.c.readOnly:
 		return readOnlyNote
-	case m.writing:
+	case m.writes.writing:
 		return "a write is still in progress; try again when it finishes"
 	case m.running():
 		return "a replay is running; try again when it ends"
-	case m.planning:
+	case m.replay.planning:
 		return planningNote
 	}
 	return ""
@@ -256,7 +256,7 @@ func (m *Model) onAction(a action) tea.Cmd {
 		return nil
 	case closeAction:
 		m.dialog = nil
-		m.pendingReplay = nil
+		m.replay.pendingReplay = nil
 		return nil
 	case pickStatusAction:
 		m.dialog = nil
@@ -404,10 +404,10 @@ func (m *Model) startUndo() tea.Cmd {
 	if why := m.canWrite(); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
-	if len(m.undo) == 0 {
+	last, ok := m.writes.lastChange()
+	if !ok {
 		return m.toast(toastInfo, "nothing to undo")
 	}
-	last := m.undo[len(m.undo)-1]
 	op := writeOp{kind: writeUndo, tab: last.tab, edits: inverseAll(last.edits), undoes: &last}
 	if len(op.edits) == 1 {
 		return m.runWrite(op)
@@ -415,163 +415,6 @@ func (m *Model) startUndo() tea.Cmd {
 	m.dialog = newConfirm(m.c, fmt.Sprintf("Undo the last change to %d rows of %s?", len(op.edits), last.tab),
 		[]string{"Each row goes back to what it was, unless someone changed it since (then it is reported, not overwritten)."}, op)
 	return nil
-}
-
-// runWrite sends one Store.Apply for a batch of edits.
-func (m *Model) runWrite(op writeOp) tea.Cmd {
-	if why := m.canWrite(); why != "" {
-		return m.toast(toastInfo, "%s", why)
-	}
-	if op.undoes != nil && len(m.undo) > 0 {
-		// The undo is really happening now (not when it was merely offered).
-		m.undo = m.undo[:len(m.undo)-1]
-	}
-	m.writing = true
-	m.inflight = &op
-	return tea.Batch(applyCmd(m.ctx, m.store, op), m.spinner.Tick)
-}
-
-// onApplied updates the rows a write changed, in place, and reports what happened.
-func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
-	m.writing = false
-	m.inflight = nil
-	op := msg.op
-	var cmds []tea.Cmd
-	prefix := ""
-	if m.quitAfterWrite {
-		// q came while this write was in flight. Everything landed: quit now. Anything else
-		// (a failure, a conflict, a row gone) is reported below and the app stays, so the
-		// user sees what didn't happen; q then quits.
-		m.quitAfterWrite = false
-		if msg.err == nil && msg.res.OK() {
-			return m.quit()
-		}
-		m.refreshQueued = false
-		prefix = "not quitting, the write didn't all land: "
-	}
-	// A refresh queued behind the write starts once the write is accounted for (after the
-	// dataGen bump below): started before it, its load would be thrown away and read again.
-	reload := m.refreshQueued
-	m.refreshQueued = false
-	if msg.err != nil {
-		if reload {
-			cmds = append(cmds, m.startLoad())
-		}
-		if op.undoes != nil {
-			m.undo = append(m.undo, *op.undoes) // still undoable
-		}
-		cmds = append(cmds, m.toast(toastError, "%swrite failed: %v (%s refreshes to show the sheet as it is)", prefix, msg.err, firstKey(m.c.keys.Refresh)))
-		return tea.Batch(cmds...)
-	}
-	res := msg.res
-	ts := m.tabNamed(op.tab)
-	if ts != nil && ts.data != nil {
-		for _, a := range res.Applied {
-			if _, ri, ok := ts.data.record(a.Edit.ID); ok {
-				m.setCells(ts, ri, a.Edit.Set)
-				ts.setMark(ri, false)
-			}
-		}
-		for _, c := range res.Conflicts {
-			if c.Reason != "" {
-				// Not a changed cell (a duplicated ID, a column gone from the tab): Now holds
-				// nothing and Field may be the ID column itself, so there is no value to show;
-				// the toast carries the reason.
-				continue
-			}
-			// Show the value the sheet holds now: that is what the user must decide on.
-			if _, ri, ok := ts.data.record(c.Edit.ID); ok {
-				m.setCells(ts, ri, map[model.Field]string{c.Field: c.Now})
-			}
-		}
-		m.dataGen++
-		m.tabsGen++
-		ts.recountStale(m.c.now())
-		idx := ts.cursor
-		_, cur := ts.current()
-		ts.refilter()
-		if i := ts.indexOf(cur); i >= 0 {
-			ts.cursor = i
-		} else {
-			// The row left the filter (e.g. status:new → done): stay at the same place, so the
-			// next row comes up, as in a mail client.
-			ts.cursor = max(0, min(idx, len(ts.visible)-1))
-		}
-		ts.scrollTo(m.tableH)
-		m.syncDetail()
-	}
-	if reload {
-		cmds = append(cmds, m.startLoad())
-	}
-	if len(res.Applied) > 0 && op.kind != writeUndo {
-		applied := make([]model.Edit, len(res.Applied))
-		for i, a := range res.Applied {
-			applied[i] = a.Edit
-		}
-		m.undo = append(m.undo, writeOp{kind: op.kind, tab: op.tab, edits: applied})
-		if len(m.undo) > 50 {
-			m.undo = m.undo[1:]
-		}
-	}
-	// One toast per write: what was done, then (loudly, if anything) what wasn't and why.
-	var parts []string
-	if n := len(res.Applied); n > 0 {
-		switch op.kind {
-		case writeSetStatus:
-			parts = append(parts, fmt.Sprintf("%d set to %s", n, op.status))
-		case writeClearError:
-			parts = append(parts, fmt.Sprintf("%d %s cleared, back to %s", n, plural(n, "error", "errors"), op.status))
-		case writeUndo:
-			parts = append(parts, fmt.Sprintf("undone: %d %s restored", n, plural(n, "row", "rows")))
-		case writeDiscard:
-			parts = append(parts, fmt.Sprintf("%d discarded", n))
-		case writeRequeue:
-			parts = append(parts, fmt.Sprintf("%d stale %s requeued, back to pending", n, plural(n, "claim", "claims")))
-		}
-	}
-	if n := len(res.Conflicts); n > 0 {
-		// Name a conflict with a Reason first: it needs fixing in the sheet (a duplicated ID, a
-		// missing column), and no cell on screen shows it.
-		first := res.Conflicts[0]
-		for _, c := range res.Conflicts {
-			if c.Reason != "" {
-				first = c
-				break
-			}
-		}
-		s := fmt.Sprintf("%d %s: %s", n, plural(n, "conflict", "conflicts"), first.String())
-		if n > 1 {
-			s += fmt.Sprintf(" (and %d more; r refreshes)", n-1)
-		}
-		parts = append(parts, s)
-	}
-	if n := len(res.Damaged); n > 0 {
-		s := res.Damaged[0].String()
-		if n > 1 {
-			s += fmt.Sprintf(" (and %d more)", n-1)
-		}
-		parts = append(parts, s)
-	}
-	if n := len(res.Missing); n > 0 {
-		ids := make([]string, 0, 4)
-		for i, e := range res.Missing {
-			if i == 3 {
-				ids = append(ids, "…")
-				break
-			}
-			ids = append(ids, shortID(e.ID))
-		}
-		parts = append(parts, fmt.Sprintf("%d no longer in %s, not written: %s", n, op.tab, strings.Join(ids, ", ")))
-	}
-	switch {
-	case !res.OK():
-		cmds = append(cmds, m.toast(toastError, "%s%s", prefix, strings.Join(parts, "; ")))
-	case len(parts) > 0 && op.kind != writeUndo:
-		cmds = append(cmds, m.toast(toastInfo, "%s · u undoes", strings.Join(parts, "; ")))
-	case len(parts) > 0:
-		cmds = append(cmds, m.toast(toastInfo, "%s", strings.Join(parts, "; ")))
-	}
-	return tea.Batch(cmds...)
 }
 
 func inverseAll(edits []model.Edit) []model.Edit {

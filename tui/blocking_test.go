@@ -231,6 +231,12 @@ func TestInvariant10UpdateNeverBlocks(t *testing.T) {
 		t.Fatal("workbook not installed")
 	}
 
+	writeNeverBlocks(t, m, s, out, release)
+}
+
+// writeNeverBlocks: a write, and a refresh asked for during it, reach the store only through
+// returned Cmds.
+func writeNeverBlocks(t *testing.T, m *Model, s *blockingStore, out chan tea.Msg, release func()) {
 	// A write: Update returns a Cmd and doesn't touch the store.
 	checkedUpdate(t, m, press("s"))
 	cmd := checkedUpdate(t, m, press("4"))
@@ -244,7 +250,7 @@ func TestInvariant10UpdateNeverBlocks(t *testing.T) {
 	for _, k := range []string{"j", "k", "p", "enter", "esc", "r"} {
 		checkedUpdate(t, m, press(k))
 	}
-	if !m.writing {
+	if !m.writes.writing {
 		t.Error("the write should still be in flight")
 	}
 	if s.loads.Load() != 1 {
@@ -256,8 +262,8 @@ func TestInvariant10UpdateNeverBlocks(t *testing.T) {
 		t.Fatal("no appliedMsg after the store answered")
 	}
 	cmd = checkedUpdate(t, m, applied)
-	if m.writing || len(m.undo) != 1 {
-		t.Errorf("write result not applied: writing=%v undo=%d", m.writing, len(m.undo))
+	if m.writes.writing || len(m.writes.undo) != 1 {
+		t.Errorf("write result not applied: writing=%v undo=%d", m.writes.writing, len(m.writes.undo))
 	}
 	// The refresh asked for during the write starts now, again only as a Cmd.
 	if !m.loading || s.loads.Load() != 1 {

@@ -93,3 +93,20 @@ func TestCopySanitises(t *testing.T) {
 		checkCopied(t, where+" y on the message", send(m, press("y")), want)
 	}
 }
+
+func TestCopy(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 80, 24)
+	cmd := send(m, press("y"))
+	if cmd == nil || !strings.Contains(plainScreen(m), "copied ID msg-000") {
+		t.Errorf("y copies the ID and says so:\n%s", plainScreen(m))
+	}
+	if !containsMsg(t, cmd, func(msg tea.Msg) bool { return strings.Contains(strings.ToLower(typeName(msg)), "clipboard") }) {
+		t.Errorf("y should return tea.SetClipboard's message")
+	}
+	keys(m, "enter", "j", "j")
+	f, _ := m.detail.focused()
+	cmd = send(m, press("y"))
+	if cmd == nil || !strings.Contains(plainScreen(m), "copied "+f.label) {
+		t.Errorf("y in the detail view copies the focused field %q:\n%s", f.label, plainScreen(m))
+	}
+}

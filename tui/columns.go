@@ -177,32 +177,11 @@ func layout(cols []column, natural []int, width int) []int {
 	ws := make([]int, len(cols))
 	hidden := make([]bool, len(cols))
 	for {
-		visible := 0
-		flex := -1
-		for i, c := range cols {
-			if hidden[i] {
-				ws[i] = 0
-				continue
-			}
-			visible++
-			if c.flex && flex < 0 {
-				flex = i
-			}
-			ws[i] = natural[i]
-		}
+		visible, flex := shownWidths(cols, natural, hidden, ws)
 		if visible == 0 {
 			return ws
 		}
 		avail := width - gutterWidth - (visible - 1)
-		if flex < 0 {
-			// No flex column: the last visible one takes the slack.
-			for i := len(cols) - 1; i >= 0; i-- {
-				if !hidden[i] {
-					flex = i
-					break
-				}
-			}
-		}
 		flexMin := max(cols[flex].min, avail/3)
 		used := 0
 		for i := range cols {
@@ -210,40 +189,80 @@ func layout(cols []column, natural []int, width int) []int {
 				used += ws[i]
 			}
 		}
-		for used+flexMin > avail {
-			// Shrink the column with the most room above its minimum.
-			best, slack := -1, 0
-			for i, c := range cols {
-				if hidden[i] || i == flex {
-					continue
-				}
-				if s := ws[i] - c.min; s > slack {
-					best, slack = i, s
-				}
-			}
-			if best < 0 {
-				break
-			}
-			ws[best]--
-			used--
-		}
+		used = shrinkTo(cols, hidden, ws, flex, used, avail-flexMin)
 		if used+cols[flex].min <= avail {
 			ws[flex] = avail - used
 			return ws
 		}
 		// Still too wide: hide the next droppable column and start over.
-		drop, rank := -1, 0
-		for i, c := range cols {
-			if !hidden[i] && c.drop > 0 && (drop < 0 || c.drop < rank) {
-				drop, rank = i, c.drop
-			}
-		}
+		drop := nextDrop(cols, hidden)
 		if drop < 0 {
 			ws[flex] = max(1, avail-used)
 			return ws
 		}
 		hidden[drop] = true
 	}
+}
+
+// shownWidths sets every shown column to its natural width (hidden ones to 0); it returns
+// how many are shown and which one flexes: the first flex column, else the last shown one,
+// which takes the slack.
+func shownWidths(cols []column, natural []int, hidden []bool, ws []int) (visible, flex int) {
+	flex = -1
+	for i, c := range cols {
+		if hidden[i] {
+			ws[i] = 0
+			continue
+		}
+		visible++
+		if c.flex && flex < 0 {
+			flex = i
+		}
+		ws[i] = natural[i]
+	}
+	if flex < 0 {
+		for i := len(cols) - 1; i >= 0; i-- {
+			if !hidden[i] {
+				flex = i
+				break
+			}
+		}
+	}
+	return visible, flex
+}
+
+// shrinkTo narrows the shown columns other than flex, one cell at a time from the one with
+// the most room above its minimum, until they use at most limit cells or none can shrink. It
+// returns the width they use.
+func shrinkTo(cols []column, hidden []bool, ws []int, flex, used, limit int) int {
+	for used > limit {
+		best, slack := -1, 0
+		for i, c := range cols {
+			if hidden[i] || i == flex {
+				continue
+			}
+			if s := ws[i] - c.min; s > slack {
+				best, slack = i, s
+			}
+		}
+		if best < 0 {
+			break
+		}
+		ws[best]--
+		used--
+	}
+	return used
+}
+
+// nextDrop is the shown column to hide next (lowest drop rank above 0), -1 if none can go.
+func nextDrop(cols []column, hidden []bool) int {
+	drop, rank := -1, 0
+	for i, c := range cols {
+		if !hidden[i] && c.drop > 0 && (drop < 0 || c.drop < rank) {
+			drop, rank = i, c.drop
+		}
+	}
+	return drop
 }
 
 // itoa avoids fmt in the per-row path.

@@ -49,3 +49,17 @@ func (t termInfo) screen() bool { return !t.tmux && strings.HasPrefix(t.term, "s
 
 // dumb reports whether the terminal claims no capabilities at all.
 func (t termInfo) dumb() bool { return t.term == "dumb" }
+
+// memo is one cached rendering and the key it was rendered for.
+type memo struct {
+	key  string
+	text string
+}
+
+// get returns the cached text for key, rendering it on a miss.
+func (c *memo) get(key string, render func() string) string {
+	if c.key != key || c.text == "" {
+		c.key, c.text = key, render()
+	}
+	return c.text
+}

@@ -34,23 +34,30 @@ func TestDeadLetterFilters(t *testing.T) {
 func TestDiscardAndUndo(t *testing.T) {
 	m, _ := newReplayModel(t, newFakeReplayer(), 100, 30)
 	keys(m, "2", "D") // cursor row k-1: at once, no confirm
-	if m.dialog != nil || !m.writing || len(m.inflight.edits) != 1 {
-		t.Fatalf("one row is discarded without a confirm: dialog %T writing %v", m.dialog, m.writing)
+	if m.dialog != nil || !m.writes.writing || len(m.writes.inflight.edits) != 1 {
+		t.Fatalf("one row is discarded without a confirm: dialog %T writing %v", m.dialog, m.writes.writing)
 	}
-	e := m.inflight.edits[0]
+	e := m.writes.inflight.edits[0]
 	if e.ID != "k-1" || e.Set[model.FStatus] != "discarded" || e.Expect[model.FStatus] != "dead" {
 		t.Errorf("discard edit: %v", e)
 	}
-	send(m, appliedMsg{op: *m.inflight, res: model.ApplyResult{Applied: []model.Applied{{Edit: e}}}})
+	send(m, appliedMsg{op: *m.writes.inflight, res: model.ApplyResult{Applied: []model.Applied{{Edit: e}}}})
 	if out := plainScreen(m); !strings.Contains(out, "1 discarded · u undoes") {
 		t.Errorf("discard says it can be undone:\n%s", out)
 	}
 	keys(m, "u")
-	if !m.writing || m.inflight.edits[0].Set[model.FStatus] != "dead" || m.inflight.edits[0].Expect[model.FStatus] != "discarded" {
-		t.Fatalf("u reverts the discard: %v", m.inflight)
+	if !m.writes.writing || m.writes.inflight.edits[0].Set[model.FStatus] != "dead" || m.writes.inflight.edits[0].Expect[model.FStatus] != "discarded" {
+		t.Fatalf("u reverts the discard: %v", m.writes.inflight)
 	}
-	send(m, appliedMsg{op: *m.inflight, res: model.ApplyResult{Applied: []model.Applied{{Edit: m.inflight.edits[0]}}}})
+	send(m, appliedMsg{op: *m.writes.inflight, res: model.ApplyResult{Applied: []model.Applied{{Edit: m.writes.inflight.edits[0]}}}})
 
+	discardMarked(t, m)
+	discardRefused(t)
+}
+
+// discardMarked: marked rows ask to confirm (default No), stating the count; delivered rows
+// are left.
+func discardMarked(t *testing.T, m *Model) {
 	// Marked rows: a confirm (default No) that states the count; delivered rows are left.
 	keys(m, "G", "k", "k", "space", "space", "space") // m-1, r-1 marked... and the last row
 	keys(m, "D")
@@ -62,24 +69,27 @@ func TestDiscardAndUndo(t *testing.T) {
 		t.Errorf("%d edits:\n%s", n, plainScreen(m))
 	}
 	keys(m, "enter")
-	if m.dialog != nil || m.writing {
+	if m.dialog != nil || m.writes.writing {
 		t.Error("enter is No")
 	}
 	keys(m, "D", "y")
-	if !m.writing || len(m.inflight.edits) != 3 {
+	if !m.writes.writing || len(m.writes.inflight.edits) != 3 {
 		t.Errorf("y discards the marked rows")
 	}
+}
 
+// discardRefused: D explains itself outside the dead-letter tab and on a delivered row.
+func discardRefused(t *testing.T) {
 	// Not on other tabs.
 	m2 := newLoaded(t, testWorkbook(t), 80, 24)
 	keys(m2, "D")
-	if m2.writing || !strings.Contains(plainScreen(m2), "discard is for dead letters") {
+	if m2.writes.writing || !strings.Contains(plainScreen(m2), "discard is for dead letters") {
 		t.Errorf("D outside the dead-letter tab explains:\n%s", plainScreen(m2))
 	}
 	// A delivered row isn't discarded.
 	m3 := newLoaded(t, testWorkbook(t), 80, 24)
 	keys(m3, "2", "G", "D")
-	if m3.writing || !strings.Contains(plainScreen(m3), "delivered rows aren't discarded") {
+	if m3.writes.writing || !strings.Contains(plainScreen(m3), "delivered rows aren't discarded") {
 		t.Errorf("D on a delivered row explains:\n%s", plainScreen(m3))
 	}
 }
@@ -90,10 +100,10 @@ func TestClearErrorOnDeadLetters(t *testing.T) {
 	keys(m, "2", "/")
 	typeText(m, "status:rejected")
 	keys(m, "enter", "e")
-	if !m.writing || len(m.inflight.edits) != 1 {
+	if !m.writes.writing || len(m.writes.inflight.edits) != 1 {
 		t.Fatalf("e on one rejected dead letter writes at once")
 	}
-	e := m.inflight.edits[0]
+	e := m.writes.inflight.edits[0]
 	if e.ID != "k-2" || e.Set[model.FStatus] != "dead" || e.Set[model.FError] != "" || e.Expect[model.FStatus] != "rejected" ||
 		e.Expect[model.FError] != "422 Unprocessable: email invalid" {
 		t.Errorf("clear-error edit on a dead letter: %v", e)

@@ -64,76 +64,20 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 	d := &detail{c: c, tab: t.Config.Name, rec: *r}
 	d.title = t.Config.Name + " · row " + itoa(r.Row)
 	d.problem = append([]string(nil), r.Problems...)
-	mapped := map[int]model.Field{}
-	for f, i := range t.Header.Index {
-		mapped[i] = f
-	}
 	if t.Config.Role == model.RoleDeadLetter {
-		method := strings.ToUpper(strings.TrimSpace(t.Get(r, model.FMethod)))
-		if method == "" {
-			method = "POST"
-		}
-		u := strings.TrimSpace(t.Get(r, model.FURL))
-		d.fields = append(d.fields, detailField{label: "Destination", value: method + " " + u, raw: u})
-		kf := detailField{label: "Key", value: r.ID + " · " + keyNote(r.KeyOrigin), raw: r.ID}
-		switch r.KeyOrigin {
-		case model.KeyNone:
-			kf.value = "(none)"
-		case model.KeyMinted:
-			kf.value = r.ID + " · minted from the row, not yet written: it goes to the key cell before the first send"
-		}
-		d.fields = append(d.fields, kf)
+		d.fields = append(d.fields, deadLetterFields(t, r)...)
 	}
 	if t.Stale(r, c.now()) {
 		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), inZone(r.Time, t.Location)) + ", past the " + shortDur(t.Config.StaleAfter) + " threshold (Q requeues it)"})
 	}
+	mapped := map[int]model.Field{}
+	for f, i := range t.Header.Index {
+		mapped[i] = f
+	}
 	var fields []detailField
 	for i := 0; i < len(r.Cells) || i < len(t.Header.Headers); i++ {
-		label := ""
-		if i < len(t.Header.Headers) {
-			label = t.Header.Headers[i]
-		}
-		if strings.TrimSpace(label) == "" {
-			label = "column " + colLetter(i)
-		}
-		var notes []string
 		f, isSchema := mapped[i]
-		if !isSchema {
-			notes = append(notes, "extra")
-		}
-		if i < len(t.Hidden) && t.Hidden[i] {
-			notes = append(notes, "hidden")
-		}
-		v := ""
-		if i < len(r.Cells) {
-			v = r.Cells[i]
-		}
-		block := strings.Contains(v, "\n")
-		raw := ""
-		switch f {
-		case model.FTimestamp, model.FClaimedAt, model.FReplayedAt, model.FUpdatedAt, model.FTriagedAt:
-			// Sheets hands dates over as serial numbers (days since 1899-12-30); show the
-			// time, and keep the cell as it is for `y`.
-			// Every time in the spreadsheet's zone: a cell written by triage reads as UTC
-			// (RFC 3339, Z), one typed in the sheet as its own zone, and side by side they
-			// must compare at a glance.
-			if tm, ok := model.ParseTime(v, t.Location); ok {
-				raw = v
-				tm = inZone(tm, t.Location)
-				v = tm.Format("2006-01-02 15:04:05 MST") + " (" + ago(c.now(), tm) + ")"
-			}
-		case model.FMessage, model.FError, model.FLastError:
-			block = block || v != ""
-		}
-		df := detailField{label: label, note: strings.Join(notes, ", "), value: v, raw: raw, block: block}
-		if f == model.FPayload && v != "" {
-			pretty, err := prettyJSONErr(v)
-			df.value, df.raw, df.block = pretty, v, true
-			if err != nil {
-				df.problem = "not valid JSON (shown as is): " + err.Error()
-			}
-		}
-		fields = append(fields, df)
+		fields = append(fields, cellField(c, t, r, i, f, isSchema))
 	}
 	// Dead letters and jobs: the payload, usually the longest, goes last so the short facts
 	// (error, attempts, status) stay on the first screen.
@@ -152,6 +96,74 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 	}
 	d.vp.MouseWheelEnabled = true
 	return d
+}
+
+// deadLetterFields are a dead letter's derived facts, shown first: where a replay goes and
+// with which key.
+func deadLetterFields(t *model.Table, r *model.Record) []detailField {
+	method := strings.ToUpper(strings.TrimSpace(t.Get(r, model.FMethod)))
+	if method == "" {
+		method = "POST"
+	}
+	u := strings.TrimSpace(t.Get(r, model.FURL))
+	kf := detailField{label: "Key", value: r.ID + " · " + keyNote(r.KeyOrigin), raw: r.ID}
+	switch r.KeyOrigin {
+	case model.KeyNone:
+		kf.value = "(none)"
+	case model.KeyMinted:
+		kf.value = r.ID + " · minted from the row, not yet written: it goes to the key cell before the first send"
+	}
+	return []detailField{{label: "Destination", value: method + " " + u, raw: u}, kf}
+}
+
+// cellField is column i of record r (schema field f when isSchema): its header (or column
+// letter), notes (extra, hidden), times shown in the sheet's zone, message-like text and
+// payloads (pretty JSON) as blocks.
+func cellField(c *common, t *model.Table, r *model.Record, i int, f model.Field, isSchema bool) detailField {
+	label := ""
+	if i < len(t.Header.Headers) {
+		label = t.Header.Headers[i]
+	}
+	if strings.TrimSpace(label) == "" {
+		label = "column " + colLetter(i)
+	}
+	var notes []string
+	if !isSchema {
+		notes = append(notes, "extra")
+	}
+	if i < len(t.Hidden) && t.Hidden[i] {
+		notes = append(notes, "hidden")
+	}
+	v := ""
+	if i < len(r.Cells) {
+		v = r.Cells[i]
+	}
+	block := strings.Contains(v, "\n")
+	raw := ""
+	switch f {
+	case model.FTimestamp, model.FClaimedAt, model.FReplayedAt, model.FUpdatedAt, model.FTriagedAt:
+		// Sheets hands dates over as serial numbers (days since 1899-12-30); show the
+		// time, and keep the cell as it is for `y`.
+		// Every time in the spreadsheet's zone: a cell written by triage reads as UTC
+		// (RFC 3339, Z), one typed in the sheet as its own zone, and side by side they
+		// must compare at a glance.
+		if tm, ok := model.ParseTime(v, t.Location); ok {
+			raw = v
+			tm = inZone(tm, t.Location)
+			v = tm.Format("2006-01-02 15:04:05 MST") + " (" + ago(c.now(), tm) + ")"
+		}
+	case model.FMessage, model.FError, model.FLastError:
+		block = block || v != ""
+	}
+	df := detailField{label: label, note: strings.Join(notes, ", "), value: v, raw: raw, block: block}
+	if f == model.FPayload && v != "" {
+		pretty, err := prettyJSONErr(v)
+		df.value, df.raw, df.block = pretty, v, true
+		if err != nil {
+			df.problem = "not valid JSON (shown as is): " + err.Error()
+		}
+	}
+	return df
 }
 
 // colLetter is a 0-based column index as a sheet letter (A, B, ..., AA).

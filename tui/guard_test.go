@@ -26,13 +26,13 @@ func TestNoWriteOrRefreshWhilePlanning(t *testing.T) {
 	st := &memStore{wb: func() *model.Workbook { return bigDeadWorkbook(t) }}
 	m := newLoaded(t, bigDeadWorkbook(t), 100, 30, func(o *Options) { o.Store = st; o.Replayer = newFakeReplayer() })
 	keys(m, "2", "A") // the planning Cmd is never run: the plan stays in progress
-	if !m.planning {
+	if !m.replay.planning {
 		t.Fatal("A over syncPlanMax rows plans in a Cmd")
 	}
 	for _, k := range []string{"D", "s"} {
 		keys(m, k)
-		if m.writing || m.dialog != nil {
-			t.Fatalf("%s during planning started a write or opened a dialog (writing %v, dialog %T)", k, m.writing, m.dialog)
+		if m.writes.writing || m.dialog != nil {
+			t.Fatalf("%s during planning started a write or opened a dialog (writing %v, dialog %T)", k, m.writes.writing, m.dialog)
 		}
 		if got := toastTexts(m); !strings.Contains(got, "planning the replay…") {
 			t.Errorf("%s during planning says why it is refused:\n%s", k, got)
@@ -49,14 +49,14 @@ func TestNoWriteOrRefreshWhilePlanning(t *testing.T) {
 func TestReplayReportMarksRefusedRows(t *testing.T) {
 	m, _ := newReplayModel(t, newFakeReplayer(), 100, 30)
 	keys(m, "2", "A", "y") // k-1..k-6 planned
-	if m.run == nil {
+	if m.replay.run == nil {
 		t.Fatal("no run")
 	}
 	rows := []ReplayProgress{}
 	for _, id := range []string{"k-1", "k-2", "k-3", "k-4"} {
 		rows = append(rows, ReplayProgress{ID: id, State: "delivered"})
 	}
-	send(m, replayDoneMsg{id: m.run.id, report: ReplayReport{
+	send(m, replayDoneMsg{id: m.replay.run.id, report: ReplayReport{
 		Counts: map[string]int{"delivered": 4, "refused": 3},
 		Rows:   rows,
 		Refused: []RefusedRow{
@@ -65,7 +65,7 @@ func TestReplayReportMarksRefusedRows(t *testing.T) {
 			{ID: "m-1", Row: 8, Reason: "row 8: source mailer has no url_prefixes"},
 		},
 	}})
-	r := m.run
+	r := m.replay.run
 	want := map[string]string{"k-5": "refused", "k-6": "skipped", "m-1": "refused"}
 	for id, state := range want {
 		i, ok := r.byID[id]
@@ -98,14 +98,14 @@ func TestQueuedRefreshLoadsOnce(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Store = st })
 	p := newPump(t, m)
 	p.keys("s", "4") // one row: the write starts
-	if !m.writing {
+	if !m.writes.writing {
 		t.Fatal("s 4 starts a write")
 	}
 	p.keys("r")
-	if !m.refreshQueued {
+	if !m.writes.refreshQueued {
 		t.Fatal("r during a write queues a refresh")
 	}
-	p.until("the write and the refresh", func() bool { return !m.writing && !m.loading && st.loadCount() > 0 })
+	p.until("the write and the refresh", func() bool { return !m.writes.writing && !m.loading && st.loadCount() > 0 })
 	// A load thrown away starts the next one in the same Update (loading stays true), so
 	// loading is false only once the last load is in.
 	if n := st.loadCount(); n != 1 {

@@ -22,9 +22,9 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.filtering:
 		return []key.Binding{bindingHelp("enter", "keep filter"), bindingHelp("esc", "clear"), bindingHelp("↑/↓", "move"),
 			bindingHelp("status:new !x source:crm", "syntax")}
-	case m.showRun && m.run != nil && !m.run.finished:
+	case m.replay.showRun && m.replay.run != nil && !m.replay.run.finished:
 		return []key.Binding{withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll}
-	case m.showRun && m.run != nil:
+	case m.replay.showRun && m.replay.run != nil:
 		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
 	case m.detail != nil:
 		hs := []key.Binding{bindingHelp(back, "back"), withDesc(k.Down, "next field"), withDesc(k.Up, "prev field"),
@@ -43,7 +43,7 @@ func (m *Model) ShortHelp() []key.Binding {
 		// Back at the table while a replay runs: how to look at it and how to stop it.
 		hs = append(hs, withDesc(k.Progress, "replay progress"), withDesc(k.Cancel, "cancel replay"))
 	}
-	if m.halt != nil {
+	if m.replay.halt != nil {
 		hs = append(hs, withDesc(k.Clear, "dismiss halt"))
 	}
 	hs = append(hs, k.Detail, k.Filter, k.Mark)
@@ -109,14 +109,14 @@ func (m *Model) shortHelpLine(w int) string {
 	}
 	run := 0
 	switch {
-	case m.showRun && m.run != nil && m.run.finished:
+	case m.replay.showRun && m.replay.run != nil && m.replay.run.finished:
 		run = 2
-	case m.showRun && m.run != nil:
+	case m.replay.showRun && m.replay.run != nil:
 		run = 1
 	case m.running():
 		run = 3 // back at the table while a replay runs
 	}
-	key := fmt.Sprint(w, m.showHelp, m.filtering, m.detail != nil, role, run, m.halt != nil)
+	key := fmt.Sprint(w, m.showHelp, m.filtering, m.detail != nil, role, run, m.replay.halt != nil)
 	return m.helpLine.get(key, func() string { return m.renderShortHelp(w) })
 }
 

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -257,4 +261,167 @@ func checkFrame(t *testing.T, s string, w, h int) {
 			t.Errorf("line %d is %d cells wide, want %d: %q", i, got, w, ansi.Strip(l))
 		}
 	}
+}
+
+// demoHalt is the halt the demo shows: long enough to need three lines at 80 columns.
+var demoHalt = ReplayHalt{Cause: "systemic", Source: "billing",
+	Detail: "source billing: header Authorization reads the environment variable DEMO_BILLING_TOKEN, which is not set: export it and run again"}
+
+// withHalt puts the halt banner up (and lays the screen out again under it).
+func withHalt(m *Model) {
+	h := demoHalt
+	m.replay.halt = &h
+	send(m, tea.WindowSizeMsg{Width: m.c.width, Height: m.c.height})
+}
+
+// withErrorToast adds a three-line error toast to the footer.
+func withErrorToast(m *Model) {
+	m.toast(toastError, "%s", strings.Repeat("the write failed because the sheet was busy; ", 8))
+	send(m, tea.WindowSizeMsg{Width: m.c.width, Height: m.c.height})
+}
+
+// boxRows returns the screen lines inside the dialog's border, from its top to its bottom
+// border (both included); ok is false when either border is off screen.
+func boxRows(screen string) (rows []string, ok bool) {
+	lines := strings.Split(screen, "\n")
+	top, bottom := -1, -1
+	for i, l := range lines {
+		if top < 0 && (strings.Contains(l, "╭") || strings.Contains(l, "+--")) {
+			top = i
+		}
+		if top >= 0 && (strings.Contains(l, "╰") || (i > top && strings.Contains(l, "+--"))) {
+			bottom = i
+			break
+		}
+	}
+	if top < 0 || bottom < 0 {
+		return nil, false
+	}
+	return lines[top : bottom+1], true
+}
+
+// toastTexts is every toast currently held (shown or queued behind an error).
+func toastTexts(m *Model) string {
+	var out []string
+	for _, t := range m.toasts.items {
+		out = append(out, t.text)
+	}
+	return strings.Join(out, "\n")
+}
+
+// cursorID is the ID of the record under the cursor of the active tab.
+func cursorID(m *Model) string {
+	r, _ := m.activeTab().current()
+	if r == nil {
+		return ""
+	}
+	return r.ID
+}
+
+func isQuit(t *testing.T, cmd tea.Cmd) bool {
+	t.Helper()
+	return containsMsg(t, cmd, func(msg tea.Msg) bool { _, ok := msg.(tea.QuitMsg); return ok })
+}
+
+// containsMsg reports whether one of the messages of a Cmd tree passes f (see cmdMsgs).
+func containsMsg(t *testing.T, cmd tea.Cmd, f func(tea.Msg) bool) bool {
+	t.Helper()
+	return slices.ContainsFunc(cmdMsgs(t, cmd), f)
+}
+
+// cmdMsgs runs a Cmd tree and returns the messages it produces, batches and sequences
+// flattened. Tick Cmds (tea.Tick: toast expiry, the clock, auto refresh) are recognised by
+// what they are, not by how long they take, and not run: they only sleep, then say so.
+// Every other Cmd must return; one that doesn't within hangAfter (a store or replayer
+// call, which tests don't hand to this) fails the test rather than being taken for a tick.
+// So the answer never depends on how loaded the machine is.
+func cmdMsgs(t *testing.T, cmd tea.Cmd) []tea.Msg {
+	t.Helper()
+	var msgs []tea.Msg
+	var run func(tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil || isTick(c) {
+			return
+		}
+		done := make(chan tea.Msg, 1)
+		go func() { done <- c() }()
+		var msg tea.Msg
+		select {
+		case msg = <-done:
+		case <-time.After(hangAfter):
+			t.Fatalf("a Cmd (%s) has not returned after %v", cmdName(c), hangAfter)
+		}
+		if sub, ok := subCmds(msg); ok {
+			for _, c := range sub {
+				run(c)
+			}
+			return
+		}
+		msgs = append(msgs, msg)
+	}
+	run(cmd)
+	return msgs
+}
+
+// tickFunc matches the function of the Cmd tea.Tick and tea.Every return (a closure of
+// theirs, named after them even when inlined into a caller).
+var tickFunc = regexp.MustCompile(`\.(Tick|Every)\.func\d+$`)
+
+func isTick(c tea.Cmd) bool { return tickFunc.MatchString(cmdName(c)) }
+
+func cmdName(c tea.Cmd) string {
+	if f := runtime.FuncForPC(reflect.ValueOf(c).Pointer()); f != nil {
+		return f.Name()
+	}
+	return "?"
+}
+
+// TestCmdMsgs: cmdMsgs tells ticks by what they are (if bubbletea or the compiler ever names
+// them differently, this fails instead of the tests that rely on it turning slow), and runs
+// everything else, however nested.
+func TestCmdMsgs(t *testing.T) {
+	var tt toasts
+	for name, c := range map[string]tea.Cmd{
+		"tea.Tick":  tea.Tick(time.Hour, func(time.Time) tea.Msg { return nil }),
+		"tea.Every": tea.Every(time.Hour, func(time.Time) tea.Msg { return nil }),
+		"toast":     tt.push(toastError, "x"),
+		"clock":     clockTick(),
+		"refresh":   refreshTick(time.Hour),
+	} {
+		if !isTick(c) {
+			t.Errorf("%s is not recognised as a tick: its function is %s", name, cmdName(c))
+		}
+	}
+	if isTick(tea.Quit) || isTick(tea.SetClipboard("x")) {
+		t.Error("tea.Quit and tea.SetClipboard are not ticks")
+	}
+	cmd := tea.Batch(tea.Tick(time.Hour, nil), tea.Sequence(tea.SetClipboard("x"), tea.Batch(tea.Quit)))
+	msgs := cmdMsgs(t, cmd)
+	if len(msgs) != 2 || !isQuit(t, cmd) || typeName(msgs[0]) == typeName(msgs[1]) {
+		t.Errorf("cmdMsgs = %#v, want the clipboard and the quit messages", msgs)
+	}
+}
+
+// subCmds returns the Cmds of a tea.BatchMsg or of a sequence (bubbletea's sequenceMsg is
+// unexported, hence the reflection: any slice of Cmds).
+func subCmds(msg tea.Msg) ([]tea.Cmd, bool) {
+	v := reflect.ValueOf(msg)
+	if !v.IsValid() || v.Kind() != reflect.Slice || v.Type().Elem() != reflect.TypeFor[tea.Cmd]() {
+		return nil, false
+	}
+	out := make([]tea.Cmd, v.Len())
+	for i := range out {
+		out[i], _ = v.Index(i).Interface().(tea.Cmd)
+	}
+	return out, true
+}
+
+func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+func mapKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

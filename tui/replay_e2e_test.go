@@ -310,7 +310,7 @@ func TestReplayInTheTUI(t *testing.T) {
 	waitScreen(t, tm, "Would send 3 calls", "key k-5", "Authorization: env:CRM_TOKEN")
 	tm.Send(press("y"))
 	waitScreen(t, tm, "sending")
-	waitModel(t, tm, "rows in flight", func(m *Model) bool { return m.run != nil && m.run.states["sending"] > 0 })
+	waitModel(t, tm, "rows in flight", func(m *Model) bool { return m.replay.run != nil && m.replay.run.states["sending"] > 0 })
 	if n := len(f.rcv.Attempts()); n != 0 {
 		t.Errorf("%d calls reached the receiver while the gate held them", n)
 	}
@@ -381,7 +381,7 @@ func TestReplayHaltBanner(t *testing.T) {
 	if !strings.Contains(out, want) {
 		t.Errorf("final view lacks the halt banner %q:\n%s", want, out)
 	}
-	if fm.showRun {
+	if fm.replay.showRun {
 		t.Error("esc closed the progress view")
 	}
 	// Loud: it has its own colors (and the NO_COLOR golden shows it readable without).

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,13 +191,19 @@ func TestReplayConfirmStatesCountSourcesDestinations(t *testing.T) {
 	m, _ := newReplayModel(t, fr, 100, 30)
 	keys(m, "2", "space", "space", "j", "j", "j", "j", "space") // k-1, k-2, m-1 marked
 	keys(m, "R")
-	d, ok := m.dialog.(confirm)
-	if !ok {
+	if _, ok := m.dialog.(confirm); !ok {
 		t.Fatalf("R opens a confirm, got %T", m.dialog)
 	}
 	if got := fr.planned[0]; strings.Join(got, ",") != "k-1,k-2,m-1" {
 		t.Errorf("planned %v, want the marked rows", got)
 	}
+	replayConfirmLayout(t, m)
+	replayDryRun(t, m)
+	replayAllAndNothing(t, m)
+}
+
+// replayConfirmLayout: the question, its destination, then [y/N]; the refused rows; no filter note.
+func replayConfirmLayout(t *testing.T, m *Model) {
 	out := plainScreen(m)
 	if strings.Contains(out, "/? [y/N]") || strings.Contains(out, "→") {
 		t.Errorf("the destination is not glued to the question (it reads like a URL ending in ?):\n%s", out)
@@ -227,11 +234,15 @@ func TestReplayConfirmStatesCountSourcesDestinations(t *testing.T) {
 			t.Errorf("confirm lacks %q:\n%s", want, out)
 		}
 	}
-	if d.showList {
+}
+
+// replayDryRun: d shows every call and every refused row; enter is No.
+func replayDryRun(t *testing.T, m *Model) {
+	if d, _ := m.dialog.(confirm); d.showList {
 		t.Error("the dry run is hidden until asked for")
 	}
 	keys(m, "d")
-	out = plainScreen(m)
+	out := plainScreen(m)
 	for _, want := range []string{"Dry run: nothing is sent", "Would send 2 calls:", "POST https://crm.example/api/leads", "key k-1 · source crm · row 2",
 		"Authorization: env:CRM_TOKEN (set)", "Refused 1 row:", "row 8: source mailer has no url_prefixes"} {
 		if !strings.Contains(out, want) {
@@ -239,13 +250,16 @@ func TestReplayConfirmStatesCountSourcesDestinations(t *testing.T) {
 		}
 	}
 	keys(m, "enter") // default No
-	if m.dialog != nil || m.run != nil || m.pendingReplay != nil {
-		t.Fatalf("enter is No: dialog %T run %v", m.dialog, m.run)
+	if m.dialog != nil || m.replay.run != nil || m.replay.pendingReplay != nil {
+		t.Fatalf("enter is No: dialog %T run %v", m.dialog, m.replay.run)
 	}
+}
 
+// replayAllAndNothing: A replays every shown row; a plan without calls offers no yes.
+func replayAllAndNothing(t *testing.T, m *Model) {
 	// A: every row the filter shows, even unmarked ones; skipped rows are counted by rule.
 	keys(m, "A")
-	out = plainScreen(m)
+	out := plainScreen(m)
 	if !strings.Contains(out, "Replay 6 calls") || !strings.Contains(out, "All 8 rows of the tab.") || strings.Contains(out, "filter shows") ||
 		!strings.Contains(out, "1 row skipped by rule") {
 		t.Errorf("A replays every shown row:\n%s", out)
@@ -259,7 +273,7 @@ func TestReplayConfirmStatesCountSourcesDestinations(t *testing.T) {
 		t.Errorf("a plan with no calls says so and offers no yes:\n%s", out)
 	}
 	keys(m, "y")
-	if m.run != nil {
+	if m.replay.run != nil {
 		t.Error("y on a plan without calls must not start a run")
 	}
 }
@@ -287,167 +301,8 @@ func TestReplayReadOnlyPreviewsOnly(t *testing.T) {
 		t.Errorf("read-only shows the dry run only:\n%s", out)
 	}
 	keys(m, "y")
-	if m.run != nil {
+	if m.replay.run != nil {
 		t.Error("read-only must not replay")
-	}
-}
-
-func TestReplayRunProgressCancelAndReload(t *testing.T) {
-	fr := newFakeReplayer()
-	fr.events = []ReplayProgress{
-		{ID: "k-1", State: "sending", Total: 3},
-		{ID: "k-1", State: "delivered", Attempts: 1, Detail: "200", Done: 1, Total: 3},
-		{ID: "k-2", State: "sending", Done: 1, Total: 3},
-	}
-	fr.report = ReplayReport{Counts: map[string]int{"delivered": 1, "not-attempted": 2}, NotAttempted: []string{"k-2", "k-3"},
-		Rows: []ReplayProgress{{ID: "k-1", State: "delivered", Attempts: 1}, {ID: "k-2", State: "not-attempted"}, {ID: "k-3", State: "not-attempted"}}}
-	m, st := newReplayModel(t, fr, 100, 30)
-	p := newPump(t, m)
-	p.keys("2", "space", "space", "space", "k") // mark k-1, k-2, k-3; the cursor on k-3 must survive the reload
-	p.keys("R", "y")
-	if !m.running() || !m.showRun {
-		t.Fatalf("y starts the run: running %v", m.running())
-	}
-	fr.waitStarted(t)
-	// The run reads a snapshot: its records are copies, not the table's.
-	table := m.activeTab().data.table
-	for _, r := range fr.recs {
-		for j := range table.Records {
-			if r == &table.Records[j] {
-				t.Fatalf("Replay got the table's own record %s", r.ID)
-			}
-		}
-	}
-	p.until("the progress of k-1 and k-2", func() bool {
-		return m.run.states["delivered"] == 1 && m.run.states["sending"] == 1
-	})
-	out := plainScreen(m)
-	for _, want := range []string{"Replaying 3 calls to crm", "1/3 33%", "1 delivered · 1 sending · 1 queued", "rows/s", "ETA", "elapsed"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("progress view lacks %q:\n%s", want, out)
-		}
-	}
-
-	// No second replay, no refresh, no write while it runs.
-	p.keys("R")
-	if !strings.Contains(plainScreen(m), "a replay is already running") {
-		t.Errorf("R during a run is refused:\n%s", plainScreen(m))
-	}
-	loads := st.loadCount()
-	p.keys("r")
-	p.send(refreshTickMsg{})
-	if m.loading || !strings.Contains(plainScreen(m), "the table reloads when it ends") {
-		t.Errorf("no refresh during a run: loading=%v\n%s", m.loading, plainScreen(m))
-	}
-
-	// x cancels: the context is cancelled, the view says so, the run ends with the report.
-	p.keys("x")
-	if !m.run.cancelling || !strings.Contains(plainScreen(m), "Cancelling…") {
-		t.Errorf("x shows the cancelling state:\n%s", plainScreen(m))
-	}
-	p.until("the run to end", func() bool { return m.run.finished })
-	if fr.ctx.Err() == nil {
-		t.Error("cancel must cancel the Replayer's context")
-	}
-	out = plainScreen(m)
-	for _, want := range []string{"Replay cancelled", "Not attempted (2): k-2, k-3", "Cancelled: rows not sent stay as they were."} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
-	}
-	p.until("the reload", func() bool { return st.loadCount() > loads && !m.loading })
-	p.keys("esc")
-	if m.showRun {
-		t.Error("esc closes the finished run's view")
-	}
-	if got := cursorID(m); got != "k-3" {
-		t.Errorf("after the reload the cursor is on %q, want k-3 (kept by ID)", got)
-	}
-	ts := m.activeTab()
-	if ts.marked[ts.data.byID["k-1"]] || !ts.marked[ts.data.byID["k-2"]] {
-		t.Error("the delivered row drops its mark; rows not attempted keep theirs for a retry")
-	}
-	if len(fr.recs) != 3 {
-		t.Errorf("Replay got %d records, want the 3 marked", len(fr.recs))
-	}
-}
-
-func TestReplayHaltBannerStaysUntilDismissed(t *testing.T) {
-	fr := newFakeReplayer()
-	halt := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
-	fr.events = []ReplayProgress{{ID: "k-1", State: "systemic", Done: 1, Total: 1, Halt: halt}}
-	fr.report = ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: halt, Rows: []ReplayProgress{{ID: "k-1", State: "systemic"}}}
-	close(fr.release)
-	m, _ := newReplayModel(t, fr, 80, 24, func(o *Options) { o.NoColor = true })
-	p := newPump(t, m)
-	p.keys("2", "R", "y")
-	p.until("the halt", func() bool { return m.run != nil && m.run.finished })
-	want := "!! HALTED: systemic — 401 from crm: check the CRM_TOKEN secret"
-	if !strings.Contains(plainScreen(m), want) {
-		t.Fatalf("halt banner missing:\n%s", plainScreen(m))
-	}
-	p.keys("esc") // closes the run view
-	p.keys("j", "enter", "esc", "1", "2")
-	if !strings.Contains(plainScreen(m), want) {
-		t.Errorf("the banner stays on every view until dismissed:\n%s", plainScreen(m))
-	}
-	checkFrame(t, screen(m), 80, 24)
-	p.keys("esc")
-	if m.halt != nil || strings.Contains(plainScreen(m), "HALTED") {
-		t.Errorf("esc in the table dismisses the banner:\n%s", plainScreen(m))
-	}
-}
-
-func TestQuitDuringReplay(t *testing.T) {
-	fr := newFakeReplayer()
-	fr.report = ReplayReport{Counts: map[string]int{}}
-	m, _ := newReplayModel(t, fr, 100, 30)
-	p := newPump(t, m)
-	p.keys("2", "R", "y")
-	fr.waitStarted(t)
-	// q in the progress view goes back to the table (the run goes on); q there asks.
-	if cmd := send(m, press("q")); isQuit(t, cmd) || m.showRun || !m.running() {
-		t.Fatalf("q in the progress view goes back to the table: showRun %v running %v", m.showRun, m.running())
-	}
-	cmd := send(m, press("q"))
-	if isQuit(t, cmd) {
-		t.Fatal("q during a run must not quit at once")
-	}
-	if _, ok := m.dialog.(confirm); !ok || !strings.Contains(plainScreen(m), "A replay is running (0/1). Cancel it and quit?") {
-		t.Fatalf("q during a run asks first:\n%s", plainScreen(m))
-	}
-	p.keys("n")
-	if m.dialog != nil || !m.running() || fr.ctx.Err() != nil {
-		t.Fatal("n keeps the run going")
-	}
-	// ctrl+c cancels; a second one quits once the run has written back.
-	quit := false
-	p.keys("ctrl+c")
-	if fr.ctx.Err() == nil || m.quitAfterRun || !m.run.cancelling {
-		t.Fatal("the first ctrl+c during a run cancels it and stays")
-	}
-	if !strings.Contains(plainScreen(m), "cancelling the replay 0/1") {
-		t.Errorf("the footer says it is cancelling:\n%s", plainScreen(m))
-	}
-	runCmds(checkedUpdate(t, m, press("ctrl+c")), p.out)
-	if !m.quitAfterRun {
-		t.Fatal("the second ctrl+c quits after the run")
-	}
-	deadline := time.After(hangAfter)
-	for !quit {
-		select {
-		case msg := <-p.out:
-			if _, ok := msg.(tea.QuitMsg); ok {
-				quit = true
-				continue
-			}
-			p.send(msg)
-		case <-deadline:
-			t.Fatalf("no quit after the run ended:\n%s", plainScreen(m))
-		}
-	}
-	if !m.run.finished {
-		t.Error("quit came before the run had ended")
 	}
 }
 
@@ -462,13 +317,43 @@ func TestReplayPlansBigSelectionsOffTheUIGoroutine(t *testing.T) {
 	m := newLoaded(t, wb, 100, 30, func(o *Options) { o.Replayer = fr })
 	keys(m, "2")
 	cmd := checkedUpdate(t, m, press("A"))
-	if m.dialog != nil || !m.planning || len(fr.planned) != 0 {
-		t.Fatalf("a big plan runs in a Cmd: dialog %T planning %v", m.dialog, m.planning)
+	if m.dialog != nil || !m.replay.planning || len(fr.planned) != 0 {
+		t.Fatalf("a big plan runs in a Cmd: dialog %T planning %v", m.dialog, m.replay.planning)
 	}
 	p := newPump(t, m)
 	runCmds(cmd, p.out)
 	p.until("the plan", func() bool { return m.dialog != nil })
 	if !strings.Contains(plainScreen(m), "Replay 2010 calls") {
 		t.Errorf("plan dialog:\n%s", plainScreen(m))
+	}
+}
+
+func TestReplayFromTheDetailView(t *testing.T) {
+	fr := newFakeReplayer()
+	m, _ := newReplayModel(t, fr, 100, 30)
+	keys(m, "2", "space", "enter") // k-1 marked; the detail shows k-2
+	if m.detail == nil || m.detail.rec.ID != "k-2" {
+		t.Fatalf("detail on %+v", m.detail)
+	}
+	keys(m, "R")
+	if _, ok := m.dialog.(confirm); !ok {
+		t.Fatalf("R in the detail view asks first, got %T:\n%s", m.dialog, plainScreen(m))
+	}
+	if len(fr.planned) != 1 || !slices.Equal(fr.planned[0], []string{"k-2"}) {
+		t.Errorf("R plans the record shown, not the marks: %v", fr.planned)
+	}
+	if !strings.Contains(plainScreen(m), "Replay 1 call to 1 source (crm)?") {
+		t.Errorf("the same confirm as in the table:\n%s", plainScreen(m))
+	}
+	keys(m, "y")
+	if !m.running() {
+		t.Error("y starts the run")
+	}
+
+	// Without a Replayer, the hint names the record shown.
+	m = newLoaded(t, testWorkbook(t), 100, 30)
+	keys(m, "2", "j", "j", "enter", "R")
+	if !strings.Contains(plainScreen(m), "run: triage replay --tab failed_calls k-3") {
+		t.Errorf("R in the detail view names the command for its record:\n%s", plainScreen(m))
 	}
 }

@@ -106,7 +106,7 @@ func TestInvariant9Sanitised(t *testing.T) {
 			keys(m, "esc", "*", "s", "1")
 			check("confirm")
 			keys(m, "y")
-			op := *m.inflight
+			op := *m.writes.inflight
 			send(m, appliedMsg{op: op, res: model.ApplyResult{
 				Conflicts: []model.Conflict{{Edit: op.edits[0], Row: 2, Field: model.FStatus, Saw: "dead", Now: evilMessage}},
 			}})
@@ -166,9 +166,9 @@ func TestInvariant9ReplayViews(t *testing.T) {
 		}
 		keys(m, "y")
 		h := &ReplayHalt{Cause: "systemic", Source: dead[1][1].(string), Detail: evilMessage}
-		send(m, replayProgressMsg{id: m.run.id, events: []ReplayProgress{{ID: "k-1", State: "systemic\x1b[31m", Detail: evilMessage, Done: 1, Total: 4, Halt: h}}})
+		send(m, replayProgressMsg{id: m.replay.run.id, events: []ReplayProgress{{ID: "k-1", State: "systemic\x1b[31m", Detail: evilMessage, Done: 1, Total: 4, Halt: h}}})
 		check("replay progress with a halt")
-		send(m, replayDoneMsg{id: m.run.id, report: ReplayReport{Halt: h, NotAttempted: []string{"k\x1b]0;x\x07"}, WriteErrors: []string{evilMessage},
+		send(m, replayDoneMsg{id: m.replay.run.id, report: ReplayReport{Halt: h, NotAttempted: []string{"k\x1b]0;x\x07"}, WriteErrors: []string{evilMessage},
 			Conflicts: []string{evilMessage}, Refused: []RefusedRow{{Reason: evilMessage}}}})
 		check("replay report")
 		keys(m, "esc")

@@ -3,6 +3,7 @@ package tui
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/triage-dev/triage/model"
@@ -96,33 +97,7 @@ func (ts *tabState) rowLine(c *common, b *strings.Builder, ri int32, cursor bool
 	now := c.now()
 	plain := cursor || st.NoColor
 
-	// Gutter: cursor (NO_COLOR only; with color the highlight shows it), mark, problem.
-	gutter := [gutterWidth]string{" ", " ", " "}
-	if cursor && st.NoColor {
-		gutter[0] = ">"
-	}
-	mark, problem := "", ""
-	if ts.marked[ri] {
-		mark = "*"
-	}
-	if len(r.Problems) > 0 {
-		problem = "!"
-	}
-	if plain {
-		if mark != "" {
-			gutter[1] = mark
-		}
-		if problem != "" {
-			gutter[2] = problem
-		}
-	} else {
-		if mark != "" {
-			gutter[1] = st.rows.mark.wrap(mark)
-		}
-		if problem != "" {
-			gutter[2] = st.rows.problem.wrap(problem)
-		}
-	}
+	gutter := ts.gutter(st, r, ri, cursor, plain)
 	var line strings.Builder
 	out := b
 	if cursor && !st.NoColor {
@@ -144,23 +119,8 @@ func (ts *tabState) rowLine(c *common, b *strings.Builder, ri int32, cursor bool
 			used++
 		}
 		first = false
-		text := cellText(t, r, col, now)
-		var cell string
-		if col.kind == kindNumber || col.kind == kindAge || col.kind == kindTime {
-			cell = fitRight(text, cw)
-		} else {
-			cell = fit(text, cw)
-		}
 		used += cw
-		if !plain {
-			switch {
-			case col.kind == kindStatus:
-				cell = st.statusSpan(t.Config.Role, r.Status).wrap(cell)
-			case col.kind == kindAge && t.Stale(r, now):
-				cell = st.rows.stale.wrap(cell)
-			}
-		}
-		out.WriteString(cell)
+		out.WriteString(cellSpan(st, t, r, col, cw, now, plain))
 	}
 	if used < w {
 		out.WriteString(strings.Repeat(" ", w-used))
@@ -168,6 +128,50 @@ func (ts *tabState) rowLine(c *common, b *strings.Builder, ri int32, cursor bool
 	if out == &line {
 		b.WriteString(st.rows.cursor.wrap(line.String()))
 	}
+}
+
+// gutter is a row's gutter: cursor (NO_COLOR only; with color the highlight shows it), mark,
+// problem; colored unless plain.
+func (ts *tabState) gutter(st *Styles, r *model.Record, ri int32, cursor, plain bool) [gutterWidth]string {
+	gutter := [gutterWidth]string{" ", " ", " "}
+	if cursor && st.NoColor {
+		gutter[0] = ">"
+	}
+	if ts.marked[ri] {
+		gutter[1] = "*"
+		if !plain {
+			gutter[1] = st.rows.mark.wrap("*")
+		}
+	}
+	if len(r.Problems) > 0 {
+		gutter[2] = "!"
+		if !plain {
+			gutter[2] = st.rows.problem.wrap("!")
+		}
+	}
+	return gutter
+}
+
+// cellSpan is one cell fitted to width cw (numbers, ages and times right-aligned); unless
+// plain, a status is colored by its status and a stale age as stale.
+func cellSpan(st *Styles, t *model.Table, r *model.Record, col *column, cw int, now time.Time, plain bool) string {
+	text := cellText(t, r, col, now)
+	var cell string
+	if col.kind == kindNumber || col.kind == kindAge || col.kind == kindTime {
+		cell = fitRight(text, cw)
+	} else {
+		cell = fit(text, cw)
+	}
+	if plain {
+		return cell
+	}
+	switch {
+	case col.kind == kindStatus:
+		return st.statusSpan(t.Config.Role, r.Status).wrap(cell)
+	case col.kind == kindAge && t.Stale(r, now):
+		return st.rows.stale.wrap(cell)
+	}
+	return cell
 }
 
 // statusCountsLine summarises a table's statuses ("3 rejected · 12 dead · 1 delivered"),

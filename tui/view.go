@@ -45,7 +45,7 @@ func (m *Model) View() tea.View {
 	if m.opts.Mouse {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
-	if m.filtering && m.usable() && !m.showHelp && m.dialog == nil && !m.showRun {
+	if m.filtering && m.usable() && !m.showHelp && m.dialog == nil && !m.replay.showRun {
 		_, x := m.input.View(m.inputWidth())
 		v.Cursor = tea.NewCursor(filterPromptWidth+x, m.c.height-1)
 		v.Cursor.Shape = tea.CursorBar
@@ -102,10 +102,10 @@ func (m *Model) renderTooSmall(w, h int) string {
 		lines = append(lines, wrapText(s, w)...)
 	}
 	if m.running() {
-		lines = append(lines, wrapText(fmt.Sprintf("replaying %d/%d", m.run.done, m.run.total), w)...)
+		lines = append(lines, wrapText(fmt.Sprintf("replaying %d/%d", m.replay.run.done, m.replay.run.total), w)...)
 	}
-	if m.halt != nil {
-		lines = append(lines, wrapText(model.SanitizeLine(haltLine(m.halt)), w)...)
+	if m.replay.halt != nil {
+		lines = append(lines, wrapText(model.SanitizeLine(haltLine(m.replay.halt)), w)...)
 	}
 	if len(lines) > h {
 		lines = lines[:h]
@@ -183,14 +183,14 @@ func (m *Model) headerLines(w int) []string {
 	}
 	switch {
 	case m.running():
-		right = append(right, m.spinnerView()+" replaying "+itoa(m.run.done)+"/"+itoa(m.run.total))
-	case m.writing:
+		right = append(right, m.spinnerView()+" replaying "+itoa(m.replay.run.done)+"/"+itoa(m.replay.run.total))
+	case m.writes.writing:
 		n := 0
-		if m.inflight != nil {
-			n = len(m.inflight.edits)
+		if m.writes.inflight != nil {
+			n = len(m.writes.inflight.edits)
 		}
 		saving := m.spinnerView() + " saving " + itoa(n) + " " + plural(n, "row", "rows")
-		if m.quitAfterWrite {
+		if m.writes.quitAfterWrite {
 			saving += ", then quitting"
 		}
 		right = append(right, saving)
@@ -273,7 +273,7 @@ func (m *Model) renderTabBar(w int) string {
 // optional preview.
 func (m *Model) bodyLines(w, h int) []string {
 	st := m.c.styles
-	if m.showRun && m.run != nil {
+	if m.replay.showRun && m.replay.run != nil {
 		return m.runLines(w, h)
 	}
 	if m.detail != nil {
@@ -378,7 +378,7 @@ func (m *Model) statusBar(w int) string {
 	}
 	l := " " + strings.Join(left, st.paint(st.Muted, " · "))
 	hint := m.missingHint()
-	if m.running() && !m.showRun {
+	if m.running() && !m.replay.showRun {
 		// The replay goes on behind the table: its progress, and how to see or stop it.
 		hint = m.runStatusLine()
 	}

@@ -1,0 +1,367 @@
+// Key and mouse routing: the root model hands a key to whatever has focus (a dialog, the help,
+// the replay run, the filter prompt, the detail view, else the table).
+
+package tui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// onWheel scrolls with the mouse wheel, when the terminal sends it. Nothing needs a mouse.
+func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
+	if m.dialog != nil {
+		d, act := m.dialog.Update(msg)
+		m.dialog = d
+		return m.onAction(act)
+	}
+	if m.showHelp {
+		return nil
+	}
+	if m.replay.showRun && m.replay.run != nil {
+		d := 3
+		if msg.Button == tea.MouseWheelUp {
+			d = -3
+		}
+		m.replay.run.scroll(d, m.replay.runListH)
+		return nil
+	}
+	if m.detail != nil {
+		var cmd tea.Cmd
+		m.detail, cmd = m.detail.Update(msg)
+		return cmd
+	}
+	ts := m.activeTab()
+	if ts == nil || ts.data == nil {
+		return nil
+	}
+	switch msg.Button {
+	case tea.MouseWheelDown:
+		ts.move(3, m.tableH)
+	case tea.MouseWheelUp:
+		ts.move(-3, m.tableH)
+	}
+	return nil
+}
+
+// onKey routes a key to whatever has focus: a dialog, the help, the filter prompt, the
+// detail view, else the table.
+func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	if msg.String() == "ctrl+c" {
+		return m.onCtrlC()
+	}
+	if m.c.width < minWidth || m.c.height < minHeight || !m.hasData {
+		switch {
+		case key.Matches(msg, k.Quit):
+			return m.requestQuit()
+		case key.Matches(msg, k.Refresh) && !m.hasData && !m.loading:
+			return m.startLoad()
+		}
+		return nil
+	}
+	if m.dialog != nil {
+		d, act := m.dialog.Update(msg)
+		m.dialog = d
+		return m.onAction(act)
+	}
+	if m.showHelp {
+		m.onHelpKey(msg)
+		return nil
+	}
+	if m.replay.showRun && m.replay.run != nil {
+		return m.onRunKey(msg)
+	}
+	if m.filtering {
+		return m.onFilterKey(msg)
+	}
+	if m.detail != nil {
+		return m.onDetailKey(msg)
+	}
+	return m.onTableKey(msg)
+}
+
+// onCtrlC: the first ctrl+c during a replay cancels the run (calls in flight finish and are
+// written back), the second quits once that is done, the third quits at once. During a write
+// it quits once the write's result is in; otherwise at once.
+func (m *Model) onCtrlC() tea.Cmd {
+	if m.running() {
+		m.dialog = nil
+		if !m.replay.run.cancelling {
+			m.cancelRun()
+			return m.toast(toastError, "cancelling: calls in flight finish and are written back; ctrl+c again quits when they are")
+		}
+		return m.cancelAndQuit()
+	}
+	if m.writes.writing && !m.writes.quitAfterWrite {
+		return m.requestQuit()
+	}
+	return m.quit()
+}
+
+// onHelpKey scrolls or closes the full help.
+func (m *Model) onHelpKey(msg tea.KeyPressMsg) {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Help, k.Clear, k.Quit) || msg.String() == "esc":
+		m.showHelp = false
+		m.helpOffset = 0
+	case key.Matches(msg, k.Down):
+		m.helpOffset++
+	case key.Matches(msg, k.Up):
+		m.helpOffset = max(0, m.helpOffset-1)
+	case key.Matches(msg, k.PageDown, k.HalfDown):
+		m.helpOffset += m.c.height / 2
+	case key.Matches(msg, k.PageUp, k.HalfUp):
+		m.helpOffset = max(0, m.helpOffset-m.c.height/2)
+	case key.Matches(msg, k.Top):
+		m.helpOffset = 0
+	}
+}
+
+// onFilterKey edits the live filter: every keystroke re-filters (narrowing from the previous
+// result where that is safe), enter keeps the filter, esc clears it.
+func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
+	ts := m.activeTab()
+	switch msg.String() {
+	case "enter":
+		m.filtering = false
+		return nil
+	case "esc":
+		m.filtering = false
+		m.input.SetValue("")
+		if ts != nil {
+			ts.applyFilter("")
+		}
+		return nil
+	case "up", "down":
+		// Arrows move the cursor while typing (letters are text here).
+		if ts != nil && ts.data != nil {
+			d := 1
+			if msg.String() == "up" {
+				d = -1
+			}
+			ts.move(d, m.tableH)
+		}
+		return nil
+	}
+	return m.updateInput(msg)
+}
+
+func (m *Model) updateInput(msg tea.Msg) tea.Cmd {
+	m.input.Update(msg)
+	if ts := m.activeTab(); ts != nil && m.input.Value() != ts.filter.query {
+		ts.applyFilter(m.input.Value())
+		ts.scrollTo(m.tableH)
+	}
+	return nil
+}
+
+// onDetailKey handles the detail view: back, copy the focused field, set status of this
+// record, scroll.
+func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Clear, k.Quit) || msg.String() == "esc":
+		m.detail = nil
+		return nil
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+		return nil
+	case key.Matches(msg, k.Copy):
+		f, ok := m.detail.focused()
+		if !ok {
+			return nil
+		}
+		v := f.copyValue()
+		if v == "" {
+			return m.toast(toastInfo, "%s is empty: nothing copied", f.label)
+		}
+		return m.copyText(f.label, v)
+	case key.Matches(msg, k.CopyLink):
+		return m.copyLink(m.tabNamed(m.detail.tab), &m.detail.rec)
+	case key.Matches(msg, k.NextTab):
+		m.detail.setFocus(m.detail.focus + 1)
+		return nil
+	case key.Matches(msg, k.PrevTab):
+		m.detail.setFocus(m.detail.focus - 1)
+		return nil
+	case key.Matches(msg, k.SetStatus):
+		return m.startSetStatus(true)
+	case key.Matches(msg, k.ClearError):
+		return m.startClearError(true)
+	case key.Matches(msg, k.Discard):
+		return m.startDiscard(true)
+	case key.Matches(msg, k.Replay):
+		return m.startReplay(false, true)
+	case key.Matches(msg, k.Cancel):
+		return m.cancelRunKey()
+	case key.Matches(msg, k.Progress):
+		return m.showProgress()
+	case key.Matches(msg, k.Undo):
+		return m.startUndo()
+	case key.Matches(msg, k.Refresh):
+		return m.refresh()
+	}
+	var cmd tea.Cmd
+	m.detail, cmd = m.detail.Update(msg)
+	return cmd
+}
+
+// onTableKey handles the table: views and tabs (these work on a broken tab too), then
+// navigation, marks and actions on the rows.
+func (m *Model) onTableKey(msg tea.KeyPressMsg) tea.Cmd {
+	if cmd, ok := m.onViewKey(msg); ok {
+		return cmd
+	}
+	ts := m.activeTab()
+	if ts == nil || ts.data == nil {
+		return nil // a broken tab: nothing below applies
+	}
+	if m.onNavKey(ts, msg) {
+		return nil
+	}
+	return m.onRowKey(ts, msg)
+}
+
+// onViewKey handles the keys that don't act on rows: quit, help, tabs, refresh, the replay
+// run, the preview and esc. ok is false for any other key.
+func (m *Model) onViewKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.requestQuit(), true
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.NextTab):
+		m.switchTab(m.active + 1)
+	case key.Matches(msg, k.PrevTab):
+		m.switchTab(m.active - 1 + len(m.tabs))
+	case key.Matches(msg, k.Tab1):
+		m.selectTab(0)
+	case key.Matches(msg, k.Tab2):
+		m.selectTab(1)
+	case key.Matches(msg, k.Tab3):
+		m.selectTab(2)
+	case key.Matches(msg, k.Refresh):
+		return m.refresh(), true
+	case key.Matches(msg, k.Cancel):
+		return m.cancelRunKey(), true
+	case key.Matches(msg, k.Progress):
+		return m.showProgress(), true
+	case key.Matches(msg, k.Preview):
+		m.showPreview = !m.showPreview
+	case key.Matches(msg, k.Clear):
+		m.onClearKey()
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// onClearKey (esc) dismisses one thing: error toasts, else the halt banner, else the filter.
+func (m *Model) onClearKey() {
+	ts := m.activeTab()
+	switch {
+	case m.toasts.dismissErrors():
+	case m.replay.halt != nil:
+		m.replay.halt = nil
+	case ts != nil && ts.filter.query != "":
+		ts.applyFilter("")
+		m.input.SetValue("")
+	}
+}
+
+// onNavKey moves the cursor of tab ts; false for a key that isn't a move.
+func (m *Model) onNavKey(ts *tabState, msg tea.KeyPressMsg) bool {
+	k := m.c.keys
+	h := m.tableH
+	switch {
+	case key.Matches(msg, k.Down):
+		ts.move(1, h)
+	case key.Matches(msg, k.Up):
+		ts.move(-1, h)
+	case key.Matches(msg, k.Top):
+		ts.setCursor(0, h)
+	case key.Matches(msg, k.Bottom):
+		ts.setCursor(len(ts.visible)-1, h)
+	case key.Matches(msg, k.HalfDown):
+		ts.move(max(1, h/2), h)
+	case key.Matches(msg, k.HalfUp):
+		ts.move(-max(1, h/2), h)
+	case key.Matches(msg, k.PageDown):
+		ts.move(max(1, h), h)
+	case key.Matches(msg, k.PageUp):
+		ts.move(-max(1, h), h)
+	default:
+		return false
+	}
+	return true
+}
+
+// onRowKey handles the filter prompt, the detail view, marks and the actions on rows.
+func (m *Model) onRowKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+		m.input.SetValue(ts.filter.query)
+	case key.Matches(msg, k.Detail):
+		if r, _ := ts.current(); r != nil {
+			m.detail = newDetail(m.c, ts.data.table, r)
+			m.relayout()
+		}
+	case key.Matches(msg, k.Mark):
+		ts.toggleMark()
+		ts.move(1, m.tableH)
+	case key.Matches(msg, k.MarkAll):
+		ts.markVisible()
+		return m.toast(toastInfo, "%d marked", ts.nMarked)
+	case key.Matches(msg, k.UnmarkAll):
+		ts.unmarkAll()
+	default:
+		return m.onActionKey(ts, msg)
+	}
+	return nil
+}
+
+// onActionKey starts a write or a replay on the marked rows (else the cursor row), or copies.
+func (m *Model) onActionKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.SetStatus):
+		return m.startSetStatus(false)
+	case key.Matches(msg, k.ClearError):
+		return m.startClearError(false)
+	case key.Matches(msg, k.Undo):
+		return m.startUndo()
+	case key.Matches(msg, k.Discard):
+		return m.startDiscard(false)
+	case key.Matches(msg, k.Requeue):
+		return m.startRequeue()
+	case key.Matches(msg, k.Copy):
+		return m.copyID()
+	case key.Matches(msg, k.CopyLink):
+		r, _ := ts.current()
+		return m.copyLink(ts, r)
+	case key.Matches(msg, k.Replay):
+		return m.startReplay(false, false)
+	case key.Matches(msg, k.ReplayAll):
+		return m.startReplay(true, false)
+	}
+	return nil
+}
+
+func (m *Model) switchTab(i int) {
+	if len(m.tabs) == 0 {
+		return
+	}
+	m.selectTab(i % len(m.tabs))
+}
+
+func (m *Model) selectTab(i int) {
+	if i < 0 || i >= len(m.tabs) {
+		return
+	}
+	m.active = i
+}

@@ -1,0 +1,175 @@
+// Loading: the first load, refreshes, and installing a loaded workbook while carrying each
+// tab's view state (cursor, filter, marks) over.
+
+package tui
+
+import (
+	"sort"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/model"
+)
+
+// startLoad sends a load (first load, retry, refresh).
+func (m *Model) startLoad() tea.Cmd {
+	if m.store == nil {
+		return nil
+	}
+	m.loadSeq++
+	m.loading = true
+	m.loadGen = m.dataGen
+	return tea.Batch(loadCmd(m.ctx, m.store, m.loadSeq), m.spinner.Tick)
+}
+
+// refresh is the `r` key.
+func (m *Model) refresh() tea.Cmd {
+	switch {
+	case m.running():
+		return m.toast(toastInfo, "a replay is running; the table reloads when it ends")
+	case m.replay.planning:
+		return m.toast(toastInfo, "%s", planningNote)
+	case m.loading:
+		return m.toast(toastInfo, "already loading…")
+	case m.writes.writing:
+		m.writes.refreshQueued = true
+		return m.toast(toastInfo, "refreshing when the write finishes…")
+	}
+	return m.startLoad()
+}
+
+// onLoaded installs a loaded workbook, carrying each tab's view state over.
+func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
+	if msg.seq != m.loadSeq {
+		return nil // an older load; a newer one is in flight
+	}
+	m.loading = false
+	if m.loadGen != m.dataGen {
+		// A write landed while this read was in flight: its data predates the write and
+		// would undo the optimistic update on screen. Read again.
+		return m.startLoad()
+	}
+	if msg.err != nil {
+		m.loadErr = msg.err
+		if !m.hasData {
+			return nil // the error view shows it, with r to retry
+		}
+		return m.toast(toastError, "refresh failed (showing the data from %s): %v", ago(m.c.now(), m.loadedAt), msg.err)
+	}
+	m.loadErr = nil
+	wb := msg.wb
+	m.title = wb.Title
+	if wb.SpreadsheetID != "" {
+		m.spreadsheetID = wb.SpreadsheetID
+	}
+	m.loadedAt = wb.Loaded
+	if m.loadedAt.IsZero() {
+		m.loadedAt = m.c.now()
+	}
+	m.missing = wb.Missing
+
+	tabs := loadedTabs(msg)
+	activeName := ""
+	if ts := m.activeTab(); ts != nil {
+		activeName = ts.name()
+	}
+	newMsgs, cmds := m.adoptTabs(tabs)
+	m.tabs = tabs
+	m.tabsGen++
+	m.active = 0
+	for i, ts := range tabs {
+		if activeName != "" && strings.EqualFold(ts.name(), activeName) {
+			m.active = i
+		}
+	}
+	if m.hasData && newMsgs > 0 {
+		cmds = append(cmds, m.toast(toastInfo, "%d new %s", newMsgs, plural(newMsgs, "message", "messages")))
+	}
+	m.hasData = true
+	m.preview = previewCache{}
+	m.syncDetail()
+	m.staleTick = m.c.now()
+	m.recountStale()
+	if m.replay.runReload {
+		m.replay.runReload = false
+		cmds = append(cmds, m.toast(toastInfo, "reloaded: the rows show the statuses the replay wrote back"))
+	}
+	return tea.Batch(cmds...)
+}
+
+// loadedTabs are the tabs of a load, broken ones included, in DESIGN's role order.
+func loadedTabs(msg loadedMsg) []*tabState {
+	var tabs []*tabState
+	for i, t := range msg.wb.Tabs {
+		tabs = append(tabs, newTabState(t.Config, msg.tabs[i], nil))
+	}
+	for _, b := range msg.wb.Broken {
+		tabs = append(tabs, newTabState(b.Config, nil, b.Err))
+	}
+	sort.SliceStable(tabs, func(a, b int) bool { return roleRank(tabs[a].cfg.Role) < roleRank(tabs[b].cfg.Role) })
+	return tabs
+}
+
+// adoptTabs carries each tab's view state over from the tab of the same name, counts the
+// inbox messages that are new since the last load, and toasts a broken tab once.
+func (m *Model) adoptTabs(tabs []*tabState) (newMsgs int, cmds []tea.Cmd) {
+	for _, ts := range tabs {
+		old := m.tabNamed(ts.name())
+		newMsgs += newMessages(old, ts)
+		ts.adopt(old, max(1, m.tableH))
+		if ts.err != nil && !m.brokenOK[ts.name()] {
+			m.brokenOK[ts.name()] = true
+			cmds = append(cmds, m.toast(toastError, "%v", ts.err))
+		}
+	}
+	return newMsgs, cmds
+}
+
+// newMessages counts the inbox rows of ts whose ID the previous load of the tab (old) didn't
+// have.
+func newMessages(old, ts *tabState) int {
+	if old == nil || old.data == nil || ts.data == nil || ts.cfg.Role != model.RoleInbox {
+		return 0
+	}
+	n := 0
+	for id := range ts.data.byID {
+		if _, seen := old.data.byID[id]; !seen {
+			n++
+		}
+	}
+	return n
+}
+
+// roleRank orders tabs as DESIGN lists the roles.
+func roleRank(r model.Role) int {
+	for i, x := range model.Roles {
+		if x == r {
+			return i
+		}
+	}
+	return len(model.Roles)
+}
+
+// syncDetail points an open detail view at the current version of its record (after a write
+// or a refresh), keeping its focus and scroll; a record that vanished stays as it was.
+func (m *Model) syncDetail() {
+	d := m.detail
+	if d == nil || d.rec.ID == "" {
+		return
+	}
+	ts := m.tabNamed(d.tab)
+	if ts == nil || ts.data == nil {
+		return
+	}
+	ri, ok := ts.data.byID[d.rec.ID]
+	if !ok {
+		d.gone = true // the keys that act on it say so rather than touch another row
+		return
+	}
+	nd := newDetail(m.c, ts.data.table, &ts.data.table.Records[ri])
+	nd.focus = min(d.focus, len(nd.fields)-1)
+	y := d.vp.YOffset()
+	nd.setSize(d.width, d.vp.Height()+1)
+	nd.vp.SetYOffset(y)
+	m.detail = nd
+}

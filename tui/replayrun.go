@@ -1,0 +1,630 @@
+// The replay run (R, A once confirmed): the run's state, fed by the Replayer's progress
+// events and its report, and the progress view's keys. The run is its own component: it
+// keeps its rows and counts, and its key handling returns actions the root model carries out.
+
+package tui
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// replayState is the root's part of replaying: the plan awaiting confirmation, the run (in
+// progress, or finished and shown until closed) and the halt banner, which stays until
+// dismissed.
+type replayState struct {
+	planSeq       int
+	planning      bool // a big plan is being computed in a Cmd
+	pendingReplay *replayPlannedMsg
+	runSeq        int
+	run           *replayRun
+	showRun       bool // the progress view is on screen
+	runListH      int  // the height of its row list, as last drawn
+	halt          *ReplayHalt
+	quitAfterRun  bool // quit once the run has written back
+	runReload     bool // the load in flight is the reload after a run: say when it lands
+}
+
+// runRow is one planned row's state in a run.
+type runRow struct {
+	id, source, url string
+	row             int
+	state           string
+	detail          string
+	attempts        int
+}
+
+// replayRun is a replay in progress (or finished, until its view is closed).
+type replayRun struct {
+	id      int
+	tab     string
+	sources []string
+	rows    []runRow
+	byID    map[string]int
+	states  map[string]int // rows per state, live
+	done    int
+	total   int
+	started time.Time
+	ended   time.Time
+	cancel  context.CancelFunc
+	sink    *progressSink
+
+	cancelling bool
+	finished   bool
+	report     ReplayReport
+	halt       *ReplayHalt
+
+	offset int  // scroll of the row list
+	follow bool // keep the rows being sent in view until the user scrolls
+}
+
+// progressSink is the run's side of the progress channel: the Replayer's callback appends
+// (never blocks: a slow screen must not hold up a run), the listening Cmd drains.
+type progressSink struct {
+	mu     sync.Mutex
+	events []ReplayProgress
+	notify chan struct{} // capacity 1: "there is something to drain"
+	done   chan struct{} // closed when Replay has returned
+}
+
+func newProgressSink() *progressSink {
+	return &progressSink{notify: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// push is the progress callback handed to Replayer.Replay.
+func (s *progressSink) push(p ReplayProgress) {
+	if p.Counts != nil {
+		c := make(map[string]int, len(p.Counts))
+		for k, v := range p.Counts {
+			c[k] = v
+		}
+		p.Counts = c
+	}
+	s.mu.Lock()
+	s.events = append(s.events, p)
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (s *progressSink) drain() []ReplayProgress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ev := s.events
+	s.events = nil
+	return ev
+}
+
+// replayProgressMsg is a batch of progress events of run id; closed once the run returned.
+type replayProgressMsg struct {
+	id     int
+	events []ReplayProgress
+	closed bool
+}
+
+// replayDoneMsg is the end of run id.
+type replayDoneMsg struct {
+	id     int
+	report ReplayReport
+}
+
+// listen waits for the next batch of progress events.
+func (s *progressSink) listen(id int) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case <-s.notify:
+			return replayProgressMsg{id: id, events: s.drain()}
+		case <-s.done:
+			return replayProgressMsg{id: id, events: s.drain(), closed: true}
+		}
+	}
+}
+
+// running reports whether a replay is in progress (not merely shown).
+func (m *Model) running() bool { return m.replay.run != nil && !m.replay.run.finished }
+
+// startRun starts the confirmed replay.
+func (m *Model) startRun(seq int) tea.Cmd {
+	p := m.replay.pendingReplay
+	m.replay.pendingReplay = nil
+	if p == nil || p.seq != seq {
+		return nil
+	}
+	if m.c.readOnly {
+		return m.toast(toastInfo, "%s", readOnlyNote)
+	}
+	if m.running() || m.writes.writing {
+		return m.toast(toastInfo, "busy: try again when the current write or replay finishes")
+	}
+	if m.loading {
+		// A load in flight would replace the rows the run is about to write back: drop it
+		// (the run reloads when it ends).
+		m.loadSeq++
+		m.loading = false
+	}
+	m.writes.refreshQueued = false
+	m.replay.runSeq++
+	ctx, cancel := context.WithCancel(m.ctx)
+	run := &replayRun{
+		id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, byID: map[string]int{}, states: map[string]int{},
+		total: len(p.plan.Calls), started: m.c.now(), cancel: cancel, sink: newProgressSink(), follow: true,
+	}
+	for _, c := range p.plan.Calls {
+		run.byID[c.ID] = len(run.rows)
+		run.rows = append(run.rows, runRow{id: c.ID, source: c.Source, url: c.URL, row: c.Row, state: "queued"})
+	}
+	run.states["queued"] = len(run.rows)
+	m.replay.run = run
+	m.replay.showRun = true
+	m.detail = nil
+	m.filtering = false
+	rp, snap, recs, sink, id := m.opts.Replayer, p.snap, p.recs, run.sink, run.id
+	do := func() tea.Msg {
+		defer close(sink.done)
+		rep := rp.Replay(ctx, snap, recs, sink.push)
+		return replayDoneMsg{id: id, report: rep}
+	}
+	return tea.Batch(do, sink.listen(id), m.spinner.Tick)
+}
+
+// cancelRun stops a run from starting anything new. Requests in flight finish (or time out)
+// and their outcomes are written back.
+func (m *Model) cancelRun() tea.Cmd {
+	r := m.replay.run
+	if r == nil || r.finished || r.cancelling {
+		return nil
+	}
+	r.cancelling = true
+	r.cancel()
+	return m.toast(toastInfo, "cancelling… calls in flight finish and are written back; nothing new starts")
+}
+
+// onReplayProgress applies a batch of events and keeps listening.
+func (m *Model) onReplayProgress(msg replayProgressMsg) tea.Cmd {
+	r := m.replay.run
+	if r == nil || msg.id != r.id || r.finished {
+		// A batch drained just before the run's end arrives after it: the report has
+		// already set every row's final state.
+		return nil
+	}
+	m.applyProgress(msg.events)
+	if msg.closed {
+		return nil
+	}
+	return r.sink.listen(r.id)
+}
+
+func (m *Model) applyProgress(events []ReplayProgress) {
+	if h := m.replay.run.apply(events); h != nil {
+		m.replay.halt = h
+	}
+}
+
+// apply takes a batch of progress events in order; it returns the run's halt when this batch
+// brought it (the banner shows it until dismissed).
+func (r *replayRun) apply(events []ReplayProgress) (halt *ReplayHalt) {
+	for _, ev := range events {
+		if ev.Total > 0 {
+			r.total = ev.Total
+		}
+		r.done = max(r.done, ev.Done)
+		if ev.Halt != nil && r.halt == nil {
+			h := *ev.Halt
+			r.halt = &h
+			halt = &h
+		}
+		if ev.ID == "" {
+			continue
+		}
+		r.setRow(ev)
+	}
+	return halt
+}
+
+// setRow records one row's new state.
+func (r *replayRun) setRow(ev ReplayProgress) {
+	i, ok := r.byID[ev.ID]
+	if !ok {
+		r.byID[ev.ID] = len(r.rows)
+		r.rows = append(r.rows, runRow{id: ev.ID, row: ev.Row})
+		i = len(r.rows) - 1
+	}
+	row := &r.rows[i]
+	if row.state != "" {
+		r.states[row.state]--
+	}
+	if ev.State != "" {
+		row.state = ev.State
+	}
+	r.states[row.state]++
+	if ev.Detail != "" {
+		row.detail = ev.Detail
+	}
+	if ev.Attempts > 0 {
+		row.attempts = ev.Attempts
+	}
+}
+
+// onReplayDone shows the report, reloads the workbook and leaves the halt banner up.
+func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
+	r := m.replay.run
+	if r == nil || msg.id != r.id {
+		return nil
+	}
+	m.applyProgress(r.sink.drain())
+	rep := msg.report
+	if h := r.finish(rep, m.c.now()); h != nil {
+		m.replay.halt = h
+	}
+	// Rows whose status the run changed drop their marks; the rest keep them for a retry.
+	if ts := m.tabNamed(r.tab); ts != nil && ts.data != nil {
+		r.unmarkChanged(ts)
+	}
+	var cmds []tea.Cmd
+	level := toastInfo // a halt has its banner; the toast is only loud about write-backs
+	if len(rep.WriteErrors) > 0 || len(rep.Conflicts) > 0 {
+		level = toastError
+	}
+	more := ""
+	if k := firstKey(m.c.keys.Progress); !m.replay.showRun && k != "" {
+		more = " · " + k + " shows the report"
+	}
+	cmds = append(cmds, m.toast(level, "replay %s: %s%s", runOutcomeWord(r), reportCounts(rep), more))
+	if m.store != nil {
+		m.loading = false
+		m.replay.runReload = true
+		cmds = append(cmds, m.startLoad())
+	}
+	if m.replay.quitAfterRun {
+		cmds = append(cmds, m.quit())
+	}
+	return tea.Batch(cmds...)
+}
+
+// finish takes the run's report: every row's final state, the totals, the halt (returned,
+// for the banner, when the report has one). The run is then finished.
+func (r *replayRun) finish(rep ReplayReport, now time.Time) *ReplayHalt {
+	for _, row := range rep.Rows {
+		if row.ID != "" {
+			r.setRow(row)
+		}
+	}
+	r.setRefused(rep.Refused)
+	for _, id := range rep.NotAttempted {
+		if i, ok := r.byID[id]; ok && !finalState(r.rows[i].state) {
+			r.setRow(ReplayProgress{ID: id, State: "not-attempted"})
+		}
+	}
+	final := 0
+	for _, row := range r.rows {
+		if finalState(row.state) && row.state != "not-attempted" {
+			final++
+		}
+	}
+	// The totals are the list's: every row it shows, every row in an end state.
+	r.total = max(r.total, len(r.rows))
+	r.done = final
+	r.finished = true
+	r.report = rep
+	r.ended = now
+	r.cancel()
+	if rep.Halt == nil {
+		return nil
+	}
+	h := *rep.Halt
+	r.halt = &h
+	return &h
+}
+
+// setRefused marks the rows refused inside the run (a key write failed, a row changed since
+// the plan): they never get a progress event, and without this they would stay "queued" in
+// a finished report.
+func (r *replayRun) setRefused(refused []RefusedRow) {
+	for _, x := range refused {
+		if x.ID == "" {
+			continue
+		}
+		state := "refused"
+		if x.Skipped {
+			state = "skipped"
+		}
+		if i, ok := r.byID[x.ID]; ok && finalState(r.rows[i].state) && r.rows[i].state != "refused" && r.rows[i].state != "skipped" {
+			continue // the run sent it: that outcome stands
+		}
+		r.setRow(ReplayProgress{ID: x.ID, Row: x.Row, State: state, Detail: x.Reason})
+	}
+}
+
+// unmarkChanged drops the marks of the rows of ts whose status the run changed.
+func (r *replayRun) unmarkChanged(ts *tabState) {
+	for _, row := range r.rows {
+		switch row.state {
+		case "delivered", "duplicate", "rejected":
+			if ri, ok := ts.data.byID[row.id]; ok {
+				ts.setMark(ri, false)
+			}
+		}
+	}
+	ts.countShownMarks()
+}
+
+// reportCounts is the end-of-run toast's counts. Rows skipped by rule (delivered, rejected,
+// discarded: RefusedRow.Skipped) are in the Replayer's "refused" count, but nothing is wrong
+// with them: they are counted apart, and only the others are called refused.
+func reportCounts(rep ReplayReport) string {
+	skipped := 0
+	for _, x := range rep.Refused {
+		if x.Skipped {
+			skipped++
+		}
+	}
+	counts := make(map[string]int, len(rep.Counts))
+	for s, n := range rep.Counts {
+		counts[s] = n
+	}
+	if skipped > 0 {
+		counts["refused"] = max(0, counts["refused"]-skipped)
+	}
+	line := countsLine(counts)
+	if skipped == 0 {
+		return line
+	}
+	note := itoa(skipped) + " skipped by rule"
+	if line == "nothing sent" {
+		return line + "; " + note
+	}
+	return line + " · " + note
+}
+
+// finalState reports whether a row state is an end state.
+func finalState(s string) bool {
+	switch s {
+	case "", "queued", "sending":
+		return false
+	}
+	return true
+}
+
+// runOutcomeWord is how a run ended, in one word.
+func runOutcomeWord(r *replayRun) string {
+	switch {
+	case r.halt != nil:
+		return "halted"
+	case r.report.Cancelled || r.cancelling:
+		return "cancelled"
+	case r.finished:
+		return "finished"
+	}
+	return "running"
+}
+
+// stateOrder lists row states in display order.
+var stateOrder = []string{"delivered", "duplicate", "rejected", "systemic", "retryable", "deferred", "refused", "skipped", "not-attempted", "sending", "queued"}
+
+// countsLine renders counts per state in display order, then any other state, zeros left out.
+func countsLine(counts map[string]int) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, s := range stateOrder {
+		seen[s] = true
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	var extra []string
+	for s, n := range counts {
+		if !seen[s] && n > 0 {
+			extra = append(extra, s)
+		}
+	}
+	sort.Strings(extra)
+	for _, s := range extra {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+	}
+	if len(parts) == 0 {
+		return "nothing sent"
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Actions the progress view returns to the root model.
+type (
+	// helpAction: open the full help.
+	helpAction struct{}
+	// cancelRunAction: cancel the run (calls in flight finish and are written back).
+	cancelRunAction struct{}
+	// hideRunAction: back to the table; goesOn: the run goes on behind it (say how to get
+	// back to it).
+	hideRunAction struct{ goesOn bool }
+	// refreshAction: reload the workbook (r).
+	refreshAction struct{}
+	// noteAction: tell the user something (an info toast).
+	noteAction struct{ text string }
+)
+
+func (helpAction) isAction()      {}
+func (cancelRunAction) isAction() {}
+func (hideRunAction) isAction()   {}
+func (refreshAction) isAction()   {}
+func (noteAction) isAction()      {}
+
+// Update handles a key in the progress view: cancel while running; back to the table (the
+// run goes on; the footer keeps its progress and the key that shows this view again);
+// scroll (listH is the row list's height). What the root must do comes back as an action.
+func (r *replayRun) Update(msg tea.KeyPressMsg, k *KeyMap, listH int) action {
+	switch {
+	case key.Matches(msg, k.Help):
+		return helpAction{}
+	case key.Matches(msg, k.Cancel):
+		if !r.finished {
+			return cancelRunAction{}
+		}
+		return hideRunAction{}
+	case msg.String() == "esc" || key.Matches(msg, k.Clear, k.Quit, k.Progress) || (msg.String() == "enter" && r.finished):
+		return hideRunAction{goesOn: !r.finished}
+	case key.Matches(msg, k.Refresh):
+		if !r.finished {
+			return noteAction{"a replay is running; the table reloads when it ends"}
+		}
+		return refreshAction{}
+	case key.Matches(msg, k.Replay, k.ReplayAll):
+		if !r.finished {
+			return noteAction{"a replay is already running"}
+		}
+	default:
+		r.scrollKey(msg, k, listH)
+	}
+	return nil
+}
+
+// scrollKey scrolls the row list for a movement key.
+func (r *replayRun) scrollKey(msg tea.KeyPressMsg, k *KeyMap, listH int) {
+	switch {
+	case key.Matches(msg, k.Down):
+		r.scroll(1, listH)
+	case key.Matches(msg, k.Up):
+		r.scroll(-1, listH)
+	case key.Matches(msg, k.PageDown, k.HalfDown):
+		r.scroll(max(1, listH-1), listH)
+	case key.Matches(msg, k.PageUp, k.HalfUp):
+		r.scroll(-max(1, listH-1), listH)
+	case key.Matches(msg, k.Top):
+		r.follow, r.offset = false, 0
+	case key.Matches(msg, k.Bottom):
+		r.scroll(len(r.rows), listH)
+	}
+}
+
+// onRunKey hands a key to the progress view and carries out what it asks.
+func (m *Model) onRunKey(msg tea.KeyPressMsg) tea.Cmd {
+	return m.onRunAction(m.replay.run.Update(msg, m.c.keys, m.replay.runListH))
+}
+
+// onRunAction carries out an action of the progress view.
+func (m *Model) onRunAction(a action) tea.Cmd {
+	switch a := a.(type) {
+	case helpAction:
+		m.showHelp = true
+	case cancelRunAction:
+		return m.cancelRun()
+	case hideRunAction:
+		m.replay.showRun = false
+		if a.goesOn {
+			return m.runGoesOnNote()
+		}
+	case refreshAction:
+		return m.refresh()
+	case noteAction:
+		return m.toast(toastInfo, "%s", a.text)
+	}
+	return nil
+}
+
+// runGoesOnNote says, on leaving the progress view of a run in progress, how to get back to
+// it and how to cancel it.
+func (m *Model) runGoesOnNote() tea.Cmd {
+	k := m.c.keys
+	var how []string
+	if p := firstKey(k.Progress); p != "" {
+		how = append(how, p+" shows it again")
+	}
+	if c := firstKey(k.Cancel); c != "" {
+		how = append(how, c+" cancels it")
+	}
+	return m.toast(toastInfo, "the replay goes on: %s", cmp.Or(strings.Join(how, ", "), "ctrl+c cancels it"))
+}
+
+// showProgress is P outside the progress view: show the run (in progress, or the last one's
+// report) again.
+func (m *Model) showProgress() tea.Cmd {
+	if m.replay.run == nil {
+		return m.toast(toastInfo, "no replay to show: %s replays the marked rows or the cursor row", firstKey(m.c.keys.Replay))
+	}
+	m.replay.showRun = true
+	m.detail = nil
+	m.filtering = false
+	return nil
+}
+
+// cancelRunKey is x outside the progress view: cancel the run going on in the background.
+func (m *Model) cancelRunKey() tea.Cmd {
+	if !m.running() {
+		return nil
+	}
+	if m.replay.run.cancelling {
+		return m.toast(toastInfo, "already cancelling: calls in flight finish and are written back")
+	}
+	return m.cancelRun()
+}
+
+// runStatusLine is the compact progress of a run going on behind the table (the footer):
+// "replaying 37/120 · 2 retryable · x cancels · P shows it".
+func (m *Model) runStatusLine() string {
+	r := m.replay.run
+	k := m.c.keys
+	s := fmt.Sprintf("replaying %d/%d", r.done, r.total)
+	if r.cancelling {
+		s = fmt.Sprintf("cancelling the replay %d/%d", r.done, r.total)
+	}
+	for _, st := range []string{"rejected", "systemic", "retryable", "deferred", "refused"} {
+		if n := r.states[st]; n > 0 {
+			s += fmt.Sprintf(" · %d %s", n, st)
+		}
+	}
+	if c := firstKey(k.Cancel); c != "" && !r.cancelling {
+		s += " · " + c + " cancels"
+	}
+	if p := firstKey(k.Progress); p != "" {
+		s += " · " + p + " shows it"
+	}
+	return s
+}
+
+// scroll moves the row list; scrolling by hand stops following the rows in flight.
+func (r *replayRun) scroll(d, h int) {
+	r.follow = false
+	r.offset = max(0, min(r.offset+d, len(r.rows)-max(1, h)))
+}
+
+// requestQuit is q: plain quit; with a write in flight, quit once its result is in; during
+// a run, a confirm that cancels first.
+func (m *Model) requestQuit() tea.Cmd {
+	if m.writes.writing {
+		// Quitting now would cancel the write and drop its result unseen.
+		m.writes.quitAfterWrite = true
+		return m.toast(toastInfo, "finishing the write… then quitting (ctrl+c quits now)")
+	}
+	if !m.running() {
+		return m.quit()
+	}
+	if !m.usable() {
+		return m.cancelAndQuit()
+	}
+	d := newConfirm(m.c, fmt.Sprintf("A replay is running (%d/%d). Cancel it and quit?", m.replay.run.done, m.replay.run.total),
+		[]string{"Calls in flight finish and their outcomes are written back first; rows not sent stay as they are."}, writeOp{})
+	d.yes = quitAction{}
+	d.yesLabel = "cancel and quit"
+	m.dialog = d
+	return nil
+}
+
+// cancelAndQuit cancels the run and quits as soon as it has written back; asked again, it
+// quits at once (replaying later is harmless: every call keeps its key).
+func (m *Model) cancelAndQuit() tea.Cmd {
+	if m.replay.quitAfterRun {
+		return m.quit()
+	}
+	m.replay.quitAfterRun = true
+	m.cancelRun()
+	return m.toast(toastError, "quitting when the calls in flight finish and are written back (ctrl+c again quits now)")
+}

@@ -1,0 +1,245 @@
+// Drawing the replay: the halt banner, the progress view's head, the row list and the report.
+
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/triage-dev/triage/model"
+)
+
+// haltLine is the banner text of a halt.
+func haltLine(h *ReplayHalt) string {
+	s := "!! HALTED: " + strings.TrimSpace(h.Cause)
+	switch {
+	case strings.TrimSpace(h.Detail) != "":
+		s += " — " + strings.TrimSpace(h.Detail)
+	case h.Source != "":
+		s += " — source " + h.Source
+	}
+	return s
+}
+
+// bannerMaxLines is how many lines the halt banner may take; past them it is cut.
+const bannerMaxLines = 3
+
+// bannerLines is the halt banner: loud, above the body, until esc dismisses it. It wraps over
+// as many lines as its text needs (up to bannerMaxLines), each one in the loud style, so the
+// cause and the fix are never cut at 80 columns.
+func (m *Model) bannerLines(w int) []string {
+	if m.replay.halt == nil {
+		return nil
+	}
+	st := m.c.styles
+	text := model.SanitizeLine(haltLine(m.replay.halt))
+	lines := wrapText(text, w-2)
+	if k := firstKey(m.c.keys.Clear); k != "" {
+		// The dismiss hint, if it fits without taking another line.
+		if withHint := wrapText(text+"  ("+k+" dismisses)", w-2); len(withHint) <= max(1, len(lines)) && len(withHint) <= bannerMaxLines {
+			lines = withHint
+		}
+	}
+	if len(lines) > bannerMaxLines {
+		lines = lines[:bannerMaxLines]
+		lines[bannerMaxLines-1] = truncate(lines[bannerMaxLines-1]+" …", w-2)
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		l = fit(" "+l, w)
+		if st.NoColor {
+			out[i] = l
+		} else {
+			out[i] = st.HaltBanner.Render(l)
+		}
+	}
+	return out
+}
+
+// runHeadLines is the fixed top of the progress view: title, bar, counts, rate.
+func (m *Model) runHeadLines(w int) []string {
+	st := m.c.styles
+	r := m.replay.run
+	now := m.c.now()
+	end := now
+	if r.finished && !r.ended.IsZero() {
+		end = r.ended
+	}
+	elapsed := end.Sub(r.started)
+	var title string
+	switch {
+	case r.finished:
+		title = fmt.Sprintf("Replay %s · %d/%d", runOutcomeWord(r), r.done, r.total)
+	case r.cancelling:
+		title = fmt.Sprintf("Cancelling… %d/%d · calls in flight finish, nothing new starts", r.done, r.total)
+	default:
+		title = fmt.Sprintf("Replaying %d %s to %s", r.total, plural(r.total, "call", "calls"), cellLine(strings.Join(r.sources, ", ")))
+	}
+	if !r.finished {
+		title = " " + m.spinnerView() + " " + title
+	} else {
+		title = " " + title
+	}
+	lines := []string{fitStyled(st.paint(st.Section, title), w)}
+
+	barW := max(10, min(50, w-20))
+	filled := 0
+	if r.total > 0 {
+		filled = r.done * barW / r.total
+	}
+	pct := 0
+	if r.total > 0 {
+		pct = r.done * 100 / r.total
+	}
+	bar := " [" + strings.Repeat("█", filled) + strings.Repeat("░", barW-filled) + "] " + fmt.Sprintf("%d/%d %d%%", r.done, r.total, pct)
+	lines = append(lines, fit(bar, w))
+
+	lines = append(lines, fitStyled(" "+m.paintCounts(r.states), w))
+
+	rate, eta := "– rows/s", "ETA –"
+	if secs := elapsed.Seconds(); secs >= 1 && r.done > 0 {
+		rps := float64(r.done) / secs
+		rate = fmt.Sprintf("%.1f rows/s", rps)
+		if left := r.total - r.done; left > 0 {
+			eta = "ETA " + time.Duration(float64(left)/rps*float64(time.Second)).Round(time.Second).String()
+		}
+	}
+	if r.finished {
+		eta = "ended"
+	}
+	lines = append(lines, fit(" elapsed "+elapsed.Round(time.Second).String()+" · "+rate+" · "+eta, w))
+	return lines
+}
+
+// paintCounts renders the live per-state counts, each colored by meaning.
+func (m *Model) paintCounts(states map[string]int) string {
+	st := m.c.styles
+	var parts []string
+	for _, s := range stateOrder {
+		if states[s] > 0 {
+			parts = append(parts, st.paint(m.stateStyle(s), fmt.Sprintf("%d %s", states[s], s)))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing to send"
+	}
+	return strings.Join(parts, st.paint(st.Muted, " · "))
+}
+
+func (m *Model) stateStyle(s string) lipgloss.Style {
+	st := m.c.styles
+	switch s {
+	case "delivered", "duplicate":
+		return st.RunOK
+	case "rejected", "systemic":
+		return st.RunBad
+	case "retryable", "deferred", "refused", "not-attempted":
+		return st.RunWarn
+	case "sending":
+		return st.RunActive
+	}
+	return st.Muted
+}
+
+// reportLines is the end-of-run report: what wasn't done and why.
+func (m *Model) reportLines(w int) []string {
+	st := m.c.styles
+	r := m.replay.run
+	rep := r.report
+	var lines []string
+	add := func(style lipgloss.Style, s string) {
+		for _, l := range wrapText(model.SanitizeLine(s), w-2) {
+			lines = append(lines, " "+st.paint(style, l))
+		}
+	}
+	if r.halt != nil {
+		add(st.RunBad, "Halted (see the banner): nothing new was sent after it; fix the cause, then replay again, which is harmless for rows already delivered.")
+	}
+	if rep.Cancelled {
+		add(st.RunWarn, "Cancelled: rows not sent stay as they were.")
+	}
+	if n := len(rep.NotAttempted); n > 0 {
+		add(st.RunWarn, fmt.Sprintf("Not attempted (%d): %s", n, listSome(shortIDs(rep.NotAttempted), 5)))
+	}
+	var refused []string
+	for _, x := range rep.Refused {
+		if !x.Skipped {
+			refused = append(refused, x.Reason)
+		}
+	}
+	if n := len(refused); n > 0 {
+		add(st.RunWarn, fmt.Sprintf("Refused (%d): %s", n, listSome(refused, 3)))
+	}
+	if n := len(rep.WriteErrors); n > 0 {
+		add(st.RunBad, fmt.Sprintf("Write-back errors (%d; replaying again is harmless): %s", n, listSome(rep.WriteErrors, 2)))
+	}
+	if n := len(rep.Conflicts); n > 0 {
+		add(st.RunBad, fmt.Sprintf("Write-back conflicts (%d; the sheet changed meanwhile): %s", n, listSome(rep.Conflicts, 2)))
+	}
+	if len(lines) == 0 {
+		add(st.RunOK, "Every planned row got an answer and it was written back.")
+	}
+	return lines
+}
+
+func shortIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = shortID(id)
+	}
+	return out
+}
+
+// runLines renders the progress view as exactly h lines of w cells, and remembers the height
+// of its row list for the scroll keys.
+func (m *Model) runLines(w, h int) []string {
+	st := m.c.styles
+	r := m.replay.run
+	lines := m.runHeadLines(w)
+	if r.finished {
+		lines = append(lines, "")
+		lines = append(lines, m.reportLines(w)...)
+	}
+	lines = append(lines, "")
+	idW := 16
+	srcW := 10
+	head := fmt.Sprintf("   %-13s %5s %-*s %-*s %5s  %s", "STATE", "ROW", idW, "ID", srcW, "SOURCE", "TRIES", "DETAIL")
+	lines = append(lines, st.paint(st.TableHeader, fit(head, w)))
+	listH := max(1, h-len(lines))
+	m.replay.runListH = listH
+	if r.follow {
+		first := len(r.rows)
+		for i, row := range r.rows {
+			if !finalState(row.state) {
+				first = i
+				break
+			}
+		}
+		r.offset = max(0, min(first-1, len(r.rows)-listH))
+	}
+	r.offset = max(0, min(r.offset, len(r.rows)-listH))
+	for i := r.offset; i < len(r.rows) && i < r.offset+listH; i++ {
+		row := r.rows[i]
+		state := fit(cellLine(row.state), 13)
+		if !st.NoColor {
+			state = m.stateStyle(row.state).Render(state)
+		}
+		tries := ""
+		if row.attempts > 0 {
+			tries = itoa(row.attempts)
+		}
+		detail := row.detail
+		if detail == "" && row.state == "queued" {
+			detail = row.url
+		}
+		sheetRow := ""
+		if row.row > 0 {
+			sheetRow = itoa(row.row)
+		}
+		line := "   " + state + " " + fitRight(sheetRow, 5) + " " + fit(cellLine(row.id), idW) + " " + fit(cellLine(row.source), srcW) + " " + fitRight(tries, 5) + "  " + cellLine(detail)
+		lines = append(lines, fitStyled(line, w))
+	}
+	return padLines(lines, w, h)
+}

@@ -1,0 +1,236 @@
+// The write queue: the one write in flight, what waits for it (a refresh, a quit) and the
+// undo stack. The root model sends writes and reads their results through it.
+
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/model"
+)
+
+// maxUndo is how many applied changes u can walk back.
+const maxUndo = 50
+
+// writeQueue is the state of the sheet writes: at most one in flight (Store.Apply is one
+// batch), a refresh or a quit that waits for it, and the changes u can undo.
+type writeQueue struct {
+	writing  bool
+	inflight *writeOp // the write being sent, while writing
+	// refreshQueued: r came while a write was in flight; load once its result is in.
+	refreshQueued bool
+	// quitAfterWrite: q (or ctrl+c) came while a write was in flight; quit once its result
+	// is in (and shown, if it didn't all land). A second ctrl+c quits at once.
+	quitAfterWrite bool
+	undo           []writeOp
+}
+
+// start records op as the write in flight. An undo leaves the stack now, when it is really
+// sent (not when it was merely offered).
+func (q *writeQueue) start(op writeOp) {
+	if op.undoes != nil && len(q.undo) > 0 {
+		q.undo = q.undo[:len(q.undo)-1]
+	}
+	q.writing = true
+	q.inflight = &op
+}
+
+// lastChange is the change u would undo.
+func (q *writeQueue) lastChange() (writeOp, bool) {
+	if len(q.undo) == 0 {
+		return writeOp{}, false
+	}
+	return q.undo[len(q.undo)-1], true
+}
+
+// writeDone is what the root model does once a write's result is in, as the queue decides.
+type writeDone struct {
+	quit   bool   // everything landed and a quit was waiting for it
+	reload bool   // a refresh was waiting for it
+	prefix string // put before the report: why the app didn't quit
+}
+
+// finish accounts for the result of the write in flight: a quit that waited for it happens
+// only if everything landed (otherwise the app stays so the user sees what didn't, and q
+// then quits); an applied change becomes undoable, a failed undo stays undoable.
+func (q *writeQueue) finish(msg appliedMsg) writeDone {
+	q.writing = false
+	q.inflight = nil
+	var d writeDone
+	if q.quitAfterWrite {
+		q.quitAfterWrite = false
+		if msg.err == nil && msg.res.OK() {
+			return writeDone{quit: true}
+		}
+		q.refreshQueued = false
+		d.prefix = "not quitting, the write didn't all land: "
+	}
+	// A refresh queued behind the write starts once the write is accounted for: started
+	// before it, its load would be thrown away and read again.
+	d.reload = q.refreshQueued
+	q.refreshQueued = false
+	op := msg.op
+	if msg.err != nil {
+		if op.undoes != nil {
+			q.undo = append(q.undo, *op.undoes) // still undoable
+		}
+		return d
+	}
+	if len(msg.res.Applied) > 0 && op.kind != writeUndo {
+		applied := make([]model.Edit, len(msg.res.Applied))
+		for i, a := range msg.res.Applied {
+			applied[i] = a.Edit
+		}
+		q.undo = append(q.undo, writeOp{kind: op.kind, tab: op.tab, edits: applied})
+		if len(q.undo) > maxUndo {
+			q.undo = q.undo[1:]
+		}
+	}
+	return d
+}
+
+// runWrite sends one Store.Apply for a batch of edits.
+func (m *Model) runWrite(op writeOp) tea.Cmd {
+	if why := m.canWrite(); why != "" {
+		return m.toast(toastInfo, "%s", why)
+	}
+	m.writes.start(op)
+	return tea.Batch(applyCmd(m.ctx, m.store, op), m.spinner.Tick)
+}
+
+// onApplied updates the rows a write changed, in place, and reports what happened.
+func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
+	d := m.writes.finish(msg)
+	if d.quit {
+		return m.quit()
+	}
+	op := msg.op
+	var cmds []tea.Cmd
+	if msg.err != nil {
+		if d.reload {
+			cmds = append(cmds, m.startLoad())
+		}
+		cmds = append(cmds, m.toast(toastError, "%swrite failed: %v (%s refreshes to show the sheet as it is)", d.prefix, msg.err, firstKey(m.c.keys.Refresh)))
+		return tea.Batch(cmds...)
+	}
+	res := msg.res
+	if ts := m.tabNamed(op.tab); ts != nil && ts.data != nil {
+		m.showApplied(ts, res)
+	}
+	if d.reload {
+		// After showApplied's dataGen bump, so this load isn't thrown away as stale.
+		cmds = append(cmds, m.startLoad())
+	}
+	// One toast per write: what was done, then (loudly, if anything) what wasn't and why.
+	parts := writeReport(op, res)
+	switch {
+	case !res.OK():
+		cmds = append(cmds, m.toast(toastError, "%s%s", d.prefix, strings.Join(parts, "; ")))
+	case len(parts) > 0 && op.kind != writeUndo:
+		cmds = append(cmds, m.toast(toastInfo, "%s · u undoes", strings.Join(parts, "; ")))
+	case len(parts) > 0:
+		cmds = append(cmds, m.toast(toastInfo, "%s", strings.Join(parts, "; ")))
+	}
+	return tea.Batch(cmds...)
+}
+
+// showApplied puts what a write did into tab ts: applied edits in place (and unmarked), a
+// conflict's cell as the sheet holds it now; the cursor stays on its row, or at the same
+// place if the row left the filter.
+func (m *Model) showApplied(ts *tabState, res model.ApplyResult) {
+	for _, a := range res.Applied {
+		if _, ri, ok := ts.data.record(a.Edit.ID); ok {
+			m.setCells(ts, ri, a.Edit.Set)
+			ts.setMark(ri, false)
+		}
+	}
+	for _, c := range res.Conflicts {
+		if c.Reason != "" {
+			// Not a changed cell (a duplicated ID, a column gone from the tab): Now holds
+			// nothing and Field may be the ID column itself, so there is no value to show;
+			// the toast carries the reason.
+			continue
+		}
+		// Show the value the sheet holds now: that is what the user must decide on.
+		if _, ri, ok := ts.data.record(c.Edit.ID); ok {
+			m.setCells(ts, ri, map[model.Field]string{c.Field: c.Now})
+		}
+	}
+	m.dataGen++
+	m.tabsGen++
+	ts.recountStale(m.c.now())
+	idx := ts.cursor
+	_, cur := ts.current()
+	ts.refilter()
+	if i := ts.indexOf(cur); i >= 0 {
+		ts.cursor = i
+	} else {
+		// The row left the filter (e.g. status:new → done): stay at the same place, so the
+		// next row comes up, as in a mail client.
+		ts.cursor = max(0, min(idx, len(ts.visible)-1))
+	}
+	ts.scrollTo(m.tableH)
+	m.syncDetail()
+}
+
+// writeReport is the toast's parts for a write's result: what was done, then what wasn't.
+func writeReport(op writeOp, res model.ApplyResult) []string {
+	var parts []string
+	if n := len(res.Applied); n > 0 {
+		parts = append(parts, appliedPhrase(op, n))
+	}
+	if n := len(res.Conflicts); n > 0 {
+		// Name a conflict with a Reason first: it needs fixing in the sheet (a duplicated ID, a
+		// missing column), and no cell on screen shows it.
+		first := res.Conflicts[0]
+		for _, c := range res.Conflicts {
+			if c.Reason != "" {
+				first = c
+				break
+			}
+		}
+		s := fmt.Sprintf("%d %s: %s", n, plural(n, "conflict", "conflicts"), first.String())
+		if n > 1 {
+			s += fmt.Sprintf(" (and %d more; r refreshes)", n-1)
+		}
+		parts = append(parts, s)
+	}
+	if n := len(res.Damaged); n > 0 {
+		s := res.Damaged[0].String()
+		if n > 1 {
+			s += fmt.Sprintf(" (and %d more)", n-1)
+		}
+		parts = append(parts, s)
+	}
+	if n := len(res.Missing); n > 0 {
+		ids := make([]string, 0, 4)
+		for i, e := range res.Missing {
+			if i == 3 {
+				ids = append(ids, "…")
+				break
+			}
+			ids = append(ids, shortID(e.ID))
+		}
+		parts = append(parts, fmt.Sprintf("%d no longer in %s, not written: %s", n, op.tab, strings.Join(ids, ", ")))
+	}
+	return parts
+}
+
+// appliedPhrase says what n applied edits of op did.
+func appliedPhrase(op writeOp, n int) string {
+	switch op.kind {
+	case writeSetStatus:
+		return fmt.Sprintf("%d set to %s", n, op.status)
+	case writeClearError:
+		return fmt.Sprintf("%d %s cleared, back to %s", n, plural(n, "error", "errors"), op.status)
+	case writeUndo:
+		return fmt.Sprintf("undone: %d %s restored", n, plural(n, "row", "rows"))
+	case writeDiscard:
+		return fmt.Sprintf("%d discarded", n)
+	case writeRequeue:
+		return fmt.Sprintf("%d stale %s requeued, back to pending", n, plural(n, "claim", "claims"))
+	}
+	return ""
+}
