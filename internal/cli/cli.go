@@ -1,0 +1,59 @@
+// Package cli is the triage command line. See README.md.
+//
+// This package is the CLI: it parses flags and subcommands, loads the config, wires the
+// packages together and maps outcomes to exit codes. It is the only place that knows every
+// package.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/triage-dev/triage/tui"
+)
+
+// Exit codes (DESIGN §7).
+const (
+	exitOK      = 0
+	exitPartial = 1 // some rows not done: rejected, deferred, conflict, unknown ID
+	exitUsage   = 2 // usage, config or connection error
+	exitHalted  = 3 // a replay run halted
+)
+
+// env is the process's outside world, passed in so commands run in tests without a process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string // read only by settings.go
+	environ        *environment        // what settings.go read from getenv
+	applyKeys      func(*tui.KeyMap, map[string][]string) error
+}
+
+// exitError carries an exit code through a command's error return.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func joinQuoted(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}

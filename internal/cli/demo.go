@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/internal/demo"
+	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/tui"
+)
+
+// newDemoCmd is `triage demo`: the TUI on the embedded demo workbook, served by an
+// in-process emulator.
+func newDemoCmd(g *globals, e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "The TUI on an embedded demo workbook",
+		Long: `Open the terminal UI on an embedded demo workbook (an inbox, a dead-letter queue and a job
+queue, with hostile text), served by an in-process Sheets emulator, with in-process
+receivers for replays. Nothing leaves this machine; no account or config is needed.`,
+		Example: `  triage demo
+  triage demo --readonly`,
+		Args: noArgs,
+	}
+	g.register(cmd.Flags(), gReadonly)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), g, e) }
+	return cmd
+}
+
+func runDemo(ctx context.Context, g *globals, e *env) error {
+	st, _, rp, stop, err := startDemoReplay(ctx, g.readonly, e.vars().secret)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return runTUI(ctx, e, &config.Config{}, tui.Options{Store: st, SpreadsheetID: "demo", Refresh: 60 * time.Second,
+		Banner: "demo: an in-memory workbook; nothing leaves this machine", Replayer: rp})
+}
+
+// startDemo serves the demo workbook on a loopback port and returns a store on it, and the
+// emulator behind it (tests look at its cells).
+func startDemo(ctx context.Context, readonly bool) (*sheets.Store, *sheetstest.Emulator, func(), error) {
+	st, emu, _, stop, err := startDemoReplay(ctx, readonly, func(string) string { return "" })
+	return st, emu, stop, err
+}
+
+// startDemoReplay is startDemo with the demo's replay receivers running and the TUI's
+// replayer; secrets (DEMO_BILLING_TOKEN) are read through secret.
+func startDemoReplay(ctx context.Context, readonly bool, secret func(string) string) (*sheets.Store, *sheetstest.Emulator, tui.Replayer, func(), error) {
+	wb, err := demo.Workbook(time.Now())
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	emu := sheetstest.New()
+	rcv, err := demo.StartReceivers(ctx, emu, wb)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	stopReceivers := rcv.Stop
+	sources, err := buildSources(rcv.Config)
+	if err != nil {
+		stopReceivers()
+		return nil, nil, nil, nil, fmt.Errorf("demo receivers: %w", err)
+	}
+	emu.AddWorkbook(wb)
+	url, stop, err := sheetstest.Serve(ctx, "127.0.0.1:0", emu)
+	if err != nil {
+		stopReceivers()
+		return nil, nil, nil, nil, fmt.Errorf("demo: start the local Sheets emulator: %w", err)
+	}
+	svc, _, err := sheets.Connect(ctx, sheets.AuthOptions{Endpoint: url})
+	if err != nil {
+		_ = stop()
+		stopReceivers()
+		return nil, nil, nil, nil, err
+	}
+	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: demo.WithBodyKeyFields(demo.Tabs(), rcv.BodyKeyFields), ReadOnly: readonly, Actor: "demo@localhost"})
+	rp := &replayAdapter{client: newReplayClient(sources, secret), store: st, sources: sources, now: time.Now, concurrency: 4}
+	return st, emu, rp, func() { _ = stop(); stopReceivers() }, nil
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/tui"
+)
+
+// TestDemoEndToEnd opens `triage demo` as a person would (the embedded workbook, served by
+// the in-process emulator, through the real store over HTTP), filters to new messages,
+// marks three, sets them to read, and checks the emulator's cells.
+func TestDemoEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, emu, stop, err := startDemo(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	// The three newest new messages with an ID are the ones the marks will land on.
+	wb, err := st.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inbox := wb.Tab(model.RoleInbox)
+	var fresh []model.Record
+	for _, r := range inbox.Records {
+		if r.Status == "new" {
+			fresh = append(fresh, r)
+		}
+	}
+	sort.SliceStable(fresh, func(i, j int) bool { return fresh[i].Time.After(fresh[j].Time) })
+	want := map[string]bool{}
+	for _, r := range fresh[:3] {
+		if r.ID == "" {
+			t.Fatal("demo's newest new messages should have IDs")
+		}
+		want[r.ID] = true
+	}
+
+	m := tui.New(tui.Options{Store: st, SpreadsheetID: "demo", KeyMap: tui.DefaultKeyMap()})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
+	wait := func(s string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
+			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	}
+	wait("Acme Studio")
+	tm.Type("/status:new")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	for i := 0; i < 3; i++ {
+		tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+	}
+	// The picker and the confirm open inside Update, so the keys need no waits between them;
+	// only the write is asynchronous, and its result is read from the emulator below (the
+	// renderer sends changed cells only, so the output stream is no place to look for it).
+	tm.Type("s")
+	tm.Type("2") // read
+	tm.Type("y")
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rows := emu.Cells("demo", "Inbox")
+		got := map[string]string{}
+		for _, row := range rows[1:] {
+			if len(row) > 5 {
+				got[model.CellString(row[5])] = model.CellString(row[4])
+			}
+		}
+		ok := true
+		for id := range want {
+			ok = ok && got[id] == "read"
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("emulator does not hold the new statuses for %v", want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Nothing else changed: exactly the three marked rows moved from new to read.
+	after, err := st.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, now := inbox.Counts(), after.Tab(model.RoleInbox).Counts()
+	if now["new"] != before["new"]-3 || now["read"] != before["read"]+3 {
+		t.Errorf("counts before %v after %v", before, now)
+	}
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}

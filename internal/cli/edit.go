@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
+)
+
+// editDoc is the JSON document of set-status, clear-error and requeue-stale (--json): every
+// ID's fate, agreeing with the exit code. The text output is printed from the same facts.
+type editDoc struct {
+	Tab    string `json:"tab"`
+	DryRun bool   `json:"dry_run,omitempty"`
+	// Changed are the rows written (or, in a dry run, that would be).
+	Changed []editDocRow `json:"changed"`
+	// Unchanged are the rows not written and why: already as asked (done) or refused.
+	Unchanged []editDocNote `json:"unchanged"`
+	// Conflicts are rows whose cells changed since they were read; nothing was written there.
+	Conflicts []string `json:"conflicts"`
+	// Missing are IDs no row had at write time (deleted, or their ID changed).
+	Missing []string `json:"missing"`
+	// Damaged are cells of rows inserted while triage wrote that its write hit and could not
+	// put back exactly (model.Damage): someone must look at them.
+	Damaged  []string `json:"damaged"`
+	ExitCode int      `json:"exit_code"`
+}
+
+type editDocRow struct {
+	ID  string            `json:"id"`
+	Row int               `json:"row"`
+	Set map[string]string `json:"set"`
+	// Note says more about the row (requeue-stale: who claimed it and how long ago).
+	Note string `json:"note,omitempty"`
+}
+
+type editDocNote struct {
+	ID     string `json:"id"`
+	Row    int    `json:"row,omitempty"`
+	Reason string `json:"reason"`
+	// Done is set when the row already is as asked: not an error.
+	Done bool `json:"done"`
+}
+
+func newEditDoc(tab string) *editDoc {
+	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}, Damaged: []string{}}
+}
+
+// notDone counts the rows the command was asked to change and didn't (damaged cells of
+// other rows are not among them: see failure).
+func (d *editDoc) notDone() int {
+	n := len(d.Conflicts) + len(d.Missing)
+	for _, u := range d.Unchanged {
+		if !u.Done {
+			n++
+		}
+	}
+	return n
+}
+
+// addApply records a write's outcome and prints the conflicts and missing IDs to stderr.
+func (d *editDoc) addApply(e *env, res model.ApplyResult) {
+	for _, a := range res.Applied {
+		d.Changed = append(d.Changed, editDocRow{ID: a.Edit.ID, Row: a.Row, Set: setFields(a.Edit)})
+	}
+	for _, c := range res.Conflicts {
+		d.Conflicts = append(d.Conflicts, c.String())
+		fmt.Fprintf(e.stderr, "conflict: %s\n", model.SanitizeLine(c.String()))
+	}
+	for _, dm := range res.Damaged {
+		d.Damaged = append(d.Damaged, dm.String())
+		fmt.Fprintf(e.stderr, "damaged: %s\n", model.SanitizeLine(dm.String()))
+	}
+	for _, m := range res.Missing {
+		d.Missing = append(d.Missing, m.ID)
+		fmt.Fprintf(e.stderr, "%s: no longer in %q (deleted or its ID changed since load); nothing written\n", model.SanitizeLine(m.ID), m.Tab)
+	}
+}
+
+// print writes the changed rows to stdout: as text, one line per row, or as the JSON
+// document.
+func (d *editDoc) print(e *env, asJSON bool) error {
+	if asJSON {
+		return writeJSON(e.stdout, d)
+	}
+	for _, c := range d.Changed {
+		what := describeSet(c.Set)
+		if c.Note != "" {
+			what = c.Note
+		}
+		fmt.Fprintf(e.stdout, "%s\trow %d\t%s\n", model.SanitizeLine(c.ID), c.Row, model.SanitizeLine(what))
+	}
+	return nil
+}
+
+// editCommand is the shared shape of set-status and clear-error: load, build one edit per
+// ID, apply them in one write, report every ID's fate.
+//
+// build returns the edit, or why there is none: done=true when the row already is as asked
+// (not an error: running the same command twice is fine), false when it can't be done.
+func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []string, asJSON bool, needTab func(*model.Table) error, build func(*model.Table, *model.Record) (ed model.Edit, why string, done bool)) error {
+	if len(ids) == 0 {
+		return usageErr("no IDs given")
+	}
+	st, t, err := openTab(ctx, g, e, tabName)
+	if err != nil {
+		return err
+	}
+	if needTab != nil {
+		if err := needTab(t); err != nil {
+			return err
+		}
+	}
+	doc := newEditDoc(t.Config.Name)
+	var edits []model.Edit
+	for _, id := range ids {
+		i := t.Index(id)
+		if i < 0 {
+			why := fmt.Sprintf("no row with ID %q in %q", id, t.Config.Name)
+			fmt.Fprintf(e.stderr, "%s: %s\n", model.SanitizeLine(id), model.SanitizeLine(why))
+			doc.Unchanged = append(doc.Unchanged, editDocNote{ID: id, Reason: why})
+			continue
+		}
+		r := &t.Records[i]
+		ed, why, done := build(t, r)
+		if why != "" {
+			fmt.Fprintf(e.stderr, "%s: %s\n", model.SanitizeLine(id), model.SanitizeLine(why))
+			doc.Unchanged = append(doc.Unchanged, editDocNote{ID: id, Row: r.Row, Reason: why, Done: done})
+			continue
+		}
+		edits = append(edits, ed)
+	}
+	if len(edits) > 0 {
+		res, err := st.Apply(ctx, edits)
+		if err != nil {
+			return writeFailed(t.Config.Name, err)
+		}
+		doc.addApply(e, res)
+	}
+	notDone := doc.notDone()
+	if notDone > 0 || len(doc.Damaged) > 0 {
+		doc.ExitCode = exitPartial
+	}
+	if err := doc.print(e, asJSON); err != nil {
+		return err
+	}
+	if notDone > 0 {
+		return &exitError{code: exitPartial, err: fmt.Errorf("%s of %d not changed%s", plural(notDone, "row", "rows"), len(ids), doc.damagedNote())}
+	}
+	if len(doc.Damaged) > 0 {
+		return &exitError{code: exitPartial, err: fmt.Errorf("all %d changed, but %s", len(ids), doc.damagedNote()[2:])}
+	}
+	return nil
+}
+
+// damagedNote says, after a comma, how many cells of other rows a write hit and could not
+// put back exactly ("" when none).
+func (d *editDoc) damagedNote() string {
+	if len(d.Damaged) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s of rows inserted meanwhile cleared (see \"damaged:\" above): check them", plural(len(d.Damaged), "cell", "cells"))
+}
+
+// setFields is what an edit writes, by field name.
+func setFields(ed model.Edit) map[string]string {
+	out := make(map[string]string, len(ed.Set))
+	for f, v := range ed.Set {
+		out[string(f)] = v
+	}
+	return out
+}
+
+// describeSet renders what an edit writes, for the text output: `status="done" error=""`.
+func describeSet(set map[string]string) string {
+	var parts []string
+	for _, f := range []model.Field{model.FStatus, model.FError, model.FLastError, model.FUpdatedAt, model.FKey} {
+		if v, ok := set[string(f)]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%q", f, v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// writeFailed maps a failed write to its exit code: a setup or connection problem
+// (read-only, unreachable, not shared, no access) is 2, like at startup; anything else
+// leaves the rows not done, which is 1.
+func writeFailed(tab string, err error) error {
+	code := exitPartial
+	for _, setup := range []error{sheets.ErrReadOnly, sheets.ErrUnreachable, sheets.ErrNotShared, sheets.ErrNotFound, sheets.ErrUnauthorized} {
+		if errors.Is(err, setup) {
+			code = exitUsage
+		}
+	}
+	return &exitError{code: code, err: fmt.Errorf("write to %q: %w", tab, err)}
+}

@@ -1,0 +1,645 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/replay"
+)
+
+// newReplayCmd is `triage replay [--tab NAME] [--source S] [--all | ID...] [--dry-run]
+// [--concurrency N] [--json] [--force]` (DESIGN §7): it selects dead-letter rows, hands them
+// to replay.Run (the one replay-then-write-back loop, shared with the TUI) and reports. Progress
+// goes to stderr; the summary goes to stderr, and with --json one JSON document goes to stdout.
+//
+// Exit codes: 0 every selected row is done (delivered, duplicate, or skipped by rule); 1 some
+// row is not (rejected, retryable, deferred, refused for a problem, a write-back conflict or
+// error, an unknown ID, or the run was interrupted); 2 usage or config; 3 the run halted.
+// Cancelling ctx (Ctrl-C) lets the requests in flight finish, starts nothing new, and still
+// writes their outcomes back and prints the summary.
+func newReplayCmd(g *globals, e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "replay [ID...]",
+		Short: "Replay dead-lettered calls, each under its original idempotency key",
+		Long: `Replay the failed calls of a dead-letter tab through the idempotent retry client: each
+row's body is sent unchanged under its original idempotency key, only to the source's
+allowed url_prefixes, and the outcome (status, attempts, error, replayed_at) is written
+back by ID. Rows are the given IDs (their keys), or --all waiting rows (rejected and
+discarded rows are skipped). A systemic failure, or three retryable failures in a row,
+halts the run (exit 3); --dry-run shows what would be sent and changes nothing.
+
+Progress goes to stderr; the summary too, and with --json one JSON document goes to stdout.`,
+		Example: `  triage replay --all --dry-run
+  triage replay --all --source contact-form --concurrency 2
+  triage replay 7f3c9a1e 0b44d2aa --json`,
+		Args: cobra.ArbitraryArgs,
+	}
+	fs := cmd.Flags()
+	tab := fs.String("tab", "", "name of the dead-letter tab (default: the configured deadletter tab)")
+	completeTabs(cmd)
+	source := fs.String("source", "", "only rows of this source")
+	all := fs.Bool("all", false, "every row of the tab (delivered, rejected and discarded rows are skipped)")
+	dry := fs.Bool("dry-run", false, "list what would be sent (method, URL, key, source, redacted headers); send and write nothing")
+	conc := fs.Int("concurrency", 0, fmt.Sprintf("requests in flight at once (default 4, at most %d)", replay.MaxConcurrency))
+	asJSON := fs.Bool("json", false, "one JSON document on stdout")
+	force := fs.Bool("force", false, "also replay rows older than their source's key_ttl (a duplicate may result)")
+	g.register(fs, gAll)
+	cmd.RunE = func(cmd *cobra.Command, ids []string) error {
+		ctx := cmd.Context()
+		switch {
+		case *all && len(ids) > 0:
+			return usageErr("replay: give --all or row IDs, not both")
+		case !*all && len(ids) == 0:
+			return usageErr("replay: nothing selected: pass --all (every waiting row; add --source S for one source) or the IDs of the rows (their keys, as `triage list --tab deadletter` shows them)")
+		case fs.Changed("concurrency") && (*conc < 1 || *conc > replay.MaxConcurrency):
+			// 0 is not "the default": it would be a run that can't send, so it is refused like -3.
+			return usageErr("replay: --concurrency %d: want a number of requests in flight from 1 to %d (leave it out for 4)", *conc, replay.MaxConcurrency)
+		}
+		s, err := resolve(g, e)
+		if err != nil {
+			return err
+		}
+		if s.readonly && !*dry {
+			return usageErr("replay: the sheet is open read-only (--readonly or readonly = true), and a replay writes each row's outcome back; use --dry-run to see what would be sent")
+		}
+		sources, err := buildSources(s.cfg)
+		if err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `triage config check`", err)}
+		}
+		st, _, err := openStore(ctx, s, e)
+		if err != nil {
+			return err
+		}
+		wb, err := loadWorkbook(ctx, st)
+		if err != nil {
+			return err
+		}
+		name := *tab
+		if name == "" {
+			name = string(model.RoleDeadLetter)
+		}
+		t, err := findTab(wb, name)
+		if err != nil {
+			return err
+		}
+		if t.Config.Role != model.RoleDeadLetter {
+			return usageErr("replay: %q is %s %s tab; only dead-letter rows are replayed", t.Config.Name, article(string(t.Config.Role)), t.Config.Role)
+		}
+		srcFilter := strings.TrimSpace(*source)
+		if srcFilter != "" && sources[srcFilter] == nil && !tabHasSource(t, srcFilter) {
+			return usageErr("replay: no source %q: no row of %q has it and it is not configured (configured: %s)", srcFilter, t.Config.Name, sourceNames(sources))
+		}
+		sel := selectReplayRows(t, ids, *all, srcFilter)
+
+		client := newReplayClient(sources, e.vars().secret)
+		opts := replay.RunOptions{Concurrency: *conc, DryRun: *dry, Force: *force}
+		var prog *progressLine
+		if !*dry {
+			prog = newProgressLine(e.stderr, isTerminal(e.stderr), time.Now)
+			opts.Progress = prog.event
+		}
+		sum := replay.Run(ctx, client, st, t, sel.recs, opts)
+		if prog != nil {
+			prog.finish()
+		}
+
+		doc := newReplayDoc(t, sel, sum, *dry)
+		if *asJSON {
+			if err := writeJSON(e.stdout, doc); err != nil {
+				return &exitError{code: exitPartial, err: fmt.Errorf("replay: write the JSON summary: %w", err)}
+			}
+		} else {
+			printReplayRows(e.stdout, doc)
+		}
+		printReplaySummary(e.stderr, doc)
+		switch doc.ExitCode {
+		case exitOK:
+			return nil
+		case exitHalted:
+			return &exitError{code: exitHalted, err: fmt.Errorf("replay halted: %s", model.SanitizeLine(doc.Halt.Detail))}
+		}
+		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", plural(doc.notDone(), "row", "rows"), doc.Selected)}
+	}
+	return cmd
+}
+
+func tabHasSource(t *model.Table, src string) bool {
+	for i := range t.Records {
+		if strings.TrimSpace(t.Get(&t.Records[i], model.FSource)) == src {
+			return true
+		}
+	}
+	return false
+}
+
+// replaySelection is what the command line picked out of the tab.
+type replaySelection struct {
+	recs []*model.Record
+	// unknown are IDs given that no row has.
+	unknown []string
+	// excluded are IDs given whose row is of another source than --source.
+	excluded []docRefusal
+	// named is set when the rows were named by ID rather than picked by --all.
+	named bool
+}
+
+// selectReplayRows picks the records to hand to replay.Run: every row (--all) or the rows
+// with the given IDs, in both cases only those of srcFilter when set. Rows that must not be
+// sent (delivered, rejected, discarded, bad) are still passed on: replay.Plan skips or refuses
+// them with a reason, so the summary can say why.
+func selectReplayRows(t *model.Table, ids []string, all bool, srcFilter string) replaySelection {
+	var sel replaySelection
+	ofSource := func(r *model.Record) bool {
+		return srcFilter == "" || strings.TrimSpace(t.Get(r, model.FSource)) == srcFilter
+	}
+	if all {
+		for i := range t.Records {
+			if r := &t.Records[i]; ofSource(r) {
+				sel.recs = append(sel.recs, r)
+			}
+		}
+		return sel
+	}
+	sel.named = true
+	seen := map[string]bool{}
+	for _, id := range ids {
+		id = strings.TrimSpace(id)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		i := t.Index(id)
+		if i < 0 {
+			sel.unknown = append(sel.unknown, id)
+			continue
+		}
+		r := &t.Records[i]
+		if !ofSource(r) {
+			sel.excluded = append(sel.excluded, docRefusal{ID: id, Row: r.Row,
+				Reason: fmt.Sprintf("row %d: its source is %q, not %q; not sent", r.Row, strings.TrimSpace(t.Get(r, model.FSource)), srcFilter)})
+			continue
+		}
+		sel.recs = append(sel.recs, r)
+	}
+	return sel
+}
+
+// replayDoc is the JSON summary of `triage replay --json`; the human summary is printed from
+// it too, so both always agree.
+type replayDoc struct {
+	Tab    string `json:"tab"`
+	DryRun bool   `json:"dry_run"`
+	// Selected is how many rows the command line picked (unknown IDs included).
+	Selected int `json:"selected"`
+	// Planned is how many rows the run meant to send.
+	Planned int `json:"planned"`
+	// Counts are rows by final state: delivered, duplicate, rejected, systemic, retryable,
+	// deferred, not-attempted, refused (for a problem), skipped (by rule: delivered, rejected,
+	// discarded), unknown (IDs no row has), excluded (IDs of another --source); queued in a
+	// dry run.
+	Counts       map[string]int `json:"counts"`
+	Halted       bool           `json:"halted"`
+	Halt         *docHalt       `json:"halt"`
+	Cancelled    bool           `json:"cancelled"`
+	NotAttempted []string       `json:"not_attempted"`
+	Refused      []docRefusal   `json:"refused"`
+	Skipped      []docRefusal   `json:"skipped"`
+	UnknownIDs   []string       `json:"unknown_ids"`
+	Excluded     []docRefusal   `json:"excluded"`
+	WriteBack    docWriteBack   `json:"write_back"`
+	Rows         []docRow       `json:"rows"`
+	WouldSend    []docCall      `json:"would_send,omitempty"`
+	ExitCode     int            `json:"exit_code"`
+}
+
+type docHalt struct {
+	Cause  string `json:"cause"`
+	Source string `json:"source"`
+	Detail string `json:"detail"`
+}
+
+type docRefusal struct {
+	ID     string `json:"id"`
+	Row    int    `json:"row"`
+	Reason string `json:"reason"`
+}
+
+type docWriteBack struct {
+	Requests  int      `json:"requests"`
+	Conflicts []string `json:"conflicts"`
+	Errors    []string `json:"errors"`
+}
+
+type docRow struct {
+	ID       string `json:"id"`
+	Row      int    `json:"row"`
+	Source   string `json:"source"`
+	URL      string `json:"url"`
+	Key      string `json:"key"`
+	State    string `json:"state"`
+	Attempts int    `json:"attempts"`
+	Detail   string `json:"detail,omitempty"`
+}
+
+type docCall struct {
+	ID      string   `json:"id"`
+	Row     int      `json:"row"`
+	Method  string   `json:"method"`
+	URL     string   `json:"url"`
+	Key     string   `json:"key"`
+	Source  string   `json:"source"`
+	Headers []string `json:"headers"`
+}
+
+// replayCountOrder is the order counts are printed in.
+var replayCountOrder = []string{
+	replay.Delivered.String(), replay.Duplicate.String(), replay.Rejected.String(), replay.Systemic.String(),
+	replay.Retryable.String(), replay.StateDeferred, replay.StateNotAttempted, replay.StateRefused,
+	"skipped", "unknown", "excluded", replay.StateQueued,
+}
+
+func newReplayDoc(t *model.Table, sel replaySelection, sum replay.Summary, dry bool) *replayDoc {
+	d := &replayDoc{
+		Tab: t.Config.Name, DryRun: dry,
+		Selected:     len(sel.recs) + len(sel.unknown) + len(sel.excluded),
+		Counts:       map[string]int{},
+		Cancelled:    sum.Cancelled,
+		NotAttempted: append([]string{}, sum.NotAttempted...),
+		Refused:      []docRefusal{},
+		Skipped:      []docRefusal{},
+		UnknownIDs:   append([]string{}, sel.unknown...),
+		Excluded:     append([]docRefusal{}, sel.excluded...),
+		WriteBack:    docWriteBack{Requests: sum.WriteRequests, Conflicts: []string{}, Errors: append([]string{}, sum.WriteErrors...)},
+		Rows:         []docRow{},
+	}
+	for _, k := range replayCountOrder {
+		if k != replay.StateQueued || dry {
+			d.Counts[k] = 0
+		}
+	}
+	if sum.Halted != nil {
+		d.Halted = true
+		d.Halt = &docHalt{Cause: sum.Halted.Cause, Source: sum.Halted.Source, Detail: sum.Halted.Detail}
+	}
+	for _, r := range sum.Rows {
+		if r.State != replay.StateRefused {
+			d.Planned++
+			d.Counts[r.State]++
+		}
+		d.Rows = append(d.Rows, docRow{ID: r.ID, Row: r.Row, Source: r.Source, URL: r.URL, Key: r.Key,
+			State: r.State, Attempts: r.Attempts, Detail: r.Detail})
+	}
+	for _, rf := range sum.Refused {
+		x := docRefusal{ID: rf.ID, Row: rf.Row, Reason: rf.Reason}
+		if rf.Skipped {
+			d.Skipped = append(d.Skipped, x)
+			d.Counts["skipped"]++
+		} else {
+			d.Refused = append(d.Refused, x)
+			d.Counts[replay.StateRefused]++
+		}
+	}
+	d.Counts["unknown"] = len(sel.unknown)
+	d.Counts["excluded"] = len(sel.excluded)
+	for _, c := range sum.WriteConflicts {
+		d.WriteBack.Conflicts = append(d.WriteBack.Conflicts, c.String())
+	}
+	for _, p := range sum.DryRun {
+		d.WouldSend = append(d.WouldSend, docCall{ID: p.ID, Row: p.Row, Method: p.Method, URL: p.URL, Key: p.Key,
+			Source: p.Source, Headers: append([]string{}, p.Headers...)})
+	}
+	d.ExitCode = sum.ExitCode()
+	if d.ExitCode == exitOK && (len(sel.unknown) > 0 || len(sel.excluded) > 0 || sel.named && stuckSkipped(t, sum.Refused)) {
+		d.ExitCode = exitPartial
+	}
+	return d
+}
+
+// stuckSkipped reports whether a row that was skipped by rule is one that is not done: a
+// rejected (sticky) or discarded row named on the command line was asked for and not
+// replayed, which DESIGN §7 counts as "some rows not done". Under --all, skipping them is
+// the point and doesn't count.
+func stuckSkipped(t *model.Table, refused []replay.Refusal) bool {
+	for _, rf := range refused {
+		if !rf.Skipped {
+			continue
+		}
+		if i := t.Index(rf.ID); i >= 0 {
+			if st := t.Records[i].Status; st == model.StatusRejected || st == model.StatusDiscarded {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// notDone counts the selected rows that did not end delivered, duplicate or skipped.
+func (d *replayDoc) notDone() int {
+	n := len(d.Refused) + len(d.UnknownIDs) + len(d.Excluded)
+	for _, r := range d.Rows {
+		switch r.State {
+		case replay.Delivered.String(), replay.Duplicate.String(), replay.StateRefused:
+		case replay.StateQueued:
+			if !d.DryRun {
+				n++
+			}
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// countsLine renders the non-zero counts: "3 delivered · 1 rejected · 2 skipped".
+func countsLine(counts map[string]int) string {
+	var parts []string
+	for _, k := range replayCountOrder {
+		if n := counts[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " · ")
+}
+
+// printReplayRows writes the per-row results (or, in a dry run, the calls that would be sent)
+// to stdout as a table. Every cell from the sheet or a destination is sanitised.
+func printReplayRows(w io.Writer, d *replayDoc) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	if d.DryRun {
+		if len(d.WouldSend) == 0 {
+			return
+		}
+		fmt.Fprintln(tw, "ROW\tKEY\tMETHOD\tURL\tSOURCE\tHEADERS")
+		for _, c := range d.WouldSend {
+			hdr := strings.Join(c.Headers, "; ")
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Row, model.SanitizeLine(c.Key), model.SanitizeLine(c.Method),
+				model.SanitizeLine(c.URL), model.SanitizeLine(c.Source), model.SanitizeLine(hdr))
+		}
+		tw.Flush()
+		return
+	}
+	if len(d.Rows) == 0 {
+		return
+	}
+	fmt.Fprintln(tw, "ROW\tKEY\tSOURCE\tSTATE\tATTEMPTS\tDETAIL")
+	for _, r := range d.Rows {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", r.Row, model.SanitizeLine(r.Key), model.SanitizeLine(r.Source),
+			r.State, r.Attempts, clip(model.SanitizeLine(r.Detail), 160))
+	}
+	tw.Flush()
+}
+
+// maxListed bounds each list of the human summary; --json has them all.
+const maxListed = 20
+
+// printReplaySummary writes the human summary to stderr: counts, the halt (loudly), rows not
+// attempted, refused and failed rows with their reasons, unknown IDs, and the write-back.
+func printReplaySummary(w io.Writer, d *replayDoc) {
+	verb := "replay"
+	if d.DryRun {
+		verb = "dry run"
+	}
+	fmt.Fprintf(w, "%s of %q: %s selected, %d planned: %s\n", verb, d.Tab, plural(d.Selected, "row", "rows"), d.Planned, countsLine(d.Counts))
+	if d.DryRun {
+		fmt.Fprintf(w, "dry run: %s would be sent (listed on stdout); nothing was sent or written\n", plural(len(d.WouldSend), "call", "calls"))
+	}
+	if d.Halt != nil {
+		fmt.Fprintf(w, "\n*** HALTED (%s, source %s): %s ***\n", d.Halt.Cause, model.SanitizeLine(d.Halt.Source), model.SanitizeLine(d.Halt.Detail))
+		fmt.Fprintf(w, "nothing new was sent after the halt; %s not attempted: fix the cause and run the same command again\n\n",
+			plural(len(d.NotAttempted), "row", "rows"))
+	} else if d.Cancelled {
+		fmt.Fprintf(w, "interrupted: requests in flight finished and their outcomes were written back; %s not attempted: run the same command again to continue (every row keeps its key, so nothing is applied twice)\n",
+			plural(len(d.NotAttempted), "row", "rows"))
+	}
+	list := func(label string, items []string) {
+		for i, s := range items {
+			if i == maxListed {
+				fmt.Fprintf(w, "%s ... and %d more (see --json)\n", label, len(items)-maxListed)
+				break
+			}
+			fmt.Fprintf(w, "%s %s\n", label, model.SanitizeLine(s))
+		}
+	}
+	var failed, notAttempted []string
+	for _, r := range d.Rows {
+		switch r.State {
+		case replay.Rejected.String(), replay.Systemic.String(), replay.Retryable.String(), replay.StateDeferred:
+			failed = append(failed, fmt.Sprintf("row %d (%s) %s: %s", r.Row, r.Key, r.State, r.Detail))
+		case replay.StateNotAttempted:
+			notAttempted = append(notAttempted, fmt.Sprintf("row %d (%s)", r.Row, r.Key))
+		}
+	}
+	list("failed:", failed)
+	list("not attempted:", notAttempted)
+	reasons := func(rs []docRefusal) []string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			out[i] = r.Reason
+		}
+		return out
+	}
+	list("refused:", reasons(d.Refused))
+	list("skipped:", reasons(d.Skipped))
+	list("not selected:", reasons(d.Excluded))
+	for i, id := range d.UnknownIDs {
+		if i == maxListed {
+			fmt.Fprintf(w, "unknown ID: ... and %d more (see --json)\n", len(d.UnknownIDs)-maxListed)
+			break
+		}
+		fmt.Fprintf(w, "unknown ID %q: no row of %q has it (IDs are the rows' keys; refresh with `triage list --tab %s`)\n", model.SanitizeLine(id), d.Tab, d.Tab)
+	}
+	if !d.DryRun {
+		wb := d.WriteBack
+		fmt.Fprintf(w, "write-back: %s, %s, %s\n", plural(wb.Requests, "request", "requests"),
+			plural(len(wb.Conflicts), "conflict", "conflicts"), plural(len(wb.Errors), "error", "errors"))
+		list("write-back conflict:", wb.Conflicts)
+		list("write-back error:", wb.Errors)
+	}
+}
+
+// isTerminal reports whether w is a terminal (a character device), where the progress line
+// is redrawn in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := unwrapWriter(w).(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressLine prints a run's progress on stderr: redrawn in place ("\r") a few times a
+// second on a terminal; otherwise one line per progressEvery finished rows, one on a halt and
+// one at the end. The run's Progress callback only records the event; a goroutine does the
+// writing, so a slow stderr never holds up the run.
+type progressLine struct {
+	w     io.Writer
+	tty   bool
+	now   func() time.Time
+	start time.Time
+
+	mu      sync.Mutex
+	last    replay.Event
+	changed bool
+	queued  []string // lines to print (not a terminal)
+	bucket  int      // progressEvery buckets already printed
+	halted  bool
+
+	wake    chan struct{}
+	quit    chan struct{}
+	stopped chan struct{}
+	tick    <-chan time.Time // redraw on a terminal (nil otherwise)
+	stop    func()           // stops tick's source; called before stopped is closed
+	width   int              // of the last line drawn in place
+}
+
+// progressRedraw is how often the terminal progress line is redrawn.
+const progressRedraw = 200 * time.Millisecond
+
+// progressEvery is how many finished rows apart the progress lines are when stderr is not a
+// terminal.
+const progressEvery = 50
+
+func newProgressLine(w io.Writer, tty bool, now func() time.Time) *progressLine {
+	if !tty {
+		return startProgressLine(w, false, now, nil, func() {})
+	}
+	t := time.NewTicker(progressRedraw)
+	return startProgressLine(w, true, now, t.C, t.Stop)
+}
+
+// startProgressLine starts a progress line whose terminal redraws happen on each receive from
+// tick (tests drive it by hand); stop is called when the line is finished.
+func startProgressLine(w io.Writer, tty bool, now func() time.Time, tick <-chan time.Time, stop func()) *progressLine {
+	p := &progressLine{w: w, tty: tty, now: now, start: now(), wake: make(chan struct{}, 1),
+		quit: make(chan struct{}), stopped: make(chan struct{}), tick: tick, stop: stop}
+	go p.loop()
+	return p
+}
+
+// event is the run's Progress callback.
+func (p *progressLine) event(ev replay.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last, p.changed = ev, true
+	if p.tty {
+		return
+	}
+	line := ""
+	if ev.Halted != nil && !p.halted {
+		p.halted = true
+		line = p.render(ev)
+	} else if b := ev.Done / progressEvery; b > p.bucket && ev.Done < ev.Total {
+		p.bucket = b
+		line = p.render(ev)
+	}
+	if line != "" {
+		p.queued = append(p.queued, line)
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (p *progressLine) loop() {
+	defer close(p.stopped)
+	defer p.stop()
+	tick := p.tick
+	for {
+		select {
+		case <-p.wake:
+			p.flushQueued()
+		case <-tick:
+			p.mu.Lock()
+			line, ok := "", p.changed
+			if ok {
+				line, p.changed = p.render(p.last), false
+			}
+			p.mu.Unlock()
+			if ok {
+				p.drawInPlace(line)
+			}
+		case <-p.quit:
+			p.flushQueued()
+			p.mu.Lock()
+			line, started := p.render(p.last), p.last.Total > 0
+			p.mu.Unlock()
+			if !started {
+				if p.tty && p.width > 0 {
+					fmt.Fprintln(p.w)
+				}
+				return
+			}
+			if p.tty {
+				p.drawInPlace(line)
+				fmt.Fprintln(p.w)
+			} else {
+				fmt.Fprintln(p.w, line)
+			}
+			return
+		}
+	}
+}
+
+func (p *progressLine) flushQueued() {
+	p.mu.Lock()
+	lines := p.queued
+	p.queued = nil
+	p.mu.Unlock()
+	for _, l := range lines {
+		fmt.Fprintln(p.w, l)
+	}
+}
+
+// drawInPlace redraws the terminal line, padding over a longer previous one (no escape
+// sequences, so it works on any terminal).
+func (p *progressLine) drawInPlace(line string) {
+	pad := ""
+	if n := len([]rune(line)); n < p.width {
+		pad = strings.Repeat(" ", p.width-n)
+	}
+	p.width = len([]rune(line))
+	redrawLine(p.w, line+pad)
+}
+
+// finish prints the final progress line and stops the printer.
+func (p *progressLine) finish() {
+	close(p.quit)
+	<-p.stopped
+}
+
+// render formats an event: "replay: 37/120 delivered 30 duplicate 2 rejected 1 retryable 4 ·
+// 12.3 rows/s · ETA 7s", with the halt appended once it has tripped. Call with p.mu held.
+func (p *progressLine) render(ev replay.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "replay: %d/%d", ev.Done, ev.Total)
+	for _, o := range replay.Outcomes {
+		if n := ev.Counts[o]; n > 0 {
+			fmt.Fprintf(&b, " %s %d", o, n)
+		}
+	}
+	el := p.now().Sub(p.start).Seconds()
+	if el > 0 && ev.Done > 0 {
+		rate := float64(ev.Done) / el
+		fmt.Fprintf(&b, " · %.1f rows/s", rate)
+		if left := ev.Total - ev.Done; left > 0 && ev.Halted == nil {
+			eta := time.Duration(float64(left) / rate * float64(time.Second)).Round(time.Second)
+			fmt.Fprintf(&b, " · ETA %s", eta)
+		}
+	}
+	if ev.Halted != nil {
+		fmt.Fprintf(&b, " · HALTED (%s, source %s): %s", ev.Halted.Cause, model.SanitizeLine(ev.Halted.Source), model.SanitizeLine(ev.Halted.Detail))
+	}
+	return b.String()
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/triage-dev/triage/model"
+)
+
+func newRequeueStaleCmd(g *globals, e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "requeue-stale",
+		Short: "Put stale claims of a job queue back to pending",
+		Long: `Put the claims of a queue tab that are older than a threshold (the tab's stale_after,
+30m unless configured, or --older-than) back to pending, so another worker takes them.
+Each row is found by its ID; --dry-run lists the stale claims and changes nothing.`,
+		Example: `  triage requeue-stale --dry-run
+  triage requeue-stale --tab Jobs --older-than 2h --json`,
+		Args: noArgs,
+	}
+	fs := cmd.Flags()
+	tab := fs.String("tab", "", "name of the queue tab (default: the configured queue tab)")
+	completeTabs(cmd)
+	older := fs.Duration("older-than", 0, "stale threshold, a positive duration such as 30m or 2h (default: the tab's stale_after, 30m)")
+	dry := fs.Bool("dry-run", false, "list the stale claims, change nothing")
+	asJSON := fs.Bool("json", false, "one JSON document on stdout")
+	g.register(fs, gAll)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		if fs.Changed("older-than") && *older <= 0 {
+			// Zero or negative would make every claim stale (or silently fall back to the
+			// default): either way not what was asked for.
+			return usageErr("requeue-stale: --older-than %s: want a positive duration such as 30m or 2h (leave it out for the tab's stale_after)", *older)
+		}
+		name := *tab
+		if name == "" {
+			name = string(model.RoleQueue)
+		}
+		st, t, err := openTab(ctx, g, e, name)
+		if err != nil {
+			return err
+		}
+		if t.Config.Role != model.RoleQueue {
+			return usageErr("requeue-stale: %q is not a queue tab", t.Config.Name)
+		}
+		if *older > 0 {
+			t.Config.StaleAfter = *older
+		}
+		now := time.Now()
+		doc := newEditDoc(t.Config.Name)
+		doc.DryRun = *dry
+		var edits []model.Edit
+		stuck := 0
+		notes := map[string]string{}
+		for i := range t.Records {
+			r := &t.Records[i]
+			ed, ok := model.Requeue(t, r, now)
+			if !ok {
+				continue
+			}
+			if r.ID == "" {
+				// A stale claim that can't be written (no ID, or one shared with another row) is
+				// still stale: say so, and count it as not done.
+				why := "stale claim not requeued: " + strings.Join(r.Problems, "; ")
+				fmt.Fprintf(e.stderr, "row %d: %s\n", r.Row, model.SanitizeLine(why))
+				doc.Unchanged = append(doc.Unchanged, editDocNote{Row: r.Row, Reason: why})
+				stuck++
+				continue
+			}
+			notes[r.ID] = fmt.Sprintf("claimed by %s %s ago", first(t.Get(r, model.FClaimedBy), "?"), humanDuration(now.Sub(r.Time)))
+			edits = append(edits, ed)
+			if *dry {
+				doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: setFields(ed), Note: notes[r.ID]})
+			}
+		}
+		finish := func() error {
+			nd := doc.notDone()
+			if nd > 0 || len(doc.Damaged) > 0 {
+				doc.ExitCode = exitPartial
+			}
+			if err := doc.print(e, *asJSON); err != nil {
+				return err
+			}
+			switch {
+			case nd == stuck && stuck > 0:
+				return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed%s", plural(stuck, "stale claim", "stale claims"), doc.damagedNote())}
+			case nd > 0:
+				return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued%s", plural(nd, "claim", "claims"), doc.damagedNote())}
+			case len(doc.Damaged) > 0:
+				return &exitError{code: exitPartial, err: fmt.Errorf("every stale claim requeued, but %s", doc.damagedNote()[2:])}
+			}
+			return nil
+		}
+		if len(edits) == 0 {
+			if stuck == 0 {
+				fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", humanDuration(t.Config.StaleAfter), t.Config.Name)
+			}
+			return finish()
+		}
+		if *dry {
+			fmt.Fprintf(e.stderr, "dry run: %s would go back to pending\n", plural(len(edits), "claim", "claims"))
+			return finish()
+		}
+		res, err := st.Apply(ctx, edits)
+		if err != nil {
+			return writeFailed(t.Config.Name, err)
+		}
+		doc.addApply(e, res)
+		for i := range doc.Changed {
+			doc.Changed[i].Note = notes[doc.Changed[i].ID]
+		}
+		fmt.Fprintf(e.stderr, "requeued %s\n", plural(len(res.Applied), "claim", "claims"))
+		return finish()
+	}
+	return cmd
+}

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"charm.land/fang/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/tui"
+)
+
+// Run executes one invocation (args without the program name) with the given standard
+// streams and environment, and returns its exit code (DESIGN §7). Tests call it; Main calls
+// it with the process's own.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv})
+}
+
+// run executes one invocation and returns its exit code. Everything a command prints goes
+// through the one sanitising writer (jsonout.go), stdout and stderr alike, help and errors
+// included; the TUI draws on the terminal itself, not through e.
+func run(ctx context.Context, args []string, e *env) int {
+	out, errw := newSafeWriter(e.stdout), newSafeWriter(e.stderr)
+	defer func() {
+		_ = out.Flush()
+		_ = errw.Flush()
+	}()
+	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, applyKeys: e.applyKeys}
+	root := newRootCmd(&globals{}, e)
+	root.SetArgs(args)
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	bi := readBuildInfo()
+	err := fang.Execute(ctx, root,
+		fang.WithVersion(bi.Version),
+		fang.WithCommit(bi.Revision),
+		fang.WithoutManpage(),                                         // ours (man.go) writes to the command's stdout, not os.Stdout
+		fang.WithErrorHandler(func(io.Writer, fang.Styles, error) {}), // printed below, once
+	)
+	return exitCode(err, e)
+}
+
+// exitCode maps a command's error to its exit code and prints it, sanitised, on stderr.
+func exitCode(err error, e *env) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	code := exitUsage // cobra's own errors (unknown command, bad flag, wrong arguments) are usage errors
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	}
+	// Errors can quote the sheet (a header that was found, a status) or a server's answer:
+	// the message goes through the same sanitiser as everything else on the terminal.
+	fmt.Fprintln(e.stderr, "triage:", model.Sanitize(err.Error()))
+	return code
+}
+
+// newRootCmd builds the command tree: the root opens the TUI, the rest are subcommands.
+func newRootCmd(g *globals, e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "triage",
+		Short: "Triage a Google Sheet inbox, dead-letter queue and job queue from a terminal",
+		Long: `Triage a Google Sheet inbox, dead-letter queue and job queue from a terminal.
+
+Without a command, triage opens the terminal UI on the spreadsheet. Flags beat the
+environment, which beats the config file ($XDG_CONFIG_HOME/triage/config.toml).
+
+Exit codes: 0 ok; 1 some rows not done (rejected, deferred, conflict, unknown ID);
+2 usage, config or connection error; 3 a replay run halted.`,
+		Example: `  triage --spreadsheet 1AbC...          # the TUI on a sheet
+  triage demo                            # the TUI on an embedded demo workbook
+  triage list --tab Inbox --status new   # rows as a table
+  triage replay --all --dry-run          # what a replay would send`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cmdTUI(cmd.Context(), g, e)
+		},
+	}
+	g.register(root.Flags(), gAll)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(
+		newDemoCmd(g, e),
+		newEmulatorCmd(g, e),
+		newListCmd(g, e),
+		newSetStatusCmd(g, e),
+		newClearErrorCmd(g, e),
+		newRequeueStaleCmd(g, e),
+		newReplayCmd(g, e),
+		newInitCmd(g, e),
+		newAuthCmd(g, e),
+		newConfigCmd(g, e),
+		newVersionCmd(e),
+		newManCmd(),
+	)
+	return root
+}
+
+// noArgs refuses positional arguments: a stray word is a usage error, not ignored.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.HasSubCommands() {
+		return usageErr("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+	}
+	return usageErr("%s takes no arguments, got %q (see %s --help)", cmd.CommandPath(), args[0], cmd.CommandPath())
+}
+
+// minArgs wants at least n positional arguments, named what in the message.
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageErr("%s: want at least %d %s (see %s --help)", cmd.CommandPath(), n, what, cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+// Main runs the command line of the process (os.Args, the standard streams, the
+// environment) and returns its exit code. applyKeys applies the config's [keys] table to the
+// TUI's key map (keymap.go at the module root).
+func Main(ctx context.Context, applyKeys func(*tui.KeyMap, map[string][]string) error) int {
+	return run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, applyKeys: applyKeys})
+}
+
+// completeTabs offers the tab roles for a command's --tab (a tab's name works too).
+func completeTabs(cmd *cobra.Command) {
+	_ = cmd.RegisterFlagCompletionFunc("tab", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"inbox\tthe contact-form inbox", "deadletter\tthe failed calls", "queue\tthe job queue"}, cobra.ShellCompDirectiveNoFileComp
+	})
+}

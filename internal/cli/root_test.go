@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/spf13/cobra"
+)
+
+// helpCommands is every command whose --help has a golden file (testdata/TestHelp/...).
+var helpCommands = [][]string{
+	{},
+	{"demo"},
+	{"emulator"},
+	{"list"},
+	{"set-status"},
+	{"clear-error"},
+	{"requeue-stale"},
+	{"replay"},
+	{"init"},
+	{"auth"},
+	{"auth", "login"},
+	{"auth", "status"},
+	{"auth", "logout"},
+	{"config"},
+	{"config", "check"},
+	{"version"},
+	{"man"},
+	{"completion"},
+}
+
+// TestHelp: every command's --help is on stdout, exit 0, nothing on stderr, and matches its
+// golden file (go test ./internal/cli -run TestHelp -update to rewrite them).
+func TestHelp(t *testing.T) {
+	for _, args := range helpCommands {
+		name := strings.Join(append([]string{"triage"}, args...), "_")
+		t.Run(name, func(t *testing.T) {
+			c := &cli{t: t, env: map[string]string{}}
+			r := c.run(append(append([]string{}, args...), "--help")...)
+			if r.code != exitOK || r.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			golden.RequireEqual(t, r.stdout)
+		})
+	}
+}
+
+// TestEveryCommandIsDocumented: each of our commands says what it does, how it is called
+// and shows an example, and validates its arguments.
+func TestEveryCommandIsDocumented(t *testing.T) {
+	root := newRootCmd(&globals{}, &env{getenv: func(string) string { return "" }})
+	seen := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		seen++
+		if c.Short == "" || c.Long == "" || c.Example == "" || c.Args == nil {
+			t.Errorf("%s: Short, Long, Example and Args are all wanted", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	if seen < 17 {
+		t.Errorf("walked %d commands", seen)
+	}
+	covered := map[string]bool{}
+	for _, args := range helpCommands {
+		covered[strings.Join(args, " ")] = true
+	}
+	var check func(c *cobra.Command, path []string)
+	check = func(c *cobra.Command, path []string) {
+		if !covered[strings.Join(path, " ")] {
+			t.Errorf("no --help golden for %q", strings.Join(path, " "))
+		}
+		for _, sub := range c.Commands() {
+			check(sub, append(append([]string{}, path...), sub.Name()))
+		}
+	}
+	check(root, nil)
+}
+
+// TestFlagsApply: a command lists only the global flags that apply to it.
+func TestFlagsApply(t *testing.T) {
+	c := &cli{t: t, env: map[string]string{}}
+	for _, tc := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"demo"}, []string{"--readonly"}, []string{"--spreadsheet", "--credentials", "--endpoint", "--config"}},
+		{[]string{"emulator"}, []string{"--addr", "--workbook"}, []string{"--spreadsheet", "--credentials", "--readonly"}},
+		{[]string{"list"}, []string{"--tab", "--status", "--filter", "--json", "--spreadsheet"}, []string{"--readonly", "--dry-run"}},
+		{[]string{"config", "check"}, []string{"--config"}, []string{"--spreadsheet", "--readonly"}},
+		{[]string{"auth", "logout"}, nil, []string{"--spreadsheet", "--port"}},
+		{[]string{"set-status"}, []string{"--json", "--readonly"}, nil},
+		{[]string{"clear-error"}, []string{"--json"}, nil},
+		{[]string{"requeue-stale"}, []string{"--json", "--dry-run", "--older-than"}, nil},
+		{[]string{"replay"}, []string{"--json", "--dry-run", "--concurrency", "--all"}, nil},
+	} {
+		r := c.run(append(tc.args, "--help")...)
+		for _, f := range tc.want {
+			if !listsFlag(r.stdout, f) {
+				t.Errorf("%v --help lacks %s", tc.args, f)
+			}
+		}
+		for _, f := range tc.not {
+			if listsFlag(r.stdout, f) {
+				t.Errorf("%v --help lists %s, which doesn't apply", tc.args, f)
+			}
+		}
+	}
+	if r := c.run("demo", "--spreadsheet", "x"); r.code != exitUsage || !strings.Contains(r.stderr, "unknown flag: --spreadsheet") {
+		t.Errorf("demo --spreadsheet: %+v", r)
+	}
+}
+
+// listsFlag reports whether help text lists the flag in its flags section.
+func listsFlag(help, flag string) bool {
+	return regexp.MustCompile(`(?m)^\s+(-\w )?` + regexp.QuoteMeta(flag) + `\s{2,}\S`).MatchString(help)
+}
+
+func TestVersion(t *testing.T) {
+	c := &cli{t: t, env: map[string]string{}}
+	bi := readBuildInfo()
+	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}} {
+		r := c.run(args...)
+		if r.code != exitOK || r.stderr != "" || !strings.Contains(r.stdout, "triage") || !strings.Contains(r.stdout, bi.Version) {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+	if r := c.run("version", "extra"); r.code != exitUsage {
+		t.Errorf("version extra: %+v", r)
+	}
+	got := buildInfo{Version: "v1.2.3", Revision: "0123456789abcdef", Time: "2026-11-30T10:00:00Z", Modified: true, GoVersion: "go1.26.8"}.String()
+	for _, want := range []string{"triage v1.2.3", "commit:     0123456789abcdef (modified)", "date:       2026-11-30T10:00:00Z", "go:         go1.26.8"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("version text lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	c := &cli{t: t, env: map[string]string{}}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		r := c.run("completion", sh)
+		if r.code != exitOK || !strings.Contains(r.stdout, "triage") {
+			t.Fatalf("completion %s: exit %d, stderr %q", sh, r.code, r.stderr)
+		}
+		if sh != "bash" {
+			continue
+		}
+		bash, err := exec.LookPath("bash")
+		if err != nil {
+			t.Skip("no bash")
+		}
+		p := filepath.Join(t.TempDir(), "triage.bash")
+		if err := os.WriteFile(p, []byte(r.stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(bash, "-n", p).CombinedOutput(); err != nil {
+			t.Errorf("bash -n: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestCompleteTab: the shell completion offers the tab roles for --tab.
+func TestCompleteTab(t *testing.T) {
+	c := &cli{t: t, env: map[string]string{}}
+	r := c.run("__complete", "list", "--tab", "")
+	if r.code != exitOK || !strings.Contains(r.stdout, "inbox") || !strings.Contains(r.stdout, "deadletter") || !strings.Contains(r.stdout, "queue") {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestManPage(t *testing.T) {
+	c := &cli{t: t, env: map[string]string{}}
+	r := c.run("man")
+	if r.code != exitOK || r.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, want := range []string{".TH TRIAGE 1", ".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", "set-status", "requeue-stale"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("man page lacks %q", want)
+		}
+	}
+	if man, err := exec.LookPath("man"); err == nil {
+		p := filepath.Join(t.TempDir(), "triage.1")
+		if err := os.WriteFile(p, []byte(r.stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(man, "-l", p)
+		cmd.Env = append(os.Environ(), "MANPAGER=cat", "PAGER=cat", "MANWIDTH=80")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "triage") {
+			t.Errorf("man -l: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestCLIUsageErrors: every bad invocation is exit 2 with a message on stderr that names
+// what is wrong (and the allowed values), nothing on stdout, and no request sent.
+func TestCLIUsageErrors(t *testing.T) {
+	_, url := startEmu(t, smallWorkbook())
+	c := newCLI(t, url)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`}},
+		{[]string{"--nope"}, []string{"unknown flag: --nope", "triage --help"}},
+		{[]string{"list", "--tab", "Inbox", "new"}, []string{"takes no arguments", `"new"`}},
+		{[]string{"--spreadsheet", "s1", "list", "--tab", "Inbox", "--status", "bogus"}, []string{`"bogus"`, "new, read, replied, done, spam"}},
+		{[]string{"list", "--bogus"}, []string{"unknown flag: --bogus", "triage list --help"}},
+		{[]string{"set-status", "--tab", "Inbox", "--status", "done"}, []string{"at least 1 row ID"}},
+		{[]string{"clear-error", "--tab", "Jobs"}, []string{"at least 1 row ID"}},
+		{[]string{"requeue-stale", "extra"}, []string{"takes no arguments"}},
+		{[]string{"requeue-stale", "--older-than", "0s"}, []string{"positive duration"}},
+		{[]string{"replay", "--all", "--concurrency", "0"}, []string{"--concurrency 0", "from 1 to 20"}},
+		{[]string{"replay", "--all", "--concurrency", "21"}, []string{"--concurrency 21", "from 1 to 20"}},
+		{[]string{"replay", "--all", "--concurrency", "-3"}, []string{"--concurrency -3", "from 1 to 20"}},
+		{[]string{"replay", "--all", "--concurrency", "x"}, []string{"--concurrency", "invalid"}},
+		{[]string{"replay", "--all", "id1"}, []string{"--all or row IDs, not both"}},
+		{[]string{"replay"}, []string{"nothing selected"}},
+		{[]string{"--spreadsheet", "s1", "replay", "--tab", "Inbox", "--all"}, []string{`"Inbox" is an inbox tab`}},
+		{[]string{"init", "extra"}, []string{"takes no arguments"}},
+		{[]string{"demo", "extra"}, []string{"takes no arguments"}},
+		{[]string{"demo", "--spreadsheet", "s1"}, []string{"unknown flag: --spreadsheet"}},
+		{[]string{"auth"}, []string{"login, status, logout"}},
+		{[]string{"auth", "status", "--port", "8085"}, []string{"unknown flag: --port"}},
+		{[]string{"config"}, []string{"check"}},
+		{[]string{"config", "check", "extra"}, []string{"takes no arguments"}},
+		{[]string{"version", "extra"}, []string{"takes no arguments"}},
+	} {
+		r := c.run(tc.args...)
+		if r.code != exitUsage || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q; want exit 2 and no stdout", tc.args, r.code, r.stdout)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, r.stderr, w)
+			}
+		}
+		if strings.Count(r.stderr, "triage:") != 1 {
+			t.Errorf("%v: the error should be printed once: %q", tc.args, r.stderr)
+		}
+	}
+}

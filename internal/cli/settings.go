@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/sheets"
+)
+
+// This file is the one settings resolver: flags beat the environment, which beats the config
+// file. It is the only code in this package that reads the environment
+// (TestOnlySettingsReadsTheEnvironment); everything else gets what it needs from settings
+// or environment.
+
+// globals are the flags every command accepts.
+type globals struct {
+	spreadsheet, config, endpoint, credentials string
+	readonly                                   bool
+}
+
+// settings are the globals resolved against the environment and the config file:
+// flags beat the environment, which beats the config file.
+type settings struct {
+	cfg         *config.Config
+	spreadsheet string
+	endpoint    string
+	credentials string
+	readonly    bool
+}
+
+// environment is every environment variable the CLI consults, read once per invocation.
+type environment struct {
+	spreadsheet       string // TRIAGE_SPREADSHEET
+	configFile        string // TRIAGE_CONFIG
+	defaultConfigPath string // $XDG_CONFIG_HOME/triage/config.toml (config.DefaultPathFrom)
+	emulatorHost      string // SHEETS_EMULATOR_HOST (host:port)
+	credentials       string // GOOGLE_APPLICATION_CREDENTIALS
+	cloudSDKConfig    string // CLOUDSDK_CONFIG (gcloud's directory)
+	home              string // HOME, else the OS's idea of it
+	stateHome         string // XDG_STATE_HOME, else ~/.local/state
+	user              string // USER, else LOGNAME
+	noColor           bool   // NO_COLOR
+	ssh               bool   // SSH_CONNECTION or SSH_TTY: a remote session
+	display           bool   // DISPLAY or WAYLAND_DISPLAY: a local browser can open
+	// secret reads a source header's "env:NAME" value at send time (config §8).
+	secret func(string) string
+}
+
+func readEnvironment(getenv func(string) string) environment {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	v := environment{
+		spreadsheet:       getenv("TRIAGE_SPREADSHEET"),
+		configFile:        getenv("TRIAGE_CONFIG"),
+		defaultConfigPath: config.DefaultPathFrom(getenv),
+		emulatorHost:      getenv(sheets.EmulatorHostEnv),
+		credentials:       getenv("GOOGLE_APPLICATION_CREDENTIALS"),
+		cloudSDKConfig:    getenv("CLOUDSDK_CONFIG"),
+		home:              first(getenv("HOME"), homeDir()),
+		stateHome:         getenv("XDG_STATE_HOME"),
+		user:              first(getenv("USER"), getenv("LOGNAME")),
+		noColor:           getenv("NO_COLOR") != "",
+		ssh:               getenv("SSH_CONNECTION") != "" || getenv("SSH_TTY") != "",
+		display:           getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "",
+		secret:            getenv,
+	}
+	if v.stateHome == "" && v.home != "" {
+		v.stateHome = filepath.Join(v.home, ".local", "state")
+	}
+	return v
+}
+
+// vars is the environment of this invocation (read on first use).
+func (e *env) vars() *environment {
+	if e.environ == nil {
+		v := readEnvironment(e.getenv)
+		e.environ = &v
+	}
+	return e.environ
+}
+
+// configPath is the config file to read and whether it was asked for (--config or
+// TRIAGE_CONFIG: then a missing file is an error; the default place may have none).
+func configPath(g *globals, e *env) (path string, explicit bool) {
+	if p := first(g.config, e.vars().configFile); p != "" {
+		return p, true
+	}
+	return e.vars().defaultConfigPath, false
+}
+
+func resolve(g *globals, e *env) (*settings, error) {
+	path, explicit := configPath(g, e)
+	cfg := &config.Config{}
+	if path != "" {
+		c, err := config.Load(path, explicit)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `triage config check` after fixing it", err)}
+		}
+		for _, w := range c.Warnings {
+			fmt.Fprintf(e.stderr, "triage: warning: %s:%d: %s\n", path, w.Line, w.Msg)
+		}
+		cfg = c
+	}
+	s := &settings{cfg: cfg, readonly: g.readonly || cfg.ReadOnly}
+	s.spreadsheet = first(g.spreadsheet, e.vars().spreadsheet, cfg.Spreadsheet)
+	s.endpoint = g.endpoint
+	if s.endpoint == "" {
+		if h := e.vars().emulatorHost; h != "" {
+			s.endpoint = "http://" + strings.TrimPrefix(h, "http://")
+		}
+	}
+	s.credentials = first(g.credentials, e.vars().credentials)
+	return s, nil
+}
+
+func first(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// tokenCachePath is where `triage auth login` keeps the user's token.
+func tokenCachePath(e *env) string {
+	if e.vars().stateHome == "" {
+		return ""
+	}
+	return filepath.Join(e.vars().stateHome, "triage", "token.json")
+}
+
+// globalFlag selects which of the global flags a command takes.
+type globalFlag int
+
+const (
+	gSpreadsheet globalFlag = 1 << iota
+	gConfig
+	gEndpoint
+	gCredentials
+	gReadonly
+
+	gConnect = gSpreadsheet | gConfig | gEndpoint | gCredentials // commands that only read
+	gAll     = gConnect | gReadonly
+)
+
+// register adds the selected global flags to a command's flag set.
+func (g *globals) register(fs *pflag.FlagSet, which globalFlag) {
+	if which&gSpreadsheet != 0 {
+		fs.StringVar(&g.spreadsheet, "spreadsheet", g.spreadsheet, "spreadsheet ID (env TRIAGE_SPREADSHEET)")
+	}
+	if which&gConfig != 0 {
+		fs.StringVar(&g.config, "config", g.config, "config file (env TRIAGE_CONFIG; default $XDG_CONFIG_HOME/triage/config.toml)")
+	}
+	if which&gEndpoint != 0 {
+		fs.StringVar(&g.endpoint, "endpoint", g.endpoint, "Sheets API endpoint URL, no auth (env SHEETS_EMULATOR_HOST=host:port)")
+	}
+	if which&gCredentials != 0 {
+		fs.StringVar(&g.credentials, "credentials", g.credentials, "the JSON key of a service account or an authorized user (env GOOGLE_APPLICATION_CREDENTIALS)")
+	}
+	if which&gReadonly != 0 {
+		fs.BoolVar(&g.readonly, "readonly", g.readonly, "open read-only: nothing is written, enforced by the store")
+	}
+}
+
+func homeDir() string {
+	h, _ := os.UserHomeDir()
+	return h
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/tui"
+)
+
+// cmdTUI opens the TUI on the configured spreadsheet. The first load happens before the
+// terminal is taken over, so a wrong ID, an unshared sheet or a dead network is a clear
+// message and exit code 2, not a broken screen.
+func cmdTUI(ctx context.Context, g *globals, e *env) error {
+	s, err := resolve(g, e)
+	if err != nil {
+		return err
+	}
+	st, _, err := openStore(ctx, s, e)
+	if err != nil {
+		return err
+	}
+	sources, err := buildSources(s.cfg)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	wb, err := loadWorkbook(ctx, st)
+	if err != nil {
+		return err
+	}
+	rp := &replayAdapter{client: newReplayClient(sources, e.vars().secret), store: st, sources: sources, now: time.Now, concurrency: 4}
+	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb})
+}
+
+// runTUI runs the bubbletea program until the user quits.
+func runTUI(ctx context.Context, e *env, cfg *config.Config, opts tui.Options) error {
+	km := tui.DefaultKeyMap()
+	if len(cfg.Keys) > 0 {
+		if e.applyKeys == nil {
+			return usageErr("config [keys]: key overrides are not supported by this build")
+		}
+		if err := e.applyKeys(&km, cfg.Keys); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	if err := km.Validate(); err != nil {
+		return usageErr("config [keys]: %v", err)
+	}
+	opts.KeyMap = km
+	opts.NoColor = e.vars().noColor
+	opts.Mouse = opts.Mouse || cfg.Mouse
+	var popts []tea.ProgramOption
+	popts = append(popts, tea.WithContext(ctx))
+	if opts.NoColor {
+		// charm reads NO_COLOR as a bool and ignores NO_COLOR=yes; any non-empty value counts.
+		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	p := tea.NewProgram(tui.New(opts), popts...)
+	_, err := p.Run()
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	return nil
+}
