@@ -138,7 +138,7 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 			// Past the bound only our values on other rows are still being put back. Someone
 			// is sorting or inserting without pause: give them a moment (full jitter, as for
 			// a retry), then look again.
-			if err := s.retry.Sleep(ctx, uniform(s.retry.Backoff(round-maxWriteRounds-1))); err != nil {
+			if err := s.retry.Sleep(ctx, jitter(s.retry.Backoff(round-maxWriteRounds-1))); err != nil {
 				return st.finish(&writePlan{}, fmt.Errorf("%s: %w", op, err))
 			}
 		}

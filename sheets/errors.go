@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // Sentinel errors. Every error the store returns for one of these situations wraps the
@@ -119,9 +121,9 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 			e.Msg = fmt.Sprintf("no spreadsheet with ID %q: check --spreadsheet / TRIAGE_SPREADSHEET (the ID is the part of the URL between /d/ and /edit) (404: %s)", c.spreadsheetID, msg)
 		case gerr.Code == 429:
 			e.Kind = ErrRateLimited
-			e.Msg = fmt.Sprintf("the Sheets API rate limit (60 requests a minute per user) was still exceeded after %s: wait a minute and try again (429: %s)", plural(attempts, "attempt"), msg)
+			e.Msg = fmt.Sprintf("the Sheets API rate limit (60 requests a minute per user) was still exceeded after %s: wait a minute and try again (429: %s)", model.Count(attempts, "attempt", "attempts"), msg)
 		case gerr.Code >= 500:
-			e.Msg = fmt.Sprintf("the Sheets API kept failing (%d: %s) after %s: try again in a few minutes", gerr.Code, msg, plural(attempts, "attempt"))
+			e.Msg = fmt.Sprintf("the Sheets API kept failing (%d: %s) after %s: try again in a few minutes", gerr.Code, msg, model.Count(attempts, "attempt", "attempts"))
 		default:
 			e.Msg = fmt.Sprintf("the Sheets API refused the request (%d: %s)", gerr.Code, msg)
 		}
@@ -132,19 +134,11 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 		if errors.As(err, &uerr) {
 			cause = uerr.Err // the request URL is noise here; the endpoint is named already
 		}
-		e.Msg = fmt.Sprintf("can't reach the Sheets API at %s after %s: %v; check the network / proxy (HTTPS_PROXY)", c.endpoint, plural(attempts, "attempt"), cause)
+		e.Msg = fmt.Sprintf("can't reach the Sheets API at %s after %s: %v; check the network / proxy (HTTPS_PROXY)", c.endpoint, model.Count(attempts, "attempt", "attempts"), cause)
 	default:
 		e.Msg = err.Error()
 	}
 	return e
-}
-
-// plural is "1 attempt", "3 attempts".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func tokenErrorText(r *oauth2.RetrieveError) string {

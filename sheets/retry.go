@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // RetryPolicy bounds the retries of one Sheets API call. The store retries 429, 5xx and
@@ -45,7 +47,7 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.Cap = DefaultRetryCap
 	}
 	if p.Sleep == nil {
-		p.Sleep = sleepCtx
+		p.Sleep = model.Sleep
 	}
 	return p
 }
@@ -54,42 +56,12 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 // min(Cap, Base·2^(n-1)). The actual wait is uniform in [0, Backoff(n)].
 func (p RetryPolicy) Backoff(n int) time.Duration {
 	p = p.withDefaults()
-	if n < 1 {
-		n = 1
-	}
-	d := p.Base
-	for i := 1; i < n; i++ {
-		if d >= p.Cap/2 {
-			return p.Cap
-		}
-		d *= 2
-	}
-	if d > p.Cap {
-		d = p.Cap
-	}
-	return d
+	return model.BackoffCeil(n, p.Base, p.Cap)
 }
 
-// uniform returns a wait drawn uniformly from [0, ceil] (full jitter).
-func uniform(ceil time.Duration) time.Duration {
-	if ceil <= 0 {
-		return 0
-	}
-	return time.Duration(rand.Int64N(int64(ceil) + 1))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+// jitter draws the full-jitter wait under ceil.
+func jitter(ceil time.Duration) time.Duration {
+	return model.FullJitter(ceil, rand.Float64())
 }
 
 // Fast failure of a Load that can't connect at all (no network, wrong --endpoint, a dead
@@ -196,7 +168,7 @@ func (s *Store) backoff(ctx context.Context, op string, b *budget, err error) er
 	if !retryable(err) || b.failed >= limit {
 		return s.errs.classify(op, err, b.failed)
 	}
-	if serr := p.Sleep(ctx, uniform(ceil)); serr != nil {
+	if serr := p.Sleep(ctx, jitter(ceil)); serr != nil {
 		return fmt.Errorf("%s: %w (while retrying after: %v)", op, serr, err)
 	}
 	return nil

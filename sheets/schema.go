@@ -182,7 +182,7 @@ func (s *Store) EnsureSchema(ctx context.Context) (InitReport, error) {
 		if len(unlabeled) > 0 {
 			letters := make([]string, len(unlabeled))
 			for i, c := range unlabeled {
-				letters[i] = colLetter(c)
+				letters[i] = model.ColumnLetter(c)
 			}
 			report.Unlabeled[p.title] = letters
 		}
@@ -223,7 +223,7 @@ func (s *Store) EnsureSchema(ctx context.Context) (InitReport, error) {
 		}})
 		report.AddedHeaders[p.title] = missing
 		if p.sheet != nil {
-			report.AddedAt[p.title] = colLetter(used)
+			report.AddedAt[p.title] = model.ColumnLetter(used)
 		}
 		tc := p.tc
 		tc.Name = p.title

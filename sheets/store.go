@@ -311,7 +311,7 @@ func (s *Store) applyDropdowns(ctx context.Context, tabs []*model.Table) {
 	if len(need) > 0 {
 		ranges := make([]string, len(need))
 		for i, t := range need {
-			col := colLetter(t.Header.Col(model.FStatus))
+			col := model.ColumnLetter(t.Header.Col(model.FStatus))
 			ranges[i] = quoteTab(t.Config.Name) + "!" + col + "2:" + col + "2"
 		}
 		var resp *sheetsapi.Spreadsheet

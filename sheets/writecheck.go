@@ -799,7 +799,7 @@ func headerAt(header []string, c int) string {
 	if c >= 0 && c < len(header) && strings.TrimSpace(header[c]) != "" {
 		return strconv.Quote(strings.TrimSpace(header[c]))
 	}
-	return colLetter(c)
+	return model.ColumnLetter(c)
 }
 
 func cellAt(row []string, c int) string {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // Limits of the A1 grammar the emulator accepts (the Sheets UI allows at
@@ -208,42 +210,25 @@ func (r Range) String() string {
 	}
 	switch {
 	case r.Single:
-		return prefix + ColumnLetter(r.StartCol) + strconv.Itoa(r.StartRow+1)
+		return prefix + model.ColumnLetter(r.StartCol) + strconv.Itoa(r.StartRow+1)
 	case r.StartRow == 0 && r.StartCol == 0 && r.EndRow < 0 && r.EndCol < 0:
 		if r.Sheet == "" {
-			return "A:" + ColumnLetter(maxColumns-1)
+			return "A:" + model.ColumnLetter(maxColumns-1)
 		}
 		return QuoteSheet(r.Sheet)
 	case r.StartRow == 0 && r.EndRow < 0:
-		return prefix + ColumnLetter(r.StartCol) + ":" + ColumnLetter(r.EndCol-1)
+		return prefix + model.ColumnLetter(r.StartCol) + ":" + model.ColumnLetter(r.EndCol-1)
 	case r.StartCol == 0 && r.EndCol < 0:
 		return prefix + strconv.Itoa(r.StartRow+1) + ":" + strconv.Itoa(r.EndRow)
 	}
 	end := ""
 	if r.EndCol >= 0 {
-		end = ColumnLetter(r.EndCol - 1)
+		end = model.ColumnLetter(r.EndCol - 1)
 	}
 	if r.EndRow >= 0 {
 		end += strconv.Itoa(r.EndRow)
 	}
-	return prefix + ColumnLetter(r.StartCol) + strconv.Itoa(r.StartRow+1) + ":" + end
-}
-
-// ColumnLetter returns the A1 letters of a 0-based column index
-// (0 → "A", 25 → "Z", 26 → "AA").
-func ColumnLetter(i int) string {
-	if i < 0 {
-		return ""
-	}
-	var b []byte
-	for i >= 0 {
-		b = append(b, byte('A'+i%26))
-		i = i/26 - 1
-	}
-	for l, r := 0, len(b)-1; l < r; l, r = l+1, r-1 {
-		b[l], b[r] = b[r], b[l]
-	}
-	return string(b)
+	return prefix + model.ColumnLetter(r.StartCol) + strconv.Itoa(r.StartRow+1) + ":" + end
 }
 
 // ColumnIndex parses column letters ("A", "aa", "ZZZ") into a 0-based

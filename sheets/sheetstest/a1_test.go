@@ -2,6 +2,8 @@ package sheetstest
 
 import (
 	"testing"
+
+	"github.com/triage-dev/triage/model"
 )
 
 func TestParseRange(t *testing.T) {
@@ -65,8 +67,8 @@ func TestParseRangeErrors(t *testing.T) {
 
 func TestColumnLetters(t *testing.T) {
 	for i, s := range map[int]string{0: "A", 25: "Z", 26: "AA", 51: "AZ", 52: "BA", 701: "ZZ", 702: "AAA", 18277: "ZZZ"} {
-		if got := ColumnLetter(i); got != s {
-			t.Errorf("ColumnLetter(%d) = %q, want %q", i, got, s)
+		if got := model.ColumnLetter(i); got != s {
+			t.Errorf("model.ColumnLetter(%d) = %q, want %q", i, got, s)
 		}
 		if got, ok := ColumnIndex(s); !ok || got != i {
 			t.Errorf("ColumnIndex(%q) = %d, %v, want %d", s, got, ok, i)

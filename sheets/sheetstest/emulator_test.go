@@ -20,6 +20,8 @@ import (
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 	sheets "google.golang.org/api/sheets/v4"
+
+	"github.com/triage-dev/triage/model"
 )
 
 const bookID = "book1"
@@ -1065,17 +1067,16 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel2()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
+	stopped := Poll(2*time.Second, func() bool {
 		resp, err := http.Get(u2 + "/v4/spreadsheets/book1/values/A1")
 		if err != nil {
-			break
+			return true
 		}
 		resp.Body.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("still serving after cancel")
-		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	})
+	if !stopped {
+		t.Fatal("still serving after cancel")
 	}
 	_ = stop2()
 }
@@ -1088,7 +1089,7 @@ func TestConcurrentUse(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			for j := 0; j < 10; j++ {
-				rng := fmt.Sprintf("Sparse!%s%d", ColumnLetter(i), j+1)
+				rng := fmt.Sprintf("Sparse!%s%d", model.ColumnLetter(i), j+1)
 				if _, err := svc.Spreadsheets.Values.Update(bookID, rng, &sheets.ValueRange{Values: [][]any{{float64(j)}}}).ValueInputOption("RAW").Do(); err != nil {
 					t.Error(err)
 					return
@@ -1107,7 +1108,7 @@ func TestConcurrentUse(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		for j := 0; j < 10; j++ {
 			if c[j][i] != float64(j) {
-				t.Fatalf("cell %s%d = %v", ColumnLetter(i), j+1, c[j][i])
+				t.Fatalf("cell %s%d = %v", model.ColumnLetter(i), j+1, c[j][i])
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // MaxWorkbookCells is Google's limit on the size of a spreadsheet: the sum
@@ -141,14 +143,14 @@ func (b *book) check() error {
 					continue
 				}
 				if c >= s.colCount {
-					return fmt.Errorf("%s: data in column %s, outside its %d columns", where, ColumnLetter(c), s.colCount)
+					return fmt.Errorf("%s: data in column %s, outside its %d columns", where, model.ColumnLetter(c), s.colCount)
 				}
 				str, isStr := v.v.(string)
 				if isStr && len(str) > MaxCellChars && utf8.RuneCountInString(str) > MaxCellChars {
-					return fmt.Errorf("%s: cell %s%d holds more than %d characters", where, ColumnLetter(c), r+1, MaxCellChars)
+					return fmt.Errorf("%s: cell %s%d holds more than %d characters", where, model.ColumnLetter(c), r+1, MaxCellChars)
 				}
 				if v.f && (!isStr || !strings.HasPrefix(str, "=")) {
-					return fmt.Errorf("%s: formula cell %s%d does not start with \"=\"", where, ColumnLetter(c), r+1)
+					return fmt.Errorf("%s: formula cell %s%d does not start with \"=\"", where, model.ColumnLetter(c), r+1)
 				}
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // Grid defaults of a new Google sheet.
@@ -340,10 +342,10 @@ func newBook(wb *Workbook) (*book, error) {
 			for c, v := range row {
 				nv, ok := normValue(v)
 				if !ok {
-					return nil, fmt.Errorf("%s: cell %s%d: unsupported value %#v (want a string, number, boolean or null)", where, ColumnLetter(c), r+1, v)
+					return nil, fmt.Errorf("%s: cell %s%d: unsupported value %#v (want a string, number, boolean or null)", where, model.ColumnLetter(c), r+1, v)
 				}
 				if str, ok := nv.(string); ok && utf8.RuneCountInString(str) > MaxCellChars {
-					return nil, fmt.Errorf("%s: cell %s%d: more than %d characters", where, ColumnLetter(c), r+1, MaxCellChars)
+					return nil, fmt.Errorf("%s: cell %s%d: more than %d characters", where, model.ColumnLetter(c), r+1, MaxCellChars)
 				}
 				sh.rows[r][c] = cell{v: nv}
 			}
@@ -513,14 +515,14 @@ func (b *book) export() *Workbook {
 		if len(s.valid) > 0 {
 			out.Validations = map[string][]string{}
 			for c, v := range s.valid {
-				out.Validations[ColumnLetter(c)] = slices.Clone(v)
+				out.Validations[model.ColumnLetter(c)] = slices.Clone(v)
 			}
 		}
 		out.Rows = exportRows(s.rows)
 		for r, row := range s.rows {
 			for c, v := range row {
 				if v.f {
-					out.Formulas = append(out.Formulas, ColumnLetter(c)+strconv.Itoa(r+1))
+					out.Formulas = append(out.Formulas, model.ColumnLetter(c)+strconv.Itoa(r+1))
 				}
 			}
 		}
