@@ -182,7 +182,7 @@ func TestKillMidRunThenRunAgain(t *testing.T) {
 			c.Base, c.Cap = 5*time.Millisecond, 1500*time.Millisecond
 			ctx, cancel := context.WithCancel(context.Background())
 			sum1 := replay.Run(ctx, c, st, tab, records(tab), replay.RunOptions{Concurrency: 4, FlushEvery: 10,
-				Progress: func(e replay.Event) {
+				Progress: func(e model.ReplayEvent) {
 					if e.Done >= n/3 && ctx.Err() == nil {
 						if kill {
 							st.dead.Store(true)
@@ -240,10 +240,10 @@ func TestKillMidRunThenRunAgain(t *testing.T) {
 	}
 }
 
-func sum1Delivered(s replay.Summary, id string) bool {
+func sum1Delivered(s model.ReplaySummary, id string) bool {
 	for _, r := range s.Rows {
 		if r.ID == id {
-			return r.Outcome.Success()
+			return r.State.Success()
 		}
 	}
 	return false

@@ -661,7 +661,7 @@ func checkEveryApply(t *testing.T, run string, calls []recordedApply, byPayload,
 // caused (the one write error it can cause is the store's report of damage to a row it
 // inserted), and every row ends its run as its receiver answered. Steady: conflicts and
 // refusals say rows kept moving.
-func checkStormRun(t *testing.T, sum replay.Summary, calls []recordedApply, byKey map[string]*stormRow, steady bool) {
+func checkStormRun(t *testing.T, sum model.ReplaySummary, calls []recordedApply, byKey map[string]*stormRow, steady bool) {
 	t.Helper()
 	if sum.Halted != nil && sum.Halted.Cause == "systemic" {
 		t.Errorf("stormy run halted: %v", sum.Halted)
@@ -708,10 +708,10 @@ func checkStormRun(t *testing.T, sum replay.Summary, calls []recordedApply, byKe
 		if r.Key != fr.key {
 			t.Errorf("row of payload %s was sent with key %q, its own is %q", fr.r.payload, r.Key, fr.key)
 		}
-		if r.State == replay.StateNotAttempted && sum.Halted != nil || r.State == replay.StateRefused {
+		if r.State == model.StateNotAttempted && sum.Halted != nil || r.State == model.StateRefused {
 			continue
 		}
-		want := map[string]string{fOK: "delivered", f503Once: "delivered", fDrop: "duplicate", fReject: "rejected", fDown: "retryable"}[fr.fault]
+		want := map[string]model.RowState{fOK: "delivered", f503Once: "delivered", fDrop: "duplicate", fReject: "rejected", fDown: "retryable"}[fr.fault]
 		if r.State != want {
 			t.Errorf("row %s (%s): state %q after %d attempts (%s), want %q", fr.key, fr.fault, r.State, r.Attempts, r.Detail, want)
 		}

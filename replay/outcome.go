@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"strings"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // Outcome is what an answer (or the lack of one) means for a call.
@@ -31,24 +33,28 @@ const (
 // Outcomes lists the outcomes in display order.
 var Outcomes = []Outcome{Delivered, Duplicate, Rejected, Systemic, Retryable, Refused}
 
-// String returns the outcome's lower-case name, as used in config overrides and summaries.
+// String returns the outcome's lower-case name, as used in config overrides and summaries: the
+// name of the row state it leaves a row in.
 func (o Outcome) String() string {
 	switch o {
 	case Delivered:
-		return "delivered"
+		return string(model.StateDelivered)
 	case Duplicate:
-		return "duplicate"
+		return string(model.StateDuplicate)
 	case Rejected:
-		return "rejected"
+		return string(model.StateRejected)
 	case Systemic:
-		return "systemic"
+		return string(model.StateSystemic)
 	case Retryable:
-		return "retryable"
+		return string(model.StateRetryable)
 	case Refused:
-		return "refused"
+		return string(model.StateRefused)
 	}
 	return "none"
 }
+
+// State is the row state named as the outcome (Run reports a deferred row as deferred).
+func (o Outcome) State() model.RowState { return model.RowState(o.String()) }
 
 // Success reports whether the destination has acted on the call (delivered or duplicate).
 func (o Outcome) Success() bool { return o == Delivered || o == Duplicate }

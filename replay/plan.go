@@ -34,16 +34,6 @@ type Job struct {
 	SaveKey bool
 }
 
-// Refusal is a row a run will not send, and why. Reason names the row.
-type Refusal struct {
-	ID     string
-	Row    int
-	Reason string
-	// Skipped is set for rows left out by rule (already delivered, rejected, discarded) rather
-	// than for a problem with the row.
-	Skipped bool
-}
-
 // Plan decides which records a run sends and builds their calls. It refuses, with a reason
 // naming the row: rows that aren't waiting (delivered, rejected, discarded, unknown status:
 // invariant 6); rows without an identity or whose payload key disagrees with the key cell;
@@ -59,7 +49,7 @@ type Refusal struct {
 // carries it, so every replay of that payload under that config sends it. Should the config
 // later stop reading the payload's key field, the row's key would be a minted one, which such
 // a tab refuses, so it is never sent under another key.
-func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now time.Time, force bool) (jobs []Job, refused []Refusal) {
+func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now time.Time, force bool) (jobs []Job, refused []model.Refusal) {
 	if t == nil {
 		return nil, nil
 	}
@@ -71,7 +61,7 @@ func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now 
 		}
 		seen[r] = true
 		refuse := func(skip bool, format string, args ...any) {
-			refused = append(refused, Refusal{ID: r.ID, Row: r.Row, Reason: fmt.Sprintf("row %d: ", r.Row) + fmt.Sprintf(format, args...), Skipped: skip})
+			refused = append(refused, model.Refusal{ID: r.ID, Row: r.Row, Reason: fmt.Sprintf("row %d: ", r.Row) + fmt.Sprintf(format, args...), Skipped: skip})
 		}
 		if t.Config.Role != model.RoleDeadLetter {
 			refuse(false, "tab %q is not a dead-letter tab; only dead letters are replayed", t.Config.Name)
@@ -80,7 +70,7 @@ func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now 
 		switch r.Status {
 		case model.StatusDead:
 		case model.StatusRejected:
-			refuse(true, "rejected: clear the error first (e)")
+			refuse(true, "rejected: clear its error first to replay it")
 			continue
 		case model.StatusDiscarded:
 			refuse(true, "discarded: set its status back to dead to replay it")

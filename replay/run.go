@@ -29,7 +29,7 @@ type RunOptions struct {
 	Force bool
 	// Progress, when set, is told of every row state change and of a halt. It is called from
 	// the run's goroutines, one call at a time, and must be cheap (post a message, no I/O).
-	Progress func(Event)
+	Progress func(model.ReplayEvent)
 	// FlushEvery writes outcomes back after this many rows (default 50).
 	FlushEvery int
 	// FlushInterval writes outcomes back at least this often while rows finish (default 2s).
@@ -38,121 +38,6 @@ type RunOptions struct {
 
 // MaxConcurrency is the upper bound of RunOptions.Concurrency.
 const MaxConcurrency = 20
-
-// Row states of RowResult.State besides the outcome names.
-const (
-	StateQueued       = "queued"
-	StateSending      = "sending"
-	StateDeferred     = "deferred"
-	StateRefused      = "refused"
-	StateNotAttempted = "not-attempted"
-)
-
-// Event is one progress report of a run.
-type Event struct {
-	// Row is the row whose state changed (zero for a bare halt report).
-	Row RowResult
-	// Counts are the final outcomes so far.
-	Counts map[Outcome]int
-	// Done is how many rows are final; Total how many the run planned to send.
-	Done, Total int
-	// Halted is set on the event that reports the halt (and stays set on later events).
-	Halted *Halt
-}
-
-// RowResult is a row's state in a run.
-type RowResult struct {
-	ID     string
-	Row    int
-	Source string
-	URL    string
-	Key    string
-	// Outcome is the final outcome (0 while in progress, refused or not attempted).
-	Outcome Outcome
-	// State is queued, sending, an outcome name (delivered, duplicate, rejected, systemic,
-	// retryable), deferred, refused or not-attempted.
-	State string
-	// Attempts is how many requests this run sent for the row.
-	Attempts int
-	// Detail says what happened, in one line.
-	Detail string
-}
-
-// Halt is why a run stopped sending: what tripped the switch and what to fix.
-type Halt struct {
-	// Cause is "systemic" or "3 retryable in a row".
-	Cause string
-	// Source is the source of the row that tripped it.
-	Source string
-	// Detail says what to fix: "401 from crm: check the CRM_TOKEN secret".
-	Detail string
-}
-
-// String renders the halt for a log line or a banner.
-func (h *Halt) String() string {
-	return fmt.Sprintf("HALTED (%s, source %s): %s", h.Cause, h.Source, h.Detail)
-}
-
-// Summary is the result of a run.
-type Summary struct {
-	// Counts are rows by final state (outcome names, deferred, refused, not-attempted).
-	Counts map[string]int
-	// Rows are the planned rows' final results, in plan order.
-	Rows []RowResult
-	// Halted is set when the halt switch tripped.
-	Halted *Halt
-	// NotAttempted are the IDs of planned rows that were never sent (halt or cancel).
-	NotAttempted []string
-	// Refused are rows that were not planned, each with its reason.
-	Refused []Refusal
-	// WriteRequests counts Store.Apply calls (the check-and-key write before sending, and
-	// outcome flushes).
-	WriteRequests int
-	// WriteConflicts are write-back edits not written because a cell changed meanwhile.
-	WriteConflicts []model.Conflict
-	// WriteErrors describe write-backs that failed or found the row gone. They are not
-	// retried: replaying those rows again is harmless (invariant 3).
-	WriteErrors []string
-	// DryRun lists what would be sent, when RunOptions.DryRun is set.
-	DryRun []Planned
-	// Cancelled is set when the run's context was cancelled before every row was final.
-	Cancelled bool
-}
-
-// Planned is one call a dry run would send.
-type Planned struct {
-	ID     string
-	Row    int
-	Method string
-	URL    string
-	Key    string
-	Source string
-	// Headers are the source's headers, redacted (see Redact).
-	Headers []string
-}
-
-// ExitCode is the exit status of `triage replay` for the summary (DESIGN §7): 3 when the run
-// halted; 1 when some row isn't done (rejected, retryable, deferred, systemic, not attempted,
-// refused for a problem, or a write-back conflict or error); else 0.
-func (s Summary) ExitCode() int {
-	if s.Halted != nil {
-		return 3
-	}
-	if len(s.NotAttempted) > 0 || len(s.WriteConflicts) > 0 || len(s.WriteErrors) > 0 || s.Cancelled {
-		return 1
-	}
-	for _, r := range s.Refused {
-		if !r.Skipped {
-			return 1
-		}
-	}
-	for _, r := range s.Rows {
-		if !r.Outcome.Success() && r.State != StateQueued {
-			return 1
-		}
-	}
-	return 0
-}
 
 // The halt rule (invariant 7), in completion order of final results:
 //   - systemic halts at once;
@@ -167,12 +52,12 @@ const haltAfterRetryable = 3
 type breaker struct {
 	mu          sync.Mutex
 	consecutive int
-	halted      *Halt
+	halted      *model.Halt
 	last        []string
 }
 
 // record feeds a final result and returns the halt it causes, if it is the one that trips.
-func (b *breaker) record(src string, res Result) *Halt {
+func (b *breaker) record(src string, res Result) *model.Halt {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.halted != nil || res.Interrupted {
@@ -180,13 +65,13 @@ func (b *breaker) record(src string, res Result) *Halt {
 	}
 	switch res.Outcome {
 	case Systemic:
-		b.halted = &Halt{Cause: "systemic", Source: src, Detail: res.Detail}
+		b.halted = &model.Halt{Cause: "systemic", Source: src, Detail: res.Detail}
 		return b.halted
 	case Retryable:
 		b.consecutive++
 		b.last = append(b.last, res.Detail)
 		if b.consecutive >= haltAfterRetryable {
-			b.halted = &Halt{Cause: fmt.Sprintf("%d retryable in a row", haltAfterRetryable), Source: src,
+			b.halted = &model.Halt{Cause: fmt.Sprintf("%d retryable in a row", haltAfterRetryable), Source: src,
 				Detail: fmt.Sprintf("%d rows in a row got no usable answer; the destination looks down or overloaded: check %s and replay later (last: %s)", b.consecutive, src, res.Detail)}
 			return b.halted
 		}
@@ -197,7 +82,7 @@ func (b *breaker) record(src string, res Result) *Halt {
 	return nil
 }
 
-func (b *breaker) halt() *Halt {
+func (b *breaker) halt() *model.Halt {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.halted
@@ -213,27 +98,27 @@ type runner struct {
 	cancel context.CancelCauseFunc
 
 	pmu    sync.Mutex // serialises Progress and guards counts/done
-	counts map[Outcome]int
+	counts map[model.RowState]int
 	done   int
 }
 
-func (r *runner) emit(row RowResult, final bool, o Outcome) {
+func (r *runner) emit(row model.RowResult, final bool, o Outcome) {
 	r.pmu.Lock()
 	defer r.pmu.Unlock()
 	if final {
 		r.done++
 		if o != 0 {
-			r.counts[o]++
+			r.counts[o.State()]++
 		}
 	}
 	if r.opts.Progress == nil {
 		return
 	}
-	counts := make(map[Outcome]int, len(r.counts))
+	counts := make(map[model.RowState]int, len(r.counts))
 	for k, v := range r.counts {
 		counts[k] = v
 	}
-	r.opts.Progress(Event{Row: row, Counts: counts, Done: r.done, Total: r.total, Halted: r.brk.halt()})
+	r.opts.Progress(model.ReplayEvent{Row: row, Counts: counts, Done: r.done, Total: r.total, Halted: r.brk.halt()})
 }
 
 // Run replays records of a dead-letter tab and writes each outcome back: the one
@@ -252,21 +137,21 @@ func (r *runner) emit(row RowResult, final bool, o Outcome) {
 // A systemic result halts the run at once, three retryable final results in a row halt it;
 // after a halt, or once ctx is cancelled, nothing new is sent (requests in flight finish or
 // time out and their outcomes are written back) and rows never sent are NotAttempted.
-func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model.Record, opts RunOptions) Summary {
+func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model.Record, opts RunOptions) model.ReplaySummary {
 	c.init()
 	opts = withRunDefaults(opts)
 	jobs, refused := Plan(t, recs, c.Sources, c.now(), opts.Force)
-	sum := Summary{Counts: map[string]int{}, Refused: refused}
-	for range refused {
-		sum.Counts[StateRefused]++
+	sum := model.ReplaySummary{Counts: map[model.RowState]int{}, Refused: refused}
+	for _, f := range refused {
+		sum.Counts[f.State()]++
 	}
 	if opts.DryRun {
 		for _, j := range jobs {
-			sum.DryRun = append(sum.DryRun, Planned{ID: j.ID, Row: j.Row, Method: j.Call.Method, URL: j.Call.URL,
+			sum.DryRun = append(sum.DryRun, model.PlannedCall{ID: j.ID, Row: j.Row, Method: j.Call.Method, URL: j.Call.URL,
 				Key: j.Call.Key, Source: j.Call.Source, Headers: redact(c.Sources[j.Call.Source], c.getenv)})
-			sum.Rows = append(sum.Rows, RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: StateQueued})
+			sum.Rows = append(sum.Rows, model.RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: model.StateQueued})
 		}
-		sum.Counts[StateQueued] = len(jobs)
+		sum.Counts[model.StateQueued] = len(jobs)
 		return sum
 	}
 	// Writes must land even after a cancel: the outcomes of in-flight calls are facts.
@@ -275,12 +160,12 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 		jobs = checkRows(wctx, st, t, jobs, &sum)
 	}
 
-	r := &runner{c: c, t: t, opts: opts, total: len(jobs), counts: map[Outcome]int{}}
+	r := &runner{c: c, t: t, opts: opts, total: len(jobs), counts: map[model.RowState]int{}}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.cancel = cancel
 
-	results := make([]RowResult, len(jobs))
+	results := make([]model.RowResult, len(jobs))
 	started := make([]bool, len(jobs))
 	w := newWriter(wctx, st, opts, len(jobs))
 
@@ -342,15 +227,15 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	for i, j := range jobs {
 		rr := results[i]
 		if !started[i] || rr.State == "" {
-			rr = RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: StateNotAttempted}
+			rr = model.RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: model.StateNotAttempted}
 		}
-		if rr.State == StateNotAttempted {
+		if rr.State == model.StateNotAttempted {
 			rr.Detail = "not sent: " + stopReason(runCtx)
 			sum.NotAttempted = append(sum.NotAttempted, j.ID)
 			r.emit(rr, true, 0)
 		}
-		if rr.State == StateRefused {
-			sum.Refused = append(sum.Refused, Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, rr.Detail)})
+		if rr.State == model.StateRefused {
+			sum.Refused = append(sum.Refused, model.Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, rr.Detail)})
 		}
 		sum.Counts[rr.State]++
 		sum.Rows = append(sum.Rows, rr)
@@ -387,13 +272,13 @@ func withRunDefaults(o RunOptions) RunOptions {
 }
 
 // one replays a job and queues its write-back.
-func (r *runner) one(ctx context.Context, j Job, acquire func(context.Context) (func(), error), w *writer) RowResult {
-	rr := RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key}
+func (r *runner) one(ctx context.Context, j Job, acquire func(context.Context) (func(), error), w *writer) model.RowResult {
+	rr := model.RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key}
 	res := r.c.do(ctx, j.Call, hooks{
 		acquire: acquire,
 		sending: func(n int) {
 			s := rr
-			s.State, s.Attempts = StateSending, n
+			s.State, s.Attempts = model.StateSending, n
 			r.emit(s, false, 0)
 		},
 		settle: func(res Result) {
@@ -402,16 +287,17 @@ func (r *runner) one(ctx context.Context, j Job, acquire func(context.Context) (
 			}
 		},
 	})
-	rr.Outcome, rr.Attempts, rr.Detail = res.Outcome, len(res.Attempts), res.Detail
+	outcome := res.Outcome
+	rr.Attempts, rr.Detail = len(res.Attempts), res.Detail
 	switch {
 	case res.Outcome == Refused:
-		rr.State, rr.Outcome = StateRefused, 0
+		rr.State, outcome = model.StateRefused, 0
 	case len(res.Attempts) == 0 && res.Outcome == 0:
-		rr.State = StateNotAttempted
+		rr.State = model.StateNotAttempted
 	case res.Deferred:
-		rr.State = StateDeferred
+		rr.State = model.StateDeferred
 	default:
-		rr.State = res.Outcome.String()
+		rr.State = res.Outcome.State()
 	}
 	if len(res.Attempts) == 0 && res.Outcome == Systemic {
 		// Broken before anything was sent (a secret missing from the environment).
@@ -419,8 +305,8 @@ func (r *runner) one(ctx context.Context, j Job, acquire func(context.Context) (
 			r.cancel(ErrHalted)
 		}
 	}
-	if rr.State != StateNotAttempted {
-		r.emit(rr, true, rr.Outcome)
+	if rr.State != model.StateNotAttempted {
+		r.emit(rr, true, outcome)
 	}
 	if len(res.Attempts) > 0 {
 		if e, ok := outcomeEdit(r.t, j, res, r.c.now()); ok {
@@ -483,7 +369,7 @@ func outcomeEdit(t *model.Table, j Job, res Result, now time.Time) (model.Edit, 
 // replay a row that is no longer waiting (invariant 6). If the Apply fails, nothing was
 // verified and every row is refused. On a tab with neither a key nor a status column there
 // is nothing to check and no key to save: every row goes on.
-func checkRows(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *Summary) []Job {
+func checkRows(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *model.ReplaySummary) []Job {
 	hasKey, hasStatus := t.Header.Has(model.FKey), t.Header.Has(model.FStatus)
 	if len(jobs) == 0 || (!hasKey && !hasStatus) {
 		return jobs
@@ -602,8 +488,8 @@ func checkRows(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *S
 	kept := jobs[:0:0]
 	for _, j := range jobs {
 		if why, ok := bad[j.ID]; ok {
-			sum.Refused = append(sum.Refused, Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, why)})
-			sum.Counts[StateRefused]++
+			sum.Refused = append(sum.Refused, model.Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, why)})
+			sum.Counts[model.StateRefused]++
 			continue
 		}
 		kept = append(kept, j)

@@ -42,9 +42,9 @@ func TestSystemicHaltsAtOnceNothingNewSent(t *testing.T) {
 			tab := st.table(t)
 			var mu sync.Mutex
 			var haltEvents int
-			var last replay.Event
+			var last model.ReplayEvent
 			sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: conc,
-				Progress: func(e replay.Event) {
+				Progress: func(e model.ReplayEvent) {
 					mu.Lock()
 					defer mu.Unlock()
 					if e.Halted != nil && (last.Halted == nil) {
@@ -170,7 +170,7 @@ func TestBulkSkipsStickyDiscardedDelivered(t *testing.T) {
 	if len(sum.Refused) != 4 {
 		t.Fatalf("refused %+v", sum.Refused)
 	}
-	want := []string{"row 2: rejected: clear the error first (e)", "row 3: discarded", "row 4: already delivered", `row 5: status "weird"`}
+	want := []string{"row 2: rejected: clear its error first to replay it", "row 3: discarded", "row 4: already delivered", `row 5: status "weird"`}
 	for i, w := range want {
 		if !strings.HasPrefix(sum.Refused[i].Reason, w) {
 			t.Errorf("refusal %d %q, want %q", i, sum.Refused[i].Reason, w)
@@ -430,7 +430,7 @@ func TestWriteBackCells(t *testing.T) {
 	}
 	states := make([]string, len(sum.Rows))
 	for i, r := range sum.Rows {
-		states[i] = r.State
+		states[i] = string(r.State)
 	}
 	if strings.Join(states, ",") != "delivered,rejected,retryable,delivered,deferred,duplicate,delivered" {
 		t.Errorf("states %v", states)

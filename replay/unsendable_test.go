@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/replaytest"
 )
@@ -107,14 +108,14 @@ func TestSecretEndingInCRRefusedNotHalting(t *testing.T) {
 			continue
 		}
 		refused++
-		if r.State != replay.StateRefused || r.Attempts != 0 {
+		if r.State != model.StateRefused || r.Attempts != 0 {
 			t.Errorf("row %d: state %s after %d attempts, want refused with none", r.Row, r.State, r.Attempts)
 		}
 		if !strings.Contains(r.Detail, `CRM_TOKEN`) || !strings.Contains(r.Detail, `\r at position 11`) || strings.Contains(r.Detail, "xyz") || strings.ContainsAny(r.Detail, rawControls) {
 			t.Errorf("row %d: detail %q, want it to name the variable and the escaped \\r, never the secret", r.Row, r.Detail)
 		}
 	}
-	if refused != 3 || sum.Counts[replay.StateRefused] != 3 {
+	if refused != 3 || sum.Counts[model.StateRefused] != 3 {
 		t.Errorf("%d crm rows refused, counts %v", refused, sum.Counts)
 	}
 	for i := 0; i < 3; i++ {

@@ -6,6 +6,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // Golden screens of View().Content (independent of the terminal, unlike raw program output).
@@ -57,16 +59,16 @@ func TestGolden(t *testing.T) {
 		{name: "replay_dryrun_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "*", "R", "d"}},
 		{name: "replay_progress_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "A", "y"},
 			after: func(m *Model) {
-				send(m, replayProgressMsg{id: m.replay.run.id, events: []ReplayProgress{
-					{ID: "k-1", State: "sending", Total: 1},
+				send(m, replayProgressMsg{id: m.replay.run.id, events: []model.ReplayEvent{
+					{Row: model.RowResult{ID: "k-1", State: "sending"}, Total: 1},
 				}})
 			}},
 		{name: "replay_halt_80x24", w: 80, h: 24, opts: []modelOpt{withReplayer}, keys: []string{"2", "A", "y"},
 			after: func(m *Model) {
-				h := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
-				send(m, replayProgressMsg{id: m.replay.run.id, events: []ReplayProgress{{ID: "k-1", State: "systemic", Attempts: 1, Detail: h.Detail, Done: 1, Total: 1, Halt: h}}})
-				send(m, replayDoneMsg{id: m.replay.run.id, report: ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: h,
-					Refused: []RefusedRow{{ID: "k-3", Row: 4, Reason: "row 4 is delivered", Skipped: true}}}})
+				h := &model.Halt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
+				send(m, replayProgressMsg{id: m.replay.run.id, events: []model.ReplayEvent{{Row: model.RowResult{ID: "k-1", State: "systemic", Attempts: 1, Detail: h.Detail}, Done: 1, Total: 1, Halted: h}}})
+				send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{Counts: map[model.RowState]int{"systemic": 1}, Halted: h,
+					Refused: []model.Refusal{{ID: "k-3", Row: 4, Reason: "row 4 is delivered", Skipped: true}}}})
 				keys(m, "esc")
 			}},
 		// The halt banner (the demo's long cause, wrapped) above a replay confirm with its dry
@@ -74,15 +76,15 @@ func TestGolden(t *testing.T) {
 		// keys never cut.
 		{name: "replay_halt_dryrun_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "A", "y"},
 			after: func(m *Model) {
-				h := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "source crm: header Authorization reads the environment variable CRM_TOKEN, which is not set: export it and run again"}
-				send(m, replayDoneMsg{id: m.replay.run.id, report: ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: h}})
+				h := &model.Halt{Cause: "systemic", Source: "crm", Detail: "source crm: header Authorization reads the environment variable CRM_TOKEN, which is not set: export it and run again"}
+				send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{Counts: map[model.RowState]int{"systemic": 1}, Halted: h}})
 				keys(m, "esc", "A", "d")
 			}},
 		{name: "replay_halt_80x24_nocolor", w: 80, h: 24, noColor: true, opts: []modelOpt{withReplayer}, keys: []string{"2", "A", "y"},
 			after: func(m *Model) {
-				h := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
-				send(m, replayDoneMsg{id: m.replay.run.id, report: ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: h,
-					Rows: []ReplayProgress{{ID: "k-1", State: "systemic", Attempts: 1, Detail: h.Detail}}}})
+				h := &model.Halt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
+				send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{Counts: map[model.RowState]int{"systemic": 1}, Halted: h,
+					Rows: []model.RowResult{{ID: "k-1", State: "systemic", Attempts: 1, Detail: h.Detail}}}})
 			}},
 	}
 	for _, c := range cases {

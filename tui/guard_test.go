@@ -52,21 +52,21 @@ func TestReplayReportMarksRefusedRows(t *testing.T) {
 	if m.replay.run == nil {
 		t.Fatal("no run")
 	}
-	rows := []ReplayProgress{}
+	rows := []model.RowResult{}
 	for _, id := range []string{"k-1", "k-2", "k-3", "k-4"} {
-		rows = append(rows, ReplayProgress{ID: id, State: "delivered"})
+		rows = append(rows, model.RowResult{ID: id, State: model.StateDelivered})
 	}
-	send(m, replayDoneMsg{id: m.replay.run.id, report: ReplayReport{
-		Counts: map[string]int{"delivered": 4, "refused": 3},
+	send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{
+		Counts: map[model.RowState]int{model.StateDelivered: 4, model.StateRefused: 2, model.StateSkipped: 1},
 		Rows:   rows,
-		Refused: []RefusedRow{
+		Refused: []model.Refusal{
 			{ID: "k-5", Row: 6, Reason: "row 6: writing the key failed: 503"},
 			{ID: "k-6", Row: 7, Reason: "row 7 is discarded", Skipped: true},
 			{ID: "m-1", Row: 8, Reason: "row 8: source mailer has no url_prefixes"},
 		},
 	}})
 	r := m.replay.run
-	want := map[string]string{"k-5": "refused", "k-6": "skipped", "m-1": "refused"}
+	want := map[string]model.RowState{"k-5": model.StateRefused, "k-6": model.StateSkipped, "m-1": model.StateRefused}
 	for id, state := range want {
 		i, ok := r.byID[id]
 		if !ok {

@@ -264,7 +264,7 @@ func checkFrame(t *testing.T, s string, w, h int) {
 }
 
 // demoHalt is the halt the demo shows: long enough to need three lines at 80 columns.
-var demoHalt = ReplayHalt{Cause: "systemic", Source: "billing",
+var demoHalt = model.Halt{Cause: "systemic", Source: "billing",
 	Detail: "source billing: header Authorization reads the environment variable DEMO_BILLING_TOKEN, which is not set: export it and run again"}
 
 // withHalt puts the halt banner up (and lays the screen out again under it).

@@ -42,7 +42,7 @@ type replayPlannedMsg struct {
 	recs   []*model.Record
 	hidden int    // marked rows the filter hides (left alone)
 	filter string // the tab's filter when the replay was asked for, "" without one
-	plan   ReplayPlan
+	plan   model.ReplayPlan
 }
 
 // replayStartAction: the user said yes to a planned replay.
@@ -181,7 +181,7 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	if msg.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%s hidden by the filter %s left alone.", countRows(msg.hidden)+" marked", plural(msg.hidden, "is", "are")))
 	}
-	var refused, skipped []RefusedRow
+	var refused, skipped []model.Refusal
 	for _, r := range p.Refused {
 		if r.Skipped {
 			skipped = append(skipped, r)
@@ -231,7 +231,7 @@ func listSome(items []string, n int) string {
 
 // dryRunLines is the dry-run preview: every call that would be sent, then every refused row.
 // Raw text: the dialog sanitises and wraps it.
-func dryRunLines(p ReplayPlan) []string {
+func dryRunLines(p model.ReplayPlan) []string {
 	var out []string
 	out = append(out, fmt.Sprintf("Would send %d %s:", len(p.Calls), plural(len(p.Calls), "call", "calls")))
 	for i, c := range p.Calls {
@@ -249,7 +249,7 @@ func dryRunLines(p ReplayPlan) []string {
 			out = append(out, "      "+h)
 		}
 	}
-	var refused, skipped []RefusedRow
+	var refused, skipped []model.Refusal
 	for _, r := range p.Refused {
 		if r.Skipped {
 			skipped = append(skipped, r)
@@ -259,7 +259,7 @@ func dryRunLines(p ReplayPlan) []string {
 	}
 	for _, g := range []struct {
 		title string
-		rows  []RefusedRow
+		rows  []model.Refusal
 	}{{"Refused", refused}, {"Skipped", skipped}} {
 		if len(g.rows) == 0 {
 			continue

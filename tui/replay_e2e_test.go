@@ -25,68 +25,6 @@ import (
 	"github.com/triage-dev/triage/sheets/sheetstest"
 )
 
-// realReplayer adapts the real replay package to the TUI's Replayer, as main's adapter does:
-// a thin translation, no logic of its own. Test files may import replay; tui's code may not.
-type realReplayer struct {
-	client *replay.Client
-	store  replay.Store
-}
-
-func (r *realReplayer) Plan(t *model.Table, recs []*model.Record) ReplayPlan {
-	jobs, refused := replay.Plan(t, recs, r.client.Sources, time.Now(), false)
-	var p ReplayPlan
-	seenS, seenD := map[string]bool{}, map[string]bool{}
-	for _, j := range jobs {
-		c := j.Call
-		p.Calls = append(p.Calls, PlannedCall{ID: j.ID, Method: c.Method, URL: c.URL, Key: c.Key, Source: c.Source, Row: j.Row,
-			Headers: replay.Redact(r.client.Sources[c.Source])})
-		if !seenS[c.Source] {
-			seenS[c.Source] = true
-			p.Sources = append(p.Sources, c.Source)
-		}
-		if d := c.URL[:strings.LastIndex(c.URL, "/")+1]; !seenD[d] {
-			seenD[d] = true
-			p.Destinations = append(p.Destinations, d)
-		}
-	}
-	for _, f := range refused {
-		p.Refused = append(p.Refused, RefusedRow{ID: f.ID, Row: f.Row, Reason: f.Reason, Skipped: f.Skipped})
-	}
-	return p
-}
-
-func (r *realReplayer) Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(ReplayProgress)) ReplayReport {
-	sum := replay.Run(ctx, r.client, r.store, t, recs, replay.RunOptions{Progress: func(e replay.Event) {
-		p := rowProgress(e.Row)
-		p.Done, p.Total, p.Counts = e.Done, e.Total, map[string]int{}
-		for o, n := range e.Counts {
-			p.Counts[o.String()] = n
-		}
-		if e.Halted != nil {
-			p.Halt = &ReplayHalt{Cause: e.Halted.Cause, Source: e.Halted.Source, Detail: e.Halted.Detail}
-		}
-		progress(p)
-	}})
-	rep := ReplayReport{Counts: sum.Counts, NotAttempted: sum.NotAttempted, WriteErrors: sum.WriteErrors, Cancelled: sum.Cancelled}
-	for _, row := range sum.Rows {
-		rep.Rows = append(rep.Rows, rowProgress(row))
-	}
-	if sum.Halted != nil {
-		rep.Halt = &ReplayHalt{Cause: sum.Halted.Cause, Source: sum.Halted.Source, Detail: sum.Halted.Detail}
-	}
-	for _, f := range sum.Refused {
-		rep.Refused = append(rep.Refused, RefusedRow{ID: f.ID, Row: f.Row, Reason: f.Reason, Skipped: f.Skipped})
-	}
-	for _, c := range sum.WriteConflicts {
-		rep.Conflicts = append(rep.Conflicts, c.String())
-	}
-	return rep
-}
-
-func rowProgress(r replay.RowResult) ReplayProgress {
-	return ReplayProgress{ID: r.ID, Row: r.Row, State: r.State, Detail: r.Detail, Attempts: r.Attempts}
-}
-
 // replayFixture is a dead-letter tab on the Sheets emulator behind a real sheets.Store, and a
 // replaytest.Receiver behind a real HTTP server as the destination of its rows.
 type replayFixture struct {
@@ -188,11 +126,13 @@ func (f *replayFixture) cells() map[string][]string {
 	return out
 }
 
+// startReplayTUI runs the TUI over the production wiring: replay.Runner (replay.Run) is its
+// Replayer as it is, with a fast backoff.
 func startReplayTUI(t *testing.T, f *replayFixture, src *replay.Source, env map[string]string) *teatest.TestModel {
 	t.Helper()
 	client := &replay.Client{Sources: map[string]*replay.Source{src.Name: src}, Getenv: func(k string) string { return env[k] },
 		Base: time.Millisecond, Cap: 10 * time.Millisecond}
-	m := New(Options{Store: f.store, SpreadsheetID: replaySheet, Replayer: &realReplayer{client: client, store: f.store}})
+	m := New(Options{Store: f.store, SpreadsheetID: replaySheet, Replayer: &replay.Runner{Client: client, Store: f.store}})
 	return teatest.NewTestModel(t, probed{m},
 		teatest.WithInitialTermSize(100, 30),
 		teatest.WithProgramOptions(

@@ -18,8 +18,8 @@ import (
 type fakeReplayer struct {
 	mu      sync.Mutex
 	planned [][]string // IDs of each Plan call
-	events  []ReplayProgress
-	report  ReplayReport
+	events  []model.ReplayEvent
+	report  model.ReplaySummary
 	release chan struct{}
 	ctx     context.Context
 	started chan struct{}
@@ -33,18 +33,18 @@ func newFakeReplayer() *fakeReplayer {
 	return &fakeReplayer{release: make(chan struct{}), started: make(chan struct{}, 1)}
 }
 
-func (f *fakeReplayer) Plan(t *model.Table, recs []*model.Record) ReplayPlan {
-	var p ReplayPlan
+func (f *fakeReplayer) Plan(t *model.Table, recs []*model.Record) model.ReplayPlan {
+	var p model.ReplayPlan
 	var ids []string
 	for _, r := range recs {
 		ids = append(ids, r.ID)
 		switch {
 		case r.Status != model.StatusDead:
-			p.Refused = append(p.Refused, RefusedRow{ID: r.ID, Row: r.Row, Reason: "row " + itoa(r.Row) + " is " + r.Status, Skipped: true})
+			p.Refused = append(p.Refused, model.Refusal{ID: r.ID, Row: r.Row, Reason: "row " + itoa(r.Row) + " is " + r.Status, Skipped: true})
 		case t.Get(r, model.FSource) != "crm":
-			p.Refused = append(p.Refused, RefusedRow{ID: r.ID, Row: r.Row, Reason: "row " + itoa(r.Row) + ": source " + t.Get(r, model.FSource) + " has no url_prefixes"})
+			p.Refused = append(p.Refused, model.Refusal{ID: r.ID, Row: r.Row, Reason: "row " + itoa(r.Row) + ": source " + t.Get(r, model.FSource) + " has no url_prefixes"})
 		default:
-			p.Calls = append(p.Calls, PlannedCall{ID: r.ID, Method: "POST", URL: t.Get(r, model.FURL), Key: r.ID, Source: "crm", Row: r.Row,
+			p.Calls = append(p.Calls, model.PlannedCall{ID: r.ID, Method: "POST", URL: t.Get(r, model.FURL), Key: r.ID, Source: "crm", Row: r.Row,
 				Headers: []string{"Authorization: env:CRM_TOKEN (set)"}})
 		}
 	}
@@ -58,7 +58,7 @@ func (f *fakeReplayer) Plan(t *model.Table, recs []*model.Record) ReplayPlan {
 	return p
 }
 
-func (f *fakeReplayer) Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(ReplayProgress)) ReplayReport {
+func (f *fakeReplayer) Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(model.ReplayEvent)) model.ReplaySummary {
 	countIfInsideUpdate(&f.fromUpdate)
 	f.mu.Lock()
 	f.ctx, f.recs = ctx, recs

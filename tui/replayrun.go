@@ -8,13 +8,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // replayState is the root's part of replaying: the plan awaiting confirmation, the run (in
@@ -28,7 +30,7 @@ type replayState struct {
 	run           *replayRun
 	showRun       bool // the progress view is on screen
 	runListH      int  // the height of its row list, as last drawn
-	halt          *ReplayHalt
+	halt          *model.Halt
 	quitAfterRun  bool // quit once the run has written back
 	runReload     bool // the load in flight is the reload after a run: say when it lands
 }
@@ -37,7 +39,7 @@ type replayState struct {
 type runRow struct {
 	id, source, url string
 	row             int
-	state           string
+	state           model.RowState
 	detail          string
 	attempts        int
 }
@@ -49,7 +51,7 @@ type replayRun struct {
 	sources []string
 	rows    []runRow
 	byID    map[string]int
-	states  map[string]int // rows per state, live
+	states  map[model.RowState]int // rows per state, live
 	done    int
 	total   int
 	started time.Time
@@ -59,8 +61,8 @@ type replayRun struct {
 
 	cancelling bool
 	finished   bool
-	report     ReplayReport
-	halt       *ReplayHalt
+	report     model.ReplaySummary
+	halt       *model.Halt
 
 	offset int  // scroll of the row list
 	follow bool // keep the rows being sent in view until the user scrolls
@@ -70,7 +72,7 @@ type replayRun struct {
 // (never blocks: a slow screen must not hold up a run), the listening Cmd drains.
 type progressSink struct {
 	mu     sync.Mutex
-	events []ReplayProgress
+	events []model.ReplayEvent
 	notify chan struct{} // capacity 1: "there is something to drain"
 	done   chan struct{} // closed when Replay has returned
 }
@@ -80,9 +82,9 @@ func newProgressSink() *progressSink {
 }
 
 // push is the progress callback handed to Replayer.Replay.
-func (s *progressSink) push(p ReplayProgress) {
+func (s *progressSink) push(p model.ReplayEvent) {
 	if p.Counts != nil {
-		c := make(map[string]int, len(p.Counts))
+		c := make(map[model.RowState]int, len(p.Counts))
 		for k, v := range p.Counts {
 			c[k] = v
 		}
@@ -97,7 +99,7 @@ func (s *progressSink) push(p ReplayProgress) {
 	}
 }
 
-func (s *progressSink) drain() []ReplayProgress {
+func (s *progressSink) drain() []model.ReplayEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ev := s.events
@@ -108,14 +110,14 @@ func (s *progressSink) drain() []ReplayProgress {
 // replayProgressMsg is a batch of progress events of run id; closed once the run returned.
 type replayProgressMsg struct {
 	id     int
-	events []ReplayProgress
+	events []model.ReplayEvent
 	closed bool
 }
 
 // replayDoneMsg is the end of run id.
 type replayDoneMsg struct {
 	id     int
-	report ReplayReport
+	report model.ReplaySummary
 }
 
 // listen waits for the next batch of progress events.
@@ -156,14 +158,14 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	m.replay.runSeq++
 	ctx, cancel := context.WithCancel(m.ctx)
 	run := &replayRun{
-		id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, byID: map[string]int{}, states: map[string]int{},
+		id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, byID: map[string]int{}, states: map[model.RowState]int{},
 		total: len(p.plan.Calls), started: m.c.now(), cancel: cancel, sink: newProgressSink(), follow: true,
 	}
 	for _, c := range p.plan.Calls {
 		run.byID[c.ID] = len(run.rows)
-		run.rows = append(run.rows, runRow{id: c.ID, source: c.Source, url: c.URL, row: c.Row, state: "queued"})
+		run.rows = append(run.rows, runRow{id: c.ID, source: c.Source, url: c.URL, row: c.Row, state: model.StateQueued})
 	}
-	run.states["queued"] = len(run.rows)
+	run.states[model.StateQueued] = len(run.rows)
 	m.replay.run = run
 	m.replay.showRun = true
 	m.detail = nil
@@ -204,7 +206,7 @@ func (m *Model) onReplayProgress(msg replayProgressMsg) tea.Cmd {
 	return r.sink.listen(r.id)
 }
 
-func (m *Model) applyProgress(events []ReplayProgress) {
+func (m *Model) applyProgress(events []model.ReplayEvent) {
 	if h := m.replay.run.apply(events); h != nil {
 		m.replay.halt = h
 	}
@@ -212,27 +214,27 @@ func (m *Model) applyProgress(events []ReplayProgress) {
 
 // apply takes a batch of progress events in order; it returns the run's halt when this batch
 // brought it (the banner shows it until dismissed).
-func (r *replayRun) apply(events []ReplayProgress) (halt *ReplayHalt) {
+func (r *replayRun) apply(events []model.ReplayEvent) (halt *model.Halt) {
 	for _, ev := range events {
 		if ev.Total > 0 {
 			r.total = ev.Total
 		}
 		r.done = max(r.done, ev.Done)
-		if ev.Halt != nil && r.halt == nil {
-			h := *ev.Halt
+		if ev.Halted != nil && r.halt == nil {
+			h := *ev.Halted
 			r.halt = &h
 			halt = &h
 		}
-		if ev.ID == "" {
+		if ev.Row.ID == "" {
 			continue
 		}
-		r.setRow(ev)
+		r.setRow(ev.Row)
 	}
 	return halt
 }
 
 // setRow records one row's new state.
-func (r *replayRun) setRow(ev ReplayProgress) {
+func (r *replayRun) setRow(ev model.RowResult) {
 	i, ok := r.byID[ev.ID]
 	if !ok {
 		r.byID[ev.ID] = len(r.rows)
@@ -272,7 +274,7 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	level := toastInfo // a halt has its banner; the toast is only loud about write-backs
-	if len(rep.WriteErrors) > 0 || len(rep.Conflicts) > 0 {
+	if len(rep.WriteErrors) > 0 || len(rep.WriteConflicts) > 0 {
 		level = toastError
 	}
 	more := ""
@@ -293,7 +295,7 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 
 // finish takes the run's report: every row's final state, the totals, the halt (returned,
 // for the banner, when the report has one). The run is then finished.
-func (r *replayRun) finish(rep ReplayReport, now time.Time) *ReplayHalt {
+func (r *replayRun) finish(rep model.ReplaySummary, now time.Time) *model.Halt {
 	for _, row := range rep.Rows {
 		if row.ID != "" {
 			r.setRow(row)
@@ -301,13 +303,13 @@ func (r *replayRun) finish(rep ReplayReport, now time.Time) *ReplayHalt {
 	}
 	r.setRefused(rep.Refused)
 	for _, id := range rep.NotAttempted {
-		if i, ok := r.byID[id]; ok && !finalState(r.rows[i].state) {
-			r.setRow(ReplayProgress{ID: id, State: "not-attempted"})
+		if i, ok := r.byID[id]; ok && !r.rows[i].state.Final() {
+			r.setRow(model.RowResult{ID: id, State: model.StateNotAttempted})
 		}
 	}
 	final := 0
 	for _, row := range r.rows {
-		if finalState(row.state) && row.state != "not-attempted" {
+		if row.state.Final() && row.state != model.StateNotAttempted {
 			final++
 		}
 	}
@@ -318,10 +320,10 @@ func (r *replayRun) finish(rep ReplayReport, now time.Time) *ReplayHalt {
 	r.report = rep
 	r.ended = now
 	r.cancel()
-	if rep.Halt == nil {
+	if rep.Halted == nil {
 		return nil
 	}
-	h := *rep.Halt
+	h := *rep.Halted
 	r.halt = &h
 	return &h
 }
@@ -329,19 +331,15 @@ func (r *replayRun) finish(rep ReplayReport, now time.Time) *ReplayHalt {
 // setRefused marks the rows refused inside the run (a key write failed, a row changed since
 // the plan): they never get a progress event, and without this they would stay "queued" in
 // a finished report.
-func (r *replayRun) setRefused(refused []RefusedRow) {
+func (r *replayRun) setRefused(refused []model.Refusal) {
 	for _, x := range refused {
 		if x.ID == "" {
 			continue
 		}
-		state := "refused"
-		if x.Skipped {
-			state = "skipped"
-		}
-		if i, ok := r.byID[x.ID]; ok && finalState(r.rows[i].state) && r.rows[i].state != "refused" && r.rows[i].state != "skipped" {
+		if i, ok := r.byID[x.ID]; ok && r.rows[i].state.Final() && r.rows[i].state != model.StateRefused && r.rows[i].state != model.StateSkipped {
 			continue // the run sent it: that outcome stands
 		}
-		r.setRow(ReplayProgress{ID: x.ID, Row: x.Row, State: state, Detail: x.Reason})
+		r.setRow(model.RowResult{ID: x.ID, Row: x.Row, State: x.State(), Detail: x.Reason})
 	}
 }
 
@@ -349,7 +347,7 @@ func (r *replayRun) setRefused(refused []RefusedRow) {
 func (r *replayRun) unmarkChanged(ts *tabState) {
 	for _, row := range r.rows {
 		switch row.state {
-		case "delivered", "duplicate", "rejected":
+		case model.StateDelivered, model.StateDuplicate, model.StateRejected:
 			if ri, ok := ts.data.byID[row.id]; ok {
 				ts.setMark(ri, false)
 			}
@@ -359,21 +357,14 @@ func (r *replayRun) unmarkChanged(ts *tabState) {
 }
 
 // reportCounts is the end-of-run toast's counts. Rows skipped by rule (delivered, rejected,
-// discarded: RefusedRow.Skipped) are in the Replayer's "refused" count, but nothing is wrong
-// with them: they are counted apart, and only the others are called refused.
-func reportCounts(rep ReplayReport) string {
-	skipped := 0
-	for _, x := range rep.Refused {
-		if x.Skipped {
-			skipped++
-		}
-	}
-	counts := make(map[string]int, len(rep.Counts))
+// discarded: Refusal.Skipped) are counted apart, as nothing is wrong with them.
+func reportCounts(rep model.ReplaySummary) string {
+	skipped := rep.Skipped()
+	counts := make(map[model.RowState]int, len(rep.Counts))
 	for s, n := range rep.Counts {
-		counts[s] = n
-	}
-	if skipped > 0 {
-		counts["refused"] = max(0, counts["refused"]-skipped)
+		if s != model.StateSkipped {
+			counts[s] = n
+		}
 	}
 	line := countsLine(counts)
 	if skipped == 0 {
@@ -384,15 +375,6 @@ func reportCounts(rep ReplayReport) string {
 		return line + "; " + note
 	}
 	return line + " · " + note
-}
-
-// finalState reports whether a row state is an end state.
-func finalState(s string) bool {
-	switch s {
-	case "", "queued", "sending":
-		return false
-	}
-	return true
 }
 
 // runOutcomeWord is how a run ended, in one word.
@@ -409,25 +391,27 @@ func runOutcomeWord(r *replayRun) string {
 }
 
 // stateOrder lists row states in display order.
-var stateOrder = []string{"delivered", "duplicate", "rejected", "systemic", "retryable", "deferred", "refused", "skipped", "not-attempted", "sending", "queued"}
+var stateOrder = []model.RowState{model.StateDelivered, model.StateDuplicate, model.StateRejected, model.StateSystemic,
+	model.StateRetryable, model.StateDeferred, model.StateRefused, model.StateSkipped, model.StateNotAttempted,
+	model.StateSending, model.StateQueued}
 
 // countsLine renders counts per state in display order, then any other state, zeros left out.
-func countsLine(counts map[string]int) string {
+func countsLine(counts map[model.RowState]int) string {
 	var parts []string
-	seen := map[string]bool{}
+	seen := map[model.RowState]bool{}
 	for _, s := range stateOrder {
 		seen[s] = true
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
 	}
-	var extra []string
+	var extra []model.RowState
 	for s, n := range counts {
 		if !seen[s] && n > 0 {
 			extra = append(extra, s)
 		}
 	}
-	sort.Strings(extra)
+	slices.Sort(extra)
 	for _, s := range extra {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 	}
@@ -576,7 +560,7 @@ func (m *Model) runStatusLine() string {
 	if r.cancelling {
 		s = fmt.Sprintf("cancelling the replay %d/%d", r.done, r.total)
 	}
-	for _, st := range []string{"rejected", "systemic", "retryable", "deferred", "refused"} {
+	for _, st := range []model.RowState{model.StateRejected, model.StateSystemic, model.StateRetryable, model.StateDeferred, model.StateRefused} {
 		if n := r.states[st]; n > 0 {
 			s += fmt.Sprintf(" · %d %s", n, st)
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/triage-dev/triage/model"
 )
 
 func TestReplayToastCountsSkippedApart(t *testing.T) {
@@ -16,9 +18,9 @@ func TestReplayToastCountsSkippedApart(t *testing.T) {
 	if m.replay.run == nil {
 		t.Fatal("no run")
 	}
-	send(m, replayDoneMsg{id: m.replay.run.id, report: ReplayReport{
-		Counts: map[string]int{"delivered": 1, "refused": 3},
-		Refused: []RefusedRow{
+	send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{
+		Counts: map[model.RowState]int{model.StateDelivered: 1, model.StateRefused: 1, model.StateSkipped: 2},
+		Refused: []model.Refusal{
 			{ID: "r-1", Reason: "row 9 is rejected", Skipped: true},
 			{ID: "d-1", Reason: "row 10 is delivered", Skipped: true},
 			{ID: "m-1", Reason: "row 8: source mailer has no url_prefixes"},
@@ -31,15 +33,15 @@ func TestReplayToastCountsSkippedApart(t *testing.T) {
 	if strings.Contains(got, "3 refused") {
 		t.Errorf("the toast counts skipped rows as refused:\n%s", got)
 	}
-	if got := reportCounts(ReplayReport{Counts: map[string]int{"refused": 2}, Refused: []RefusedRow{{Skipped: true}, {Skipped: true}}}); got != "nothing sent; 2 skipped by rule" {
+	if got := reportCounts(model.ReplaySummary{Counts: map[model.RowState]int{model.StateSkipped: 2}, Refused: []model.Refusal{{Skipped: true}, {Skipped: true}}}); got != "nothing sent; 2 skipped by rule" {
 		t.Errorf("only skipped rows: %q", got)
 	}
 }
 
 func TestEscDuringReplayGoesBackAndTheRunGoesOn(t *testing.T) {
 	fr := newFakeReplayer()
-	fr.events = []ReplayProgress{{ID: "k-1", State: "retryable", Attempts: 3, Done: 1, Total: 2}}
-	fr.report = ReplayReport{Counts: map[string]int{"retryable": 1, "not-attempted": 1}}
+	fr.events = []model.ReplayEvent{{Row: model.RowResult{ID: "k-1", State: "retryable", Attempts: 3}, Done: 1, Total: 2}}
+	fr.report = model.ReplaySummary{Counts: map[model.RowState]int{"retryable": 1, "not-attempted": 1}}
 	m, st := newReplayModel(t, fr, 100, 30)
 	p := newPump(t, m)
 	p.keys("2", "space", "space", "R", "y")
@@ -88,13 +90,13 @@ func TestEscDuringReplayGoesBackAndTheRunGoesOn(t *testing.T) {
 
 func TestReplayRunProgressCancelAndReload(t *testing.T) {
 	fr := newFakeReplayer()
-	fr.events = []ReplayProgress{
-		{ID: "k-1", State: "sending", Total: 3},
-		{ID: "k-1", State: "delivered", Attempts: 1, Detail: "200", Done: 1, Total: 3},
-		{ID: "k-2", State: "sending", Done: 1, Total: 3},
+	fr.events = []model.ReplayEvent{
+		{Row: model.RowResult{ID: "k-1", State: "sending"}, Total: 3},
+		{Row: model.RowResult{ID: "k-1", State: "delivered", Attempts: 1, Detail: "200"}, Done: 1, Total: 3},
+		{Row: model.RowResult{ID: "k-2", State: "sending"}, Done: 1, Total: 3},
 	}
-	fr.report = ReplayReport{Counts: map[string]int{"delivered": 1, "not-attempted": 2}, NotAttempted: []string{"k-2", "k-3"},
-		Rows: []ReplayProgress{{ID: "k-1", State: "delivered", Attempts: 1}, {ID: "k-2", State: "not-attempted"}, {ID: "k-3", State: "not-attempted"}}}
+	fr.report = model.ReplaySummary{Counts: map[model.RowState]int{"delivered": 1, "not-attempted": 2}, NotAttempted: []string{"k-2", "k-3"},
+		Rows: []model.RowResult{{ID: "k-1", State: "delivered", Attempts: 1}, {ID: "k-2", State: "not-attempted"}, {ID: "k-3", State: "not-attempted"}}}
 	m, st := newReplayModel(t, fr, 100, 30)
 	p := newPump(t, m)
 	p.keys("2", "space", "space", "space", "k") // mark k-1, k-2, k-3; the cursor on k-3 must survive the reload
@@ -174,7 +176,7 @@ func runCancelsAndReloads(t *testing.T, m *Model, p *pump, fr *fakeReplayer, st 
 
 func TestQuitDuringReplay(t *testing.T) {
 	fr := newFakeReplayer()
-	fr.report = ReplayReport{Counts: map[string]int{}}
+	fr.report = model.ReplaySummary{Counts: map[model.RowState]int{}}
 	m, _ := newReplayModel(t, fr, 100, 30)
 	p := newPump(t, m)
 	p.keys("2", "R", "y")
@@ -276,28 +278,28 @@ func TestRunViewReturnsActions(t *testing.T) {
 // TestRunFinishSetsEveryRowsEndState: the report gives every row its end state (refused
 // rows included, a sent row's outcome kept), the totals and the halt.
 func TestRunFinishSetsEveryRowsEndState(t *testing.T) {
-	r := &replayRun{byID: map[string]int{}, states: map[string]int{}, cancel: func() {}}
+	r := &replayRun{byID: map[string]int{}, states: map[model.RowState]int{}, cancel: func() {}}
 	for _, id := range []string{"a", "b", "c", "d"} {
-		r.setRow(ReplayProgress{ID: id, State: "queued"})
+		r.setRow(model.RowResult{ID: id, State: "queued"})
 	}
-	if h := r.apply([]ReplayProgress{{ID: "a", State: "delivered", Done: 1, Total: 4}}); h != nil {
+	if h := r.apply([]model.ReplayEvent{{Row: model.RowResult{ID: "a", State: "delivered"}, Done: 1, Total: 4}}); h != nil {
 		t.Fatalf("no halt yet: %v", h)
 	}
-	halt := &ReplayHalt{Cause: "systemic", Source: "crm"}
-	h := r.finish(ReplayReport{
-		Rows:         []ReplayProgress{{ID: "b", State: "systemic"}},
-		Refused:      []RefusedRow{{ID: "a", Reason: "changed"}, {ID: "c", Reason: "rejected", Skipped: true}},
+	halt := &model.Halt{Cause: "systemic", Source: "crm"}
+	h := r.finish(model.ReplaySummary{
+		Rows:         []model.RowResult{{ID: "b", State: "systemic"}},
+		Refused:      []model.Refusal{{ID: "a", Reason: "changed"}, {ID: "c", Reason: "rejected", Skipped: true}},
 		NotAttempted: []string{"d"},
-		Halt:         halt,
+		Halted:       halt,
 	}, testNow)
 	if h == nil || *h != *halt || r.halt == nil || !r.finished {
 		t.Fatalf("finish returns the halt and ends the run: %v finished %v", h, r.finished)
 	}
-	got := map[string]string{}
+	got := map[string]model.RowState{}
 	for _, row := range r.rows {
 		got[row.id] = row.state
 	}
-	want := map[string]string{"a": "delivered", "b": "systemic", "c": "skipped", "d": "not-attempted"}
+	want := map[string]model.RowState{"a": model.StateDelivered, "b": model.StateSystemic, "c": model.StateSkipped, "d": model.StateNotAttempted}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("states %v, want %v", got, want)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // haltLine is the banner text of a halt.
-func haltLine(h *ReplayHalt) string {
+func haltLine(h *model.Halt) string {
 	s := "!! HALTED: " + strings.TrimSpace(h.Cause)
 	switch {
 	case strings.TrimSpace(h.Detail) != "":
@@ -114,7 +114,7 @@ func (m *Model) runHeadLines(w int) []string {
 }
 
 // paintCounts renders the live per-state counts, each colored by meaning.
-func (m *Model) paintCounts(states map[string]int) string {
+func (m *Model) paintCounts(states map[model.RowState]int) string {
 	st := m.c.styles
 	var parts []string
 	for _, s := range stateOrder {
@@ -128,16 +128,16 @@ func (m *Model) paintCounts(states map[string]int) string {
 	return strings.Join(parts, st.paint(st.Muted, " · "))
 }
 
-func (m *Model) stateStyle(s string) lipgloss.Style {
+func (m *Model) stateStyle(s model.RowState) lipgloss.Style {
 	st := m.c.styles
 	switch s {
-	case "delivered", "duplicate":
+	case model.StateDelivered, model.StateDuplicate:
 		return st.RunOK
-	case "rejected", "systemic":
+	case model.StateRejected, model.StateSystemic:
 		return st.RunBad
-	case "retryable", "deferred", "refused", "not-attempted":
+	case model.StateRetryable, model.StateDeferred, model.StateRefused, model.StateNotAttempted:
 		return st.RunWarn
-	case "sending":
+	case model.StateSending:
 		return st.RunActive
 	}
 	return st.Muted
@@ -175,8 +175,12 @@ func (m *Model) reportLines(w int) []string {
 	if n := len(rep.WriteErrors); n > 0 {
 		add(st.RunBad, fmt.Sprintf("Write-back errors (%d; replaying again is harmless): %s", n, listSome(rep.WriteErrors, 2)))
 	}
-	if n := len(rep.Conflicts); n > 0 {
-		add(st.RunBad, fmt.Sprintf("Write-back conflicts (%d; the sheet changed meanwhile): %s", n, listSome(rep.Conflicts, 2)))
+	if n := len(rep.WriteConflicts); n > 0 {
+		conflicts := make([]string, n)
+		for i, c := range rep.WriteConflicts {
+			conflicts[i] = c.String()
+		}
+		add(st.RunBad, fmt.Sprintf("Write-back conflicts (%d; the sheet changed meanwhile): %s", n, listSome(conflicts, 2)))
 	}
 	if len(lines) == 0 {
 		add(st.RunOK, "Every planned row got an answer and it was written back.")
@@ -212,7 +216,7 @@ func (m *Model) runLines(w, h int) []string {
 	if r.follow {
 		first := len(r.rows)
 		for i, row := range r.rows {
-			if !finalState(row.state) {
+			if !row.state.Final() {
 				first = i
 				break
 			}
@@ -222,7 +226,7 @@ func (m *Model) runLines(w, h int) []string {
 	r.offset = max(0, min(r.offset, len(r.rows)-listH))
 	for i := r.offset; i < len(r.rows) && i < r.offset+listH; i++ {
 		row := r.rows[i]
-		state := fit(cellLine(row.state), 13)
+		state := fit(cellLine(string(row.state)), 13)
 		if !st.NoColor {
 			state = m.stateStyle(row.state).Render(state)
 		}
@@ -231,7 +235,7 @@ func (m *Model) runLines(w, h int) []string {
 			tries = itoa(row.attempts)
 		}
 		detail := row.detail
-		if detail == "" && row.state == "queued" {
+		if detail == "" && row.state == model.StateQueued {
 			detail = row.url
 		}
 		sheetRow := ""

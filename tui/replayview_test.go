@@ -6,6 +6,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/triage-dev/triage/model"
 )
 
 func TestHaltBannerWrapsWholeAndLoud(t *testing.T) {
@@ -43,9 +45,9 @@ func TestHaltBannerWrapsWholeAndLoud(t *testing.T) {
 
 func TestReplayHaltBannerStaysUntilDismissed(t *testing.T) {
 	fr := newFakeReplayer()
-	halt := &ReplayHalt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
-	fr.events = []ReplayProgress{{ID: "k-1", State: "systemic", Done: 1, Total: 1, Halt: halt}}
-	fr.report = ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: halt, Rows: []ReplayProgress{{ID: "k-1", State: "systemic"}}}
+	halt := &model.Halt{Cause: "systemic", Source: "crm", Detail: "401 from crm: check the CRM_TOKEN secret"}
+	fr.events = []model.ReplayEvent{{Row: model.RowResult{ID: "k-1", State: "systemic"}, Done: 1, Total: 1, Halted: halt}}
+	fr.report = model.ReplaySummary{Counts: map[model.RowState]int{"systemic": 1}, Halted: halt, Rows: []model.RowResult{{ID: "k-1", State: "systemic"}}}
 	close(fr.release)
 	m, _ := newReplayModel(t, fr, 80, 24, func(o *Options) { o.NoColor = true })
 	p := newPump(t, m)

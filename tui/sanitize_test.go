@@ -126,20 +126,20 @@ func TestInvariant9Sanitised(t *testing.T) {
 // destinations, URLs, keys, refusal reasons, row details, the halt.
 type echoReplayer struct{}
 
-func (echoReplayer) Plan(t *model.Table, recs []*model.Record) ReplayPlan {
-	var p ReplayPlan
+func (echoReplayer) Plan(t *model.Table, recs []*model.Record) model.ReplayPlan {
+	var p model.ReplayPlan
 	for _, r := range recs {
 		src, u := t.Get(r, model.FSource), t.Get(r, model.FURL)
-		p.Calls = append(p.Calls, PlannedCall{ID: r.ID, Method: "POST", URL: u, Key: r.ID, Source: src, Row: r.Row, Headers: []string{"X: " + evilMessage}})
+		p.Calls = append(p.Calls, model.PlannedCall{ID: r.ID, Method: "POST", URL: u, Key: r.ID, Source: src, Row: r.Row, Headers: []string{"X: " + evilMessage}})
 		p.Sources = append(p.Sources, src)
 		p.Destinations = append(p.Destinations, u)
-		p.Refused = append(p.Refused, RefusedRow{ID: r.ID, Row: r.Row, Reason: t.Get(r, model.FError)})
+		p.Refused = append(p.Refused, model.Refusal{ID: r.ID, Row: r.Row, Reason: t.Get(r, model.FError)})
 	}
 	return p
 }
 
-func (echoReplayer) Replay(_ context.Context, _ *model.Table, recs []*model.Record, progress func(ReplayProgress)) ReplayReport {
-	return ReplayReport{}
+func (echoReplayer) Replay(_ context.Context, _ *model.Table, recs []*model.Record, progress func(model.ReplayEvent)) model.ReplaySummary {
+	return model.ReplaySummary{}
 }
 
 func TestInvariant9ReplayViews(t *testing.T) {
@@ -165,11 +165,11 @@ func TestInvariant9ReplayViews(t *testing.T) {
 			check("replay dry run, scrolled")
 		}
 		keys(m, "y")
-		h := &ReplayHalt{Cause: "systemic", Source: dead[1][1].(string), Detail: evilMessage}
-		send(m, replayProgressMsg{id: m.replay.run.id, events: []ReplayProgress{{ID: "k-1", State: "systemic\x1b[31m", Detail: evilMessage, Done: 1, Total: 4, Halt: h}}})
+		h := &model.Halt{Cause: "systemic", Source: dead[1][1].(string), Detail: evilMessage}
+		send(m, replayProgressMsg{id: m.replay.run.id, events: []model.ReplayEvent{{Row: model.RowResult{ID: "k-1", State: "systemic\x1b[31m", Detail: evilMessage}, Done: 1, Total: 4, Halted: h}}})
 		check("replay progress with a halt")
-		send(m, replayDoneMsg{id: m.replay.run.id, report: ReplayReport{Halt: h, NotAttempted: []string{"k\x1b]0;x\x07"}, WriteErrors: []string{evilMessage},
-			Conflicts: []string{evilMessage}, Refused: []RefusedRow{{Reason: evilMessage}}}})
+		send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{Halted: h, NotAttempted: []string{"k\x1b]0;x\x07"}, WriteErrors: []string{evilMessage},
+			WriteConflicts: []model.Conflict{{Reason: evilMessage}}, Refused: []model.Refusal{{Reason: evilMessage}}}})
 		check("replay report")
 		keys(m, "esc")
 		check("halt banner over the table")

@@ -7,6 +7,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // TestDumbIsASCII: under TERM=dumb every glyph the UI draws itself is ASCII: the progress
@@ -35,11 +37,11 @@ func TestDumbIsASCII(t *testing.T) {
 		"scrolled": func() { keys(m, "j", "j") },
 		"progress": func() {
 			keys(m, "y")
-			send(m, replayProgressMsg{id: m.replay.run.id, events: []ReplayProgress{{ID: "k-1", State: "sending", Total: 6}}})
+			send(m, replayProgressMsg{id: m.replay.run.id, events: []model.ReplayEvent{{Row: model.RowResult{ID: "k-1", State: "sending"}, Total: 6}}})
 		},
 		"halt": func() {
 			h := demoHalt
-			send(m, replayDoneMsg{id: m.replay.run.id, report: ReplayReport{Counts: map[string]int{"systemic": 1}, Halt: &h, NotAttempted: []string{"k-2", "k-3", "k-4", "k-5", "k-6", "k-7"}}})
+			send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{Counts: map[model.RowState]int{"systemic": 1}, Halted: &h, NotAttempted: []string{"k-2", "k-3", "k-4", "k-5", "k-6", "k-7"}}})
 		},
 		"banner":  func() { keys(m, "esc") },
 		"detail":  func() { keys(m, "enter") },

@@ -614,7 +614,7 @@ func runCLIMovesCase(t *testing.T, seed uint64, sc string) map[string]int {
 			}
 		}
 		for _, r := range doc.Rows {
-			if r.State == replay.StateRefused {
+			if r.State == string(model.StateRefused) {
 				continue
 			}
 			a := anchor(r.ID)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/demo"
+	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/sheetstest"
 	"github.com/triage-dev/triage/tui"
@@ -80,6 +81,6 @@ func startDemoReplay(ctx context.Context, readonly bool, secret func(string) str
 		return nil, nil, nil, nil, err
 	}
 	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: demo.WithBodyKeyFields(demo.Tabs(), rcv.BodyKeyFields), ReadOnly: readonly, Actor: "demo@localhost"})
-	rp := &replayAdapter{client: newReplayClient(sources, secret), store: st, sources: sources, now: time.Now, concurrency: 4}
+	rp := &replay.Runner{Client: newReplayClient(sources, secret), Store: st, Concurrency: 4}
 	return st, emu, rp, func() { _ = stop(); stopReceivers() }, nil
 }

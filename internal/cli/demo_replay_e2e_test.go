@@ -15,7 +15,7 @@ import (
 )
 
 // TestDemoReplayEndToEnd replays three marked contact-form rows of the demo through the
-// whole production wiring (the TUI, replayAdapter, replay.Run, the apps-script receiver over
+// whole production wiring (the TUI, replay.Runner, replay.Run, the apps-script receiver over
 // loopback HTTP, write-back through the store to the emulator): the three rows end
 // delivered, and the receiver appended exactly three messages to the Inbox.
 func TestDemoReplayEndToEnd(t *testing.T) {

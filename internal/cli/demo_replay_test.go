@@ -13,7 +13,6 @@ import (
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/sheetstest"
-	"github.com/triage-dev/triage/tui"
 )
 
 // demoFixture is the demo as `triage demo` wires it: the embedded workbook in an emulator on
@@ -58,11 +57,11 @@ func startDemoFixture(t *testing.T) *demoFixture {
 	return &demoFixture{emu: emu, rcv: rcv, sources: sources, st: st, id: wb.SpreadsheetID}
 }
 
-// adapter is the TUI's replayer, reading secrets from env, with a fast backoff.
-func (f *demoFixture) adapter(env map[string]string) *replayAdapter {
+// runner is the TUI's replayer, reading secrets from env, with a fast backoff.
+func (f *demoFixture) runner(env map[string]string) *replay.Runner {
 	c := newReplayClient(f.sources, func(k string) string { return env[k] })
 	c.Base, c.Cap = 5*time.Millisecond, 50*time.Millisecond
-	return &replayAdapter{client: c, store: f.st, sources: f.sources, now: time.Now, concurrency: 4}
+	return &replay.Runner{Client: c, Store: f.st, Concurrency: 4}
 }
 
 func (f *demoFixture) deadLetters(t *testing.T) *model.Table {
@@ -101,7 +100,7 @@ func (f *demoFixture) inboxWithID(id string) ([][]any, int) {
 
 func TestDemoReplayContactFormAppendsToInboxOnce(t *testing.T) {
 	f := startDemoFixture(t)
-	a := f.adapter(nil)
+	a := f.runner(nil)
 	_, before := f.inboxWithID("cf-7f3a1c")
 	tab := f.deadLetters(t)
 	rec := mustRecord(t, tab, "cf-7f3a1c")
@@ -112,16 +111,16 @@ func TestDemoReplayContactFormAppendsToInboxOnce(t *testing.T) {
 		t.Fatalf("plan %+v", p)
 	}
 	var mu sync.Mutex
-	var last tui.ReplayProgress
-	rep := a.Replay(context.Background(), tab, []*model.Record{rec}, func(pr tui.ReplayProgress) {
+	var last model.ReplayEvent
+	rep := a.Replay(context.Background(), tab, []*model.Record{rec}, func(pr model.ReplayEvent) {
 		mu.Lock()
 		last = pr
 		mu.Unlock()
 	})
-	if rep.Counts["delivered"] != 1 || rep.Halt != nil || len(rep.WriteErrors)+len(rep.Conflicts) != 0 {
+	if rep.Counts["delivered"] != 1 || rep.Halted != nil || len(rep.WriteErrors)+len(rep.WriteConflicts) != 0 {
 		t.Fatalf("report %+v", rep)
 	}
-	if last.Done != 1 || last.State != "delivered" {
+	if last.Done != 1 || last.Row.State != model.StateDelivered {
 		t.Errorf("last progress %+v", last)
 	}
 	got, after := f.inboxWithID("cf-7f3a1c")
@@ -163,7 +162,7 @@ func TestDemoReplayContactFormAppendsToInboxOnce(t *testing.T) {
 	}
 	tab = f.deadLetters(t)
 	rep = a.Replay(context.Background(), tab, []*model.Record{mustRecord(t, tab, "cf-7f3a1c")}, nil)
-	if rep.Counts["duplicate"] != 1 || len(rep.Rows) != 1 || rep.Rows[0].State != "duplicate" {
+	if rep.Counts["duplicate"] != 1 || len(rep.Rows) != 1 || rep.Rows[0].State != model.StateDuplicate {
 		t.Errorf("second replay %+v", rep)
 	}
 	if got, n := f.inboxWithID("cf-7f3a1c"); n != before+1 || len(got) != 1 {
@@ -217,9 +216,9 @@ func TestDemoReplayEveryOutcome(t *testing.T) {
 	if flaky == 0 {
 		t.Fatal("no crm row of the demo is flaky: the demo would show no duplicate")
 	}
-	rep := f.adapter(nil).Replay(context.Background(), tab, others, nil)
-	if rep.Halt != nil {
-		t.Fatalf("halted: %+v", rep.Halt)
+	rep := f.runner(nil).Replay(context.Background(), tab, others, nil)
+	if rep.Halted != nil {
+		t.Fatalf("halted: %+v", rep.Halted)
 	}
 	skipped, refused := 0, 0
 	for _, r := range rep.Refused {
@@ -247,8 +246,8 @@ func TestDemoReplayEveryOutcome(t *testing.T) {
 	}
 
 	// billing without its secret: systemic before anything is sent, naming the secret.
-	rep = f.adapter(nil).Replay(context.Background(), tab, billing, nil)
-	if rep.Halt == nil || rep.Halt.Source != demo.Billing || !strings.Contains(rep.Halt.Detail, demo.BillingEnv) {
+	rep = f.runner(nil).Replay(context.Background(), tab, billing, nil)
+	if rep.Halted == nil || rep.Halted.Source != demo.Billing || !strings.Contains(rep.Halted.Detail, demo.BillingEnv) {
 		t.Fatalf("billing without a token: %+v", rep)
 	}
 	if n := len(f.rcv.BillingOK.Attempts()) + len(f.rcv.BillingDenied.Attempts()); n != 0 {
@@ -262,9 +261,9 @@ func TestDemoReplayEveryOutcome(t *testing.T) {
 			billing = append(billing, r)
 		}
 	}
-	rep = f.adapter(map[string]string{demo.BillingEnv: "wrong"}).Replay(context.Background(), tab, billing, nil)
-	if rep.Halt == nil || rep.Halt.Cause != "systemic" || !strings.Contains(rep.Halt.Detail, "401") || !strings.Contains(rep.Halt.Detail, demo.BillingEnv) {
-		t.Fatalf("billing with a wrong token: %+v", rep.Halt)
+	rep = f.runner(map[string]string{demo.BillingEnv: "wrong"}).Replay(context.Background(), tab, billing, nil)
+	if rep.Halted == nil || rep.Halted.Cause != "systemic" || !strings.Contains(rep.Halted.Detail, "401") || !strings.Contains(rep.Halted.Detail, demo.BillingEnv) {
+		t.Fatalf("billing with a wrong token: %+v", rep.Halted)
 	}
 	if len(f.rcv.BillingDenied.Attempts()) == 0 || len(f.rcv.BillingOK.Attempts()) != 0 {
 		t.Errorf("billing attempts: denied %d ok %d", len(f.rcv.BillingDenied.Attempts()), len(f.rcv.BillingOK.Attempts()))
@@ -277,8 +276,8 @@ func TestDemoReplayEveryOutcome(t *testing.T) {
 			billing = append(billing, r)
 		}
 	}
-	rep = f.adapter(map[string]string{demo.BillingEnv: demo.BillingSecret}).Replay(context.Background(), tab, billing, nil)
-	if rep.Halt != nil || rep.Counts["delivered"] != 3 {
+	rep = f.runner(map[string]string{demo.BillingEnv: demo.BillingSecret}).Replay(context.Background(), tab, billing, nil)
+	if rep.Halted != nil || rep.Counts["delivered"] != 3 {
 		t.Errorf("billing with the token: %+v", rep)
 	}
 }

@@ -238,14 +238,14 @@ type docWriteBack struct {
 }
 
 type docRow struct {
-	ID       string `json:"id"`
-	Row      int    `json:"row"`
-	Source   string `json:"source"`
-	URL      string `json:"url"`
-	Key      string `json:"key"`
-	State    string `json:"state"`
-	Attempts int    `json:"attempts"`
-	Detail   string `json:"detail,omitempty"`
+	ID       string         `json:"id"`
+	Row      int            `json:"row"`
+	Source   string         `json:"source"`
+	URL      string         `json:"url"`
+	Key      string         `json:"key"`
+	State    model.RowState `json:"state"`
+	Attempts int            `json:"attempts"`
+	Detail   string         `json:"detail,omitempty"`
 }
 
 type docCall struct {
@@ -260,12 +260,12 @@ type docCall struct {
 
 // replayCountOrder is the order counts are printed in.
 var replayCountOrder = []string{
-	replay.Delivered.String(), replay.Duplicate.String(), replay.Rejected.String(), replay.Systemic.String(),
-	replay.Retryable.String(), replay.StateDeferred, replay.StateNotAttempted, replay.StateRefused,
-	"skipped", "unknown", "excluded", replay.StateQueued,
+	string(model.StateDelivered), string(model.StateDuplicate), string(model.StateRejected), string(model.StateSystemic),
+	string(model.StateRetryable), string(model.StateDeferred), string(model.StateNotAttempted), string(model.StateRefused),
+	string(model.StateSkipped), "unknown", "excluded", string(model.StateQueued),
 }
 
-func newReplayDoc(t *model.Table, sel replaySelection, sum replay.Summary, dry bool) *replayDoc {
+func newReplayDoc(t *model.Table, sel replaySelection, sum model.ReplaySummary, dry bool) *replayDoc {
 	d := &replayDoc{
 		Tab: t.Config.Name, DryRun: dry,
 		Selected:     len(sel.recs) + len(sel.unknown) + len(sel.excluded),
@@ -280,7 +280,7 @@ func newReplayDoc(t *model.Table, sel replaySelection, sum replay.Summary, dry b
 		Rows:         []docRow{},
 	}
 	for _, k := range replayCountOrder {
-		if k != replay.StateQueued || dry {
+		if k != string(model.StateQueued) || dry {
 			d.Counts[k] = 0
 		}
 	}
@@ -289,9 +289,9 @@ func newReplayDoc(t *model.Table, sel replaySelection, sum replay.Summary, dry b
 		d.Halt = &docHalt{Cause: sum.Halted.Cause, Source: sum.Halted.Source, Detail: sum.Halted.Detail}
 	}
 	for _, r := range sum.Rows {
-		if r.State != replay.StateRefused {
+		if r.State != model.StateRefused {
 			d.Planned++
-			d.Counts[r.State]++
+			d.Counts[string(r.State)]++
 		}
 		d.Rows = append(d.Rows, docRow{ID: r.ID, Row: r.Row, Source: r.Source, URL: r.URL, Key: r.Key,
 			State: r.State, Attempts: r.Attempts, Detail: r.Detail})
@@ -300,10 +300,10 @@ func newReplayDoc(t *model.Table, sel replaySelection, sum replay.Summary, dry b
 		x := docRefusal{ID: rf.ID, Row: rf.Row, Reason: rf.Reason}
 		if rf.Skipped {
 			d.Skipped = append(d.Skipped, x)
-			d.Counts["skipped"]++
+			d.Counts[string(model.StateSkipped)]++
 		} else {
 			d.Refused = append(d.Refused, x)
-			d.Counts[replay.StateRefused]++
+			d.Counts[string(model.StateRefused)]++
 		}
 	}
 	d.Counts["unknown"] = len(sel.unknown)
@@ -326,7 +326,7 @@ func newReplayDoc(t *model.Table, sel replaySelection, sum replay.Summary, dry b
 // rejected (sticky) or discarded row named on the command line was asked for and not
 // replayed, which DESIGN §7 counts as "some rows not done". Under --all, skipping them is
 // the point and doesn't count.
-func stuckSkipped(t *model.Table, refused []replay.Refusal) bool {
+func stuckSkipped(t *model.Table, refused []model.Refusal) bool {
 	for _, rf := range refused {
 		if !rf.Skipped {
 			continue
@@ -345,8 +345,8 @@ func (d *replayDoc) notDone() int {
 	n := len(d.Refused) + len(d.UnknownIDs) + len(d.Excluded)
 	for _, r := range d.Rows {
 		switch r.State {
-		case replay.Delivered.String(), replay.Duplicate.String(), replay.StateRefused:
-		case replay.StateQueued:
+		case model.StateDelivered, model.StateDuplicate, model.StateRefused:
+		case model.StateQueued:
 			if !d.DryRun {
 				n++
 			}
@@ -433,9 +433,9 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 	var failed, notAttempted []string
 	for _, r := range d.Rows {
 		switch r.State {
-		case replay.Rejected.String(), replay.Systemic.String(), replay.Retryable.String(), replay.StateDeferred:
+		case model.StateRejected, model.StateSystemic, model.StateRetryable, model.StateDeferred:
 			failed = append(failed, fmt.Sprintf("row %d (%s) %s: %s", r.Row, r.Key, r.State, r.Detail))
-		case replay.StateNotAttempted:
+		case model.StateNotAttempted:
 			notAttempted = append(notAttempted, fmt.Sprintf("row %d (%s)", r.Row, r.Key))
 		}
 	}
@@ -489,7 +489,7 @@ type progressLine struct {
 	start time.Time
 
 	mu      sync.Mutex
-	last    replay.Event
+	last    model.ReplayEvent
 	changed bool
 	queued  []string // lines to print (not a terminal)
 	bucket  int      // progressEvery buckets already printed
@@ -528,7 +528,7 @@ func startProgressLine(w io.Writer, tty bool, now func() time.Time, tick <-chan 
 }
 
 // event is the run's Progress callback.
-func (p *progressLine) event(ev replay.Event) {
+func (p *progressLine) event(ev model.ReplayEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last, p.changed = ev, true
@@ -621,11 +621,11 @@ func (p *progressLine) finish() {
 
 // render formats an event: "replay: 37/120 delivered 30 duplicate 2 rejected 1 retryable 4 ·
 // 12.3 rows/s · ETA 7s", with the halt appended once it has tripped. Call with p.mu held.
-func (p *progressLine) render(ev replay.Event) string {
+func (p *progressLine) render(ev model.ReplayEvent) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "replay: %d/%d", ev.Done, ev.Total)
 	for _, o := range replay.Outcomes {
-		if n := ev.Counts[o]; n > 0 {
+		if n := ev.Counts[o.State()]; n > 0 {
 			fmt.Fprintf(&b, " %s %d", o, n)
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/replaytest"
 	"github.com/triage-dev/triage/sheets/sheetstest"
 )
@@ -570,7 +569,7 @@ func TestReplayProgressLine(t *testing.T) {
 		t.Fatalf("redrawn without a change: %q", s)
 	}
 	halted := replayEvent(1, 2)
-	halted.Halted = &replay.Halt{Cause: "systemic", Source: "crm", Detail: "401"}
+	halted.Halted = &model.Halt{Cause: "systemic", Source: "crm", Detail: "401"}
 	p.event(halted)
 	tick <- time.Time{}
 	drawn()
@@ -612,8 +611,8 @@ func (w *lockedWriter) String() string {
 	return w.b.String()
 }
 
-func replayEvent(done, total int) replay.Event {
-	return replay.Event{Done: done, Total: total, Counts: map[replay.Outcome]int{replay.Delivered: done}}
+func replayEvent(done, total int) model.ReplayEvent {
+	return model.ReplayEvent{Done: done, Total: total, Counts: map[model.RowState]int{model.StateDelivered: done}}
 }
 
 // Naming a rejected or discarded row is asking for something that can't be done: it is

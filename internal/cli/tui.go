@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -32,7 +32,7 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 	if err != nil {
 		return err
 	}
-	rp := &replayAdapter{client: newReplayClient(sources, e.vars().secret), store: st, sources: sources, now: time.Now, concurrency: 4}
+	rp := &replay.Runner{Client: newReplayClient(sources, e.vars().secret), Store: st, Concurrency: 4}
 	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb})
 }
 
