@@ -160,19 +160,7 @@ func (c *Client) rand() float64 {
 // Backoff is the full-jitter wait before attempt n+1 after attempt n failed:
 // uniform(0, min(Cap, Base·2^(n-1))).
 func (c *Client) Backoff(n int) time.Duration {
-	return time.Duration(c.rand() * float64(backoffCeil(n, c.base(), c.cap())))
-}
-
-// backoffCeil is min(capD, base·2^(n-1)) without overflow.
-func backoffCeil(n int, base, capD time.Duration) time.Duration {
-	d := base
-	for i := 1; i < n && d < capD; i++ {
-		d *= 2
-	}
-	if d > capD || d <= 0 {
-		return capD
-	}
-	return d
+	return model.FullJitter(model.BackoffCeil(n, c.base(), c.cap()), c.rand())
 }
 
 // limiter returns the source's rate limiter, nil when it has no rate.
@@ -308,7 +296,7 @@ func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 		}
 		if final {
 			if res.Outcome == Retryable && !res.Deferred {
-				res.Detail = fmt.Sprintf("%s (after %d attempt%s)", res.Detail, n, plural(n))
+				res.Detail = fmt.Sprintf("%s (after %s)", res.Detail, model.Count(n, "attempt", "attempts"))
 			}
 			// The final result is settled while this request still holds its slot, so a
 			// halt it causes is in force before another request can take the slot.
@@ -320,7 +308,7 @@ func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 		}
 		release()
 		res.Attempts[len(res.Attempts)-1].Wait = wait
-		if err := sleep(ctx, wait); err != nil {
+		if err := model.Sleep(ctx, wait); err != nil {
 			res.Attempts[len(res.Attempts)-1].Wait = 0
 			res.Interrupted = true
 			break
@@ -343,13 +331,6 @@ func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 
 // ErrHalted is the cause of a run's context once its halt switch has tripped.
 var ErrHalted = errors.New("replay run halted")
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
 
 func normMethod(m string) (string, error) {
 	m = strings.ToUpper(strings.TrimSpace(m))
@@ -407,20 +388,6 @@ func (c *Client) headers(src *Source, key string, body []byte) (http.Header, Out
 		}
 	}
 	return h, 0, ""
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // attemptResult is an Attempt plus what the retry loop needs.

@@ -591,7 +591,7 @@ func (w *writer) flush(batch []pendingEdit) {
 			ids = append(ids, fmt.Sprintf("row %d", p.job.Row))
 		}
 		w.errors = append(w.errors, fmt.Sprintf("writing back %d outcome%s failed (%v): %s keep their old status; replaying them again is harmless",
-			len(batch), plural(len(batch)), err, strings.Join(ids, ", ")))
+			len(batch), model.Plural(len(batch), "", "s"), err, strings.Join(ids, ", ")))
 		return
 	}
 	w.conflicts = append(w.conflicts, res.Conflicts...)

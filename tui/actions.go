@@ -173,7 +173,7 @@ func (x noIDInfo) note() string {
 	if x.n > 1 {
 		where = "first: " + where
 	}
-	return fmt.Sprintf("%d %s skipped (%s): %s", x.n, plural(x.n, "row", "rows"), where, x.why)
+	return fmt.Sprintf("%d %s skipped (%s): %s", x.n, model.Plural(x.n, "row", "rows"), where, x.why)
 }
 
 // startSetStatus opens the status picker for the targets.
@@ -323,7 +323,7 @@ func (m *Model) setStatus(status string) tea.Cmd {
 		notes = append(notes, n)
 	}
 	if p.hidden > 0 {
-		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, plural(p.hidden, "row", "rows"), plural(p.hidden, "is", "are")))
+		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
 	}
 	if same > 0 {
 		notes = append(notes, fmt.Sprintf("%d already %s.", same, cellLine(status)))
@@ -381,7 +381,7 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 		sticky, back, blanked = model.StatusError, model.StatusPending, "the error and the failed claim"
 	}
 	if notSticky > 0 {
-		cmds = append(cmds, m.toast(toastInfo, "%d %s skipped: not a sticky error (only %s rows have one)", notSticky, plural(notSticky, "row", "rows"), sticky))
+		cmds = append(cmds, m.toast(toastInfo, "%d %s skipped: not a sticky error (only %s rows have one)", notSticky, model.Plural(notSticky, "row", "rows"), sticky))
 	}
 	if len(edits) == 0 {
 		return tea.Batch(cmds...)
@@ -392,7 +392,7 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	}
 	notes := []string{strings.TrimSpace(fmt.Sprintf("They go back to %s with %s blanked. %s", back, blanked, filterNote(p.filter)))}
 	if p.hidden > 0 {
-		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, plural(p.hidden, "row", "rows"), plural(p.hidden, "is", "are")))
+		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
 	}
 	m.dialog = newConfirm(m.c, fmt.Sprintf("Clear the sticky error of %d rows?", len(edits)), notes, op)
 	return tea.Batch(cmds...)
@@ -562,7 +562,7 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 	}
 	notes := []string{strings.TrimSpace("They are never replayed (u undoes this). " + filterNote(p.filter))}
 	if p.hidden > 0 {
-		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, plural(p.hidden, "row", "rows"), plural(p.hidden, "is", "are")))
+		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
 	}
 	if n := already + delivered; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d already discarded or delivered: left alone.", n))

@@ -190,7 +190,7 @@ func (d confirm) destLines(n, w int) []string {
 		}
 		s := fmt.Sprintf("  … and %d more%s", more, where)
 		if n == 0 {
-			s = fmt.Sprintf("  to %d %s%s", more, plural(more, "destination", "destinations"), where)
+			s = fmt.Sprintf("  to %d %s%s", more, model.Plural(more, "destination", "destinations"), where)
 		}
 		out = append(out, "T"+truncate(s, w))
 	}

@@ -125,7 +125,7 @@ func cellField(c *common, t *model.Table, r *model.Record, i int, f model.Field,
 		label = t.Header.Headers[i]
 	}
 	if strings.TrimSpace(label) == "" {
-		label = "column " + colLetter(i)
+		label = "column " + model.ColumnLetter(i)
 	}
 	var notes []string
 	if !isSchema {
@@ -164,15 +164,6 @@ func cellField(c *common, t *model.Table, r *model.Record, i int, f model.Field,
 		}
 	}
 	return df
-}
-
-// colLetter is a 0-based column index as a sheet letter (A, B, ..., AA).
-func colLetter(i int) string {
-	s := ""
-	for i++; i > 0; i = (i - 1) / 26 {
-		s = string(rune('A'+(i-1)%26)) + s
-	}
-	return s
 }
 
 // focused returns the field `y` copies.

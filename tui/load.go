@@ -83,7 +83,7 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 		}
 	}
 	if m.hasData && newMsgs > 0 {
-		cmds = append(cmds, m.toast(toastInfo, "%d new %s", newMsgs, plural(newMsgs, "message", "messages")))
+		cmds = append(cmds, m.toast(toastInfo, "%d new %s", newMsgs, model.Plural(newMsgs, "message", "messages")))
 	}
 	m.hasData = true
 	m.preview = previewCache{}

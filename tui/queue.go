@@ -115,7 +115,7 @@ func (m *Model) startRequeue() tea.Cmd {
 	if noID.n > 0 {
 		notes = append(notes, noID.note()+".")
 	}
-	d := newConfirm(m.c, fmt.Sprintf("Requeue %d stale %s?", len(edits), plural(len(edits), "claim", "claims")), notes,
+	d := newConfirm(m.c, fmt.Sprintf("Requeue %d stale %s?", len(edits), model.Plural(len(edits), "claim", "claims")), notes,
 		writeOp{kind: writeRequeue, tab: t.Config.Name, edits: edits, status: model.StatusPending})
 	d.list = list
 	d.listTitle = "ID             WORKER         AGE"

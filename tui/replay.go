@@ -161,12 +161,12 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	var yes action
 	switch {
 	case c.readOnly:
-		question = fmt.Sprintf("Read-only: nothing will be sent. A replay would send %d %s.", n, plural(n, "call", "calls"))
+		question = fmt.Sprintf("Read-only: nothing will be sent. A replay would send %d %s.", n, model.Plural(n, "call", "calls"))
 	case n == 0:
 		question = fmt.Sprintf("Nothing to replay: %s refused.", countRows(len(p.Refused)))
 	default:
-		question = fmt.Sprintf("Replay %d %s to %d %s (%s)?", n, plural(n, "call", "calls"),
-			len(p.Sources), plural(len(p.Sources), "source", "sources"), strings.Join(p.Sources, ", "))
+		question = fmt.Sprintf("Replay %d %s to %d %s (%s)?", n, model.Plural(n, "call", "calls"),
+			len(p.Sources), model.Plural(len(p.Sources), "source", "sources"), strings.Join(p.Sources, ", "))
 		yes = replayStartAction{seq: msg.seq}
 	}
 	var notes []string
@@ -179,7 +179,7 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 		notes = append(notes, filterNote(msg.filter))
 	}
 	if msg.hidden > 0 {
-		notes = append(notes, fmt.Sprintf("%s hidden by the filter %s left alone.", countRows(msg.hidden)+" marked", plural(msg.hidden, "is", "are")))
+		notes = append(notes, fmt.Sprintf("%s hidden by the filter %s left alone.", countRows(msg.hidden)+" marked", model.Plural(msg.hidden, "is", "are")))
 	}
 	var refused, skipped []model.Refusal
 	for _, r := range p.Refused {
@@ -219,7 +219,7 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 }
 
 // countRows is "1 row" / "3 rows".
-func countRows(n int) string { return itoa(n) + " " + plural(n, "row", "rows") }
+func countRows(n int) string { return itoa(n) + " " + model.Plural(n, "row", "rows") }
 
 // listSome joins the first n items and says how many more there are.
 func listSome(items []string, n int) string {
@@ -233,7 +233,7 @@ func listSome(items []string, n int) string {
 // Raw text: the dialog sanitises and wraps it.
 func dryRunLines(p model.ReplayPlan) []string {
 	var out []string
-	out = append(out, fmt.Sprintf("Would send %d %s:", len(p.Calls), plural(len(p.Calls), "call", "calls")))
+	out = append(out, fmt.Sprintf("Would send %d %s:", len(p.Calls), model.Plural(len(p.Calls), "call", "calls")))
 	for i, c := range p.Calls {
 		if i == previewMaxCalls {
 			out = append(out, fmt.Sprintf("  … and %d more (triage replay --dry-run lists them all)", len(p.Calls)-i))

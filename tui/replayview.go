@@ -75,7 +75,7 @@ func (m *Model) runHeadLines(w int) []string {
 	case r.cancelling:
 		title = fmt.Sprintf("Cancelling… %d/%d · calls in flight finish, nothing new starts", r.done, r.total)
 	default:
-		title = fmt.Sprintf("Replaying %d %s to %s", r.total, plural(r.total, "call", "calls"), cellLine(strings.Join(r.sources, ", ")))
+		title = fmt.Sprintf("Replaying %d %s to %s", r.total, model.Plural(r.total, "call", "calls"), cellLine(strings.Join(r.sources, ", ")))
 	}
 	if !r.finished {
 		title = " " + m.spinnerView() + " " + title

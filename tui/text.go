@@ -162,14 +162,6 @@ func ago(now, t time.Time) string {
 	return "on " + age(now, t)
 }
 
-// plural picks a word form by count: plural(1, "row", "rows").
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // padLines makes a block exactly h lines of exactly w cells, so panes placed side by side
 // or stacked never shift each other.
 func padLines(lines []string, w, h int) []string {

@@ -189,7 +189,7 @@ func (m *Model) headerLines(w int) []string {
 		if m.writes.inflight != nil {
 			n = len(m.writes.inflight.edits)
 		}
-		saving := m.spinnerView() + " saving " + itoa(n) + " " + plural(n, "row", "rows")
+		saving := m.spinnerView() + " saving " + itoa(n) + " " + model.Plural(n, "row", "rows")
 		if m.writes.quitAfterWrite {
 			saving += ", then quitting"
 		}

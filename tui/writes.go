@@ -191,7 +191,7 @@ func writeReport(op writeOp, res model.ApplyResult) []string {
 				break
 			}
 		}
-		s := fmt.Sprintf("%d %s: %s", n, plural(n, "conflict", "conflicts"), first.String())
+		s := fmt.Sprintf("%d %s: %s", n, model.Plural(n, "conflict", "conflicts"), first.String())
 		if n > 1 {
 			s += fmt.Sprintf(" (and %d more; r refreshes)", n-1)
 		}
@@ -224,13 +224,13 @@ func appliedPhrase(op writeOp, n int) string {
 	case writeSetStatus:
 		return fmt.Sprintf("%d set to %s", n, op.status)
 	case writeClearError:
-		return fmt.Sprintf("%d %s cleared, back to %s", n, plural(n, "error", "errors"), op.status)
+		return fmt.Sprintf("%d %s cleared, back to %s", n, model.Plural(n, "error", "errors"), op.status)
 	case writeUndo:
-		return fmt.Sprintf("undone: %d %s restored", n, plural(n, "row", "rows"))
+		return fmt.Sprintf("undone: %d %s restored", n, model.Plural(n, "row", "rows"))
 	case writeDiscard:
 		return fmt.Sprintf("%d discarded", n)
 	case writeRequeue:
-		return fmt.Sprintf("%d stale %s requeued, back to pending", n, plural(n, "claim", "claims"))
+		return fmt.Sprintf("%d stale %s requeued, back to pending", n, model.Plural(n, "claim", "claims"))
 	}
 	return ""
 }
