@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets/sheetstest"
 )
 
 // blockingStore is a test double whose Load and Apply block until the test lets one call
@@ -180,16 +181,7 @@ func noPending[T any](out chan tea.Msg) bool {
 }
 
 // eventually polls cond until it holds or hangAfter passes.
-func eventually(cond func() bool) bool {
-	deadline := time.Now().Add(hangAfter)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return true
-}
+func eventually(cond func() bool) bool { return sheetstest.Poll(hangAfter, cond) }
 
 func TestInvariant10UpdateNeverBlocks(t *testing.T) {
 	s := &blockingStore{gate: make(chan struct{}), wb: func() *model.Workbook { return testWorkbook(t) }}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -95,26 +94,7 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 	waitScreen(t, tm, "3 set to done")
 
 	want := map[string]string{"id-0": "new", "id-1": "read", "id-2": "new", "id-3": "done", "id-4": "done", "id-5": "done", "id-6": "spam", "id-7": "done"}
-	deadline := time.Now().Add(hangAfter)
-	for {
-		got := map[string]string{}
-		for _, row := range emu.Cells("e2e-sheet", "Inbox")[1:] {
-			got[model.CellString(row[5])] = model.CellString(row[4])
-		}
-		ok := true
-		for id, st := range want {
-			if got[id] != st {
-				ok = false
-			}
-		}
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("emulator statuses = %v, want %v", got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitStatuses(t, emu, want, false)
 	if n := emu.Count("spreadsheets.batchUpdate"); n != 1 {
 		t.Errorf("three rows should be one write (one Apply → one batchUpdate), got %d batchUpdates", n)
 	}
@@ -136,5 +116,27 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 	fm := finalModel(t, tm)
 	if ts := fm.activeTab(); ts == nil || ts.filter.query != "status:new" || len(ts.visible) != 5 {
 		t.Errorf("final model: filter %q with %d rows", ts.filter.query, len(ts.visible))
+	}
+}
+
+// waitStatuses waits until the emulator's Inbox holds want (ID → status), failing with what
+// it holds after hangAfter; exact also requires no other row.
+func waitStatuses(t *testing.T, emu *sheetstest.Emulator, want map[string]string, exact bool) {
+	t.Helper()
+	var got map[string]string
+	ok := sheetstest.Poll(hangAfter, func() bool {
+		got = map[string]string{}
+		for _, row := range emu.Cells("e2e-sheet", "Inbox")[1:] {
+			got[model.CellString(row[5])] = model.CellString(row[4])
+		}
+		for id, st := range want {
+			if got[id] != st {
+				return false
+			}
+		}
+		return !exact || len(got) == len(want)
+	})
+	if !ok {
+		t.Fatalf("emulator statuses = %v, want %v", got, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -77,24 +76,7 @@ func TestEndToEndSetStatusWhileRowsMove(t *testing.T) {
 
 	want := map[string]string{"id-0": "new", "id-1": "read", "id-2": "new", "id-3": "done", "id-4": "done", "id-5": "done",
 		"id-6": "spam", "id-7": "done", "id-late": "new"}
-	deadline := time.Now().Add(hangAfter)
-	for {
-		got := map[string]string{}
-		for _, row := range emu.Cells("e2e-sheet", "Inbox")[1:] {
-			got[model.CellString(row[5])] = model.CellString(row[4])
-		}
-		ok := len(got) == len(want)
-		for id, st := range want {
-			ok = ok && got[id] == st
-		}
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("emulator statuses = %v, want %v", got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitStatuses(t, emu, want, true)
 	if n := emu.Count(sheetstest.MethodBatchUpdate); n < 2 {
 		t.Errorf("%d batchUpdates: the moved write was not repaired (did the rows move?)", n)
 	}
