@@ -44,9 +44,21 @@ type AuthOptions struct {
 	Endpoint string
 	// APIEndpoint overrides the API base URL while still authenticating (tests, proxies).
 	APIEndpoint string
-	// CredentialsFile is a service-account key or authorized-user JSON (--credentials);
-	// empty means GOOGLE_APPLICATION_CREDENTIALS.
+	// CredentialsFile is a service-account key or authorized-user JSON (--credentials, or
+	// GOOGLE_APPLICATION_CREDENTIALS as the caller resolved it: see CredentialsFromEnv).
 	CredentialsFile string
+	// CredentialsFromEnv says CredentialsFile came from GOOGLE_APPLICATION_CREDENTIALS, so
+	// errors name that variable rather than --credentials.
+	CredentialsFromEnv bool
+	// HomeDir is the user's home, where gcloud keeps Application Default Credentials (for
+	// Identity.Source); empty: not shown.
+	HomeDir string
+	// Getenv, when set, is where Connect looks up SHEETS_EMULATOR_HOST,
+	// GOOGLE_APPLICATION_CREDENTIALS and HOME for the options above left empty. nil: nowhere:
+	// the caller resolved them (triage's settings resolver is the one reader of the
+	// environment). The Google library's own Application Default Credentials search reads
+	// its variables itself.
+	Getenv func(string) string
 	// TokenCacheFile is the CachedLogin written by `triage auth login`; it may not exist.
 	TokenCacheFile string
 	// Scopes are the OAuth scopes (default DefaultScopes).
@@ -173,9 +185,13 @@ type keyFile struct {
 // at the first request. No credentials at all is an error wrapping ErrNoCredentials that
 // lists the three ways to get some.
 func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, error) {
+	getenv := a.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
 	endpoint := a.Endpoint
 	if endpoint == "" {
-		if h := strings.TrimSpace(os.Getenv(EmulatorHostEnv)); h != "" {
+		if h := strings.TrimSpace(getenv(EmulatorHostEnv)); h != "" {
 			endpoint = "http://" + h + "/"
 		}
 	}
@@ -212,11 +228,14 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 		quota    string
 		metadata bool // ADC from the GCE metadata server: no file at all
 	)
-	credFile := a.CredentialsFile
-	credEnv := false
+	credFile, credEnv := a.CredentialsFile, a.CredentialsFromEnv
 	if credFile == "" {
-		credFile = os.Getenv("GOOGLE_APPLICATION_CREDENTIALS")
+		credFile = getenv("GOOGLE_APPLICATION_CREDENTIALS")
 		credEnv = credFile != ""
+	}
+	home := a.HomeDir
+	if home == "" {
+		home = getenv("HOME")
 	}
 	switch {
 	case credFile != "":
@@ -278,7 +297,7 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 			var kf keyFile
 			_ = json.Unmarshal(creds.JSON, &kf)
 			id.Email, tokenURI, quota = kf.ClientEmail, kf.TokenURI, kf.QuotaProjectID
-			id.Source = adcWellKnownFile()
+			id.Source = adcWellKnownFile(home)
 			if err := checkTokenURI(id.Source, "Application Default Credentials file", tokenURI); err != nil {
 				return nil, Identity{}, err
 			}
@@ -418,13 +437,10 @@ func fileExists(p string) bool {
 }
 
 // adcWellKnownFile is where gcloud writes Application Default Credentials (as the oauth2
-// library looks for them).
-func adcWellKnownFile() string {
-	home := os.Getenv("HOME")
+// library looks for them), under home ("" when home is unknown).
+func adcWellKnownFile(home string) string {
 	if home == "" {
-		if h, err := os.UserHomeDir(); err == nil {
-			home = h
-		}
+		return ""
 	}
 	return filepath.Join(home, ".config", "gcloud", "application_default_credentials.json")
 }

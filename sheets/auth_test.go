@@ -201,7 +201,7 @@ func TestConnectAuthorizedUser(t *testing.T) {
 	os.WriteFile(path, b, 0o600)
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
 
-	_, id := loadThrough(t, sheets.AuthOptions{APIEndpoint: srv.URL})
+	_, id := loadThrough(t, sheets.AuthOptions{APIEndpoint: srv.URL, Getenv: os.Getenv})
 	if id.Kind != sheets.KindAuthorizedUser || id.Source != path {
 		t.Errorf("identity = %+v", id)
 	}
@@ -261,14 +261,18 @@ func TestConnectTokenRefused(t *testing.T) {
 	}
 }
 
-// SHEETS_EMULATOR_HOST (or an endpoint) means no credentials at all.
+// SHEETS_EMULATOR_HOST (or an endpoint) means no credentials at all. Connect reads the
+// variable only through AuthOptions.Getenv: without it, the variable is not seen.
 func TestConnectEmulator(t *testing.T) {
 	isolateEnv(t)
 	emu, srv := emulatorServer(t)
 	t.Setenv(sheets.EmulatorHostEnv, strings.TrimPrefix(srv.URL, "http://"))
-	_, id := loadThrough(t, sheets.AuthOptions{CredentialsFile: "/does/not/matter.json"})
+	_, id := loadThrough(t, sheets.AuthOptions{CredentialsFile: "/does/not/matter.json", Getenv: os.Getenv})
 	if id.Kind != sheets.KindEmulator || id.Source != srv.URL+"/" {
 		t.Errorf("identity = %+v", id)
+	}
+	if _, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{CredentialsFile: "/does/not/matter.json"}); err == nil || !strings.Contains(err.Error(), "matter.json") {
+		t.Errorf("without Getenv, SHEETS_EMULATOR_HOST must not be read: err = %v", err)
 	}
 	for _, r := range emu.Requests() {
 		if r.Authorization != "" {
@@ -375,7 +379,7 @@ func TestConnectRefusesPlainHTTPTokenURI(t *testing.T) {
 	if err := os.WriteFile(adc, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: filepath.Join(home, "none.json"), HTTPClient: noNetwork, APIEndpoint: "http://127.0.0.1:1/"})
+	_, _, err = sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: filepath.Join(home, "none.json"), HTTPClient: noNetwork, APIEndpoint: "http://127.0.0.1:1/", HomeDir: home})
 	if err == nil || !strings.Contains(err.Error(), adc) || !strings.Contains(err.Error(), "http://oauth2.example.com/token") {
 		t.Errorf("ADC file: err = %v", err)
 	}

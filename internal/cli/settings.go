@@ -29,7 +29,9 @@ type settings struct {
 	spreadsheet string
 	endpoint    string
 	credentials string
-	readonly    bool
+	// credentialsFromEnv says credentials came from GOOGLE_APPLICATION_CREDENTIALS (for messages).
+	credentialsFromEnv bool
+	readonly           bool
 }
 
 // environment is every environment variable the CLI consults, read once per invocation.
@@ -115,6 +117,7 @@ func resolve(g *globals, e *env) (*settings, error) {
 		}
 	}
 	s.credentials = first(g.credentials, e.vars().credentials)
+	s.credentialsFromEnv = g.credentials == "" && s.credentials != ""
 	return s, nil
 }
 

@@ -16,9 +16,11 @@ func openStore(ctx context.Context, s *settings, e *env) (*sheets.Store, sheets.
 		return nil, sheets.Identity{}, usageErr("no spreadsheet: pass --spreadsheet ID, set TRIAGE_SPREADSHEET, or put spreadsheet = \"ID\" in %s (the ID is the part of the sheet's URL between /d/ and /edit)", first(s.cfg.Path(), e.vars().defaultConfigPath))
 	}
 	svc, ident, err := sheets.Connect(ctx, sheets.AuthOptions{
-		Endpoint:        s.endpoint,
-		CredentialsFile: s.credentials,
-		TokenCacheFile:  tokenCachePath(e),
+		Endpoint:           s.endpoint,
+		CredentialsFile:    s.credentials,
+		CredentialsFromEnv: s.credentialsFromEnv,
+		HomeDir:            e.vars().home,
+		TokenCacheFile:     tokenCachePath(e),
 	})
 	if err != nil {
 		return nil, ident, &exitError{code: exitUsage, err: err}
