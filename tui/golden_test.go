@@ -6,12 +6,13 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/triage-dev/triage/model"
 )
 
-// Golden screens of View().Content (independent of the terminal, unlike raw program output).
-// Rewrite them with: go test ./tui/ -run TestGolden -update
+// Golden screens of View().Content (independent of the terminal, unlike raw program output),
+// in testdata/TestGolden/ (x/exp/golden). Rewrite them with: go test ./tui/ -run TestGolden -update
 func TestGolden(t *testing.T) {
 	dark := func(m *Model) { send(m, tea.BackgroundColorMsg{Color: black{}}) }
 	env := func(vars ...string) func(*Model) {
@@ -101,7 +102,7 @@ func TestGolden(t *testing.T) {
 			}
 			got := screen(m)
 			checkFrame(t, got, c.w, c.h)
-			checkGolden(t, c.name, got)
+			golden.RequireEqual(t, got)
 		})
 	}
 }

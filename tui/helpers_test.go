@@ -3,10 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -19,20 +16,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/model"
 )
-
-// updating reports whether golden files should be rewritten. teatest imports x/exp/golden,
-// which already registers -update; defining it again would panic, so the flag is looked up
-// (and only defined when no dependency did).
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "update .golden files")
-	}
-}
 
 // testNow is the pinned clock of every test.
 var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -226,28 +209,6 @@ func screen(m *Model) string { return m.View().Content }
 
 // plainScreen is the screen with styling removed, for content assertions.
 func plainScreen(m *Model) string { return ansi.Strip(screen(m)) }
-
-// checkGolden compares got with testdata/name.golden (rewritten with -update).
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if updating() {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run: go test ./tui/ -run %s -update)", err, t.Name())
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (go test ./tui/ -run %s -update rewrites it)\n--- got:\n%s\n--- want:\n%s", path, t.Name(), got, want)
-	}
-}
 
 // checkFrame asserts a screen is exactly w x h cells.
 func checkFrame(t *testing.T, s string, w, h int) {
