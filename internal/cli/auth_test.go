@@ -23,6 +23,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/sheets/sheetstest"
 )
 
 const (
@@ -177,12 +178,8 @@ func (r *authRun) wait(t *testing.T) int {
 // waitFor waits until stderr contains s.
 func (r *authRun) waitFor(t *testing.T, s string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(r.stderr.String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr never said %q:\n%s", s, r.stderr)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !sheetstest.Poll(10*time.Second, func() bool { return strings.Contains(r.stderr.String(), s) }) {
+		t.Fatalf("stderr never said %q:\n%s", s, r.stderr)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets/sheetstest"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -69,26 +70,21 @@ func TestDemoEndToEnd(t *testing.T) {
 	tm.Type("2") // read
 	tm.Type("y")
 
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		rows := emu.Cells("demo", "Inbox")
+	if !sheetstest.Poll(10*time.Second, func() bool {
 		got := map[string]string{}
-		for _, row := range rows[1:] {
+		for _, row := range emu.Cells("demo", "Inbox")[1:] {
 			if len(row) > 5 {
 				got[model.CellString(row[5])] = model.CellString(row[4])
 			}
 		}
-		ok := true
 		for id := range want {
-			ok = ok && got[id] == "read"
+			if got[id] != "read" {
+				return false
+			}
 		}
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("emulator does not hold the new statuses for %v", want)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return true
+	}) {
+		t.Fatalf("emulator does not hold the new statuses for %v", want)
 	}
 	// Nothing else changed: exactly the three marked rows moved from new to read.
 	after, err := st.Load(ctx)

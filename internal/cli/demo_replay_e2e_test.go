@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets/sheetstest"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -55,17 +56,13 @@ func TestDemoReplayEndToEnd(t *testing.T) {
 	tm.Type("R")
 	tm.Type("y")
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		inbox, delivered := count()
-		if delivered == delivered0+3 && inbox == inbox0+3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the replay: %d contact-form rows delivered (was %d), %d inbox messages (was %d); want +3 each",
-				delivered, delivered0, inbox, inbox0)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var inbox, delivered int
+	if !sheetstest.Poll(20*time.Second, func() bool {
+		inbox, delivered = count()
+		return delivered == delivered0+3 && inbox == inbox0+3
+	}) {
+		t.Fatalf("after the replay: %d contact-form rows delivered (was %d), %d inbox messages (was %d); want +3 each",
+			delivered, delivered0, inbox, inbox0)
 	}
 	for _, o := range emu.ValueInputOptions() {
 		if o != "RAW" {

@@ -62,11 +62,12 @@ func TestEmulatorServesLoopback(t *testing.T) {
 		go func() { done <- run(ctx, append([]string{"emulator", "--addr", "127.0.0.1:0"}, extra...), e) }()
 		urlRE := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)\n`)
 		var url string
-		for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		sheetstest.Poll(10*time.Second, func() bool {
 			if m := urlRE.FindStringSubmatch(out.String()); m != nil {
 				url = m[1]
 			}
-		}
+			return url != ""
+		})
 		if url == "" {
 			cancel()
 			t.Fatalf("%v: no URL printed: %q %q", extra, out.String(), errb.String())

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/triage-dev/triage/sheets/sheetstest"
 	"os"
 	"os/exec"
 	"testing"
@@ -53,13 +54,9 @@ func TestReplayProcessKilledMidRunThenRunAgain(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(f.crm.Effects()) < 8 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the child never got going: %d effects", len(f.crm.Effects()))
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !sheetstest.Poll(30*time.Second, func() bool { return len(f.crm.Effects()) >= 8 }) {
+		cmd.Process.Kill()
+		t.Fatalf("the child never got going: %d effects", len(f.crm.Effects()))
 	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/sheets/sheetstest"
 )
 
 func post(t *testing.T, c *http.Client, url, key, body string) (*http.Response, error) {
@@ -38,9 +39,7 @@ func TestDedupeUnderConcurrency(t *testing.T) {
 	var calls atomic.Int32
 	rcv.OnEffect = func(key string, body []byte) {
 		calls.Add(1)
-		for deadline := time.Now().Add(10 * time.Second); rcv.InFlight() < 2 && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
+		sheetstest.Poll(10*time.Second, func() bool { return rcv.InFlight() >= 2 })
 	}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
