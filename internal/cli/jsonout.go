@@ -16,8 +16,9 @@ import (
 // a JSON document) passes model.SanitizeText on its way out, whichever code path printed it.
 // A command still sanitises what it formats (model.SanitizeLine, so a newline in a cell can't
 // break a table row); the writer is what makes a forgotten call harmless. JSON is escaped
-// before it gets there (writeJSON), so the writer finds nothing to replace in it and a JSON
-// parser reads the original text.
+// before it gets there (writeJSON, or appendJSONString for a document written row by row,
+// as list --json is), so the writer finds nothing to replace in it, passes it on as it is
+// (safeText), and a JSON parser reads the original text.
 
 // safeWriter passes everything written to it through model.SanitizeText. A character split
 // across two writes is held back until it is complete, so the sanitiser sees whole runes (an
@@ -49,10 +50,39 @@ func (s *safeWriter) Write(p []byte) (int, error) {
 	if cut < len(b) {
 		s.tail = append([]byte(nil), b[cut:]...)
 	}
-	if _, err := io.WriteString(s.w, model.SanitizeText(string(b[:cut]))); err != nil {
+	var err error
+	if safeText(b[:cut]) {
+		// nothing for the sanitiser to replace (escaped JSON, a plain table): as it is
+		_, err = s.w.Write(b[:cut])
+	} else {
+		_, err = io.WriteString(s.w, model.SanitizeText(string(b[:cut])))
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// safeText reports whether model.SanitizeText would return b unchanged: valid UTF-8 with no
+// model.Unsafe character (newline and tab are kept). It is the writer's fast path: one pass,
+// no copy.
+func safeText(b []byte) bool {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != 0x7f || c == '\n' || c == '\t' {
+				i++
+				continue
+			}
+			return false
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 || model.Unsafe(r) {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // Flush writes out a held-back partial character (as the replacement character: it never
@@ -121,6 +151,74 @@ func writeJSON(w io.Writer, v any) error {
 	_, err := w.Write(escapeUnsafeJSON(buf.Bytes()))
 	return err
 }
+
+// appendJSONString appends s to dst as a JSON string, escaped exactly as writeJSON escapes
+// it: encoding/json's escaping (quote, backslash, C0 controls, <, > and &, invalid UTF-8 as
+// \ufffd) and, in the same pass, every model.Unsafe character as \uXXXX. It is for output
+// written row by row (list --json): the document needs no second scan, the sanitising writer
+// finds nothing to replace, and a JSON parser reads exactly s (but invalid UTF-8).
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if jsonPlain[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default: // other C0 controls, DEL, <, >, &
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case model.Unsafe(r): // C1 controls, bidi controls, invisible breaks: all in the BMP
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// jsonPlain holds the ASCII characters appendJSONString copies as they are: printable ASCII
+// but the quote, the backslash and encoding/json's HTML characters (DEL is model.Unsafe).
+var jsonPlain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()
 
 // escapeUnsafeJSON rewrites the unsafe characters of an encoded JSON document as \u escapes.
 // They can only occur inside strings (JSON's own syntax is ASCII), where an escape means the

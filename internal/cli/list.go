@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -60,37 +65,9 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 		}
 	}
 	if asJSON {
-		return writeListJSON(e, t, recs)
+		return writeListJSON(e.stdout, t, recs)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-	cols := listColumns(t)
-	timeCol := t.Header.Col(model.FTimestamp)
-	if t.Config.Role == model.RoleQueue {
-		timeCol = t.Header.Col(model.FClaimedAt)
-	}
-	hdr := []string{"ROW", "ID", "STATUS"}
-	for _, c := range cols {
-		hdr = append(hdr, strings.ToUpper(model.SanitizeLine(t.Header.Headers[c])))
-	}
-	fmt.Fprintln(tw, strings.Join(hdr, "\t"))
-	for _, r := range recs {
-		line := []string{fmt.Sprint(r.Row), clip(model.SanitizeLine(r.ID), 40), clip(model.SanitizeLine(r.Status), 20)}
-		for _, c := range cols {
-			v := ""
-			if c < len(r.Cells) {
-				v = r.Cells[c]
-			}
-			if c == timeCol && !r.Time.IsZero() {
-				v = r.Time.In(t.Location).Format(listTimeLayout)
-			}
-			line = append(line, clip(model.SanitizeLine(v), 60))
-		}
-		if len(r.Problems) > 0 {
-			line = append(line, "! "+model.SanitizeLine(strings.Join(r.Problems, "; ")))
-		}
-		fmt.Fprintln(tw, strings.Join(line, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeListTable(e.stdout, t, recs); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "%s of %d in %q\n", plural(len(recs), "row", "rows"), len(t.Records), t.Config.Name)
@@ -136,45 +113,250 @@ func listColumns(t *model.Table) []int {
 	return out
 }
 
+// clip cuts s to n characters, the last of them "…" when it had to cut.
 func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
-}
-
-type listRow struct {
-	Row      int               `json:"row"`
-	ID       string            `json:"id"`
-	Status   string            `json:"status"`
-	Time     string            `json:"time,omitempty"`
-	Fields   map[string]string `json:"fields"`
-	Problems []string          `json:"problems,omitempty"`
-}
-
-func writeListJSON(e *env, t *model.Table, recs []*model.Record) error {
-	out := struct {
-		Tab  string    `json:"tab"`
-		Role string    `json:"role"`
-		Rows []listRow `json:"rows"`
-	}{Tab: t.Config.Name, Role: string(t.Config.Role), Rows: []listRow{}}
-	for _, r := range recs {
-		lr := listRow{Row: r.Row, ID: r.ID, Status: r.Status, Fields: map[string]string{}, Problems: r.Problems}
-		if !r.Time.IsZero() {
-			lr.Time = model.FormatTime(r.Time)
-		}
-		for i, h := range t.Header.Headers {
-			if h == "" {
-				continue
-			}
-			if i < len(r.Cells) {
-				lr.Fields[h] = r.Cells[i]
-			} else {
-				lr.Fields[h] = ""
-			}
-		}
-		out.Rows = append(out.Rows, lr)
+	i := 0
+	for range n - 1 {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 	}
-	return writeJSON(e.stdout, out)
+	return s[:i] + "…"
+}
+
+// listOutBuffer is the buffer between `list` and stdout: rows are written as they are
+// formatted, and reach the sanitising writer (and the terminal) in chunks this size.
+const listOutBuffer = 64 << 10
+
+// writeListTable prints rows as a table: the columns are as wide as their widest cell
+// (counted in characters) plus two spaces; the last column and a row's problems are not
+// padded. Every cell is sanitised to one line first (invariant 9), so the widths are those of
+// what is shown. It lays out exactly as text/tabwriter did (minwidth 2, padding 2, blanks),
+// problems included: a row's problems are one more cell, so the column before them is
+// padded to the widest of that column in the run of consecutive rows that have problems.
+// Two passes over the rows, the first for the widths, the second to write, each line into a
+// buffer as it is made: no cell is kept, and plain cells cost no allocation.
+func writeListTable(w io.Writer, t *model.Table, recs []*model.Record) error {
+	lt := newListTable(t)
+	n := len(lt.header)
+	widths := make([]int, n) // of every column but the last, over every line
+	for i, h := range lt.header[:n-1] {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	lastWidths := make([]int, len(recs)) // the last column's, for the rows with problems
+	var cell []byte
+	for ri, r := range recs {
+		for i := range n {
+			cell = lt.appendCell(cell[:0], r, i)
+			switch {
+			case i < n-1:
+				widths[i] = max(widths[i], utf8.RuneCount(cell))
+			case len(r.Problems) > 0:
+				lastWidths[ri] = utf8.RuneCount(cell)
+			}
+		}
+	}
+	// a run of consecutive rows with problems shares the widest of its last cells
+	for start := 0; start < len(recs); {
+		if len(recs[start].Problems) == 0 {
+			start++
+			continue
+		}
+		end, width := start, 0
+		for ; end < len(recs) && len(recs[end].Problems) > 0; end++ {
+			width = max(width, lastWidths[end])
+		}
+		for i := start; i < end; i++ {
+			lastWidths[i] = width
+		}
+		start = end
+	}
+
+	bw := bufio.NewWriterSize(w, listOutBuffer)
+	line := make([]byte, 0, 256)
+	for i, h := range lt.header {
+		start := len(line)
+		line = append(line, h...)
+		if i < n-1 {
+			line = pad(line, start, widths[i])
+		}
+	}
+	line = append(line, '\n')
+	for ri, r := range recs {
+		for i := range n {
+			start := len(line)
+			line = lt.appendCell(line, r, i)
+			switch {
+			case i < n-1:
+				line = pad(line, start, widths[i])
+			case len(r.Problems) > 0:
+				line = pad(line, start, lastWidths[ri])
+				line = append(line, "! "...)
+				line = append(line, model.SanitizeLine(strings.Join(r.Problems, "; "))...)
+			}
+		}
+		line = append(line, '\n')
+		if len(line) >= listOutBuffer/2 {
+			if _, err := bw.Write(line); err != nil {
+				return err
+			}
+			line = line[:0]
+		}
+	}
+	if _, err := bw.Write(line); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// listTable is what `list` needs to print a tab's cells as table cells.
+type listTable struct {
+	t       *model.Table
+	header  []string // ROW, ID, STATUS and the columns' headers, sanitised
+	cols    []int    // the columns after STATUS
+	timeCol int
+}
+
+func newListTable(t *model.Table) *listTable {
+	lt := &listTable{t: t, cols: listColumns(t), timeCol: t.Header.Col(model.FTimestamp), header: []string{"ROW", "ID", "STATUS"}}
+	if t.Config.Role == model.RoleQueue {
+		lt.timeCol = t.Header.Col(model.FClaimedAt)
+	}
+	for _, c := range lt.cols {
+		lt.header = append(lt.header, strings.ToUpper(model.SanitizeLine(t.Header.Headers[c])))
+	}
+	return lt
+}
+
+// appendCell appends cell i of r's line as shown: sanitised to one line and clipped.
+func (lt *listTable) appendCell(dst []byte, r *model.Record, i int) []byte {
+	switch i {
+	case 0:
+		return strconv.AppendInt(dst, int64(r.Row), 10)
+	case 1:
+		return append(dst, clip(model.SanitizeLine(r.ID), 40)...)
+	case 2:
+		return append(dst, clip(model.SanitizeLine(r.Status), 20)...)
+	}
+	c := lt.cols[i-3]
+	if c == lt.timeCol && !r.Time.IsZero() {
+		start := len(dst)
+		dst = r.Time.In(lt.t.Location).AppendFormat(dst, listTimeLayout)
+		if ts := dst[start:]; len(ts) > 60 || !printableASCII(ts) { // a zone with an odd name
+			return append(dst[:start], clip(model.SanitizeLine(string(ts)), 60)...)
+		}
+		return dst
+	}
+	v := ""
+	if c < len(r.Cells) {
+		v = r.Cells[c]
+	}
+	return append(dst, clip(model.SanitizeLine(v), 60)...)
+}
+
+func printableASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// pad appends the blanks that make the cell that starts at line[start:] width+2 characters wide.
+func pad(line []byte, start, width int) []byte {
+	for n := width + 2 - utf8.RuneCount(line[start:]); n > 0; n-- {
+		line = append(line, ' ')
+	}
+	return line
+}
+
+// writeListJSON writes rows as one indented JSON document, {"tab", "role", "rows": [{"row",
+// "id", "status", "time", "fields", "problems"}]}, the document writeJSON would write for
+// it (fields by header, in sorted order; time and problems only when there are any), but row
+// by row into a buffer and escaped as it is written (appendJSONString): no document in memory
+// and no second pass over it.
+func writeListJSON(w io.Writer, t *model.Table, recs []*model.Record) error {
+	// The fields of a row: every named column, by header in sorted order (a header that
+	// repeats names its last column, as a map would have it), each key encoded once.
+	type field struct {
+		key []byte // `\n        "header": `
+		col int
+	}
+	byName := map[string]int{}
+	for i, h := range t.Header.Headers {
+		if h != "" {
+			byName[h] = i
+		}
+	}
+	fields := make([]field, 0, len(byName))
+	for _, h := range slices.Sorted(maps.Keys(byName)) {
+		key := appendJSONString([]byte("\n        "), h)
+		fields = append(fields, field{key: append(key, ": "...), col: byName[h]})
+	}
+
+	bw := bufio.NewWriterSize(w, listOutBuffer)
+	b := make([]byte, 0, 1024)
+	b = append(b, "{\n  \"tab\": "...)
+	b = appendJSONString(b, t.Config.Name)
+	b = append(b, ",\n  \"role\": "...)
+	b = appendJSONString(b, string(t.Config.Role))
+	b = append(b, ",\n  \"rows\": ["...)
+	for i, r := range recs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    {\n      \"row\": "...)
+		b = strconv.AppendInt(b, int64(r.Row), 10)
+		b = append(b, ",\n      \"id\": "...)
+		b = appendJSONString(b, r.ID)
+		b = append(b, ",\n      \"status\": "...)
+		b = appendJSONString(b, r.Status)
+		if !r.Time.IsZero() {
+			b = append(b, ",\n      \"time\": "...)
+			b = appendJSONString(b, model.FormatTime(r.Time))
+		}
+		b = append(b, ",\n      \"fields\": {"...)
+		for j, f := range fields {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, f.key...)
+			v := ""
+			if f.col < len(r.Cells) {
+				v = r.Cells[f.col]
+			}
+			b = appendJSONString(b, v)
+		}
+		if len(fields) > 0 {
+			b = append(b, "\n      "...)
+		}
+		b = append(b, '}')
+		if len(r.Problems) > 0 {
+			b = append(b, ",\n      \"problems\": ["...)
+			for j, p := range r.Problems {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, "\n        "...)
+				b = appendJSONString(b, p)
+			}
+			b = append(b, "\n      ]"...)
+		}
+		b = append(b, "\n    }"...)
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+		b = b[:0]
+	}
+	if len(recs) > 0 {
+		b = append(b, "\n  "...)
+	}
+	b = append(b, "]\n}\n"...)
+	if _, err := bw.Write(b); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
