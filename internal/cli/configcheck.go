@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -64,7 +65,7 @@ func runConfigCheck(g *globals, e *env) error {
 			fmt.Fprintf(e.stdout, "%s: %s\n", path, p.Msg)
 		}
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf("%s in %s", plural(len(probs), "problem", "problems"), path)}
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s in %s", model.Count(len(probs), "problem", "problems"), path)}
 }
 
 // keyProblems checks the config's [keys] against the TUI's actions: what config alone can't

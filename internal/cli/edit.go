@@ -148,7 +148,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 		return err
 	}
 	if notDone > 0 {
-		return &exitError{code: exitPartial, err: fmt.Errorf("%s of %d not changed%s", plural(notDone, "row", "rows"), len(ids), doc.damagedNote())}
+		return &exitError{code: exitPartial, err: fmt.Errorf("%s of %d not changed%s", model.Count(notDone, "row", "rows"), len(ids), doc.damagedNote())}
 	}
 	if len(doc.Damaged) > 0 {
 		return &exitError{code: exitPartial, err: fmt.Errorf("all %d changed, but %s", len(ids), doc.damagedNote()[2:])}
@@ -162,7 +162,7 @@ func (d *editDoc) damagedNote() string {
 	if len(d.Damaged) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %s of rows inserted meanwhile cleared (see \"damaged:\" above): check them", plural(len(d.Damaged), "cell", "cells"))
+	return fmt.Sprintf("; %s of rows inserted meanwhile cleared (see \"damaged:\" above): check them", model.Count(len(d.Damaged), "cell", "cells"))
 }
 
 // setFields is what an edit writes, by field name.

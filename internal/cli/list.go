@@ -70,7 +70,7 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 	if err := writeListTable(e.stdout, t, recs); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "%s of %d in %q\n", plural(len(recs), "row", "rows"), len(t.Records), t.Config.Name)
+	fmt.Fprintf(e.stderr, "%s of %d in %q\n", model.Count(len(recs), "row", "rows"), len(t.Records), t.Config.Name)
 	return nil
 }
 

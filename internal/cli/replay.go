@@ -125,7 +125,7 @@ Progress goes to stderr; the summary too, and with --json one JSON document goes
 		case exitHalted:
 			return &exitError{code: exitHalted, err: fmt.Errorf("replay halted: %s", model.SanitizeLine(doc.Halt.Detail))}
 		}
-		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", plural(doc.notDone(), "row", "rows"), doc.Selected)}
+		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", model.Count(doc.notDone(), "row", "rows"), doc.Selected)}
 	}
 	return cmd
 }
@@ -409,17 +409,17 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 	if d.DryRun {
 		verb = "dry run"
 	}
-	fmt.Fprintf(w, "%s of %q: %s selected, %d planned: %s\n", verb, d.Tab, plural(d.Selected, "row", "rows"), d.Planned, countsLine(d.Counts))
+	fmt.Fprintf(w, "%s of %q: %s selected, %d planned: %s\n", verb, d.Tab, model.Count(d.Selected, "row", "rows"), d.Planned, countsLine(d.Counts))
 	if d.DryRun {
-		fmt.Fprintf(w, "dry run: %s would be sent (listed on stdout); nothing was sent or written\n", plural(len(d.WouldSend), "call", "calls"))
+		fmt.Fprintf(w, "dry run: %s would be sent (listed on stdout); nothing was sent or written\n", model.Count(len(d.WouldSend), "call", "calls"))
 	}
 	if d.Halt != nil {
 		fmt.Fprintf(w, "\n*** HALTED (%s, source %s): %s ***\n", d.Halt.Cause, model.SanitizeLine(d.Halt.Source), model.SanitizeLine(d.Halt.Detail))
 		fmt.Fprintf(w, "nothing new was sent after the halt; %s not attempted: fix the cause and run the same command again\n\n",
-			plural(len(d.NotAttempted), "row", "rows"))
+			model.Count(len(d.NotAttempted), "row", "rows"))
 	} else if d.Cancelled {
 		fmt.Fprintf(w, "interrupted: requests in flight finished and their outcomes were written back; %s not attempted: run the same command again to continue (every row keeps its key, so nothing is applied twice)\n",
-			plural(len(d.NotAttempted), "row", "rows"))
+			model.Count(len(d.NotAttempted), "row", "rows"))
 	}
 	list := func(label string, items []string) {
 		for i, s := range items {
@@ -460,8 +460,8 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 	}
 	if !d.DryRun {
 		wb := d.WriteBack
-		fmt.Fprintf(w, "write-back: %s, %s, %s\n", plural(wb.Requests, "request", "requests"),
-			plural(len(wb.Conflicts), "conflict", "conflicts"), plural(len(wb.Errors), "error", "errors"))
+		fmt.Fprintf(w, "write-back: %s, %s, %s\n", model.Count(wb.Requests, "request", "requests"),
+			model.Count(len(wb.Conflicts), "conflict", "conflicts"), model.Count(len(wb.Errors), "error", "errors"))
 		list("write-back conflict:", wb.Conflicts)
 		list("write-back error:", wb.Errors)
 	}

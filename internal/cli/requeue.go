@@ -86,9 +86,9 @@ Each row is found by its ID; --dry-run lists the stale claims and changes nothin
 			}
 			switch {
 			case nd == stuck && stuck > 0:
-				return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed%s", plural(stuck, "stale claim", "stale claims"), doc.damagedNote())}
+				return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed%s", model.Count(stuck, "stale claim", "stale claims"), doc.damagedNote())}
 			case nd > 0:
-				return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued%s", plural(nd, "claim", "claims"), doc.damagedNote())}
+				return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued%s", model.Count(nd, "claim", "claims"), doc.damagedNote())}
 			case len(doc.Damaged) > 0:
 				return &exitError{code: exitPartial, err: fmt.Errorf("every stale claim requeued, but %s", doc.damagedNote()[2:])}
 			}
@@ -101,7 +101,7 @@ Each row is found by its ID; --dry-run lists the stale claims and changes nothin
 			return finish()
 		}
 		if *dry {
-			fmt.Fprintf(e.stderr, "dry run: %s would go back to pending\n", plural(len(edits), "claim", "claims"))
+			fmt.Fprintf(e.stderr, "dry run: %s would go back to pending\n", model.Count(len(edits), "claim", "claims"))
 			return finish()
 		}
 		res, err := st.Apply(ctx, edits)
@@ -112,7 +112,7 @@ Each row is found by its ID; --dry-run lists the stale claims and changes nothin
 		for i := range doc.Changed {
 			doc.Changed[i].Note = notes[doc.Changed[i].ID]
 		}
-		fmt.Fprintf(e.stderr, "requeued %s\n", plural(len(res.Applied), "claim", "claims"))
+		fmt.Fprintf(e.stderr, "requeued %s\n", model.Count(len(res.Applied), "claim", "claims"))
 		return finish()
 	}
 	return cmd
