@@ -55,29 +55,7 @@ func e2eWorkbook() *sheetstest.Workbook {
 func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 	emu := sheetstest.New()
 	emu.AddWorkbook(e2eWorkbook())
-	srv := httptest.NewServer(emu)
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	svc, err := sheetsapi.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tabs []model.TabConfig
-	for _, r := range model.Roles {
-		tabs = append(tabs, model.DefaultTabConfig(r))
-	}
-	store := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: "e2e-sheet", Tabs: tabs})
-
-	m := New(Options{Store: store, SpreadsheetID: "e2e-sheet"})
-	tm := teatest.NewTestModel(t, probed{m},
-		teatest.WithInitialTermSize(80, 24),
-		teatest.WithProgramOptions(
-			tea.WithColorProfile(colorprofile.TrueColor),
-			tea.WithEnvironment([]string{"TERM=xterm-256color"}),
-		),
-	)
-	waitScreen(t, tm, "Acme Support")
+	tm := startE2E(t, emu)
 
 	// Filter to the new ones (newest first: id-7, id-5, id-3 (blank = new), id-2, id-0) and
 	// mark the first three.
@@ -139,4 +117,32 @@ func waitStatuses(t *testing.T, emu *sheetstest.Emulator, want map[string]string
 	if !ok {
 		t.Fatalf("emulator statuses = %v, want %v", got, want)
 	}
+}
+
+// startE2E runs the real program, 80x24, against the real store talking HTTP to emu (which
+// holds e2eWorkbook), and waits for its first screen.
+func startE2E(t *testing.T, emu *sheetstest.Emulator) *teatest.TestModel {
+	t.Helper()
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	svc, err := sheetsapi.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tabs []model.TabConfig
+	for _, r := range model.Roles {
+		tabs = append(tabs, model.DefaultTabConfig(r))
+	}
+	store := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: "e2e-sheet", Tabs: tabs})
+	tm := teatest.NewTestModel(t, probed{New(Options{Store: store, SpreadsheetID: "e2e-sheet"})},
+		teatest.WithInitialTermSize(80, 24),
+		teatest.WithProgramOptions(
+			tea.WithColorProfile(colorprofile.TrueColor),
+			tea.WithEnvironment([]string{"TERM=xterm-256color"}),
+		),
+	)
+	waitScreen(t, tm, "Acme Support")
+	return tm
 }

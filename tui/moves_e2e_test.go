@@ -1,19 +1,11 @@
 package tui
 
 import (
-	"context"
-	"net/http/httptest"
 	"sync"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 
-	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/sheetstest"
 )
 
@@ -24,19 +16,6 @@ import (
 func TestEndToEndSetStatusWhileRowsMove(t *testing.T) {
 	emu := sheetstest.New()
 	emu.AddWorkbook(e2eWorkbook())
-	srv := httptest.NewServer(emu)
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	svc, err := sheetsapi.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tabs []model.TabConfig
-	for _, r := range model.Roles {
-		tabs = append(tabs, model.DefaultTabConfig(r))
-	}
-	store := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: "e2e-sheet", Tabs: tabs})
 	var once sync.Once
 	emu.SetHook(func(r sheetstest.Request) {
 		if r.Method != sheetstest.MethodBatchUpdate {
@@ -53,15 +32,7 @@ func TestEndToEndSetStatusWhileRowsMove(t *testing.T) {
 	})
 	defer emu.SetHook(nil)
 
-	m := New(Options{Store: store, SpreadsheetID: "e2e-sheet"})
-	tm := teatest.NewTestModel(t, probed{m},
-		teatest.WithInitialTermSize(80, 24),
-		teatest.WithProgramOptions(
-			tea.WithColorProfile(colorprofile.TrueColor),
-			tea.WithEnvironment([]string{"TERM=xterm-256color"}),
-		),
-	)
-	waitScreen(t, tm, "Acme Support")
+	tm := startE2E(t, emu)
 	tm.Type("/status:new")
 	tm.Send(press("enter"))
 	tm.Send(press("space"))
