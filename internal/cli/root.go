@@ -22,9 +22,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // run executes one invocation and returns its exit code. Everything a command prints goes
-// through the one sanitising writer (jsonout.go), stdout and stderr alike, help and errors
-// included; the TUI draws on the terminal itself, not through e.
+// through the one sanitising writer (jsonout.go), stdout and stderr alike, errors included;
+// only cobra's own text (help, completion, man), which holds no sheet data, reaches stdout
+// as it is; the TUI draws on the terminal itself, not through e.
 func run(ctx context.Context, args []string, e *env) int {
+	rawOut := e.stdout
 	out, errw := newSafeWriter(e.stdout), newSafeWriter(e.stderr)
 	defer func() {
 		_ = out.Flush()
@@ -34,7 +36,10 @@ func run(ctx context.Context, args []string, e *env) int {
 	root := newRootCmd(&globals{}, e)
 	root.SetArgs(args)
 	root.SetIn(e.stdin)
-	root.SetOut(e.stdout)
+	// cobra's own output (help, completion scripts, the man page) is triage's own text, never
+	// a cell: it goes to the terminal as it is, so fang's styled help keeps its colours there
+	// (fang styles only for a terminal). Everything a command prints goes through e.stdout.
+	root.SetOut(rawOut)
 	root.SetErr(e.stderr)
 	bi := readBuildInfo()
 	err := fang.Execute(ctx, root,
