@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/triage-dev/triage/model"
@@ -154,7 +155,8 @@ func writeJSON(w io.Writer, v any) error {
 
 // appendJSONString appends s to dst as a JSON string, escaped exactly as writeJSON escapes
 // it: encoding/json's escaping (quote, backslash, C0 controls, <, > and &, invalid UTF-8 as
-// \ufffd) and, in the same pass, every model.Unsafe character as \uXXXX. It is for output
+// the replacement character U+FFFD) and, in the same pass, every model.Unsafe character as a
+// JSON \u escape of its code point (see appendUnicodeEscape). It is for output
 // written row by row (list --json): the document needs no second scan, the sanitising writer
 // finds nothing to replace, and a JSON parser reads exactly s (but invalid UTF-8).
 func appendJSONString(dst []byte, s string) []byte {
@@ -194,9 +196,9 @@ func appendJSONString(dst []byte, s string) []byte {
 		case r == utf8.RuneError && size == 1:
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
-		case model.Unsafe(r): // C1 controls, bidi controls, invisible breaks: all in the BMP
+		case model.Unsafe(r): // C1 controls, bidi controls, invisible breaks
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+			dst = appendUnicodeEscape(dst, r)
 		default:
 			i += size
 			continue
@@ -222,17 +224,32 @@ var jsonPlain = func() (t [utf8.RuneSelf]bool) {
 
 // escapeUnsafeJSON rewrites the unsafe characters of an encoded JSON document as \u escapes.
 // They can only occur inside strings (JSON's own syntax is ASCII), where an escape means the
-// same character, and all of them are in the Basic Multilingual Plane (one \uXXXX each).
+// same character.
 func escapeUnsafeJSON(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
 		if model.Unsafe(r) {
-			out = fmt.Appendf(out, `\u%04x`, r)
+			out = appendUnicodeEscape(out, r)
 		} else {
 			out = append(out, b[:size]...)
 		}
 		b = b[size:]
 	}
 	return out
+}
+
+// appendUnicodeEscape appends r as JSON writes a character by code point: six characters
+// (backslash, u, four hex digits) for U+0000..U+FFFF, a UTF-16 surrogate pair of two such
+// escapes above, so a parser reads back exactly r whatever model.Unsafe comes to include.
+func appendUnicodeEscape(dst []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	one := func(dst []byte, u rune) []byte {
+		return append(dst, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+	}
+	if r > 0xffff {
+		hi, lo := utf16.EncodeRune(r)
+		return one(one(dst, hi), lo)
+	}
+	return one(dst, r)
 }

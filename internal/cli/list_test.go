@@ -338,3 +338,14 @@ func TestListCommandStreamsSafely(t *testing.T) {
 		}
 	}
 }
+
+// A \u escape above U+FFFF is a surrogate pair that reads back as the one character (no
+// unsafe character is there today; the escape must stay right if one is added).
+func TestAppendUnicodeEscapeReadsBack(t *testing.T) {
+	for _, r := range []rune{0x9b, 0x202e, 0xfeff, 0x1f600, 0xe0001, 0x10ffff} {
+		var got string
+		if err := json.Unmarshal(append(append([]byte{'"'}, appendUnicodeEscape(nil, r)...), '"'), &got); err != nil || got != string(r) {
+			t.Errorf("U+%04X: %q → %q, %v", r, appendUnicodeEscape(nil, r), got, err)
+		}
+	}
+}
