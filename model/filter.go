@@ -8,6 +8,7 @@ import (
 // A term is free text (matched case-insensitively anywhere in the row), or `field:value`
 // (a schema field or any header name; `status:` matches exactly, others by substring; a
 // prefix that names no column makes the whole term free text); a leading `!` negates a term.
+// On tabs with an error column, `kind:` matches the error's kind (ErrorKind) by prefix.
 type Filter struct {
 	Query string
 	terms []term
@@ -56,14 +57,26 @@ type boundTerm struct {
 	term
 	col    int  // column to test; -1 = whole row
 	status bool // exact match on the normalised status
+	kind   int  // >= 0: match ErrorKind of this column (the error cell) by prefix
 }
 
 // Bind resolves the filter's field names against a table.
 func (f Filter) Bind(t *Table) Matcher {
 	m := Matcher{t: t}
 	for _, tm := range f.terms {
-		b := boundTerm{term: tm, col: -1}
-		if tm.field != "" {
+		b := boundTerm{term: tm, col: -1, kind: -1}
+		if tm.field == "kind" && schemaCol(t, "kind") < 0 && t.Header.Col("kind") < 0 {
+			// kind: is the error's kind (ErrorKind: "503", "timeout"), for tabs with an error
+			// column, unless the sheet has a column of that name.
+			if i := t.Header.Col(FError); i >= 0 {
+				b.kind = i
+			} else if i := t.Header.Col(FLastError); i >= 0 {
+				b.kind = i
+			}
+		}
+		if b.kind >= 0 {
+			b.col = -2
+		} else if tm.field != "" {
 			b.col = -2
 			if Field(tm.field) == FStatus {
 				b.status = true
@@ -81,7 +94,7 @@ func (f Filter) Bind(t *Table) Matcher {
 					}
 				}
 			}
-			if b.col == -2 && !b.status {
+			if b.col == -2 && !b.status && b.kind < 0 {
 				// Not a column: "https://x" or "re:hello" is text to find.
 				b.col, b.value = -1, b.word
 			}
@@ -99,6 +112,8 @@ func (m Matcher) Match(r *Record, hay string) bool {
 		switch {
 		case b.status:
 			ok = r.Status == b.value || (b.value == "" && r.Status == "")
+		case b.kind >= 0:
+			ok = b.kind < len(r.Cells) && strings.HasPrefix(ErrorKind(r.Cells[b.kind]), b.value) && (b.value != "" || strings.TrimSpace(r.Cells[b.kind]) != "")
 		case b.col >= 0:
 			ok = b.col < len(r.Cells) && containsFold(r.Cells[b.col], b.value)
 		default:

@@ -202,6 +202,10 @@ func TestFilter(t *testing.T) {
 		"!nosuchfield:x":   {0, 1, 2},
 		"HTTPS://CRM":      {0, 2},
 		"status:rejected ": {1},
+		"kind:timeout":     {0},
+		"kind:4":           {1},
+		"kind:":            {0, 1},
+		"!kind:401":        {0, 2},
 	}
 	for q, want := range cases {
 		m := ParseFilter(q).Bind(tb)
