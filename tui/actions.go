@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -263,6 +264,15 @@ func (m *Model) onAction(a action) tea.Cmd {
 		return m.setStatus(a.status)
 	case confirmAction:
 		m.dialog = nil
+		if ts := m.tabNamed(a.op.tab); ts != nil && ts.data != nil && len(a.op.unmark) > 0 {
+			// The marked rows the action leaves out were part of the choice just made.
+			for _, id := range a.op.unmark {
+				if ri, ok := ts.data.byID[id]; ok {
+					ts.setMark(ri, false)
+				}
+			}
+			ts.countShownMarks()
+		}
 		return m.runWrite(a.op)
 	case replayStartAction:
 		m.dialog = nil
@@ -353,7 +363,8 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 		return m.goneToast(p.gone)
 	}
 	var edits []model.Edit
-	notSticky, gone := 0, 0
+	var notSticky []string
+	gone := 0
 	for _, id := range p.ids {
 		r, _, ok := ts.data.record(id)
 		if !ok {
@@ -362,7 +373,7 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 		}
 		e, ok := model.ClearError(t, r, m.c.now())
 		if !ok {
-			notSticky++
+			notSticky = append(notSticky, id)
 			continue
 		}
 		edits = append(edits, e)
@@ -380,21 +391,26 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	if t.Config.Role == model.RoleQueue {
 		sticky, back, blanked = model.StatusError, model.StatusPending, "the error and the failed claim"
 	}
-	if notSticky > 0 {
-		cmds = append(cmds, m.toast(toastInfo, "%d %s skipped: not a sticky error (only %s rows have one)", notSticky, model.Plural(notSticky, "row", "rows"), sticky))
-	}
 	if len(edits) == 0 {
+		if n := len(notSticky); n > 0 {
+			cmds = append(cmds, m.toast(toastInfo, "nothing to clear: %s %s no sticky error (only %s rows have one)", countRows(n), model.Plural(n, "has", "have"), sticky))
+		}
 		return tea.Batch(cmds...)
 	}
-	op := writeOp{kind: writeClearError, tab: t.Config.Name, edits: edits, status: back}
-	if len(edits) == 1 {
+	op := writeOp{kind: writeClearError, tab: t.Config.Name, edits: edits, status: back, unmark: notSticky}
+	if len(edits) == 1 && len(notSticky) == 0 {
 		return tea.Batch(append(cmds, m.runWrite(op))...)
 	}
-	notes := []string{strings.TrimSpace(fmt.Sprintf("They go back to %s with %s blanked. %s", back, blanked, filterNote(p.filter)))}
+	// Several rows, or marked rows some of which can't be changed: ask, naming what is left
+	// out, so no marked row is skipped unseen.
+	notes := []string{strings.TrimSpace(fmt.Sprintf("%s back to %s with %s blanked. %s", model.Plural(len(edits), "It goes", "They go"), back, blanked, filterNote(p.filter)))}
+	if n := len(notSticky); n > 0 {
+		notes = append(notes, fmt.Sprintf("%s skipped: no sticky error (only %s rows have one); %s unmarked.", countRows(n), sticky, model.Plural(n, "it is", "they are")))
+	}
 	if p.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
 	}
-	m.dialog = newConfirm(m.c, fmt.Sprintf("Clear the sticky error of %d rows?", len(edits)), notes, op)
+	m.dialog = newConfirm(m.c, fmt.Sprintf("Clear the sticky error of %s?", countRows(len(edits))), notes, op)
 	return tea.Batch(cmds...)
 }
 
@@ -409,12 +425,72 @@ func (m *Model) startUndo() tea.Cmd {
 		return m.toast(toastInfo, "nothing to undo")
 	}
 	op := writeOp{kind: writeUndo, tab: last.tab, edits: inverseAll(last.edits), undoes: &last}
-	if len(op.edits) == 1 {
+	here := m.activeTab()
+	if m.detail != nil {
+		here = m.tabNamed(m.detail.tab)
+	}
+	sameTab := here != nil && here.name() == last.tab
+	if len(op.edits) == 1 && sameTab {
 		return m.runWrite(op)
 	}
-	m.dialog = newConfirm(m.c, fmt.Sprintf("Undo the last change to %d rows of %s?", len(op.edits), last.tab),
-		[]string{"Each row goes back to what it was, unless someone changed it since (then it is reported, not overwritten)."}, op)
+	// Another tab's change (or many rows) is never undone unseen: say which tab, which rows
+	// and what they go back to, and ask.
+	question := fmt.Sprintf("Undo the last change to %s of %s?", countRows(len(op.edits)), cellLine(last.tab))
+	if !sameTab {
+		question = fmt.Sprintf("Undo the last change, made on the %s tab (%s)?", cellLine(last.tab), countRows(len(op.edits)))
+	}
+	notes := []string{m.undoWhat(op), "Each row goes back to what it was, unless someone changed it since (then it is reported, not overwritten)."}
+	m.dialog = newConfirm(m.c, question, notes, op)
 	return nil
+}
+
+// undoWhat names the rows an undo touches and what they go back to: "row 5 (ID 8f3a…):
+// status back to new" or "rows 5, 9, 12: status back to new".
+func (m *Model) undoWhat(op writeOp) string {
+	ts := m.tabNamed(op.tab)
+	var rows []string
+	for i, e := range op.edits {
+		if i == 4 {
+			rows = append(rows, fmt.Sprintf("and %d more", len(op.edits)-i))
+			break
+		}
+		where := "ID " + shortID(e.ID)
+		if ts != nil && ts.data != nil {
+			if ri, ok := ts.data.byID[e.ID]; ok {
+				where = fmt.Sprintf("row %d (ID %s)", ts.data.table.Records[ri].Row, shortID(e.ID))
+			}
+		}
+		rows = append(rows, where)
+	}
+	return strings.Join(rows, ", ") + ": " + backTo(op.edits)
+}
+
+// backTo says what edits set, field by field: "status back to new" or "status back to new
+// or (empty)"; a field set to many different values is "status back to what it was".
+func backTo(edits []model.Edit) string {
+	vals := map[model.Field][]string{}
+	var fields []model.Field
+	for _, e := range edits {
+		for f, v := range e.Set {
+			if _, ok := vals[f]; !ok {
+				fields = append(fields, f)
+			}
+			v = cmp.Or(truncate(cellLine(v), 20), "(empty)")
+			if !slices.Contains(vals[f], v) {
+				vals[f] = append(vals[f], v)
+			}
+		}
+	}
+	slices.Sort(fields)
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		if vs := vals[f]; len(vs) <= 3 {
+			parts[i] = string(f) + " back to " + strings.Join(vs, " or ")
+		} else {
+			parts[i] = string(f) + " back to what it was"
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func inverseAll(edits []model.Edit) []model.Edit {
@@ -520,6 +596,7 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 		return m.goneToast(p.gone)
 	}
 	var edits []model.Edit
+	var skipped []string
 	already, delivered, gone := 0, 0, 0
 	for _, id := range p.ids {
 		r, _, ok := ts.data.record(id)
@@ -530,9 +607,11 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 		switch r.Status {
 		case model.StatusDiscarded:
 			already++
+			skipped = append(skipped, id)
 			continue
 		case model.StatusDelivered:
 			delivered++
+			skipped = append(skipped, id)
 			continue
 		}
 		edits = append(edits, model.SetStatus(t, r, model.StatusDiscarded))
@@ -544,9 +623,6 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 	if gone > 0 {
 		cmds = append(cmds, m.goneToast(gone))
 	}
-	if n := already + delivered; n > 0 && len(edits) > 0 {
-		cmds = append(cmds, m.toast(toastInfo, "%d skipped: already discarded or delivered", n))
-	}
 	if len(edits) == 0 {
 		switch {
 		case delivered > 0:
@@ -556,17 +632,17 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 		}
 		return tea.Batch(cmds...)
 	}
-	op := writeOp{kind: writeDiscard, tab: t.Config.Name, edits: edits, status: model.StatusDiscarded}
-	if len(edits) == 1 {
+	op := writeOp{kind: writeDiscard, tab: t.Config.Name, edits: edits, status: model.StatusDiscarded, unmark: skipped}
+	if len(edits) == 1 && len(skipped) == 0 {
 		return tea.Batch(append(cmds, m.runWrite(op))...)
 	}
-	notes := []string{strings.TrimSpace("They are never replayed (u undoes this). " + filterNote(p.filter))}
+	notes := []string{strings.TrimSpace("They are never replayed" + withHint("", " (", keySays(m.c.keys.Undo, "undoes this)")) + ". " + filterNote(p.filter))}
 	if p.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
 	}
 	if n := already + delivered; n > 0 {
-		notes = append(notes, fmt.Sprintf("%d already discarded or delivered: left alone.", n))
+		notes = append(notes, fmt.Sprintf("%s already discarded or delivered: left alone and unmarked.", countRows(n)))
 	}
-	m.dialog = newConfirm(m.c, fmt.Sprintf("Discard %d dead letters?", len(edits)), notes, op)
+	m.dialog = newConfirm(m.c, fmt.Sprintf("Discard %d dead %s?", len(edits), model.Plural(len(edits), "letter", "letters")), notes, op)
 	return tea.Batch(cmds...)
 }

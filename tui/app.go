@@ -59,6 +59,14 @@ type Options struct {
 	Now func() time.Time
 	// Banner is an optional one-line note shown in the header (e.g. "demo").
 	Banner string
+	// Demo marks the embedded demo: its spreadsheet exists nowhere, so a sheet link (o) says
+	// so instead of copying a link to nothing.
+	Demo bool
+	// Tmux is the tmux binary to ask, when running inside tmux, whether it passes the
+	// clipboard sequence on (set-clipboard, allow-passthrough), so `y` never claims a copy
+	// that tmux swallowed. "" never asks. Only for a terminal of this process: a remote
+	// session's tmux is not ours to run.
+	Tmux string
 	// Replayer replays dead letters from the TUI (R, A). Nil: those keys say which
 	// `triage replay` command would do it.
 	Replayer Replayer
@@ -115,8 +123,9 @@ type Model struct {
 	// The spreadsheet's ID as loaded (for sheet links), else Options.SpreadsheetID.
 	spreadsheetID string
 
-	replay    replayState // the plan, the run and the halt banner (replay.go, replayrun.go)
-	staleTick time.Time   // when the queue tabs' stale counts were last recomputed
+	replay    replayState   // the plan, the run and the halt banner (replay.go, replayrun.go)
+	tmuxClip  tmuxClipState // whether tmux passes OSC 52 on (clipboard.go)
+	staleTick time.Time     // when the queue tabs' stale counts were last recomputed
 
 	// Memoised lines that rarely change but cost lipgloss renders each frame; keyed by
 	// everything they depend on.
@@ -216,6 +225,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
+	case tmuxClipMsg:
+		return m.onTmuxClip(msg)
 	case refreshTickMsg, clockMsg, toastExpiredMsg, spinner.TickMsg:
 		return m.onTick(msg)
 	}

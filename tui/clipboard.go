@@ -1,8 +1,12 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"net/url"
+	"os/exec"
+	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -42,7 +46,82 @@ func (m *Model) clipboardCmd(s string) tea.Cmd {
 
 // copyText copies s and says what was copied.
 func (m *Model) copyText(what, s string) tea.Cmd {
-	return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "copied %s: %s", what, truncate(cellLine(s), 40)))
+	return m.copyAndSay(s, fmt.Sprintf("copied %s: %s", what, truncate(cellLine(s), 40)))
+}
+
+// copyAndSay copies s and toasts said, unless the copy can't arrive: inside tmux whose
+// set-clipboard and allow-passthrough are both off, tmux swallows OSC 52, and "copied" would
+// be a lie. The first copy inside tmux asks tmux (in a Cmd) and corrects itself if so.
+func (m *Model) copyAndSay(s, said string) tea.Cmd {
+	if !m.c.term.tmux {
+		return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said))
+	}
+	switch m.tmuxClip {
+	case tmuxClipOff:
+		return m.toast(toastError, "%s", tmuxClipboardAdvice)
+	case tmuxClipUnknown:
+		if m.opts.Tmux != "" {
+			m.tmuxClip = tmuxClipAsking
+			return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said), queryTmuxClipboard(m.ctx, m.opts.Tmux))
+		}
+	}
+	return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said))
+}
+
+// tmuxClipState is what tmux said about passing the clipboard on.
+type tmuxClipState int
+
+const (
+	tmuxClipUnknown  tmuxClipState = iota // not asked yet (or no tmux binary to ask)
+	tmuxClipAsking                        // a query is on its way
+	tmuxClipOn                            // set-clipboard on/external, or allow-passthrough on
+	tmuxClipOff                           // both off: OSC 52 never reaches the terminal
+	tmuxClipNoAnswer                      // tmux couldn't be asked: copies go out as usual
+)
+
+// tmuxClipboardAdvice is what to do when tmux swallows the clipboard.
+const tmuxClipboardAdvice = "nothing copied: tmux drops the clipboard sequence (set-clipboard off). " +
+	"Run `tmux set -g set-clipboard on` (and add it to ~/.tmux.conf), then copy again"
+
+// tmuxClipMsg is tmux's answer about its clipboard options.
+type tmuxClipMsg struct {
+	setClipboard, passthrough string
+	err                       error
+}
+
+// queryTmuxClipboard asks the tmux server we run in (the process's own $TMUX) for its
+// set-clipboard and allow-passthrough options. It runs the tmux binary, so it is a Cmd, and
+// bounded: a hung tmux must not leave the answer pending for long.
+func queryTmuxClipboard(ctx context.Context, bin string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		get := func(opt string) (string, error) {
+			out, err := exec.CommandContext(ctx, bin, "show-options", "-gv", opt).Output()
+			return strings.TrimSpace(string(out)), err
+		}
+		sc, err := get("set-clipboard")
+		if err != nil {
+			return tmuxClipMsg{err: fmt.Errorf("ask tmux for set-clipboard: %w", err)}
+		}
+		pt, _ := get("allow-passthrough") // tmux before 3.3 has no such option: off
+		return tmuxClipMsg{setClipboard: sc, passthrough: pt}
+	}
+}
+
+// onTmuxClip takes tmux's answer. With both options off the copy that asked was lost: say so
+// and what to set, once; every later copy says it at once instead of "copied".
+func (m *Model) onTmuxClip(msg tmuxClipMsg) tea.Cmd {
+	switch {
+	case msg.err != nil:
+		m.tmuxClip = tmuxClipNoAnswer
+		return nil
+	case msg.setClipboard == "off" && msg.passthrough != "on" && msg.passthrough != "all":
+		m.tmuxClip = tmuxClipOff
+		return m.toast(toastError, "%s", tmuxClipboardAdvice)
+	}
+	m.tmuxClip = tmuxClipOn
+	return nil
 }
 
 // copyID copies the cursor row's ID (`y` in the table).
@@ -58,7 +137,7 @@ func (m *Model) copyID() tea.Cmd {
 	if r.ID == "" {
 		return m.toast(toastInfo, "this row has no ID to copy")
 	}
-	return tea.Batch(m.clipboardCmd(r.ID), m.toast(toastInfo, "copied ID %s", shortID(r.ID)))
+	return m.copyAndSay(r.ID, "copied ID "+shortID(r.ID))
 }
 
 // sheetLink is the Google Sheets address of a row: the spreadsheet, the tab (gid) and the
@@ -72,9 +151,12 @@ func (m *Model) copyLink(ts *tabState, r *model.Record) tea.Cmd {
 	if ts == nil || ts.data == nil || r == nil {
 		return nil
 	}
+	if m.opts.Demo {
+		return m.toast(toastInfo, "the demo's spreadsheet lives only in this process: there is no Google Sheets link to copy (%s copies one on a real sheet)", hintKeys(m.c.keys.CopyLink.Keys()...))
+	}
 	if m.spreadsheetID == "" {
 		return m.toast(toastInfo, "no spreadsheet ID to link to")
 	}
 	link := sheetLink(m.spreadsheetID, ts.data.table, r)
-	return tea.Batch(m.clipboardCmd(link), m.toast(toastInfo, "copied the sheet link to %s row %d (gid=%d&range=A%d)", cellLine(ts.name()), r.Row, ts.data.table.SheetID, r.Row))
+	return m.copyAndSay(link, fmt.Sprintf("copied the sheet link to %s row %d (gid=%d&range=A%d)", cellLine(ts.name()), r.Row, ts.data.table.SheetID, r.Row))
 }

@@ -24,6 +24,9 @@ import (
 type confirm struct {
 	c        *common
 	question string
+	// live, when set, is the question as of now (a count that moves while the dialog is
+	// open, like a running replay's progress); question is then its first version.
+	live     func() string
 	notes    []string
 	yes      action // what y does; nil: nothing to confirm, the dialog only informs
 	yesLabel string
@@ -155,7 +158,11 @@ func (l confirmLayout) clamp(off int) int { return max(0, min(off, len(l.mid)-l.
 
 // questionLines is the question wrapped, with [y/N] at its end when it has no destinations.
 func (d confirm) questionLines(w int) []string {
-	q := cellLine(d.question)
+	text := d.question
+	if d.live != nil {
+		text = d.live()
+	}
+	q := cellLine(text)
 	if d.yes != nil && len(d.dests) == 0 {
 		q += " [y/N]"
 	}

@@ -120,7 +120,7 @@ func TestClearErrorOnDeadLetters(t *testing.T) {
 	if !ok || len(d.writeOp().edits) != 2 {
 		t.Fatalf("bulk clear-error confirms the 2 rejected rows: %T\n%s", m.dialog, plainScreen(m))
 	}
-	if out := plainScreen(m); !strings.Contains(out, "Clear the sticky error of 2 rows? [y/N]") || !strings.Contains(out, "3 rows skipped: not a sticky error") {
+	if out := plainScreen(m); !strings.Contains(out, "Clear the sticky error of 2 rows? [y/N]") || !strings.Contains(out, "3 rows skipped: no sticky error (only rejected rows have one)") {
 		t.Errorf("bulk clear-error dialog:\n%s", out)
 	}
 	for _, e := range d.writeOp().edits {

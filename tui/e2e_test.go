@@ -81,7 +81,7 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 	tm.Send(press("u"))
 	waitScreen(t, tm, "[y/N]")
 	tm.Type("y")
-	waitScreen(t, tm, "undone: 3 rows restored")
+	waitScreen(t, tm, "undone on Inbox: 3 rows restored (status back to new or (empty))")
 	cells := emu.Cells("e2e-sheet", "Inbox")
 	if got := model.CellString(cells[4][4]); got != "" {
 		t.Errorf("undo restores id-3's blank status, got %q", got)

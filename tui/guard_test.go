@@ -84,8 +84,9 @@ func TestReplayReportMarksRefusedRows(t *testing.T) {
 	for _, n := range r.states {
 		sum += n
 	}
-	if sum != len(r.rows) || r.total != len(r.rows) || r.done != len(r.rows) {
-		t.Errorf("totals disagree with the list: states sum %d, done %d, total %d, rows %d", sum, r.done, r.total, len(r.rows))
+	// The list has every row; x/y counts the plan's calls (k-1…k-6), all of which ended.
+	if sum != len(r.rows) || r.total != 6 || r.done != 6 || len(r.rows) != 7 {
+		t.Errorf("totals disagree with the list: states sum %d, done %d, total %d (want 6 calls), rows %d (want 7)", sum, r.done, r.total, len(r.rows))
 	}
 	if out := plainScreen(m); !strings.Contains(out, "4 delivered · 2 refused · 1 skipped") {
 		t.Errorf("the counts line lacks the refused and skipped rows:\n%s", out)

@@ -75,6 +75,9 @@ type writeOp struct {
 	tab    string
 	edits  []model.Edit
 	status string // the new status, for toasts
+	// unmark are marked rows the action skipped (nothing to change there): confirming it
+	// unmarks them with the rest, so they don't linger into the next action.
+	unmark []string
 	// undoes is the undo-stack entry an undo write reverts: popped when the write is sent,
 	// pushed back if it fails.
 	undoes *writeOp

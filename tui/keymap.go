@@ -346,6 +346,23 @@ func hintKeys(keys ...string) string {
 
 // firstKey is the key a hint names for a binding: its first key as the help shows it ("↓"),
 // or "" when it has none.
+// keySays is "u undoes" for a bound key, "" for an unbound one: every hint names the key the
+// user's config bound, and says nothing of an action they turned off.
+func keySays(b key.Binding, verb string) string {
+	if k := firstKey(b); k != "" {
+		return k + " " + verb
+	}
+	return ""
+}
+
+// withHint appends "; hint" (or sep and the hint) when the hint isn't empty.
+func withHint(s, sep, hint string) string {
+	if hint == "" {
+		return s
+	}
+	return s + sep + hint
+}
+
 func firstKey(b key.Binding) string {
 	if !b.Enabled() {
 		return ""

@@ -88,7 +88,7 @@ func (m *Model) onCtrlC() tea.Cmd {
 	if m.running() {
 		m.dialog = nil
 		if !m.replay.run.cancelling {
-			m.cancelRun()
+			m.stopRun()
 			return m.toast(toastError, "cancelling: calls in flight finish and are written back; ctrl+c again quits when they are")
 		}
 		return m.cancelAndQuit()

@@ -57,6 +57,7 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 		return m.toast(toastError, "refresh failed (showing the data from %s): %v", ago(m.c.now(), m.loadedAt), msg.err)
 	}
 	m.loadErr = nil
+	m.writes.lastErr = nil
 	wb := msg.wb
 	m.title = wb.Title
 	if wb.SpreadsheetID != "" {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -57,7 +58,7 @@ func (m *Model) startRequeue() tea.Cmd {
 	}
 	t := ts.data.table
 	if t.Config.Role != model.RoleQueue {
-		return m.toast(toastInfo, "Q requeues stale claims of the queue (the %s tab)", model.DefaultTabName(model.RoleQueue))
+		return m.toast(toastInfo, "%s only on the queue (the %s tab)", cmp.Or(keySays(m.c.keys.Requeue, "requeues stale claims"), "requeuing stale claims works"), model.DefaultTabName(model.RoleQueue))
 	}
 	if why := m.canWrite(); why != "" {
 		return m.toast(toastInfo, "%s", why)

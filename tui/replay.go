@@ -146,7 +146,7 @@ func (m *Model) onReplayPlanned(msg replayPlannedMsg) tea.Cmd {
 	m.replay.planning = false
 	if m.dialog != nil || m.running() {
 		// Something else took the screen while a big plan was computed: don't clobber it.
-		return m.toast(toastInfo, "the replay plan was dropped because another dialog is open; press R or A again")
+		return m.toast(toastInfo, "the replay plan was dropped because another dialog is open; %s", withHint("ask again", ": ", strings.Trim(firstKey(m.c.keys.Replay)+" or "+firstKey(m.c.keys.ReplayAll), " or")))
 	}
 	m.replay.pendingReplay = &msg
 	m.dialog = newReplayConfirm(m.c, msg)
@@ -163,7 +163,7 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	case c.readOnly:
 		question = fmt.Sprintf("Read-only: nothing will be sent. A replay would send %d %s.", n, model.Plural(n, "call", "calls"))
 	case n == 0:
-		question = fmt.Sprintf("Nothing to replay: %s refused.", countRows(len(p.Refused)))
+		question = nothingToReplay(p.Refused)
 	default:
 		question = fmt.Sprintf("Replay %d %s to %d %s (%s)?", n, model.Plural(n, "call", "calls"),
 			len(p.Sources), model.Plural(len(p.Sources), "source", "sources"), strings.Join(p.Sources, ", "))
@@ -181,14 +181,7 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	if msg.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%s hidden by the filter %s left alone.", countRows(msg.hidden)+" marked", model.Plural(msg.hidden, "is", "are")))
 	}
-	var refused, skipped []model.Refusal
-	for _, r := range p.Refused {
-		if r.Skipped {
-			skipped = append(skipped, r)
-		} else {
-			refused = append(refused, r)
-		}
-	}
+	refused, skipped := splitRefusals(p.Refused)
 	if len(refused) > 0 {
 		var rs []string
 		for i, r := range refused {
@@ -200,8 +193,9 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 		}
 		notes = append(notes, fmt.Sprintf("%d refused: %s", len(refused), strings.Join(rs, "; ")))
 	}
-	if len(skipped) > 0 {
-		notes = append(notes, fmt.Sprintf("%s skipped by rule (delivered, rejected or discarded rows are never replayed in bulk).", countRows(len(skipped))))
+	if len(skipped) > 0 && !(n == 0 && len(p.Refused) == 1) {
+		// A single row's reason is already the question.
+		notes = append(notes, fmt.Sprintf("%s skipped: delivered, rejected and discarded rows are not replayed (clear a rejected row's error, or set a row back to dead, first).", countRows(len(skipped))))
 	}
 	d := newConfirm(c, question, notes, writeOp{})
 	d.yes = yes
@@ -214,8 +208,41 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	d.list = dryRunLines(p)
 	d.listTitle = "Dry run: nothing is sent"
 	d.listToggle = true
-	d.showList = c.readOnly || (n == 0 && len(p.Refused) > 0)
+	d.showList = c.readOnly || (n == 0 && len(p.Refused) > 1)
 	return d
+}
+
+// splitRefusals separates the rows refused for a problem from those skipped by rule
+// (delivered, rejected, discarded: nothing is wrong with them).
+func splitRefusals(all []model.Refusal) (refused, skipped []model.Refusal) {
+	for _, r := range all {
+		if r.Skipped {
+			skipped = append(skipped, r)
+		} else {
+			refused = append(refused, r)
+		}
+	}
+	return refused, skipped
+}
+
+// nothingToReplay is the question of a replay with no call to send: one row's own reason
+// ("row 4: already delivered"), else how many were refused and how many skipped by rule.
+func nothingToReplay(all []model.Refusal) string {
+	if len(all) == 1 {
+		return "Nothing to replay: " + all[0].Reason + "."
+	}
+	refused, skipped := splitRefusals(all)
+	var parts []string
+	if len(refused) > 0 {
+		parts = append(parts, countRows(len(refused))+" refused")
+	}
+	if len(skipped) > 0 {
+		parts = append(parts, countRows(len(skipped))+" skipped")
+	}
+	if len(parts) == 0 {
+		return "Nothing to replay."
+	}
+	return "Nothing to replay: " + strings.Join(parts, ", ") + "."
 }
 
 // countRows is "1 row" / "3 rows".

@@ -52,8 +52,9 @@ type replayRun struct {
 	rows    []runRow
 	byID    map[string]int
 	states  map[model.RowState]int // rows per state, live
-	done    int
-	total   int
+	done    int // calls with an outcome (done/total count calls, never other rows)
+	total   int // calls in the plan (the runner's own total once it reports one)
+	calls   int // rows[:calls] are the plan's calls; rows after them were refused in the run
 	started time.Time
 	ended   time.Time
 	cancel  context.CancelFunc
@@ -165,6 +166,7 @@ func (m *Model) startRun(seq int) tea.Cmd {
 		run.byID[c.ID] = len(run.rows)
 		run.rows = append(run.rows, runRow{id: c.ID, source: c.Source, url: c.URL, row: c.Row, state: model.StateQueued})
 	}
+	run.calls = len(run.rows)
 	run.states[model.StateQueued] = len(run.rows)
 	m.replay.run = run
 	m.replay.showRun = true
@@ -182,13 +184,22 @@ func (m *Model) startRun(seq int) tea.Cmd {
 // cancelRun stops a run from starting anything new. Requests in flight finish (or time out)
 // and their outcomes are written back.
 func (m *Model) cancelRun() tea.Cmd {
+	if !m.stopRun() {
+		return nil
+	}
+	return m.toast(toastInfo, "cancelling… calls in flight finish and are written back; nothing new starts")
+}
+
+// stopRun cancels the run in progress without a word (the caller says what it means); false
+// when there is nothing to cancel.
+func (m *Model) stopRun() bool {
 	r := m.replay.run
 	if r == nil || r.finished || r.cancelling {
-		return nil
+		return false
 	}
 	r.cancelling = true
 	r.cancel()
-	return m.toast(toastInfo, "cancelling… calls in flight finish and are written back; nothing new starts")
+	return true
 }
 
 // onReplayProgress applies a batch of events and keeps listening.
@@ -308,13 +319,14 @@ func (r *replayRun) finish(rep model.ReplaySummary, now time.Time) *model.Halt {
 		}
 	}
 	final := 0
-	for _, row := range r.rows {
+	for _, row := range r.rows[:r.calls] {
 		if row.state.Final() && row.state != model.StateNotAttempted {
 			final++
 		}
 	}
-	// The totals are the list's: every row it shows, every row in an end state.
-	r.total = max(r.total, len(r.rows))
+	// The totals stay in calls, the unit the run counted in while it ran; rows refused
+	// before a send are in the state counts and the list, not in x/y.
+	r.total = max(r.total, r.calls)
 	r.done = final
 	r.finished = true
 	r.report = rep
@@ -556,9 +568,9 @@ func (m *Model) cancelRunKey() tea.Cmd {
 func (m *Model) runStatusLine() string {
 	r := m.replay.run
 	k := m.c.keys
-	s := fmt.Sprintf("replaying %d/%d", r.done, r.total)
+	s := fmt.Sprintf("replaying %d/%d %s", r.done, r.total, model.Plural(r.total, "call", "calls"))
 	if r.cancelling {
-		s = fmt.Sprintf("cancelling the replay %d/%d", r.done, r.total)
+		s = fmt.Sprintf("cancelling the replay %d/%d %s", r.done, r.total, model.Plural(r.total, "call", "calls"))
 	}
 	for _, st := range []model.RowState{model.StateRejected, model.StateSystemic, model.StateRetryable, model.StateDeferred, model.StateRefused} {
 		if n := r.states[st]; n > 0 {
@@ -594,8 +606,13 @@ func (m *Model) requestQuit() tea.Cmd {
 	if !m.usable() {
 		return m.cancelAndQuit()
 	}
-	d := newConfirm(m.c, fmt.Sprintf("A replay is running (%d/%d). Cancel it and quit?", m.replay.run.done, m.replay.run.total),
+	run := m.replay.run
+	question := func() string {
+		return fmt.Sprintf("A replay is running (%d/%d %s done). Cancel it and quit?", run.done, run.total, model.Plural(run.total, "call", "calls"))
+	}
+	d := newConfirm(m.c, question(),
 		[]string{"Calls in flight finish and their outcomes are written back first; rows not sent stay as they are."}, writeOp{})
+	d.live = question
 	d.yes = quitAction{}
 	d.yesLabel = "cancel and quit"
 	m.dialog = d
@@ -609,6 +626,6 @@ func (m *Model) cancelAndQuit() tea.Cmd {
 		return m.quit()
 	}
 	m.replay.quitAfterRun = true
-	m.cancelRun()
+	m.stopRun()
 	return m.toast(toastError, "quitting when the calls in flight finish and are written back (ctrl+c again quits now)")
 }

@@ -71,9 +71,9 @@ func (m *Model) runHeadLines(w int) []string {
 	var title string
 	switch {
 	case r.finished:
-		title = fmt.Sprintf("Replay %s · %d/%d", runOutcomeWord(r), r.done, r.total)
+		title = fmt.Sprintf("Replay %s · %d/%d %s", runOutcomeWord(r), r.done, r.total, model.Plural(r.total, "call", "calls"))
 	case r.cancelling:
-		title = fmt.Sprintf("Cancelling… %d/%d · calls in flight finish, nothing new starts", r.done, r.total)
+		title = fmt.Sprintf("Cancelling… %d/%d %s · calls in flight finish, nothing new starts", r.done, r.total, model.Plural(r.total, "call", "calls"))
 	default:
 		title = fmt.Sprintf("Replaying %d %s to %s", r.total, model.Plural(r.total, "call", "calls"), cellLine(strings.Join(r.sources, ", ")))
 	}
@@ -98,10 +98,12 @@ func (m *Model) runHeadLines(w int) []string {
 
 	lines = append(lines, fitStyled(" "+m.paintCounts(r.states), w))
 
-	rate, eta := "– rows/s", "ETA –"
+	// Before a second has passed there is no rate to speak of: say nothing rather than
+	// draw placeholders ("– calls/s", which TERM=dumb turned into "- - rows/s").
+	rate, eta := "", ""
 	if secs := elapsed.Seconds(); secs >= 1 && r.done > 0 {
 		rps := float64(r.done) / secs
-		rate = fmt.Sprintf("%.1f rows/s", rps)
+		rate = fmt.Sprintf("%.1f calls/s", rps)
 		if left := r.total - r.done; left > 0 {
 			eta = "ETA " + time.Duration(float64(left)/rps*float64(time.Second)).Round(time.Second).String()
 		}
@@ -109,7 +111,13 @@ func (m *Model) runHeadLines(w int) []string {
 	if r.finished {
 		eta = "ended"
 	}
-	lines = append(lines, fit(" elapsed "+elapsed.Round(time.Second).String()+" · "+rate+" · "+eta, w))
+	stats := " elapsed " + elapsed.Round(time.Second).String()
+	for _, s := range []string{rate, eta} {
+		if s != "" {
+			stats += " · " + s
+		}
+	}
+	lines = append(lines, fit(stats, w))
 	return lines
 }
 

@@ -168,13 +168,41 @@ func (m *Model) headerLines(w int) []string {
 		title = m.opts.SpreadsheetID
 	}
 	left := st.paint(st.Title, " triage") + st.paint(st.Muted, " · ") + st.paint(st.Bold, truncate(cellLine(title), max(8, w/2-10)))
-	if m.c.banner != "" {
-		b := truncate(cellLine(m.c.banner), 20)
-		if st.NoColor {
-			b = "[" + b + "]"
-		}
+	r := m.headerRight()
+	if b := m.bannerText(w - ansi.StringWidth(left) - ansi.StringWidth(r) - 2); b != "" {
 		left += " " + st.paint(st.Banner, b)
 	}
+	return []string{spread(left, r, w), m.tabBar(w)}
+}
+
+// bannerText is the header's banner in at most room cells: whole when it fits, else only its
+// head (the part before ": ", "demo"), never cut mid-word; bracketed when there is no colour to
+// set it apart.
+func (m *Model) bannerText(room int) string {
+	full := cellLine(m.c.banner)
+	if full == "" {
+		return ""
+	}
+	wrap := func(s string) string {
+		if m.c.styles.NoColor {
+			return "[" + s + "]"
+		}
+		return s
+	}
+	if b := wrap(full); ansi.StringWidth(b) <= room {
+		return b
+	}
+	head, _, _ := strings.Cut(full, ": ")
+	if b := wrap(head); ansi.StringWidth(b) <= max(room, 6) {
+		return b
+	}
+	return wrap(truncate(head, max(4, room-2)))
+}
+
+// headerRight is the right side of the header: RW/RO, what is going on (a replay, a save, a
+// refresh) or the connection state, and when the sheet was last read.
+func (m *Model) headerRight() string {
+	st := m.c.styles
 	var right []string
 	if m.c.readOnly {
 		right = append(right, st.paint(st.ReadOnly, "RO"))
@@ -196,14 +224,13 @@ func (m *Model) headerLines(w int) []string {
 		right = append(right, saving)
 	case m.loading:
 		right = append(right, m.spinnerView()+" refreshing")
-	case m.loadErr != nil:
+	case m.loadErr != nil || m.writes.lastErr != nil:
 		right = append(right, st.paint(st.ConnErr, "✗ error"))
 	default:
 		right = append(right, st.paint(st.ConnOK, "● ok"))
 	}
 	right = append(right, st.paint(st.Muted, "refreshed "+ago(m.c.now(), m.loadedAt)))
-	r := strings.Join(right, st.paint(st.Muted, " · ")) + " "
-	return []string{spread(left, r, w), m.tabBar(w)}
+	return strings.Join(right, st.paint(st.Muted, " · ")) + " "
 }
 
 // spread puts left and right on one line of w cells, cutting left (keeping a space between)

@@ -25,6 +25,9 @@ type writeQueue struct {
 	// is in (and shown, if it didn't all land). A second ctrl+c quits at once.
 	quitAfterWrite bool
 	undo           []writeOp
+	// lastErr is the last write's failure to reach the sheet (not a conflict): the header's
+	// connection state shows it as it shows a failed load, until a write or a load succeeds.
+	lastErr error
 }
 
 // start records op as the write in flight. An undo leaves the stack now, when it is really
@@ -58,6 +61,7 @@ type writeDone struct {
 func (q *writeQueue) finish(msg appliedMsg) writeDone {
 	q.writing = false
 	q.inflight = nil
+	q.lastErr = msg.err
 	var d writeDone
 	if q.quitAfterWrite {
 		q.quitAfterWrite = false
@@ -124,12 +128,12 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 		cmds = append(cmds, m.startLoad())
 	}
 	// One toast per write: what was done, then (loudly, if anything) what wasn't and why.
-	parts := writeReport(op, res)
+	parts := writeReport(op, res, keySays(m.c.keys.Refresh, "refreshes"))
 	switch {
 	case !res.OK():
 		cmds = append(cmds, m.toast(toastError, "%s%s", d.prefix, strings.Join(parts, "; ")))
 	case len(parts) > 0 && op.kind != writeUndo:
-		cmds = append(cmds, m.toast(toastInfo, "%s · u undoes", strings.Join(parts, "; ")))
+		cmds = append(cmds, m.toast(toastInfo, "%s", withHint(strings.Join(parts, "; "), " · ", keySays(m.c.keys.Undo, "undoes"))))
 	case len(parts) > 0:
 		cmds = append(cmds, m.toast(toastInfo, "%s", strings.Join(parts, "; ")))
 	}
@@ -176,7 +180,8 @@ func (m *Model) showApplied(ts *tabState, res model.ApplyResult) {
 }
 
 // writeReport is the toast's parts for a write's result: what was done, then what wasn't.
-func writeReport(op writeOp, res model.ApplyResult) []string {
+// refresh is the hint for seeing the sheet as it is now ("r refreshes", "" if unbound).
+func writeReport(op writeOp, res model.ApplyResult, refresh string) []string {
 	var parts []string
 	if n := len(res.Applied); n > 0 {
 		parts = append(parts, appliedPhrase(op, n))
@@ -193,7 +198,7 @@ func writeReport(op writeOp, res model.ApplyResult) []string {
 		}
 		s := fmt.Sprintf("%d %s: %s", n, model.Plural(n, "conflict", "conflicts"), first.String())
 		if n > 1 {
-			s += fmt.Sprintf(" (and %d more; r refreshes)", n-1)
+			s += fmt.Sprintf(" (and %d more%s)", n-1, withHint("", "; ", refresh))
 		}
 		parts = append(parts, s)
 	}
@@ -226,7 +231,7 @@ func appliedPhrase(op writeOp, n int) string {
 	case writeClearError:
 		return fmt.Sprintf("%d %s cleared, back to %s", n, model.Plural(n, "error", "errors"), op.status)
 	case writeUndo:
-		return fmt.Sprintf("undone: %d %s restored", n, model.Plural(n, "row", "rows"))
+		return fmt.Sprintf("undone on %s: %s restored (%s)", cellLine(op.tab), countRows(n), backTo(op.edits))
 	case writeDiscard:
 		return fmt.Sprintf("%d discarded", n)
 	case writeRequeue:

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/demo"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/sheets"
@@ -23,25 +22,53 @@ func newDemoCmd(g *globals, e *env) *cobra.Command {
 		Short: "The TUI on an embedded demo workbook",
 		Long: `Open the terminal UI on an embedded demo workbook (an inbox, a dead-letter queue and a job
 queue, with hostile text), served by an in-process Sheets emulator, with in-process
-receivers for replays. Nothing leaves this machine; no account or config is needed.`,
+receivers for replays. Nothing leaves this machine; no account or config is needed.
+A config file (--config, else the default one) is read for [keys], mouse, refresh and
+readonly, so key bindings can be tried here first; its spreadsheet and sources are not used.`,
 		Example: `  triage demo
-  triage demo --readonly`,
+  triage demo --readonly
+  triage demo --config ./my-keys.toml`,
 		Args: noArgs,
 	}
-	g.register(cmd.Flags(), gReadonly)
+	g.register(cmd.Flags(), gConfig|gReadonly)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), g, e) }
 	return cmd
 }
 
+// runDemo opens the TUI on the demo. The config file (--config, else the default one) is read
+// as for the real thing, so [keys], mouse, refresh and readonly can be tried on the demo; its
+// spreadsheet, tabs and sources are not used: the demo brings its own.
 func runDemo(ctx context.Context, g *globals, e *env) error {
-	st, _, rp, stop, err := startDemoReplay(ctx, g.readonly, e.vars().secret)
+	opts, stop, err := demoOptions(ctx, g, e)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	return runTUI(ctx, e, &config.Config{}, tui.Options{Store: st, SpreadsheetID: "demo", Refresh: 60 * time.Second,
-		Banner: "demo: an in-memory workbook; nothing leaves this machine", Replayer: rp})
+	return runProgram(ctx, opts)
 }
+
+// demoOptions starts the demo (emulator, receivers, store) and returns the TUI's options with
+// the config's terminal settings applied, and how to stop the demo.
+func demoOptions(ctx context.Context, g *globals, e *env) (tui.Options, func(), error) {
+	s, err := resolve(g, e)
+	if err != nil {
+		return tui.Options{}, nil, err
+	}
+	st, _, rp, stop, err := startDemoReplay(ctx, s.readonly, e.vars().secret)
+	if err != nil {
+		return tui.Options{}, nil, err
+	}
+	opts, err := terminalOptions(e, s.cfg, tui.Options{Store: st, SpreadsheetID: "demo", Refresh: s.cfg.RefreshInterval(),
+		Banner: demoBanner, Replayer: rp, Demo: true})
+	if err != nil {
+		stop()
+		return tui.Options{}, nil, err
+	}
+	return opts, stop, nil
+}
+
+// demoBanner is the header note of the demo: what it is and that it is safe to play with.
+const demoBanner = "demo: an in-memory workbook; nothing leaves this machine"
 
 // startDemo serves the demo workbook on a loopback port and returns a store on it, and the
 // emulator behind it (tests look at its cells).

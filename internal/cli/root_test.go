@@ -92,7 +92,7 @@ func TestFlagsApply(t *testing.T) {
 		args      []string
 		want, not []string
 	}{
-		{[]string{"demo"}, []string{"--readonly"}, []string{"--spreadsheet", "--credentials", "--endpoint", "--config"}},
+		{[]string{"demo"}, []string{"--readonly", "--config"}, []string{"--spreadsheet", "--credentials", "--endpoint"}},
 		{[]string{"emulator"}, []string{"--addr", "--workbook"}, []string{"--spreadsheet", "--credentials", "--readonly"}},
 		{[]string{"list"}, []string{"--tab", "--status", "--filter", "--json", "--spreadsheet"}, []string{"--readonly", "--dry-run"}},
 		{[]string{"config", "check"}, []string{"--config"}, []string{"--spreadsheet", "--readonly"}},

@@ -48,6 +48,7 @@ type environment struct {
 	noColor           bool   // NO_COLOR
 	ssh               bool   // SSH_CONNECTION or SSH_TTY: a remote session
 	display           bool   // DISPLAY or WAYLAND_DISPLAY: a local browser can open
+	tmux              bool   // TMUX: the TUI runs inside tmux (whose clipboard option matters)
 	// secret reads a source header's "env:NAME" value at send time (config §8).
 	secret func(string) string
 }
@@ -69,6 +70,7 @@ func readEnvironment(getenv func(string) string) environment {
 		noColor:           getenv("NO_COLOR") != "",
 		ssh:               getenv("SSH_CONNECTION") != "" || getenv("SSH_TTY") != "",
 		display:           getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "",
+		tmux:              getenv("TMUX") != "",
 		secret:            getenv,
 	}
 	if v.stateHome == "" && v.home != "" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os/exec"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -38,21 +39,43 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 
 // runTUI runs the bubbletea program until the user quits.
 func runTUI(ctx context.Context, e *env, cfg *config.Config, opts tui.Options) error {
+	opts, err := terminalOptions(e, cfg, opts)
+	if err != nil {
+		return err
+	}
+	return runProgram(ctx, opts)
+}
+
+// terminalOptions applies what the config and the environment say about the terminal: the
+// [keys] overrides, mouse, NO_COLOR, and the tmux to ask about the clipboard.
+func terminalOptions(e *env, cfg *config.Config, opts tui.Options) (tui.Options, error) {
 	km := tui.DefaultKeyMap()
 	if len(cfg.Keys) > 0 {
 		if e.applyKeys == nil {
-			return usageErr("config [keys]: key overrides are not supported by this build")
+			return opts, usageErr("config [keys]: key overrides are not supported by this build")
 		}
 		if err := e.applyKeys(&km, cfg.Keys); err != nil {
-			return usageErr("%v", err)
+			return opts, usageErr("%v", err)
 		}
 	}
 	if err := km.Validate(); err != nil {
-		return usageErr("config [keys]: %v", err)
+		return opts, usageErr("config [keys]: %v", err)
 	}
 	opts.KeyMap = km
 	opts.NoColor = e.vars().noColor
 	opts.Mouse = opts.Mouse || cfg.Mouse
+	if e.vars().tmux {
+		// Inside tmux, the TUI asks tmux whether it passes the clipboard on before saying
+		// "copied" (tui.Options.Tmux).
+		if bin, err := exec.LookPath("tmux"); err == nil {
+			opts.Tmux = bin
+		}
+	}
+	return opts, nil
+}
+
+// runProgram runs the bubbletea program on this terminal until the user quits.
+func runProgram(ctx context.Context, opts tui.Options) error {
 	var popts []tea.ProgramOption
 	popts = append(popts, tea.WithContext(ctx))
 	if opts.NoColor {

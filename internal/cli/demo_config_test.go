@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/triage-dev/triage/tui"
+)
+
+// rebind applies a [keys] table the way the root's applyKeyOverrides does (one Rebind per
+// action); the root's own test covers that function.
+func rebind(km *tui.KeyMap, keys map[string][]string) error {
+	for action, ks := range keys {
+		if err := km.Rebind(action, ks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestDemoReadsTheConfig: `triage demo --config FILE` uses the file's [keys], mouse, refresh
+// and readonly (the demo used to pass an empty config, so none of them did anything there).
+// The program runs under teatest: the rebound key does the action, the old one doesn't.
+func TestDemoReadsTheConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	cfg := "refresh = \"7m\"\nmouse = true\n[keys]\nset_status = [\"Z\"]\nquit = [\"ctrl+q\"]\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }, applyKeys: rebind}
+	opts, stop, err := demoOptions(ctx, &globals{config: path}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if opts.Refresh != 7*time.Minute || !opts.Mouse || !opts.Demo {
+		t.Errorf("the config's refresh and mouse reach the demo: refresh %v mouse %v demo %v", opts.Refresh, opts.Mouse, opts.Demo)
+	}
+
+	tm := teatest.NewTestModel(t, tui.New(opts), teatest.WithInitialTermSize(100, 30),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
+	// Each wait reads the output from where the last one stopped: what it waits for must be
+	// drawn after that.
+	wait := func(what ...string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			s := ansi.Strip(string(b))
+			for _, w := range what {
+				if !strings.Contains(s, w) {
+					return false
+				}
+			}
+			return true
+		}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	}
+	wait("Acme Studio", "Z set status")            // the footer names the config's key
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"}) // no longer quits: the program must still answer
+	tm.Send(tea.KeyPressMsg{Code: 'Z', Text: "Z"})
+	wait("Set status of")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
+	tm.Send(tea.KeyPressMsg{Code: 'q', Mod: tea.ModCtrl})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
