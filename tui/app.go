@@ -125,6 +125,7 @@ type Model struct {
 
 	replay    replayState   // the plan, the run and the halt banner (replay.go, replayrun.go)
 	tmuxClip  tmuxClipState // whether tmux passes OSC 52 on (clipboard.go)
+	exitNote  string        // what to print once the screen is gone (ExitNote)
 	staleTick time.Time     // when the queue tabs' stale counts were last recomputed
 
 	// Memoised lines that rarely change but cost lipgloss renders each frame; keyed by
@@ -330,6 +331,11 @@ func (m *Model) restyled() {
 func (m *Model) toast(level toastLevel, format string, args ...any) tea.Cmd {
 	return m.toasts.push(level, fmt.Sprintf(format, args...))
 }
+
+// ExitNote is what the program has to say once the screen is gone, for the caller to print on
+// the terminal: the report of a replay that ended because the user quit during it. "" when
+// there is nothing.
+func (m *Model) ExitNote() string { return m.exitNote }
 
 func (m *Model) quit() tea.Cmd {
 	m.cancel() // in-flight loads and writes stop waiting

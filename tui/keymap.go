@@ -63,6 +63,9 @@ type KeyMap struct {
 	Refresh key.Binding
 	Help    key.Binding
 	Quit    key.Binding
+	// Suspend puts triage in the background (ctrl+z, then `fg` in the shell), as any
+	// terminal program does; a replay or write in flight goes on meanwhile.
+	Suspend key.Binding
 }
 
 // DefaultKeyMap returns the bindings of DESIGN §6.
@@ -112,6 +115,7 @@ func DefaultKeyMap() KeyMap {
 		Refresh: b("r", "refresh", "r"),
 		Help:    b("?", "help", "?"),
 		Quit:    b("q", "quit", "q", "ctrl+c"),
+		Suspend: b("ctrl+z", "suspend (fg resumes)", "ctrl+z"),
 	}
 }
 
@@ -128,7 +132,7 @@ func (k *KeyMap) actions() []namedBinding {
 		{"requeue_stale", &k.Requeue}, {"replay", &k.Replay}, {"replay_all", &k.ReplayAll},
 		{"undo", &k.Undo}, {"copy", &k.Copy}, {"copy_link", &k.CopyLink}, {"cancel", &k.Cancel},
 		{"replay_progress", &k.Progress},
-		{"refresh", &k.Refresh}, {"help", &k.Help}, {"quit", &k.Quit},
+		{"refresh", &k.Refresh}, {"help", &k.Help}, {"quit", &k.Quit}, {"suspend", &k.Suspend},
 	}
 }
 
@@ -246,7 +250,7 @@ func (k KeyMap) fullHelp() []helpGroup {
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
 		group("Replay", nil, k.Replay, k.ReplayAll, k.Cancel, k.Progress),
 		group("Copy", nil, k.Copy, k.CopyLink),
-		group("App", nil, k.Refresh, k.Help, k.Quit),
+		group("App", nil, k.Refresh, k.Help, k.Quit, k.Suspend),
 	}
 }
 

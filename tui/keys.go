@@ -51,6 +51,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return m.onCtrlC()
 	}
+	if key.Matches(msg, k.Suspend) {
+		return tea.Suspend
+	}
 	if m.c.width < minWidth || m.c.height < minHeight || !m.hasData {
 		switch {
 		case key.Matches(msg, k.Quit):

@@ -52,9 +52,9 @@ type replayRun struct {
 	rows    []runRow
 	byID    map[string]int
 	states  map[model.RowState]int // rows per state, live
-	done    int // calls with an outcome (done/total count calls, never other rows)
-	total   int // calls in the plan (the runner's own total once it reports one)
-	calls   int // rows[:calls] are the plan's calls; rows after them were refused in the run
+	done    int                    // calls with an outcome (done/total count calls, never other rows)
+	total   int                    // calls in the plan (the runner's own total once it reports one)
+	calls   int                    // rows[:calls] are the plan's calls; rows after them were refused in the run
 	started time.Time
 	ended   time.Time
 	cancel  context.CancelFunc
@@ -299,6 +299,14 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 		cmds = append(cmds, m.startLoad())
 	}
 	if m.replay.quitAfterRun {
+		// The report would vanish with the screen: it goes to the terminal on the way out.
+		m.exitNote = fmt.Sprintf("triage: replay %s: %s (%d/%d %s)", runOutcomeWord(r), reportCounts(rep), r.done, r.total, model.Plural(r.total, "call", "calls"))
+		if r.halt != nil {
+			m.exitNote += "\n" + haltLine(r.halt)
+		}
+		if n := len(rep.WriteErrors) + len(rep.WriteConflicts); n > 0 {
+			m.exitNote += fmt.Sprintf("\n%d %s not written back: replaying again is harmless (every call keeps its key)", n, model.Plural(n, "outcome", "outcomes"))
+		}
 		cmds = append(cmds, m.quit())
 	}
 	return tea.Batch(cmds...)
@@ -623,6 +631,9 @@ func (m *Model) requestQuit() tea.Cmd {
 // quits at once (replaying later is harmless: every call keeps its key).
 func (m *Model) cancelAndQuit() tea.Cmd {
 	if m.replay.quitAfterRun {
+		r := m.replay.run
+		m.exitNote = fmt.Sprintf("triage: quit during a replay (%d/%d %s had an outcome); calls in flight may have been sent without their outcome written back: replaying again is harmless (every call keeps its key)",
+			r.done, r.total, model.Plural(r.total, "call", "calls"))
 		return m.quit()
 	}
 	m.replay.quitAfterRun = true

@@ -44,7 +44,7 @@ func runDemo(ctx context.Context, g *globals, e *env) error {
 		return err
 	}
 	defer stop()
-	return runProgram(ctx, opts)
+	return runProgram(ctx, e, opts)
 }
 
 // demoOptions starts the demo (emulator, receivers, store) and returns the TUI's options with

@@ -43,7 +43,7 @@ func runTUI(ctx context.Context, e *env, cfg *config.Config, opts tui.Options) e
 	if err != nil {
 		return err
 	}
-	return runProgram(ctx, opts)
+	return runProgram(ctx, e, opts)
 }
 
 // terminalOptions applies what the config and the environment say about the terminal: the
@@ -75,15 +75,19 @@ func terminalOptions(e *env, cfg *config.Config, opts tui.Options) (tui.Options,
 }
 
 // runProgram runs the bubbletea program on this terminal until the user quits.
-func runProgram(ctx context.Context, opts tui.Options) error {
+func runProgram(ctx context.Context, e *env, opts tui.Options) error {
 	var popts []tea.ProgramOption
 	popts = append(popts, tea.WithContext(ctx))
 	if opts.NoColor {
 		// charm reads NO_COLOR as a bool and ignores NO_COLOR=yes; any non-empty value counts.
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
-	p := tea.NewProgram(tui.New(opts), popts...)
+	m := tui.New(opts)
+	p := tea.NewProgram(m, popts...)
 	_, err := p.Run()
+	if note := m.ExitNote(); note != "" {
+		fmt.Fprintln(e.stderr, note)
+	}
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
