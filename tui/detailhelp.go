@@ -67,7 +67,7 @@ func (k KeyMap) detailHelp(r model.Role) []helpGroup {
 	change := []key.Binding{k.SetStatus}
 	switch r {
 	case model.RoleInbox:
-		change = append(change, withDesc(k.Reply, "reply: copy a mailto: link"))
+		change = append(change, withDesc(k.Reply, "reply (mailto: link)"))
 	case model.RoleDeadLetter:
 		change = append(change, k.ClearError, k.Discard)
 	case model.RoleQueue:

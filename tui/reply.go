@@ -141,7 +141,7 @@ func (m *Model) startReply(inDetail bool) tea.Cmd {
 	if rl.shortened {
 		note = fmt.Sprintf(" (the quote is the first %d characters)", replyQuoteMax)
 	}
-	cmds := []tea.Cmd{m.clipboardCmd(rl.link), m.toast(toastInfo, "copied a reply link to %s: paste it in a browser or mail client%s", truncate(cellLine(rl.to), 40), note)}
+	cmds := []tea.Cmd{m.clipboardCmd(rl.link), m.toast(toastInfo, "copied a mailto: reply to %s%s", truncate(cellLine(rl.to), 40), note)}
 	if r.Status == statusReplied || r.ID == "" || !t.HasStatus(statusReplied) || m.c.readOnly {
 		return tea.Batch(cmds...)
 	}
