@@ -56,39 +56,39 @@ func (m *Model) helpGroups() []helpGroup {
 // helpTitle heads the `?` screen: which view its keys are for.
 func (m *Model) helpTitle() string {
 	if m.detail != nil {
-		return "Keys in the detail view"
+		return "Detail keys"
 	}
 	return "Keys"
 }
 
 // detailHelp groups the keys of the detail view of a tab of role r: only the actions that
-// work on that tab are listed.
+// work on that tab are listed. Descriptions are short (12 cells) so two columns fit 60x15.
 func (k KeyMap) detailHelp(r model.Role) []helpGroup {
 	change := []key.Binding{k.SetStatus}
 	switch r {
 	case model.RoleInbox:
-		change = append(change, withDesc(k.Reply, "reply (mailto: link)"))
+		change = append(change, withDesc(k.Reply, "mailto reply"))
 	case model.RoleDeadLetter:
-		change = append(change, k.ClearError, k.Discard)
+		change = append(change, withDesc(k.ClearError, "clear error"), withDesc(k.Discard, "discard"))
 	case model.RoleQueue:
-		change = append(change, k.ClearError)
+		change = append(change, withDesc(k.ClearError, "clear error"))
 	}
-	change = append(change, k.Undo)
+	change = append(change, withDesc(k.Undo, "undo change"))
 	groups := []helpGroup{
 		group("Scroll", []helpEntry{
-			joined("line down / up", k.Down, k.Up), entryOf(k.PagerDown), entryOf(k.PagerUp),
-			joined("half page down / up", k.HalfDown, k.HalfUp), joined("top / bottom", k.Top, k.Bottom),
+			joined("line down/up", k.Down, k.Up), entryOf(k.PagerDown), entryOf(k.PagerUp),
+			joined("half page", k.HalfDown, k.HalfUp), joined("top / bottom", k.Top, k.Bottom),
 		}, k.Down, k.Up, k.PagerDown, k.PagerUp, k.HalfDown, k.HalfUp, k.Top, k.Bottom),
 		group("Fields and rows", []helpEntry{
-			joined("next / previous field", k.NextField, k.PrevField),
-			joined("next / previous row", k.NextRow, k.PrevRow),
-			{entryKey(k.Copy), "copy the focused field"}, entryOf(k.CopyLink),
+			{entryKey(k.NextField), "next field"}, {entryKey(k.PrevField), "prev field"},
+			{entryKey(k.NextRow), "next row"}, {entryKey(k.PrevRow), "prev row"},
+			{entryKey(k.Copy), "copy field"}, {entryKey(k.CopyLink), "copy link"},
 		}, k.NextField, k.PrevField, k.NextRow, k.PrevRow, k.Copy, k.CopyLink),
 		group("Change this row", nil, change...),
 	}
 	if r == model.RoleDeadLetter {
-		groups = append(groups, group("Replay", nil, withDesc(k.Replay, "replay this row"), k.Cancel, k.Progress))
+		groups = append(groups, group("Replay", nil, withDesc(k.Replay, "replay row"), withDesc(k.Cancel, "cancel run"), withDesc(k.Progress, "progress")))
 	}
-	back := bindingHelp(hintKeys(k.backKeys()...), "back to the table")
-	return append(groups, group("App", nil, back, k.Refresh, withDesc(k.Help, "help (closes it)")))
+	back := bindingHelp(hintKeys(k.backKeys()...), "back")
+	return append(groups, group("App", nil, back, k.Refresh, withDesc(k.Help, "close help")))
 }

@@ -133,7 +133,7 @@ func DefaultKeyMap() KeyMap {
 		PrevField: b("shift+tab", "previous field", "shift+tab"),
 		NextRow:   b("n", "next row", "n"),
 		PrevRow:   b("N", "previous row", "N"),
-		Reply:     b("m", "reply (copy a mailto: link)", "m"),
+		Reply:     b("m", "reply (mailto: link)", "m"),
 	}
 }
 
@@ -269,7 +269,7 @@ func (k KeyMap) fullHelp() []helpGroup {
 		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
 		group("Replay", nil, k.Replay, k.ReplayAll, k.Cancel, k.Progress),
-		group("Copy", nil, k.Copy, k.CopyLink),
+		group("Copy", nil, k.Copy, k.CopyLink, k.Reply),
 		group("App", nil, k.Refresh, k.Help, k.Quit),
 	}
 }
