@@ -297,8 +297,12 @@ func (d *detail) onKey(km tea.KeyPressMsg) bool {
 	case key.Matches(km, k.HalfUp):
 		d.vp.ScrollUp(max(1, h/2))
 	case key.Matches(km, k.Top):
+		// The first and last fields come with the top and the bottom (as before the pager):
+		// G then y copies the payload.
+		d.refocus(0)
 		d.vp.GotoTop()
 	case key.Matches(km, k.Bottom):
+		d.refocus(len(d.fields) - 1)
 		d.vp.GotoBottom()
 	case key.Matches(km, k.NextField):
 		d.setFocus(d.focus + 1)
@@ -317,6 +321,17 @@ func (d *detail) onKey(km tea.KeyPressMsg) bool {
 // eye finds where it was (as in neomutt's pager).
 func pageStep(h int) int { return max(1, h-1) }
 
+// refocus focuses field i without scrolling.
+func (d *detail) refocus(i int) {
+	if i < 0 || i >= len(d.fields) || i == d.focus {
+		return
+	}
+	y := d.vp.YOffset()
+	d.focus = i
+	d.render()
+	d.vp.SetYOffset(y)
+}
+
 // followScroll moves the focus to the first field on screen when the focused one scrolled
 // out of view.
 func (d *detail) followScroll() {
@@ -330,9 +345,7 @@ func (d *detail) followScroll() {
 	}
 	for i := range d.fields {
 		if shown(i) {
-			d.focus = i
-			d.render()
-			d.vp.SetYOffset(y)
+			d.refocus(i)
 			return
 		}
 	}

@@ -149,8 +149,12 @@ func TestPagerFieldFocus(t *testing.T) {
 		t.Errorf("shift+tab back to the first field: focus %d at line %d", m.detail.focus, m.detail.vp.YOffset())
 	}
 	keys(m, "G")
+	if f, _ := m.detail.focused(); f.label != "Notes" {
+		t.Errorf("G focuses the last field, got %q", f.label)
+	}
+	keys(m, "b")
 	if f, _ := m.detail.focused(); f.label != "Message" {
-		t.Errorf("at the bottom the focus is %q, want the first field on screen (Message)", f.label)
+		t.Errorf("a page up from the bottom focuses the first field on screen (Message), got %q", f.label)
 	}
 	cmd := send(m, press("y"))
 	if texts := clipboardTexts(t, cmd); len(texts) == 0 || !strings.HasPrefix(texts[0], "A long one") {
