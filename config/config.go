@@ -47,6 +47,8 @@ type TabSection struct {
 	Statuses   []string          `toml:"statuses"`
 	Columns    map[string]string `toml:"columns"`
 	StaleAfter string            `toml:"stale_after"`
+	// MarkReadOnOpen (inbox only): opening a new message in the TUI sets it to read.
+	MarkReadOnOpen bool `toml:"mark_read_on_open"`
 }
 
 // SourceSection is `[sources.<name>]`: where a dead-letter source may be replayed to and how.
@@ -323,6 +325,7 @@ func (c *Config) TabConfigs() []model.TabConfig {
 			if d, err := positiveDuration(ts.StaleAfter); err == nil && d > 0 {
 				tc.StaleAfter = d
 			}
+			tc.MarkReadOnOpen = ts.MarkReadOnOpen && r == model.RoleInbox
 		}
 		if r == model.RoleDeadLetter {
 			tc.BodyKeyFields = bodyKeys

@@ -183,3 +183,41 @@ func TestTypeErrorsInMultiLineValuesAndQuotedTables(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkReadOnOpen: mark_read_on_open reaches the inbox's tab config (off by default); a
+// wrong type, another tab, or statuses without read are reported with their line.
+func TestMarkReadOnOpen(t *testing.T) {
+	inbox := func(c *Config) model.TabConfig {
+		for _, tc := range c.TabConfigs() {
+			if tc.Role == model.RoleInbox {
+				return tc
+			}
+		}
+		t.Fatal("no inbox tab config")
+		return model.TabConfig{}
+	}
+	c, probs := Parse([]byte("[tabs.inbox]\nmark_read_on_open = true\n"))
+	if len(probs) != 0 || !inbox(c).MarkReadOnOpen {
+		t.Errorf("on: problems %v, MarkReadOnOpen %v", probs, inbox(c).MarkReadOnOpen)
+	}
+	c, probs = Parse([]byte("[tabs.inbox]\nname = \"Inbox\"\n"))
+	if len(probs) != 0 || inbox(c).MarkReadOnOpen {
+		t.Errorf("off by default: problems %v, MarkReadOnOpen %v", probs, inbox(c).MarkReadOnOpen)
+	}
+	for text, want := range map[string]struct {
+		line int
+		frag string
+	}{
+		"[tabs.inbox]\nname = \"Inbox\"\nmark_read_on_open = \"yes\"\n":            {3, "mark_read_on_open"},
+		"refresh = \"60s\"\n[tabs.queue]\nmark_read_on_open = true\n":              {3, "only applies to the inbox"},
+		"[tabs.inbox]\nstatuses = [\"new\", \"done\"]\nmark_read_on_open = true\n": {3, `"read", which statuses doesn't list`},
+	} {
+		c, probs := Parse([]byte(text))
+		if len(probs) != 1 || probs[0].Line != want.line || !strings.Contains(probs[0].Msg, want.frag) {
+			t.Errorf("%q: problems %v, want one on line %d about %q", text, probs, want.line, want.frag)
+		}
+		if inbox(c).MarkReadOnOpen && want.frag != `"read", which statuses doesn't list` {
+			t.Errorf("%q: the option is on", text)
+		}
+	}
+}

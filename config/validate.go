@@ -123,6 +123,13 @@ func CheckTab(role string, ts TabSection) []Problem {
 			add(".stale_after", "stale_after %q is not a positive duration (e.g. \"30m\")", ts.StaleAfter)
 		}
 	}
+	if ts.MarkReadOnOpen {
+		if r != model.RoleInbox {
+			add(".mark_read_on_open", "mark_read_on_open only applies to the inbox tab")
+		} else if !hasStatus(ts.Statuses, "read") {
+			add(".mark_read_on_open", "mark_read_on_open sets a message to \"read\", which statuses doesn't list: add it, or turn the option off")
+		}
+	}
 	seen := map[string]bool{}
 	for _, s := range ts.Statuses {
 		n := strings.ToLower(strings.TrimSpace(s))
@@ -214,4 +221,18 @@ func positiveDuration(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s is not positive", v)
 	}
 	return d, nil
+}
+
+// hasStatus reports whether a configured status list allows s: an empty list means the
+// sheet's dropdown or the role's defaults decide (those include read in the inbox).
+func hasStatus(statuses []string, s string) bool {
+	if len(statuses) == 0 {
+		return true
+	}
+	for _, v := range statuses {
+		if strings.EqualFold(strings.TrimSpace(v), s) {
+			return true
+		}
+	}
+	return false
 }

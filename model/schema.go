@@ -175,6 +175,9 @@ type TabConfig struct {
 	// BodyKeyFields maps a dead-letter source to the payload field that carries its
 	// idempotency key ("id" for `key = "body:id"`). Sources absent here have none.
 	BodyKeyFields map[string]string
+	// MarkReadOnOpen (inbox only) sets a new message to read when the TUI opens it in the
+	// detail view. Off by default: reading is not triaging unless the owner says so.
+	MarkReadOnOpen bool
 }
 
 // DefaultTabConfig returns the configuration of a role with every default applied.

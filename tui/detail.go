@@ -42,8 +42,9 @@ func keyNote(o model.KeyOrigin) string {
 }
 
 // detail shows one whole record: every column (extras and hidden ones too, labelled), long
-// values wrapped, JSON payloads indented, problems listed. j/k move between fields (what `y`
-// copies), the page keys scroll.
+// values wrapped, JSON payloads indented, problems listed. It is a pager (as in less and
+// neomutt): j/k scroll a line, the page keys a page; tab/shift+tab move the focused field
+// (what `y` copies).
 type detail struct {
 	c       *common
 	tab     string
@@ -89,11 +90,8 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 	}
 	d.fields = append(d.fields, fields...)
 	d.vp = viewport.New()
-	// The viewport scrolls with the app's keys (rebindable), not its own defaults.
-	d.vp.KeyMap = viewport.KeyMap{
-		PageDown: c.keys.PageDown, PageUp: c.keys.PageUp,
-		HalfPageDown: c.keys.HalfDown, HalfPageUp: c.keys.HalfUp,
-	}
+	// The pager's keys are the app's (rebindable, detail.onKey): the viewport's own are off.
+	d.vp.KeyMap = viewport.KeyMap{}
 	d.vp.MouseWheelEnabled = true
 	return d
 }
@@ -267,33 +265,94 @@ func noteWidth(n string) int {
 	return len(n) + 3
 }
 
-// Update moves the focus or scrolls.
+// Update scrolls like a pager (a line, half a page, a page, top, bottom) or moves the
+// focused field (what `y` copies); the mouse wheel scrolls. Scrolling that leaves the focused
+// field off screen focuses the first field on screen, so `y` copies something you can see.
 func (d *detail) Update(msg tea.Msg) (*detail, tea.Cmd) {
-	k := d.c.keys
-	if km, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(km, k.Down):
-			d.setFocus(d.focus + 1)
-			return d, nil
-		case key.Matches(km, k.Up):
-			d.setFocus(d.focus - 1)
-			return d, nil
-		case key.Matches(km, k.Top):
-			d.setFocus(0)
-			d.vp.GotoTop()
-			return d, nil
-		case key.Matches(km, k.Bottom):
-			d.setFocus(len(d.fields) - 1)
-			d.vp.GotoBottom()
-			return d, nil
-		}
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		d.onKey(msg)
+	case tea.MouseWheelMsg:
+		d.vp, _ = d.vp.Update(msg)
+		d.followScroll()
 	}
-	var cmd tea.Cmd
-	d.vp, cmd = d.vp.Update(msg)
-	return d, cmd
+	return d, nil
 }
 
-// setFocus focuses a field and scrolls it into view.
+// onKey handles the pager's keys; false for any other key.
+func (d *detail) onKey(km tea.KeyPressMsg) bool {
+	k := d.c.keys
+	h := d.vp.Height()
+	switch {
+	case key.Matches(km, k.Down):
+		d.vp.ScrollDown(1)
+	case key.Matches(km, k.Up):
+		d.vp.ScrollUp(1)
+	case key.Matches(km, k.PagerDown):
+		d.vp.ScrollDown(pageStep(h))
+	case key.Matches(km, k.PagerUp):
+		d.vp.ScrollUp(pageStep(h))
+	case key.Matches(km, k.HalfDown):
+		d.vp.ScrollDown(max(1, h/2))
+	case key.Matches(km, k.HalfUp):
+		d.vp.ScrollUp(max(1, h/2))
+	case key.Matches(km, k.Top):
+		// The first and last fields come with the top and the bottom (as before the pager):
+		// G then y copies the payload.
+		d.refocus(0)
+		d.vp.GotoTop()
+	case key.Matches(km, k.Bottom):
+		d.refocus(len(d.fields) - 1)
+		d.vp.GotoBottom()
+	case key.Matches(km, k.NextField):
+		d.setFocus(d.focus + 1)
+		return true
+	case key.Matches(km, k.PrevField):
+		d.setFocus(d.focus - 1)
+		return true
+	default:
+		return false
+	}
+	d.followScroll()
+	return true
+}
+
+// pageStep is how far a page moves: the height less one line, which stays on screen so the
+// eye finds where it was (as in neomutt's pager).
+func pageStep(h int) int { return max(1, h-1) }
+
+// refocus focuses field i without scrolling.
+func (d *detail) refocus(i int) {
+	if i < 0 || i >= len(d.fields) || i == d.focus {
+		return
+	}
+	y := d.vp.YOffset()
+	d.focus = i
+	d.render()
+	d.vp.SetYOffset(y)
+}
+
+// followScroll moves the focus to the first field on screen when the focused one scrolled
+// out of view.
+func (d *detail) followScroll() {
+	if len(d.fields) == 0 || len(d.starts) != len(d.fields) {
+		return
+	}
+	y, h := d.vp.YOffset(), max(1, d.vp.Height())
+	shown := func(i int) bool { return d.starts[i] < y+h && d.ends[i] >= y }
+	if d.focus >= 0 && d.focus < len(d.fields) && shown(d.focus) {
+		return
+	}
+	for i := range d.fields {
+		if shown(i) {
+			d.refocus(i)
+			return
+		}
+	}
+}
+
+// setFocus focuses a field and scrolls so its first line is on screen (and as much of the
+// rest as fits).
 func (d *detail) setFocus(i int) {
 	if len(d.fields) == 0 {
 		return
@@ -316,17 +375,49 @@ func (d *detail) setFocus(i int) {
 	d.vp.SetYOffset(y)
 }
 
-// View is the title line and the scrolled content.
+// focusLabel names the focused field for the title line.
+func (d *detail) focusLabel() string {
+	f, ok := d.focused()
+	if !ok {
+		return ""
+	}
+	return cellLine(f.label)
+}
+
+// position says where the pager is: "all" when everything fits, else the lines shown, of
+// how many, and "top", "bot" or how far down in percent.
+func (d *detail) position() string {
+	total, h, y := len(d.lines), max(1, d.vp.Height()), d.vp.YOffset()
+	if total <= h {
+		return "all"
+	}
+	where := itoa(int(d.vp.ScrollPercent()*100)) + "%"
+	switch {
+	case d.vp.AtTop():
+		where = "top"
+	case d.vp.AtBottom():
+		where = "bot"
+	}
+	return "lines " + itoa(y+1) + "-" + itoa(min(total, y+h)) + "/" + itoa(total) + " · " + where
+}
+
+// View is the title line (the record, the focused field, the position) and the scrolled
+// content.
 func (d *detail) View() string {
 	st := d.c.styles
-	pos := ""
-	if total := len(d.lines); total > d.vp.Height() {
-		pos = " · " + itoa(int(d.vp.ScrollPercent()*100)) + "%"
-	}
 	gone := ""
 	if d.gone {
 		gone = st.paint(st.Problem, " · no longer in the sheet (refreshed away)")
 	}
-	title := fitStyled(st.paint(st.Section, " "+cellLine(d.title))+gone+st.paint(st.Muted, pos), d.width)
+	left := st.paint(st.Section, " "+cellLine(d.title)) + gone
+	pos := d.position()
+	right := pos + " "
+	if f := d.focusLabel(); f != "" {
+		// The field goes first when the line is short: the position matters more.
+		if withField := "[" + truncate(f, 20) + "] " + right; textWidth(cellLine(d.title))+textWidth(withField)+3 <= d.width {
+			right = withField
+		}
+	}
+	title := spread(left, st.paint(st.Muted, right), d.width)
 	return title + "\n" + d.vp.View()
 }

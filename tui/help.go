@@ -27,15 +27,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.replay.showRun && m.replay.run != nil:
 		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
 	case m.detail != nil:
-		hs := []key.Binding{bindingHelp(back, "back"), withDesc(k.Down, "next field"), withDesc(k.Up, "prev field"),
-			withDesc(k.Copy, "copy field"), withDesc(k.CopyLink, "copy link"), k.PageDown, k.SetStatus}
-		if ts := m.tabNamed(m.detail.tab); ts != nil && ts.cfg.Role != model.RoleInbox {
-			hs = append(hs, withDesc(k.ClearError, "clear error"))
-		}
-		if ts := m.tabNamed(m.detail.tab); ts != nil && ts.cfg.Role == model.RoleDeadLetter {
-			hs = append(hs, withDesc(k.Replay, "replay"), withDesc(k.Discard, "discard"))
-		}
-		return append(hs, k.Help)
+		return m.detailShortHelp(back)
 	}
 	// The tab's own actions first: at 80 columns the tail is cut, and j/k need no hint.
 	hs := []key.Binding{k.Help}
@@ -64,9 +56,9 @@ func (m *Model) ShortHelp() []key.Binding {
 	return hs
 }
 
-// FullHelp is every binding, grouped by area (the `?` overlay).
+// FullHelp is every binding of the view that is open, grouped by area (the `?` overlay).
 func (m *Model) FullHelp() [][]key.Binding {
-	groups := m.c.keys.fullHelp()
+	groups := m.helpGroups()
 	out := make([][]key.Binding, len(groups))
 	for i, g := range groups {
 		out[i] = g.bindings
@@ -139,7 +131,7 @@ func (m *Model) fullHelpLines(w, h int) []string {
 // fullHelp renders the help screen and says how many rows its content has.
 func (m *Model) fullHelp(w, h int) ([]string, int) {
 	st := m.c.styles
-	groups := m.c.keys.fullHelp()
+	groups := m.helpGroups()
 	keyW, descW := 0, 0
 	for _, g := range groups {
 		for _, e := range g.entries {
@@ -194,7 +186,7 @@ func (m *Model) fullHelp(w, h int) ([]string, int) {
 		rows = max(rows, len(lines))
 	}
 	off := max(0, min(m.helpOffset, rows-avail))
-	title := st.paint(st.Section, " Keys") + st.paint(st.Muted, " (any of them can be rebound in the config)")
+	title := st.paint(st.Section, " "+m.helpTitle()) + st.paint(st.Muted, " (any of them can be rebound in the config)")
 	lines := []string{title}
 	for row := off; row < off+avail; row++ {
 		var b strings.Builder

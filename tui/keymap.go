@@ -66,6 +66,20 @@ type KeyMap struct {
 	// Suspend puts triage in the background (ctrl+z, then `fg` in the shell), as any
 	// terminal program does; a replay or write in flight goes on meanwhile.
 	Suspend key.Binding
+
+	// The detail view's pager (as in less and neomutt): a page, the focused field (what Copy
+	// copies), the next or previous row of the table. These keys mean something else in the
+	// table (space marks, tab switches tabs): they are matched in the detail view only.
+	PagerDown key.Binding
+	PagerUp   key.Binding
+	NextField key.Binding
+	PrevField key.Binding
+	NextRow   key.Binding
+	PrevRow   key.Binding
+
+	// Reply copies a mailto: link answering an inbox message (OSC 52), then offers to set
+	// the row to replied.
+	Reply key.Binding
 }
 
 // DefaultKeyMap returns the bindings of DESIGN §6.
@@ -116,6 +130,14 @@ func DefaultKeyMap() KeyMap {
 		Help:    b("?", "help", "?"),
 		Quit:    b("q", "quit", "q", "ctrl+c"),
 		Suspend: b("ctrl+z", "suspend (fg resumes)", "ctrl+z"),
+
+		PagerDown: b("space/f/pgdn", "page down", "space", "f", "pgdown"),
+		PagerUp:   b("b/pgup", "page up", "b", "pgup"),
+		NextField: b("tab", "next field", "tab"),
+		PrevField: b("shift+tab", "previous field", "shift+tab"),
+		NextRow:   b("n", "next row", "n"),
+		PrevRow:   b("N", "previous row", "N"),
+		Reply:     b("m", "reply (mailto: link)", "m"),
 	}
 }
 
@@ -133,6 +155,8 @@ func (k *KeyMap) actions() []namedBinding {
 		{"undo", &k.Undo}, {"copy", &k.Copy}, {"copy_link", &k.CopyLink}, {"cancel", &k.Cancel},
 		{"replay_progress", &k.Progress},
 		{"refresh", &k.Refresh}, {"help", &k.Help}, {"quit", &k.Quit}, {"suspend", &k.Suspend},
+		{"pager_page_down", &k.PagerDown}, {"pager_page_up", &k.PagerUp}, {"next_field", &k.NextField},
+		{"prev_field", &k.PrevField}, {"next_row", &k.NextRow}, {"prev_row", &k.PrevRow}, {"reply", &k.Reply},
 	}
 }
 
@@ -248,8 +272,9 @@ func (k KeyMap) fullHelp() []helpGroup {
 		group("View", nil, k.Detail, k.Preview, k.Filter, k.Clear),
 		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
-		group("Replay", nil, k.Replay, k.ReplayAll, k.Cancel, k.Progress),
-		group("Copy", nil, k.Copy, k.CopyLink),
+		group("Replay", []helpEntry{entryOf(k.Replay), entryOf(k.ReplayAll), joined("cancel / show replay", k.Cancel, k.Progress)},
+			k.Replay, k.ReplayAll, k.Cancel, k.Progress),
+		group("Copy", nil, k.Copy, k.CopyLink, k.Reply),
 		group("App", nil, k.Refresh, k.Help, k.Quit, k.Suspend),
 	}
 }
@@ -258,17 +283,64 @@ func (k KeyMap) fullHelp() []helpGroup {
 // (or, during a replay, cancels it first). Only the actions that do that may list them.
 var reservedKeys = map[string][]string{"ctrl+c": {"quit", "cancel"}}
 
+// detailActions are the actions the detail view answers; the pager's own (pager_*,
+// *_field, *_row) work only there, so their keys may mean something else in the table.
+var detailActions = map[string]bool{
+	"up": true, "down": true, "top": true, "bottom": true, "half_down": true, "half_up": true,
+	"pager_page_down": true, "pager_page_up": true, "next_field": true, "prev_field": true,
+	"next_row": true, "prev_row": true, "clear": true, "help": true, "quit": true, "copy": true,
+	"copy_link": true, "set_status": true, "clear_error": true, "discard": true, "replay": true,
+	"cancel": true, "replay_progress": true, "undo": true, "refresh": true, "reply": true,
+}
+
+// pagerOnly are the detail actions the table doesn't answer.
+var pagerOnly = map[string]bool{
+	"pager_page_down": true, "pager_page_up": true, "next_field": true, "prev_field": true,
+	"next_row": true, "prev_row": true,
+}
+
+// scopes are the sets of actions live at the same time: the table's and the detail view's.
+// A key may mean one action per scope (space marks a row in the table and pages the detail).
+func (k *KeyMap) scopes() [][]namedBinding {
+	var table, detail []namedBinding
+	for _, a := range k.actions() {
+		if !pagerOnly[a.name] {
+			table = append(table, a)
+		}
+		if detailActions[a.name] {
+			detail = append(detail, a)
+		}
+	}
+	return [][]namedBinding{table, detail}
+}
+
 // Conflicts lists the keys that would be silently shadowed: a key bound to two or more actions
-// (every action works in the table, so each key may mean only one of them; dialogs and the
-// detail view reuse keys on purpose and are not checked), or a reserved key (ctrl+c) bound to
-// an action it can never reach. Each entry names the key and the actions, e.g.
+// live in the same view (the table, or the detail view; dialogs reuse keys on purpose and are
+// not checked), or a reserved key (ctrl+c) bound to an action it can never reach. Each entry
+// names the key and the actions, e.g.
 //
 //	key "r" is bound to both refresh and replay
 //
 // Entries are sorted by key; nil means no conflict. Call it after applying config overrides.
 func (k KeyMap) Conflicts() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, scope := range k.scopes() {
+		for _, c := range conflictsIn(scope) {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// conflictsIn is Conflicts within one scope.
+func conflictsIn(actions []namedBinding) []string {
 	byKey := map[string][]string{}
-	for _, a := range k.actions() {
+	for _, a := range actions {
 		if !a.b.Enabled() {
 			continue
 		}

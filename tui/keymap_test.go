@@ -59,7 +59,7 @@ func TestHintsFollowTheKeyMap(t *testing.T) {
 	}
 	m := newLoaded(t, testWorkbook(t), 160, 30, func(o *Options) { o.KeyMap = km })
 	keys(m, "enter")
-	if out := plainScreen(m); !strings.Contains(out, "esc/backspace/ctrl+q back") || !strings.Contains(out, "ctrl+n next field") {
+	if out := plainScreen(m); !strings.Contains(out, "esc/backspace/ctrl+q back") || !strings.Contains(out, "ctrl+n/ctrl+p scroll") {
 		t.Errorf("the detail's hints follow the keys:\n%s", out)
 	}
 	send(m, tea.KeyPressMsg{Code: 'q', Mod: tea.ModCtrl})

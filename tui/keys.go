@@ -160,8 +160,8 @@ func (m *Model) updateInput(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// onDetailKey handles the detail view: back, copy the focused field, set status of this
-// record, scroll.
+// onDetailKey handles the detail view: back, copy the focused field, the next or previous
+// row, the actions on this record; the pager's keys (detail.go) scroll and move the focus.
 func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	switch {
@@ -183,12 +183,12 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.copyText(f.label, v)
 	case key.Matches(msg, k.CopyLink):
 		return m.copyLink(m.tabNamed(m.detail.tab), &m.detail.rec)
-	case key.Matches(msg, k.NextTab):
-		m.detail.setFocus(m.detail.focus + 1)
-		return nil
-	case key.Matches(msg, k.PrevTab):
-		m.detail.setFocus(m.detail.focus - 1)
-		return nil
+	case key.Matches(msg, k.NextRow):
+		return m.stepDetail(1)
+	case key.Matches(msg, k.PrevRow):
+		return m.stepDetail(-1)
+	case key.Matches(msg, k.Reply):
+		return m.startReply(true)
 	case key.Matches(msg, k.SetStatus):
 		return m.startSetStatus(true)
 	case key.Matches(msg, k.ClearError):
@@ -311,8 +311,7 @@ func (m *Model) onRowKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
 		m.input.SetValue(ts.filter.query)
 	case key.Matches(msg, k.Detail):
 		if r, _ := ts.current(); r != nil {
-			m.detail = newDetail(m.c, ts.data.table, r)
-			m.relayout()
+			return m.openDetail(ts, r)
 		}
 	case key.Matches(msg, k.Mark):
 		ts.toggleMark()
@@ -347,6 +346,8 @@ func (m *Model) onActionKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.CopyLink):
 		r, _ := ts.current()
 		return m.copyLink(ts, r)
+	case key.Matches(msg, k.Reply):
+		return m.startReply(false)
 	case key.Matches(msg, k.Replay):
 		return m.startReplay(false, false)
 	case key.Matches(msg, k.ReplayAll):
