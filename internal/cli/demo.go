@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/demo"
+	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/sheetstest"
@@ -54,7 +56,7 @@ func demoOptions(ctx context.Context, g *globals, e *env) (tui.Options, func(), 
 	if err != nil {
 		return tui.Options{}, nil, err
 	}
-	st, _, rp, stop, err := startDemoReplay(ctx, s.readonly, e.vars().secret)
+	st, _, rp, stop, err := startDemoReplay(ctx, s.readonly, e.vars().secret, demoPreferences(s.cfg))
 	if err != nil {
 		return tui.Options{}, nil, err
 	}
@@ -70,16 +72,36 @@ func demoOptions(ctx context.Context, g *globals, e *env) (tui.Options, func(), 
 // demoBanner is the header note of the demo: what it is and that it is safe to play with.
 const demoBanner = "demo: an in-memory workbook; nothing leaves this machine"
 
+// demoPreferences is what of the user's tab settings the demo's own tabs take: how the
+// person likes to work (mark_read_on_open), not what names or columns their sheet has.
+func demoPreferences(cfg *config.Config) func([]model.TabConfig) []model.TabConfig {
+	var markRead bool
+	for _, tc := range cfg.TabConfigs() {
+		if tc.Role == model.RoleInbox {
+			markRead = tc.MarkReadOnOpen
+		}
+	}
+	return func(tabs []model.TabConfig) []model.TabConfig {
+		for i := range tabs {
+			if tabs[i].Role == model.RoleInbox {
+				tabs[i].MarkReadOnOpen = markRead
+			}
+		}
+		return tabs
+	}
+}
+
 // startDemo serves the demo workbook on a loopback port and returns a store on it, and the
 // emulator behind it (tests look at its cells).
 func startDemo(ctx context.Context, readonly bool) (*sheets.Store, *sheetstest.Emulator, func(), error) {
-	st, emu, _, stop, err := startDemoReplay(ctx, readonly, func(string) string { return "" })
+	st, emu, _, stop, err := startDemoReplay(ctx, readonly, func(string) string { return "" }, nil)
 	return st, emu, stop, err
 }
 
 // startDemoReplay is startDemo with the demo's replay receivers running and the TUI's
-// replayer; secrets (DEMO_BILLING_TOKEN) are read through secret.
-func startDemoReplay(ctx context.Context, readonly bool, secret func(string) string) (*sheets.Store, *sheetstest.Emulator, tui.Replayer, func(), error) {
+// replayer; secrets (DEMO_BILLING_TOKEN) are read through secret. prefs, when set, adjusts
+// the demo's tab settings (demoPreferences).
+func startDemoReplay(ctx context.Context, readonly bool, secret func(string) string, prefs func([]model.TabConfig) []model.TabConfig) (*sheets.Store, *sheetstest.Emulator, tui.Replayer, func(), error) {
 	wb, err := demo.Workbook(time.Now())
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -107,7 +129,11 @@ func startDemoReplay(ctx context.Context, readonly bool, secret func(string) str
 		stopReceivers()
 		return nil, nil, nil, nil, err
 	}
-	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: demo.WithBodyKeyFields(demo.Tabs(), rcv.BodyKeyFields), ReadOnly: readonly, Actor: "demo@localhost"})
+	tabs := demo.WithBodyKeyFields(demo.Tabs(), rcv.BodyKeyFields)
+	if prefs != nil {
+		tabs = prefs(tabs)
+	}
+	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: tabs, ReadOnly: readonly, Actor: "demo@localhost"})
 	rp := &replay.Runner{Client: newReplayClient(sources, secret), Store: st, Concurrency: 4}
 	return st, emu, rp, func() { _ = stop(); stopReceivers() }, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -33,7 +34,7 @@ func rebind(km *tui.KeyMap, keys map[string][]string) error {
 // The program runs under teatest: the rebound key does the action, the old one doesn't.
 func TestDemoReadsTheConfig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.toml")
-	cfg := "refresh = \"7m\"\nmouse = true\n[keys]\nset_status = [\"Z\"]\nquit = [\"ctrl+q\"]\n"
+	cfg := "refresh = \"7m\"\nmouse = true\n[tabs.inbox]\nmark_read_on_open = true\n[keys]\nset_status = [\"Z\"]\nquit = [\"ctrl+q\"]\n"
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +48,15 @@ func TestDemoReadsTheConfig(t *testing.T) {
 	defer stop()
 	if opts.Refresh != 7*time.Minute || !opts.Mouse || !opts.Demo {
 		t.Errorf("the config's refresh and mouse reach the demo: refresh %v mouse %v demo %v", opts.Refresh, opts.Mouse, opts.Demo)
+	}
+
+	// The person's way of working (mark_read_on_open) reaches the demo's own inbox tab.
+	wb, err := opts.Store.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := wb.Tab(model.RoleInbox); in == nil || !in.Config.MarkReadOnOpen {
+		t.Errorf("mark_read_on_open doesn't reach the demo's inbox")
 	}
 
 	tm := teatest.NewTestModel(t, tui.New(opts), teatest.WithInitialTermSize(100, 30),

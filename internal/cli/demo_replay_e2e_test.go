@@ -22,7 +22,7 @@ import (
 func TestDemoReplayEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, emu, rp, stop, err := startDemoReplay(ctx, false, func(string) string { return "" })
+	st, emu, rp, stop, err := startDemoReplay(ctx, false, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
