@@ -37,6 +37,9 @@ type toastExpiredMsg struct{ id int }
 type toasts struct {
 	next  int
 	items []toast
+	// scale shortens every toast's time (tests watch a toast expire without waiting 15 s);
+	// 0 or 1 is the real time.
+	scale float64
 }
 
 // push adds a toast and returns the tick that removes it. The text is sanitised here because
@@ -52,6 +55,9 @@ func (t *toasts) push(level toastLevel, text string) tea.Cmd {
 	d := toastInfoFor
 	if level == toastError {
 		d = toastErrorFor
+	}
+	if t.scale > 0 {
+		d = time.Duration(float64(d) * t.scale)
 	}
 	return tea.Tick(d, func(time.Time) tea.Msg { return toastExpiredMsg{id: id} })
 }
