@@ -35,6 +35,7 @@ type KeyMap struct {
 	Preview key.Binding
 	Filter  key.Binding
 	Clear   key.Binding
+	Groups  key.Binding // dead letters: rows waiting for replay by source × kind of error
 
 	// Selection.
 	Mark      key.Binding
@@ -49,6 +50,10 @@ type KeyMap struct {
 	Replay     key.Binding // dead letters: the marked rows, else the cursor row
 	ReplayAll  key.Binding // dead letters: every row the filter shows
 	Undo       key.Binding
+
+	// EditPayload opens a dead letter's payload in $VISUAL/$EDITOR, then writes it (after a
+	// diff and a confirm) and offers to replay it.
+	EditPayload key.Binding
 
 	// Copying (OSC 52: works over SSH, in tmux with set-clipboard on, and in GNU screen).
 	Copy     key.Binding
@@ -90,6 +95,7 @@ func DefaultKeyMap() KeyMap {
 		Preview: b("p", "preview", "p"),
 		Filter:  b("/", "filter", "/"),
 		Clear:   b("esc", "clear / back", "esc"),
+		Groups:  b("c", "groups: source × error", "c"),
 
 		Mark:      b("space", "mark", "space"),
 		MarkAll:   b("*", "mark all shown", "*"),
@@ -102,6 +108,8 @@ func DefaultKeyMap() KeyMap {
 		Replay:     b("R", "replay marked / row", "R"),
 		ReplayAll:  b("A", "replay all shown", "A"),
 		Undo:       b("u", "undo last change", "u"),
+
+		EditPayload: b("E", "edit payload & replay", "E"),
 
 		Copy:     b("y", "copy ID / field", "y"),
 		CopyLink: b("o", "copy sheet link", "o"),
@@ -127,7 +135,7 @@ func (k *KeyMap) actions() []namedBinding {
 		{"set_status", &k.SetStatus}, {"clear_error", &k.ClearError}, {"discard", &k.Discard},
 		{"requeue_stale", &k.Requeue}, {"replay", &k.Replay}, {"replay_all", &k.ReplayAll},
 		{"undo", &k.Undo}, {"copy", &k.Copy}, {"copy_link", &k.CopyLink}, {"cancel", &k.Cancel},
-		{"replay_progress", &k.Progress},
+		{"replay_progress", &k.Progress}, {"groups", &k.Groups}, {"edit_payload", &k.EditPayload},
 		{"refresh", &k.Refresh}, {"help", &k.Help}, {"quit", &k.Quit},
 	}
 }
@@ -241,10 +249,10 @@ func (k KeyMap) fullHelp() []helpGroup {
 		group("Tabs", []helpEntry{
 			joined("next / previous tab", k.NextTab, k.PrevTab), joined("tab 1 / 2 / 3", k.Tab1, k.Tab2, k.Tab3),
 		}, k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3),
-		group("View", nil, k.Detail, k.Preview, k.Filter, k.Clear),
+		group("View", nil, k.Detail, k.Preview, k.Filter, k.Clear, k.Groups),
 		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
-		group("Replay", nil, k.Replay, k.ReplayAll, k.Cancel, k.Progress),
+		group("Replay", nil, k.Replay, k.ReplayAll, k.EditPayload, k.Cancel, k.Progress),
 		group("Copy", nil, k.Copy, k.CopyLink),
 		group("App", nil, k.Refresh, k.Help, k.Quit),
 	}

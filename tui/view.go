@@ -276,6 +276,9 @@ func (m *Model) bodyLines(w, h int) []string {
 	if m.replay.showRun && m.replay.run != nil {
 		return m.runLines(w, h)
 	}
+	if m.groups != nil {
+		return m.groups.lines(w, h)
+	}
 	if m.detail != nil {
 		return padLines(strings.Split(m.detail.View(), "\n"), w, h)
 	}
