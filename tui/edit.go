@@ -292,7 +292,7 @@ func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, []byte(strings.TrimSpace(text))); err != nil {
 		e.text = text // reopen on the user's work, not on the old payload
-		m.dialog = newEditInvalid(m.c, jsonErrorAt(text, err))
+		m.dialog = newEditInvalid(m.c, jsonErrorAt(text))
 		return nil
 	}
 	if oldCompact, ok := compactJSON(e.old); ok && oldCompact == compact.String() {
@@ -327,16 +327,20 @@ func compactJSON(s string) (string, bool) {
 	return b.String(), true
 }
 
-// jsonErrorAt says where JSON text is broken: "line 3, column 7: invalid character '}'…".
-func jsonErrorAt(text string, err error) string {
+// jsonErrorAt says where JSON text is broken: "line 3, column 7: invalid character '}'…"
+// (json.Compact doesn't say where; Unmarshal's check does: the bad character is the last of
+// the Offset bytes it read).
+func jsonErrorAt(text string) string {
+	var raw json.RawMessage
+	err := json.Unmarshal([]byte(text), &raw)
 	var se *json.SyntaxError
 	if !errors.As(err, &se) {
+		if err == nil {
+			return "not JSON"
+		}
 		return err.Error()
 	}
-	// Compact saw the text trimmed: count from the same place.
-	lead := len(text) - len(strings.TrimLeft(text, " \t\r\n"))
-	off := min(len(text), lead+int(se.Offset))
-	prefix := text[:off]
+	prefix := text[:min(len(text), int(se.Offset))]
 	line := strings.Count(prefix, "\n") + 1
 	col := utf8.RuneCountInString(prefix[strings.LastIndexByte(prefix, '\n')+1:])
 	return fmt.Sprintf("line %d, column %d: %s", line, max(1, col), se.Error())
@@ -405,6 +409,15 @@ func newEditDiff(c *common, e *payloadEdit) editDialog {
 	d.list = lineDiff(oldLines, newLines, 2)
 	d.listTitle = "Payload: - old, + new"
 	d.showList = true
+	if l := d.layout(); l.scrolls() {
+		// A small window: open on the first change rather than on the notes.
+		for i, line := range l.mid {
+			if strings.HasPrefix(line, "R- ") || strings.HasPrefix(line, "R+ ") {
+				d.offset = l.clamp(i - 1)
+				break
+			}
+		}
+	}
 	return editDialog{d}
 }
 
@@ -490,7 +503,7 @@ func lineDiff(a, b []string, ctx int) []string {
 			gap = true
 			continue
 		}
-		if gap && len(out) > 0 {
+		if gap {
 			out = append(out, "  …")
 		}
 		gap = false
