@@ -496,6 +496,12 @@ func lineDiff(a, b []string, ctx int) []string {
 			keep[k] = true
 		}
 	}
+	// A gap of one line costs as much as its "…": show the line.
+	for i := range keep {
+		if !keep[i] && (i == 0 || keep[i-1]) && (i == len(keep)-1 || keep[i+1]) {
+			keep[i] = true
+		}
+	}
 	var out []string
 	gap := false
 	for i, o := range ops {

@@ -285,7 +285,11 @@ func TestLineDiff(t *testing.T) {
 	b[5] = "  \"e\": 50,"
 	b = append(b[:2], b[3:]...) // "b" removed
 	got := strings.Join(lineDiff(a, b, 1), "\n")
-	want := "  …\n    \"a\": 1,\n-   \"b\": 2,\n    \"c\": 3,\n    \"d\": 4,\n-   \"e\": 5,\n+   \"e\": 50,\n    \"f\": 6\n  …"
+	long := strings.Join(lineDiff(append(append([]string{"x", "y"}, a...), "z", "w"), append(append([]string{"x", "y"}, b...), "z", "w"), 1), "\n")
+	if !strings.HasPrefix(long, "  …\n") || !strings.HasSuffix(long, "\n  …") {
+		t.Errorf("gaps of more than one line are marked:\n%s", long)
+	}
+	want := "  {\n    \"a\": 1,\n-   \"b\": 2,\n    \"c\": 3,\n    \"d\": 4,\n-   \"e\": 5,\n+   \"e\": 50,\n    \"f\": 6\n  }"
 	if got != want {
 		t.Errorf("diff:\n%s\nwant:\n%s", got, want)
 	}
