@@ -277,6 +277,9 @@ func (m *Model) onAction(a action) tea.Cmd {
 	case replayStartAction:
 		m.dialog = nil
 		return m.startRun(a.seq)
+	case editStepAction:
+		m.dialog = nil
+		return m.onEditStep(a)
 	case quitAction:
 		m.dialog = nil
 		if !m.running() {

@@ -113,6 +113,9 @@ type Model struct {
 	showPreview bool
 	preview     previewCache
 	detail      *detail
+	groups      *groupsView  // the dead-letter group view, while it is open (groups.go)
+	edit        *payloadEdit // the payload edit in progress, between E and its write (edit.go)
+	editor      []string     // $VISUAL or $EDITOR from the program's environment, split (edit.go)
 	dialog      dialog
 	pending     pendingAction
 	showHelp    bool
@@ -201,6 +204,7 @@ func (m *Model) Init() tea.Cmd {
 // Update handles a message. It never blocks: anything slow is returned as a Cmd.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	m.syncGroups()
 	m.relayout()
 	return m, cmd
 }
@@ -210,7 +214,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case loadedMsg:
 		return m.onLoaded(msg)
 	case appliedMsg:
-		return m.onApplied(msg)
+		return tea.Batch(m.onApplied(msg), m.afterPayloadWrite(msg))
+	case editorDoneMsg:
+		return m.onEditorDone(msg)
 	case replayPlannedMsg:
 		return m.onReplayPlanned(msg)
 	case replayProgressMsg:
@@ -250,6 +256,7 @@ func (m *Model) onTerminal(msg tea.Msg) {
 		// sequence.
 		m.c.term = termInfo{term: msg.Getenv("TERM")}
 		_, m.c.term.tmux = msg.LookupEnv("TMUX")
+		m.editor = editorCommand(msg.Getenv("VISUAL"), msg.Getenv("EDITOR"))
 		ascii := m.c.term.dumb()
 		plain := ascii || msg.Getenv("NO_COLOR") != ""
 		if ascii != m.c.ascii || plain != m.c.envPlain {

@@ -50,13 +50,20 @@ func (m *Model) helpGroups() []helpGroup {
 	if m.detail != nil {
 		return m.c.keys.detailHelp(m.detailRole())
 	}
-	return m.c.keys.fullHelp()
+	role := model.Role("")
+	if ts := m.activeTab(); ts != nil && ts.data != nil {
+		role = ts.cfg.Role
+	}
+	return m.c.keys.tableHelp(role)
 }
 
 // helpTitle heads the `?` screen: which view its keys are for.
 func (m *Model) helpTitle() string {
 	if m.detail != nil {
 		return "Detail keys"
+	}
+	if ts := m.activeTab(); ts != nil && ts.data != nil {
+		return "Keys on " + cellLine(ts.name())
 	}
 	return "Keys"
 }

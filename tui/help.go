@@ -26,6 +26,8 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll}
 	case m.replay.showRun && m.replay.run != nil:
 		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
+	case m.groups != nil:
+		return []key.Binding{bindingHelp("enter", "filter to group"), bindingHelp(hintKeys(append([]string{"esc"}, k.Clear.Keys()...)...), "back"), k.Help, scroll}
 	case m.detail != nil:
 		return m.detailShortHelp(back)
 	}
@@ -108,7 +110,7 @@ func (m *Model) shortHelpLine(w int) string {
 	case m.running():
 		run = 3 // back at the table while a replay runs
 	}
-	key := fmt.Sprint(w, m.showHelp, m.filtering, m.detail != nil, role, run, m.replay.halt != nil)
+	key := fmt.Sprint(w, m.showHelp, m.filtering, m.detail != nil, role, run, m.replay.halt != nil, m.groups != nil)
 	return m.helpLine.get(key, func() string { return m.renderShortHelp(w) })
 }
 

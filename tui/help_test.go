@@ -5,28 +5,50 @@ import (
 	"testing"
 )
 
+// The `?` screen of each tab lists every binding that works there, whole at 80x24; together
+// the three tabs list every binding of the table.
 func TestHelpOverlayListsEveryBinding(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
-	keys(m, "?")
-	out := plainScreen(m)
-	for _, g := range m.c.keys.fullHelp() {
-		if !strings.Contains(out, g.title) {
-			t.Errorf("help lacks group %q", g.title)
+	listed := map[string]bool{}
+	for _, tab := range []string{"1", "2", "3"} {
+		keys(m, tab, "?")
+		out := plainScreen(m)
+		role := m.activeTab().cfg.Role
+		if !strings.Contains(out, "Keys on "+m.activeTab().name()) {
+			t.Errorf("%s: the help says which tab it is for:\n%s", role, out)
 		}
-		for _, e := range g.entries {
-			if !strings.Contains(out, e.desc) || !strings.Contains(out, e.key) {
-				t.Errorf("help lacks %q (%s) at 80x24:\n%s", e.desc, e.key, out)
+		for _, g := range m.c.keys.tableHelp(role) {
+			if !strings.Contains(out, g.title) {
+				t.Errorf("%s: help lacks group %q", role, g.title)
+			}
+			for _, e := range g.entries {
+				if !strings.Contains(out, e.desc) || !strings.Contains(out, e.key) {
+					t.Errorf("%s: help lacks %q (%s) at 80x24:\n%s", role, e.desc, e.key, out)
+				}
+			}
+			for _, b := range g.bindings {
+				if !strings.Contains(out, b.Help().Key) {
+					t.Errorf("%s: help lacks the keys %q of %q at 80x24", role, b.Help().Key, b.Help().Desc)
+				}
+				listed[b.Help().Desc] = true
 			}
 		}
+		keys(m, "esc")
+		if m.showHelp {
+			t.Error("esc closes help")
+		}
+	}
+	for _, g := range m.c.keys.fullHelp() {
 		for _, b := range g.bindings {
-			if !strings.Contains(out, b.Help().Key) {
-				t.Errorf("help lacks the keys %q of %q at 80x24", b.Help().Key, b.Help().Desc)
+			if !listed[b.Help().Desc] {
+				t.Errorf("no tab's help lists %q", b.Help().Desc)
 			}
 		}
 	}
-	keys(m, "esc")
-	if m.showHelp {
-		t.Error("esc closes help")
+	// A tab's help leaves out the other tabs' actions.
+	keys(m, "1", "?")
+	if out := plainScreen(m); strings.Contains(out, "replay all shown") || strings.Contains(out, "requeue stale claims") {
+		t.Errorf("the inbox's help lists dead-letter and queue actions:\n%s", out)
 	}
 }
 
@@ -41,7 +63,7 @@ func TestHelpScrollsWhenTooTall(t *testing.T) {
 		keys(m, "j")
 	}
 	all := strings.Join(mapKeys(seen), "\n")
-	for _, g := range m.c.keys.fullHelp() {
+	for _, g := range m.c.keys.tableHelp(m.activeTab().cfg.Role) {
 		for _, b := range g.bindings {
 			if !strings.Contains(all, b.Help().Key) {
 				t.Errorf("help at 60x15 never shows %q, even scrolled", b.Help().Key)

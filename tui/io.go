@@ -67,6 +67,7 @@ const (
 	writeUndo
 	writeDiscard
 	writeRequeue
+	writeEditPayload // E: a dead letter's new payload (edit.go)
 )
 
 // writeOp is one batch of edits to one tab: what the user asked for, in one Store.Apply.

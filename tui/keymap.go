@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"github.com/triage-dev/triage/model"
 )
 
 // KeyMap holds every rebindable key of the TUI, grouped by area. Dialog-local keys (y/n in a
@@ -35,6 +36,7 @@ type KeyMap struct {
 	Preview key.Binding
 	Filter  key.Binding
 	Clear   key.Binding
+	Groups  key.Binding // dead letters: rows waiting for replay by source × kind of error
 
 	// Selection.
 	Mark      key.Binding
@@ -49,6 +51,10 @@ type KeyMap struct {
 	Replay     key.Binding // dead letters: the marked rows, else the cursor row
 	ReplayAll  key.Binding // dead letters: every row the filter shows
 	Undo       key.Binding
+
+	// EditPayload opens a dead letter's payload in $VISUAL/$EDITOR, then writes it (after a
+	// diff and a confirm) and offers to replay it.
+	EditPayload key.Binding
 
 	// Copying (OSC 52: works over SSH, in tmux with set-clipboard on, and in GNU screen).
 	Copy     key.Binding
@@ -107,6 +113,7 @@ func DefaultKeyMap() KeyMap {
 		Preview: b("p", "preview", "p"),
 		Filter:  b("/", "filter", "/"),
 		Clear:   b("esc", "clear / back", "esc"),
+		Groups:  b("c", "groups: source × error", "c"),
 
 		Mark:      b("space", "mark", "space"),
 		MarkAll:   b("*", "mark all shown", "*"),
@@ -119,6 +126,8 @@ func DefaultKeyMap() KeyMap {
 		Replay:     b("R", "replay marked / row", "R"),
 		ReplayAll:  b("A", "replay all shown", "A"),
 		Undo:       b("u", "undo last change", "u"),
+
+		EditPayload: b("E", "edit payload & replay", "E"),
 
 		Copy:     b("y", "copy ID / field", "y"),
 		CopyLink: b("o", "copy sheet link", "o"),
@@ -153,7 +162,7 @@ func (k *KeyMap) actions() []namedBinding {
 		{"set_status", &k.SetStatus}, {"clear_error", &k.ClearError}, {"discard", &k.Discard},
 		{"requeue_stale", &k.Requeue}, {"replay", &k.Replay}, {"replay_all", &k.ReplayAll},
 		{"undo", &k.Undo}, {"copy", &k.Copy}, {"copy_link", &k.CopyLink}, {"cancel", &k.Cancel},
-		{"replay_progress", &k.Progress},
+		{"replay_progress", &k.Progress}, {"groups", &k.Groups}, {"edit_payload", &k.EditPayload},
 		{"refresh", &k.Refresh}, {"help", &k.Help}, {"quit", &k.Quit}, {"suspend", &k.Suspend},
 		{"pager_page_down", &k.PagerDown}, {"pager_page_up", &k.PagerUp}, {"next_field", &k.NextField},
 		{"prev_field", &k.PrevField}, {"next_row", &k.NextRow}, {"prev_row", &k.PrevRow}, {"reply", &k.Reply},
@@ -269,14 +278,63 @@ func (k KeyMap) fullHelp() []helpGroup {
 		group("Tabs", []helpEntry{
 			joined("next / previous tab", k.NextTab, k.PrevTab), joined("tab 1 / 2 / 3", k.Tab1, k.Tab2, k.Tab3),
 		}, k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3),
-		group("View", nil, k.Detail, k.Preview, k.Filter, k.Clear),
+		group("View", nil, k.Detail, k.Preview, k.Filter, k.Clear, k.Groups),
 		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
-		group("Replay", []helpEntry{entryOf(k.Replay), entryOf(k.ReplayAll), joined("cancel / show replay", k.Cancel, k.Progress)},
-			k.Replay, k.ReplayAll, k.Cancel, k.Progress),
+		group("Replay", []helpEntry{entryOf(k.Replay), entryOf(k.ReplayAll), entryOf(k.EditPayload), joined("cancel / show replay", k.Cancel, k.Progress)},
+			k.Replay, k.ReplayAll, k.EditPayload, k.Cancel, k.Progress),
 		group("Copy", nil, k.Copy, k.CopyLink, k.Reply),
 		group("App", nil, k.Refresh, k.Help, k.Quit, k.Suspend),
 	}
+}
+
+// tableHelp is the `?` screen of the table of a tab of role r: the keys that work there. The
+// other tabs' own actions (replay on the inbox, requeue on dead letters) are left out, so
+// the screen answers "what can I do here" and fits 80x24; role "" (no tab yet) lists all.
+func (k KeyMap) tableHelp(r model.Role) []helpGroup {
+	if r == "" {
+		return k.fullHelp()
+	}
+	all := k.fullHelp()
+	// Bindings that belong to one role (or two): dropped from the other tabs' help.
+	only := map[*key.Binding][]model.Role{
+		&k.ClearError: {model.RoleDeadLetter, model.RoleQueue},
+		&k.Discard:    {model.RoleDeadLetter}, &k.Requeue: {model.RoleQueue},
+		&k.Replay: {model.RoleDeadLetter}, &k.ReplayAll: {model.RoleDeadLetter}, &k.EditPayload: {model.RoleDeadLetter},
+		&k.Cancel: {model.RoleDeadLetter}, &k.Progress: {model.RoleDeadLetter}, &k.Groups: {model.RoleDeadLetter},
+		&k.Reply: {model.RoleInbox},
+	}
+	keep := func(b key.Binding) bool {
+		for p, roles := range only {
+			if sameBinding(*p, b) {
+				return slices.Contains(roles, r)
+			}
+		}
+		return true
+	}
+	var out []helpGroup
+	for _, g := range all {
+		var bs []key.Binding
+		for _, b := range g.bindings {
+			if keep(b) {
+				bs = append(bs, b)
+			}
+		}
+		if len(bs) == 0 {
+			continue
+		}
+		if len(bs) == len(g.bindings) {
+			out = append(out, g)
+			continue
+		}
+		out = append(out, group(g.title, nil, bs...))
+	}
+	return out
+}
+
+// sameBinding reports whether two bindings are the same action (same keys and help).
+func sameBinding(a, b key.Binding) bool {
+	return a.Help() == b.Help() && slices.Equal(a.Keys(), b.Keys())
 }
 
 // reservedKeys are keys the TUI handles before any binding is looked at: ctrl+c always quits

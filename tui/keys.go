@@ -78,6 +78,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.filtering {
 		return m.onFilterKey(msg)
 	}
+	if m.groups != nil {
+		return m.onGroupsKey(msg)
+	}
 	if m.detail != nil {
 		return m.onDetailKey(msg)
 	}
@@ -197,6 +200,8 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startDiscard(true)
 	case key.Matches(msg, k.Replay):
 		return m.startReplay(false, true)
+	case key.Matches(msg, k.EditPayload):
+		return m.startEditPayload(true)
 	case key.Matches(msg, k.Cancel):
 		return m.cancelRunKey()
 	case key.Matches(msg, k.Progress):
@@ -352,6 +357,10 @@ func (m *Model) onActionKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
 		return m.startReplay(false, false)
 	case key.Matches(msg, k.ReplayAll):
 		return m.startReplay(true, false)
+	case key.Matches(msg, k.Groups):
+		return m.openGroups()
+	case key.Matches(msg, k.EditPayload):
+		return m.startEditPayload(false)
 	}
 	return nil
 }

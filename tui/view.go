@@ -21,7 +21,7 @@ func (m *Model) headerHeight() int {
 // text is shown as it is (sanitised like everywhere else).
 var asciiChrome = strings.NewReplacer(
 	"…", "~", "·", "-", "│", "|", "─", "-", "━", "-", "●", "*", "✗", "x",
-	"→", ">", "←", "<", "↑", "^", "↓", "v", "█", "#", "░", ".", "—", "-", "–", "-",
+	"→", ">", "←", "<", "↑", "^", "↓", "v", "█", "#", "░", ".", "—", "-", "–", "-", "×", "x",
 )
 
 // View draws the screen. It is the only place terminal modes are set (alt screen, window
@@ -302,6 +302,9 @@ func (m *Model) bodyLines(w, h int) []string {
 	st := m.c.styles
 	if m.replay.showRun && m.replay.run != nil {
 		return m.runLines(w, h)
+	}
+	if m.groups != nil {
+		return m.groups.lines(w, h)
 	}
 	if m.detail != nil {
 		return padLines(strings.Split(m.detail.View(), "\n"), w, h)

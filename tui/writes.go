@@ -236,6 +236,8 @@ func appliedPhrase(op writeOp, n int) string {
 		return fmt.Sprintf("%d discarded", n)
 	case writeRequeue:
 		return fmt.Sprintf("%d stale %s requeued, back to pending", n, model.Plural(n, "claim", "claims"))
+	case writeEditPayload:
+		return "new payload written"
 	}
 	return ""
 }
