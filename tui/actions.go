@@ -261,6 +261,9 @@ func (m *Model) onAction(a action) tea.Cmd {
 	case pickStatusAction:
 		m.dialog = nil
 		return m.setStatus(a.status)
+	case sortAction:
+		m.dialog = nil
+		return m.applySort(a)
 	case confirmAction:
 		m.dialog = nil
 		return m.runWrite(a.op)
