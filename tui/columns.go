@@ -336,10 +336,12 @@ func (d *tabData) ageWidth(now time.Time) int {
 	return w
 }
 
-// widen grows the natural widths of the columns a changed record no longer fits (a status
-// or a worker longer than any the load measured). Widths never shrink until the next load:
+// widen is told about a changed record: it drops the cached sort orders and grows the
+// natural widths of the columns the record no longer fits (a status or a worker longer than
+// any the load measured). Widths never shrink until the next load:
 // measuring every row again per edit would cost O(rows).
 func (d *tabData) widen(r *model.Record) (grew bool) {
+	d.sorted = nil // the record's sort keys may have changed
 	for i := range d.cols {
 		c := &d.cols[i]
 		if c.flex() || c.kind == kindAge || c.kind == kindTime || (c.max > 0 && d.natural[i] >= c.max) {

@@ -4,9 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
-	"charm.land/lipgloss/v2"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -89,18 +87,6 @@ func bindingHelp(keys, desc string) key.Binding {
 func withDesc(b key.Binding, desc string) key.Binding {
 	b.SetHelp(b.Help().Key, desc)
 	return b
-}
-
-// helpStyles adapts the bubbles help styles to ours (plain with NO_COLOR).
-func helpStyles(st *Styles) help.Styles {
-	if st.NoColor {
-		n := lipgloss.NewStyle()
-		return help.Styles{Ellipsis: n, ShortKey: n, ShortDesc: n, ShortSeparator: n, FullKey: n, FullDesc: n, FullSeparator: n}
-	}
-	return help.Styles{
-		Ellipsis: st.FooterText, ShortKey: st.FooterKey, ShortDesc: st.FooterText, ShortSeparator: st.FooterText,
-		FullKey: st.HelpKey, FullDesc: st.HelpDesc, FullSeparator: st.FooterText,
-	}
 }
 
 // shortHelpLine renders the footer hints that fit the width (fitHints). It is memoised on

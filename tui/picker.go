@@ -23,9 +23,9 @@ type picker struct {
 	current string // the status all targets share, if they do; marked in the list
 	tag     string // how the current option is marked ("" = "(current)")
 	// pick is what choosing an option asks of the app; nil: set that status.
-	pick func(option string) action
-	cursor  int
-	offset  int // first option shown, when they don't all fit
+	pick   func(option string) action
+	cursor int
+	offset int // first option shown, when they don't all fit
 }
 
 func newPicker(c *common, title string, options []string, current string) picker {

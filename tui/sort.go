@@ -6,9 +6,11 @@ package tui
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
@@ -55,7 +57,7 @@ func defaultSort(d *tabData) sortState {
 	return sortState{col: sheetOrder}
 }
 
-// sortItem is one record's sort key: compared by f, then k, then s, then k2 (each reversed
+// sortItem is one record's sort key: compared by k, then f, then s, then k2 (each reversed
 // for a descending sort), then by record index (sheet order) as the final, stable, tie-break.
 type sortItem struct {
 	ri    int32
@@ -120,27 +122,61 @@ func textKey(it sortItem, s string) sortItem {
 	return it
 }
 
-// sortOrder is the display order of d's records under s: every record once.
+// sortOrder is the display order of d's records under s: every record once. A column's
+// ascending order is computed once per load (and after a write) and kept; the descending
+// one is derived from it in O(rows), so flipping is cheap even at 100,000 rows.
 func sortOrder(d *tabData, s sortState) []int32 {
-	t := d.table
-	n := len(t.Records)
-	out := make([]int32, 0, n)
+	n := len(d.table.Records)
 	if s.col < 0 || s.col >= len(d.cols) {
-		for i := range n {
-			out = append(out, int32(i))
+		out := make([]int32, n)
+		for i := range out {
+			out[i] = int32(i)
 		}
 		return out
 	}
-	c := &d.cols[s.col]
+	if d.sorted == nil {
+		d.sorted = map[int]sortedCol{}
+	}
+	sc, ok := d.sorted[s.col]
+	if !ok {
+		sc = sortColumn(d, s.col)
+		d.sorted[s.col] = sc
+	}
+	out := make([]int32, 0, n)
+	if !s.desc {
+		out = append(out, sc.order[:len(sc.order)-sc.blanks]...)
+	} else {
+		// Reversed, then each run of equal keys put back in sheet order (stable both ways).
+		keyed := sc.order[:len(sc.order)-sc.blanks]
+		for i := len(keyed) - 1; i >= 0; {
+			j := i
+			for j > 0 && sc.same[keyed[j-1]] == sc.same[keyed[i]] {
+				j--
+			}
+			out = append(out, keyed[j:i+1]...)
+			i = j - 1
+		}
+	}
+	return append(out, sc.order[len(sc.order)-sc.blanks:]...)
+}
+
+// sortedCol is a column's ascending order (blank rows last) and, per record, the number of
+// its run of equal keys (for the stable descending order).
+type sortedCol struct {
+	order  []int32
+	blanks int
+	same   []int32
+}
+
+// sortColumn sorts the records by column ci, ascending. Big tables are sorted in parts on
+// every CPU and merged: pure computation over keys built first.
+func sortColumn(d *tabData, ci int) sortedCol {
+	t := d.table
+	n := len(t.Records)
+	c := &d.cols[ci]
 	var rank map[string]int64
 	if c.kind == kindStatus {
-		rank = make(map[string]int64, len(t.Statuses))
-		for _, st := range t.Statuses {
-			k := model.NormStatus(t.Config.Role, st)
-			if _, ok := rank[k]; !ok {
-				rank[k] = int64(len(rank))
-			}
-		}
+		rank = statusRank(t)
 	}
 	items := make([]sortItem, 0, n)
 	var blanks []int32
@@ -152,29 +188,107 @@ func sortOrder(d *tabData, s sortState) []int32 {
 		}
 		items = append(items, it)
 	}
-	dir := 1
-	if s.desc {
-		dir = -1
+	sortItems(items)
+	sc := sortedCol{order: make([]int32, 0, n), blanks: len(blanks), same: make([]int32, n)}
+	run := int32(0)
+	for i := range items {
+		if i > 0 && compareKeys(&items[i-1], &items[i]) != 0 {
+			run++
+		}
+		sc.same[items[i].ri] = run
+		sc.order = append(sc.order, items[i].ri)
 	}
-	slices.SortFunc(items, func(a, b sortItem) int {
-		if c := cmp.Compare(a.f, b.f); c != 0 {
-			return dir * c
+	sc.order = append(sc.order, blanks...)
+	return sc
+}
+
+// statusRank is each status's place in the tab's list (normalised).
+func statusRank(t *model.Table) map[string]int64 {
+	rank := make(map[string]int64, len(t.Statuses))
+	for _, st := range t.Statuses {
+		k := model.NormStatus(t.Config.Role, st)
+		if _, ok := rank[k]; !ok {
+			rank[k] = int64(len(rank))
 		}
-		if c := cmp.Compare(a.k, b.k); c != 0 {
-			return dir * c
-		}
-		if c := strings.Compare(a.s, b.s); c != 0 {
-			return dir * c
-		}
-		if c := cmp.Compare(a.k2, b.k2); c != 0 {
-			return dir * c
-		}
-		return cmp.Compare(a.ri, b.ri)
-	})
-	for _, it := range items {
-		out = append(out, it.ri)
 	}
-	return append(out, blanks...)
+	return rank
+}
+
+// compareKeys orders two keys, ties left to the record index.
+func compareKeys(a, b *sortItem) int {
+	if c := cmp.Compare(a.k, b.k); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.f, b.f); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.s, b.s); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.k2, b.k2)
+}
+
+func compareItems(a, b sortItem) int {
+	if c := compareKeys(&a, &b); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ri, b.ri)
+}
+
+// sortItems sorts keys (a total order: ties broken by record index), in parts on every CPU
+// for big tables, then merged.
+func sortItems(items []sortItem) {
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	if len(items) < 16384 || workers < 2 {
+		slices.SortFunc(items, compareItems)
+		return
+	}
+	orig := items
+	chunk := (len(items) + workers - 1) / workers
+	var parts [][]sortItem
+	for lo := 0; lo < len(items); lo += chunk {
+		parts = append(parts, items[lo:min(lo+chunk, len(items))])
+	}
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slices.SortFunc(p, compareItems)
+		}()
+	}
+	wg.Wait()
+	buf := make([]sortItem, len(items))
+	for len(parts) > 1 {
+		var next [][]sortItem
+		off := 0
+		for i := 0; i < len(parts); i += 2 {
+			if i+1 == len(parts) {
+				copy(buf[off:], parts[i])
+				next = append(next, buf[off:off+len(parts[i])])
+				off += len(parts[i])
+				continue
+			}
+			a, b := parts[i], parts[i+1]
+			out := buf[off : off : off+len(a)+len(b)]
+			for len(a) > 0 && len(b) > 0 {
+				if compareItems(b[0], a[0]) < 0 {
+					out, b = append(out, b[0]), b[1:]
+				} else {
+					out, a = append(out, a[0]), a[1:]
+				}
+			}
+			out = append(append(out, a...), b...)
+			next = append(next, out)
+			off += len(out)
+		}
+		// The merged runs live in buf; items becomes the next buffer.
+		buf, items = items[:len(buf)], buf
+		parts = next
+	}
+	if &parts[0][0] != &orig[0] {
+		copy(orig, parts[0])
+	}
 }
 
 // setSort orders the tab's rows by s. The cursor stays on its record at the same screen

@@ -29,6 +29,9 @@ type tabData struct {
 	hay []string
 	// oldest is the oldest record time: how wide an age can read (ageWidth).
 	oldest time.Time
+	// sorted caches each sorted column's ascending order (sort.go), dropped when a record
+	// changes (widen).
+	sorted map[int]sortedCol
 }
 
 // prepare derives a tabData from a loaded table.
