@@ -53,7 +53,7 @@ func TestKeyOverridesReachTheRunningProgram(t *testing.T) {
 
 	// The footer names the new key, never the old one.
 	footer := lastLine(screen(t, tm))
-	if !strings.Contains(footer, "t set status") || strings.Contains(footer, "s set status") {
+	if !strings.Contains(footer, "t status") || strings.Contains(footer, "s status") {
 		t.Errorf("footer should offer t (not s) for set status:\n%s", footer)
 	}
 

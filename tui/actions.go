@@ -262,6 +262,9 @@ func (m *Model) onAction(a action) tea.Cmd {
 	case pickStatusAction:
 		m.dialog = nil
 		return m.setStatus(a.status)
+	case sortAction:
+		m.dialog = nil
+		return m.applySort(a)
 	case confirmAction:
 		m.dialog = nil
 		if ts := m.tabNamed(a.op.tab); ts != nil && ts.data != nil && len(a.op.unmark) > 0 {

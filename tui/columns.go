@@ -2,7 +2,10 @@ package tui
 
 import (
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/triage-dev/triage/model"
 )
@@ -17,20 +20,36 @@ const (
 	kindAge                      // the record's parsed time, as an age
 	kindNumber                   // the cell, right-aligned
 	kindTime                     // a time cell other than the record's own time, as an age
+	kindURL                      // a URL without its scheme, elided in the middle (shortURL)
+	kindKey                      // the record's identity (r.ID), elided in the middle; a minted key marked
 )
 
-// column is one table column of a role. Widths are in cells: a column starts at its natural
-// width (the widest value, within min..max) and gives way down to min when the terminal is
-// narrow; the flex column takes whatever is left.
+// column is one table column of a role. Widths are in cells.
+//
+// A bounded column (share 0: ages, statuses, names, keys) gets its natural width: the widest
+// value, capped at max. A free-text column (share > 0: messages, errors, payloads) gets want
+// cells, and whatever the bounded columns leave is split between the free-text columns by
+// share, so the most important one gets the most. When the terminal is too narrow, bounded
+// columns give way down to min (the least important first), then columns are hidden in drop
+// order, and only then does free text shrink below want (down to min).
 type column struct {
 	title    string
 	field    model.Field
 	kind     colKind
 	min, max int
-	flex     bool
-	// drop orders the columns to hide when even their minimum widths don't fit (1 first).
+	share    int
+	want     int
+	// drop orders the columns to hide when even their minimum widths don't fit (1 first);
+	// 0 never hides.
 	drop int
 }
+
+// flex reports whether a column is free text (takes a share of the spare width).
+func (c *column) flex() bool { return c.share > 0 }
+
+// always reports whether a column is shown whatever the tab's headers: the status (blank
+// reads as the default) and the dead-letter key (the effective key exists for every row).
+func (c *column) always() bool { return c.kind == kindStatus || c.kind == kindKey }
 
 // roleColumns lists the columns a role shows, in order. Columns the tab lacks are left out.
 func roleColumns(t *model.Table) []column {
@@ -39,39 +58,41 @@ func roleColumns(t *model.Table) []column {
 	case model.RoleInbox:
 		all = []column{
 			{title: "AGE", field: model.FTimestamp, kind: kindAge, min: 3, max: 6, drop: 3},
-			{title: "NAME", field: model.FName, kind: kindText, min: 6, max: 18, drop: 4},
-			{title: "EMAIL", field: model.FEmail, kind: kindText, min: 8, max: 26, drop: 2},
-			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 4, max: 8},
-			{title: "MESSAGE", field: model.FMessage, kind: kindFirstLine, min: 12, flex: true},
+			{title: "NAME", field: model.FName, kind: kindText, min: 10, max: 18, drop: 4},
+			{title: "EMAIL", field: model.FEmail, kind: kindText, min: 14, max: 24, drop: 2},
+			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 9, max: 9},
+			{title: "MESSAGE", field: model.FMessage, kind: kindFirstLine, min: 12, share: 1, want: 30},
 		}
 	case model.RoleDeadLetter:
 		all = []column{
-			{title: "SOURCE", field: model.FSource, kind: kindText, min: 6, max: 14, drop: 4},
-			{title: "URL", field: model.FURL, kind: kindText, min: 10, max: 36, drop: 3},
-			{title: "ERROR", field: model.FError, kind: kindFirstLine, min: 10, flex: true},
-			{title: "TRIES", field: model.FAttempts, kind: kindNumber, min: 3, max: 5, drop: 1},
-			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 4, max: 9},
-			{title: "AGE", field: model.FTimestamp, kind: kindAge, min: 3, max: 6, drop: 2},
+			// The key is what `triage replay KEY` takes: shown at every width.
+			{title: "KEY", field: model.FKey, kind: kindKey, min: 10, max: 14},
+			{title: "SOURCE", field: model.FSource, kind: kindText, min: 8, max: 14, drop: 5},
+			{title: "URL", field: model.FURL, kind: kindURL, min: 22, max: 32, drop: 3},
+			{title: "ERROR", field: model.FError, kind: kindFirstLine, min: 12, share: 2, want: 24},
+			{title: "PAYLOAD", field: model.FPayload, kind: kindFirstLine, min: 12, share: 1, want: 24, drop: 1},
+			{title: "TRIES", field: model.FAttempts, kind: kindNumber, min: 5, max: 5, drop: 2},
+			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 9, max: 9},
+			{title: "AGE", field: model.FTimestamp, kind: kindAge, min: 3, max: 6, drop: 4},
 		}
 	case model.RoleQueue:
 		all = []column{
-			{title: "ID", field: model.FID, kind: kindText, min: 8, max: 14, drop: 7},
-			{title: "TYPE", field: model.FType, kind: kindText, min: 6, max: 12, drop: 5},
-			// Columns that are no use cut short keep their width as min: they are hidden (in
-			// drop order) rather than squeezed.
-			{title: "PAYLOAD", field: model.FPayload, kind: kindFirstLine, min: 24, max: 24, drop: 1},
-			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 7, max: 9},
+			{title: "ID", field: model.FID, kind: kindText, min: 8, max: 14},
+			// A type cut short ("send-…") says nothing: it keeps its width and is hidden late.
+			{title: "TYPE", field: model.FType, kind: kindText, min: 12, max: 16, drop: 6},
+			{title: "PAYLOAD", field: model.FPayload, kind: kindFirstLine, min: 12, share: 1, want: 20, drop: 1},
+			{title: "STATUS", field: model.FStatus, kind: kindStatus, min: 9, max: 9},
 			{title: "WORKER", field: model.FClaimedBy, kind: kindText, min: 8, max: 14, drop: 4},
 			// A stale claim reads "stale 2h": the word survives NO_COLOR and TERM=dumb.
-			{title: "CLAIMED", field: model.FClaimedAt, kind: kindAge, min: 9, max: 9, drop: 6},
-			{title: "LAST ERROR", field: model.FLastError, kind: kindFirstLine, min: 10, flex: true},
+			{title: "CLAIMED", field: model.FClaimedAt, kind: kindAge, min: 9, max: 12, drop: 5},
+			{title: "LAST ERROR", field: model.FLastError, kind: kindFirstLine, min: 10, share: 2, want: 16},
 			{title: "UPDATED", field: model.FUpdatedAt, kind: kindTime, min: 7, max: 7, drop: 2},
 			{title: "TRIES", field: model.FAttempts, kind: kindNumber, min: 5, max: 5, drop: 3},
 		}
 	}
 	cols := all[:0:0]
 	for _, c := range all {
-		if c.kind == kindStatus || t.Header.Has(c.field) {
+		if c.always() || t.Header.Has(c.field) {
 			cols = append(cols, c)
 		}
 	}
@@ -97,38 +118,187 @@ func cellText(t *model.Table, r *model.Record, c *column, now time.Time) string 
 		return cellLine(t.Get(r, c.field))
 	case kindFirstLine:
 		return firstLine(t.Get(r, c.field))
+	case kindURL:
+		return stripScheme(cellLine(t.Get(r, c.field)))
+	case kindKey:
+		return keyText(r)
+	}
+	return cellLine(t.Get(r, c.field))
+}
+
+// fitCell fits a column's text to cw cells: numbers and ages right-aligned, URLs and keys
+// elided in the middle (their ends tell them apart), the rest cut at the end.
+func fitCell(c *column, text string, cw int) string {
+	switch c.kind {
+	case kindNumber, kindAge, kindTime:
+		return fitRight(text, cw)
+	case kindURL:
+		return fit(shortURL(text, cw), cw)
+	case kindKey:
+		return fit(shortKey(text, cw), cw)
+	}
+	return fit(text, cw)
+}
+
+// mintedMark follows a minted key: it is not in the sheet until the first replay writes it.
+const mintedMark = "*"
+
+// keyText is a dead-letter row's effective key as the KEY column shows it, sanitised; a minted
+// key (not written to the sheet yet) is marked.
+func keyText(r *model.Record) string {
+	k := cellLine(r.ID)
+	if r.KeyOrigin == model.KeyMinted && k != "" {
+		k += mintedMark
+	}
+	return k
+}
+
+// shortKey fits a key into w cells by eliding its middle ("crm-e…2041"): keys share prefixes
+// and differ at the end. The minted mark stays.
+func shortKey(k string, w int) string {
+	if textWidth(k) <= w {
+		return k
+	}
+	if strings.HasSuffix(k, mintedMark) && w > 2 {
+		return elideMiddle(strings.TrimSuffix(k, mintedMark), w-1) + mintedMark
+	}
+	return elideMiddle(k, w)
+}
+
+// elideMiddle cuts s (sanitised) to w cells by replacing its middle with "…".
+func elideMiddle(s string, w int) string {
+	if textWidth(s) <= w {
+		return s
+	}
+	if w < 3 {
+		return truncate(s, w)
+	}
+	tail := (w - 1) / 2
+	return firstCells(s, w-1-tail) + "…" + lastCells(s, tail)
+}
+
+// firstCells is the start of s that fits in w cells (whole grapheme clusters).
+func firstCells(s string, w int) string {
+	if isPrintableASCII(s) {
+		return s[:min(len(s), w)]
+	}
+	return ansi.Truncate(s, w, "")
+}
+
+// lastCells is the end of s that fits in w cells (whole grapheme clusters).
+func lastCells(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if isPrintableASCII(s) {
+		if len(s) <= w {
+			return s
+		}
+		return s[len(s)-w:]
+	}
+	return ansi.TruncateLeft(s, max(0, textWidth(s)-w), "")
+}
+
+// stripScheme drops a URL's scheme ("https://") and userinfo: on a line of dead letters the
+// scheme is noise, and credentials never belong on screen.
+func stripScheme(u string) string {
+	if i := strings.Index(u, "://"); i > 0 && isScheme(u[:i]) {
+		u = u[i+3:]
+	}
+	host := u
+	if i := strings.IndexAny(u, "/?#"); i >= 0 {
+		host = u[:i]
+	}
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		u = u[at+1:]
+	}
+	return u
+}
+
+func isScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// shortURL fits a URL (already sanitised and without its scheme) into w cells by what tells
+// it apart: the host[:port] always, then the last path segments, then as much of the start of
+// the path as fits, the middle elided ("127.0.0.1:4431/v1/…/hooks/crm"). A host too long for
+// w is cut at its end; so is a URL whose last segment alone doesn't fit.
+func shortURL(u string, w int) string {
+	if textWidth(u) <= w {
+		return u
+	}
+	cut := strings.IndexByte(u, '/')
+	if cut < 0 {
+		return truncate(u, w)
+	}
+	host, path := u[:cut], u[cut:]
+	room := w - textWidth(host) - textWidth("/…")
+	segs := strings.Split(path[1:], "/")
+	if room <= 0 || len(segs) < 2 {
+		return truncate(u, w)
+	}
+	// The longest suffix of whole segments that fits.
+	suffix, n := "", 0
+	for i := len(segs) - 1; i >= 1; i-- {
+		s := "/" + segs[i]
+		if textWidth(s)+textWidth(suffix) > room {
+			break
+		}
+		suffix, n = s+suffix, n+1
+	}
+	if n == 0 {
+		return truncate(u, w)
+	}
+	// Then whole leading segments while they fit.
+	room -= textWidth(suffix)
+	head := ""
+	for i := 0; i < len(segs)-n; i++ {
+		s := "/" + segs[i]
+		if textWidth(s)+textWidth(head) > room {
+			break
+		}
+		head += s
+	}
+	return host + head + "/…" + suffix
+}
+
+// naturalText is the text a bounded column is measured by.
+func naturalText(t *model.Table, r *model.Record, c *column) string {
+	switch c.kind {
+	case kindStatus:
+		return r.Status
+	case kindKey:
+		return keyText(r)
+	case kindURL:
+		return stripScheme(cellLine(t.Get(r, c.field)))
 	}
 	return cellLine(t.Get(r, c.field))
 }
 
 // naturalWidths measures each column over every record, once per load (in the load Cmd, off
-// the UI goroutine).
+// the UI goroutine). Ages are measured at layout time (ageWidth): they change with the clock.
 func naturalWidths(t *model.Table, cols []column) []int {
 	nat := make([]int, len(cols))
-	for i, c := range cols {
+	for i := range cols {
+		c := &cols[i]
 		w := textWidth(c.title)
-		switch c.kind {
-		case kindAge, kindTime:
-			// Room for the longest age (and "stale 12m" for claims).
-			w = max(w, c.max)
-		case kindFirstLine:
-			// flex columns take the rest; measuring them is wasted work.
-			if c.flex {
-				break
-			}
-			fallthrough
+		switch {
+		case c.flex():
+			// Free text takes what is left; measuring it is wasted work.
+			w = max(w, c.want)
+		case c.kind == kindAge || c.kind == kindTime:
 		default:
 			for ri := range t.Records {
 				if w >= c.max {
 					break
 				}
-				var s string
-				if c.kind == kindStatus {
-					s = t.Records[ri].Status
-				} else {
-					s = t.Get(&t.Records[ri], c.field)
-				}
-				if vw := textWidth(cellLine(s)); vw > w {
+				if vw := textWidth(naturalText(t, &t.Records[ri], c)); vw > w {
 					w = vw
 				}
 			}
@@ -136,26 +306,48 @@ func naturalWidths(t *model.Table, cols []column) []int {
 		if c.max > 0 && w > c.max {
 			w = c.max
 		}
-		nat[i] = max(w, c.min)
+		nat[i] = w
 	}
 	return nat
 }
 
-// widen grows the natural widths of the columns a changed record no longer fits (a status
-// or a worker longer than any the load measured). Widths never shrink until the next load:
+// oldestTime is the oldest record time of a table (zero when none has one): whether an age
+// can read "Jan 02" (6 cells) rather than "59d" (3).
+func oldestTime(t *model.Table) time.Time {
+	var old time.Time
+	for i := range t.Records {
+		if tm := t.Records[i].Time; !tm.IsZero() && (old.IsZero() || tm.Before(old)) {
+			old = tm
+		}
+	}
+	return old
+}
+
+// ageWidth is the widest age the tab's own times read at now: "59d" until one is 60 days
+// old, then "Jan 02". A queue's claim age has room for "stale ".
+func (d *tabData) ageWidth(now time.Time) int {
+	w := 3
+	if !d.oldest.IsZero() && now.Sub(d.oldest) >= 59*24*time.Hour {
+		w = 6
+	}
+	if d.table.Config.Role == model.RoleQueue {
+		w += len("stale ")
+	}
+	return w
+}
+
+// widen is told about a changed record: it drops the cached sort orders and grows the
+// natural widths of the columns the record no longer fits (a status or a worker longer than
+// any the load measured). Widths never shrink until the next load:
 // measuring every row again per edit would cost O(rows).
 func (d *tabData) widen(r *model.Record) (grew bool) {
-	for i, c := range d.cols {
-		if c.flex || c.kind == kindAge || c.kind == kindTime || (c.max > 0 && d.natural[i] >= c.max) {
+	d.sorted = nil // the record's sort keys may have changed
+	for i := range d.cols {
+		c := &d.cols[i]
+		if c.flex() || c.kind == kindAge || c.kind == kindTime || (c.max > 0 && d.natural[i] >= c.max) {
 			continue
 		}
-		var s string
-		if c.kind == kindStatus {
-			s = r.Status
-		} else {
-			s = d.table.Get(r, c.field)
-		}
-		w := textWidth(cellLine(s))
+		w := textWidth(naturalText(d.table, r, c))
 		if c.max > 0 {
 			w = min(w, c.max)
 		}
@@ -169,89 +361,165 @@ func (d *tabData) widen(r *model.Record) (grew bool) {
 // gutterWidth is the cursor / mark / problem marker cells left of the first column.
 const gutterWidth = 3
 
-// layout fits the columns into a width: natural widths where they fit, shrunk toward their
-// minimum (widest first) where they don't, low-priority columns hidden as a last resort. It
-// returns the width of each column, 0 for a hidden one. The flex column gets at least a
-// third of the line so a message stays readable at 80 columns.
+// smallOverflow is how many cells too wide a layout may be and still be fitted by cutting
+// bounded columns, whatever their importance, rather than by hiding one: hiding the age to
+// save one cell of a name costs more than it gives.
+const smallOverflow = 4
+
+// layout fits the columns into a width (see column): bounded columns at their natural width,
+// free text at its want. Too wide, it narrows bounded columns toward their minimum as long as
+// they matter no more than the next column to hide (or the overflow is small); if that is not
+// enough it hides that column (drop order) and lays the rest out afresh; free text shrinks
+// below its want only when nothing is left to hide. What is left over is shared by the
+// free-text columns by share (with none, the last column takes it). It returns the width of
+// each column, 0 for a hidden one.
 func layout(cols []column, natural []int, width int) []int {
 	ws := make([]int, len(cols))
 	hidden := make([]bool, len(cols))
 	for {
-		visible, flex := shownWidths(cols, natural, hidden, ws)
+		visible := 0
+		for i := range cols {
+			ws[i] = 0
+			if !hidden[i] {
+				visible++
+				ws[i] = natural[i]
+				if cols[i].flex() {
+					ws[i] = cols[i].want
+				}
+			}
+		}
 		if visible == 0 {
 			return ws
 		}
 		avail := width - gutterWidth - (visible - 1)
-		flexMin := max(cols[flex].min, avail/3)
 		used := 0
-		for i := range cols {
-			if !hidden[i] && i != flex {
-				used += ws[i]
-			}
+		for _, w := range ws {
+			used += w
 		}
-		used = shrinkTo(cols, hidden, ws, flex, used, avail-flexMin)
-		if used+cols[flex].min <= avail {
-			ws[flex] = avail - used
-			return ws
-		}
-		// Still too wide: hide the next droppable column and start over.
 		drop := nextDrop(cols, hidden)
-		if drop < 0 {
-			ws[flex] = max(1, avail-used)
+		used = shrinkTo(cols, natural, hidden, ws, used, avail, drop)
+		if used <= avail {
+			share(cols, hidden, ws, avail-used)
 			return ws
 		}
-		hidden[drop] = true
-	}
-}
-
-// shownWidths sets every shown column to its natural width (hidden ones to 0); it returns
-// how many are shown and which one flexes: the first flex column, else the last shown one,
-// which takes the slack.
-func shownWidths(cols []column, natural []int, hidden []bool, ws []int) (visible, flex int) {
-	flex = -1
-	for i, c := range cols {
-		if hidden[i] {
-			ws[i] = 0
+		if drop >= 0 {
+			hidden[drop] = true
 			continue
 		}
-		visible++
-		if c.flex && flex < 0 {
-			flex = i
-		}
-		ws[i] = natural[i]
-	}
-	if flex < 0 {
-		for i := len(cols) - 1; i >= 0; i-- {
-			if !hidden[i] {
-				flex = i
-				break
+		// Nothing left to hide: free text gives way too, down to its minimum.
+		for i := range cols {
+			if !hidden[i] && cols[i].flex() && used > avail {
+				cut := min(used-avail, ws[i]-cols[i].min)
+				ws[i] -= cut
+				used -= cut
 			}
 		}
+		if used > avail {
+			// Narrower than every minimum: the first free text keeps a cell.
+			for i := range cols {
+				if !hidden[i] && cols[i].flex() {
+					ws[i] = max(1, ws[i]-(used-avail))
+					break
+				}
+			}
+		}
+		return ws
 	}
-	return visible, flex
 }
 
-// shrinkTo narrows the shown columns other than flex, one cell at a time from the one with
-// the most room above its minimum, until they use at most limit cells or none can shrink. It
-// returns the width they use.
-func shrinkTo(cols []column, hidden []bool, ws []int, flex, used, limit int) int {
-	for used > limit {
-		best, slack := -1, 0
-		for i, c := range cols {
-			if hidden[i] || i == flex {
+// floor is the narrowest a bounded column gets: its minimum, or its natural width when that
+// is less (a column of short values never pads itself to its minimum).
+func floor(c *column, natural int) int { return min(c.min, natural) }
+
+// shrinkTo narrows shown bounded columns toward their floor, the least important first, until
+// they use at most limit cells. Only columns that matter no more than drop (the column that
+// would be hidden next; -1 none) are cut, unless the whole overflow is small and can be cut.
+// It returns the width used.
+func shrinkTo(cols []column, natural []int, hidden []bool, ws []int, used, limit, drop int) int {
+	over := used - limit
+	if over <= 0 {
+		return used
+	}
+	slack := 0
+	for i := range cols {
+		if !hidden[i] && !cols[i].flex() {
+			slack += ws[i] - floor(&cols[i], natural[i])
+		}
+	}
+	for over > 0 {
+		anyColumn := drop < 0 || (over <= smallOverflow && over <= slack)
+		best := -1
+		for i := range cols {
+			c := &cols[i]
+			if hidden[i] || c.flex() || ws[i] <= floor(c, natural[i]) {
 				continue
 			}
-			if s := ws[i] - c.min; s > slack {
-				best, slack = i, s
+			if !anyColumn && i != drop && lessImportant(&cols[drop], c) {
+				continue // hiding drop comes first
+			}
+			if best < 0 || lessImportant(c, &cols[best]) {
+				best = i
 			}
 		}
 		if best < 0 {
 			break
 		}
-		ws[best]--
-		used--
+		cut := min(over, ws[best]-floor(&cols[best], natural[best]))
+		ws[best] -= cut
+		over -= cut
+		slack -= cut
 	}
-	return used
+	return limit + over
+}
+
+// lessImportant reports whether a gives way before b: the column hidden first is the least
+// important; a column never hidden is the most.
+func lessImportant(a, b *column) bool {
+	ra, rb := a.drop, b.drop
+	if ra == 0 {
+		ra = 1 << 30
+	}
+	if rb == 0 {
+		rb = 1 << 30
+	}
+	if ra != rb {
+		return ra < rb
+	}
+	return a.share < b.share
+}
+
+// share hands the spare cells to the shown free-text columns by their share (the remainder
+// to the one with the biggest share); without free text, the last shown column takes them.
+func share(cols []column, hidden []bool, ws []int, spare int) {
+	if spare <= 0 {
+		return
+	}
+	total, best, last := 0, -1, -1
+	for i := range cols {
+		if hidden[i] {
+			continue
+		}
+		last = i
+		if s := cols[i].share; s > 0 {
+			total += s
+			if best < 0 || s > cols[best].share {
+				best = i
+			}
+		}
+	}
+	if total == 0 {
+		ws[last] += spare
+		return
+	}
+	given := 0
+	for i := range cols {
+		if !hidden[i] && cols[i].share > 0 {
+			g := spare * cols[i].share / total
+			ws[i] += g
+			given += g
+		}
+	}
+	ws[best] += spare - given
 }
 
 // nextDrop is the shown column to hide next (lowest drop rank above 0), -1 if none can go.

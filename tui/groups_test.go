@@ -4,36 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/triage-dev/triage/internal/demo"
 	"github.com/triage-dev/triage/model"
 )
-
-// demoWorkbook is `triage demo`'s embedded workbook, decoded as the store would (the
-// contact-form source carries its key in the payload's id, as the demo configures it).
-func demoWorkbook(t testing.TB) *model.Workbook {
-	t.Helper()
-	swb, err := demo.Workbook(testNow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tabs := demo.WithBodyKeyFields(demo.Tabs(), map[string]string{"contact-form": "id"})
-	wb := &model.Workbook{SpreadsheetID: swb.SpreadsheetID, Title: swb.Title, Location: time.UTC, Loaded: testNow.Add(-12 * time.Second)}
-	for _, tc := range tabs {
-		for _, sh := range swb.Sheets {
-			if !strings.EqualFold(sh.Title, tc.Name) {
-				continue
-			}
-			tab, err := model.Decode(tc, sh.Rows, time.UTC)
-			if err != nil {
-				t.Fatalf("decode %s: %v", tc.Name, err)
-			}
-			wb.Tabs = append(wb.Tabs, tab)
-		}
-	}
-	return wb
-}
 
 // groupRows is a dead-letter tab of (source, error, status) rows.
 func groupRows(rows ...[3]string) [][]any {

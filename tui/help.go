@@ -1,12 +1,10 @@
 package tui
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
-	"charm.land/lipgloss/v2"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -31,30 +29,33 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.detail != nil:
 		return m.detailShortHelp(back)
 	}
-	// The tab's own actions first: at 80 columns the tail is cut, and j/k need no hint.
-	hs := []key.Binding{k.Help}
+	// The table: the most used keys first, since the footer keeps what fits (fitHints; `?`
+	// is always kept, last), and j/k need no hint. While a replay runs behind the table, how
+	// to look at it and stop it come first.
+	var hs []key.Binding
 	if m.running() {
-		// Back at the table while a replay runs: how to look at it and how to stop it.
 		hs = append(hs, withDesc(k.Progress, "replay progress"), withDesc(k.Cancel, "cancel replay"))
 	}
 	if m.replay.halt != nil {
 		hs = append(hs, withDesc(k.Clear, "dismiss halt"))
 	}
-	hs = append(hs, k.Detail, k.Filter, k.Mark)
 	role := model.Role("")
 	if ts := m.activeTab(); ts != nil && ts.data != nil {
 		role = ts.cfg.Role
 	}
+	hs = append(hs, k.Detail, k.Filter, k.Mark)
+	if role == model.RoleDeadLetter {
+		// What the dead-letter tab is for comes before the rest.
+		hs = append(hs, withDesc(k.Replay, "replay"))
+	}
+	hs = append(hs, withDesc(k.SetStatus, "status"), withDesc(k.Undo, "undo"), withDesc(k.Copy, "copy"), k.Refresh, k.Quit)
 	switch role {
 	case model.RoleDeadLetter:
-		hs = append(hs, withDesc(k.Replay, "replay"), withDesc(k.ReplayAll, "replay all"), withDesc(k.ClearError, "clear error"),
-			withDesc(k.Discard, "discard"), k.SetStatus)
+		hs = append(hs, withDesc(k.ReplayAll, "replay all"), withDesc(k.ClearError, "clear error"), withDesc(k.Discard, "discard"))
 	case model.RoleQueue:
-		hs = append(hs, withDesc(k.ClearError, "clear error"), withDesc(k.Requeue, "requeue"), k.SetStatus)
-	default:
-		hs = append(hs, k.SetStatus)
+		hs = append(hs, withDesc(k.ClearError, "clear error"), withDesc(k.Requeue, "requeue"))
 	}
-	hs = append(hs, k.Undo, withDesc(k.Copy, "copy ID"), k.Preview, k.NextTab, k.Refresh, k.Quit)
+	hs = append(hs, withDesc(k.Sort, "sort"), k.Preview, k.NextTab, k.Help)
 	return hs
 }
 
@@ -82,44 +83,82 @@ func withDesc(b key.Binding, desc string) key.Binding {
 	return b
 }
 
-// helpStyles adapts the bubbles help styles to ours (plain with NO_COLOR).
-func helpStyles(st *Styles) help.Styles {
-	if st.NoColor {
-		n := lipgloss.NewStyle()
-		return help.Styles{Ellipsis: n, ShortKey: n, ShortDesc: n, ShortSeparator: n, FullKey: n, FullDesc: n, FullSeparator: n}
-	}
-	return help.Styles{
-		Ellipsis: st.FooterText, ShortKey: st.FooterKey, ShortDesc: st.FooterText, ShortSeparator: st.FooterText,
-		FullKey: st.HelpKey, FullDesc: st.HelpDesc, FullSeparator: st.FooterText,
-	}
-}
-
-// shortHelpLine renders the footer hints, cut with … to the width. It is memoised: the
-// hints change with the mode and the tab, not with every cursor move.
+// shortHelpLine renders the footer hints that fit the width (fitHints). It is memoised on
+// everything the line is made of: the width and every hint's key and description (the mode,
+// the tab, a run or a halt all show up there); the styles reset the memo (restyled).
 func (m *Model) shortHelpLine(w int) string {
-	role := model.Role("")
-	if ts := m.activeTab(); ts != nil && ts.data != nil {
-		role = ts.cfg.Role
+	hs := m.ShortHelp()
+	var b strings.Builder
+	b.WriteString(itoa(w))
+	for _, h := range hs {
+		if h.Enabled() {
+			b.WriteByte(0)
+			b.WriteString(h.Help().Key)
+			b.WriteByte(1)
+			b.WriteString(h.Help().Desc)
+		}
 	}
-	run := 0
-	switch {
-	case m.replay.showRun && m.replay.run != nil && m.replay.run.finished:
-		run = 2
-	case m.replay.showRun && m.replay.run != nil:
-		run = 1
-	case m.running():
-		run = 3 // back at the table while a replay runs
-	}
-	key := fmt.Sprint(w, m.showHelp, m.filtering, m.detail != nil, role, run, m.replay.halt != nil, m.groups != nil)
-	return m.helpLine.get(key, func() string { return m.renderShortHelp(w) })
+	return m.helpLine.get(b.String(), func() string { return m.renderShortHelp(hs, w) })
 }
 
-func (m *Model) renderShortHelp(w int) string {
-	h := help.New()
-	h.Styles = helpStyles(m.c.styles)
-	h.ShortSeparator = " · "
-	h.SetWidth(w - 1)
-	return fitStyled(" "+h.ShortHelpView(m.ShortHelp()), w)
+// hintSep separates the footer's hints: two spaces rather than " · ", which leaves room at 80
+// columns for two more hints (the key and its words are told apart by style, or by order).
+const hintSep = "  "
+
+// renderShortHelp draws the hints fitHints keeps, each whole: never a cut hint or a "…".
+func (m *Model) renderShortHelp(hs []key.Binding, w int) string {
+	st := m.c.styles
+	kept := fitHints(hs, []key.Binding{m.c.keys.Quit, m.c.keys.Help}, w-1)
+	var b strings.Builder
+	b.WriteByte(' ')
+	for i, h := range kept {
+		if i > 0 {
+			b.WriteString(st.paint(st.FooterText, hintSep))
+		}
+		b.WriteString(st.paint(st.FooterKey, h.Help().Key))
+		b.WriteString(st.paint(st.FooterText, " "+h.Help().Desc))
+	}
+	return fitStyled(b.String(), w)
+}
+
+// hintWidth is a hint's width on the footer ("key desc").
+func hintWidth(h key.Binding) int { return textWidth(h.Help().Key) + 1 + textWidth(h.Help().Desc) }
+
+// fitHints picks the hints that fit in w cells, whole, in their order (most used first): a
+// hint that doesn't fit is left out and the shorter ones after it still get their chance.
+// Hints bound to the keys of a reserved binding (quit, help) are always kept, last, in the
+// order given: a newcomer always sees how to get help and how to leave.
+func fitHints(hs []key.Binding, reserved []key.Binding, w int) []key.Binding {
+	sep := textWidth(hintSep)
+	var rest, tail []key.Binding
+	used := 0
+	for _, r := range reserved {
+		for _, h := range hs {
+			if h.Enabled() && h.Help().Key != "" && r.Enabled() && slices.Equal(h.Keys(), r.Keys()) {
+				if hw := hintWidth(h) + sep; used+hw <= w+sep {
+					tail = append(tail, h)
+					used += hw
+				}
+				break
+			}
+		}
+	}
+	for _, h := range hs {
+		if !h.Enabled() || h.Help().Key == "" || slices.ContainsFunc(tail, func(t key.Binding) bool { return slices.Equal(t.Keys(), h.Keys()) }) {
+			continue
+		}
+		rest = append(rest, h)
+	}
+	var kept []key.Binding
+	for _, h := range rest {
+		need := hintWidth(h) + sep
+		if used+need > w+sep {
+			continue
+		}
+		used += need
+		kept = append(kept, h)
+	}
+	return append(kept, tail...)
 }
 
 // fullHelpLines renders the `?` screen: every group with its title, flowed into as many

@@ -35,6 +35,7 @@ type KeyMap struct {
 	Detail  key.Binding
 	Preview key.Binding
 	Filter  key.Binding
+	Sort    key.Binding
 	Clear   key.Binding
 	Groups  key.Binding // dead letters: rows waiting for replay by source × kind of error
 
@@ -112,6 +113,7 @@ func DefaultKeyMap() KeyMap {
 		Detail:  b("enter", "detail", "enter"),
 		Preview: b("p", "preview", "p"),
 		Filter:  b("/", "filter", "/"),
+		Sort:    b("S", "sort by column", "S"),
 		Clear:   b("esc", "clear / back", "esc"),
 		Groups:  b("c", "groups: source × error", "c"),
 
@@ -157,7 +159,7 @@ func (k *KeyMap) actions() []namedBinding {
 		{"up", &k.Up}, {"down", &k.Down}, {"top", &k.Top}, {"bottom", &k.Bottom},
 		{"half_down", &k.HalfDown}, {"half_up", &k.HalfUp}, {"page_down", &k.PageDown}, {"page_up", &k.PageUp},
 		{"next_tab", &k.NextTab}, {"prev_tab", &k.PrevTab}, {"tab_1", &k.Tab1}, {"tab_2", &k.Tab2}, {"tab_3", &k.Tab3},
-		{"detail", &k.Detail}, {"preview", &k.Preview}, {"filter", &k.Filter}, {"clear", &k.Clear},
+		{"detail", &k.Detail}, {"preview", &k.Preview}, {"filter", &k.Filter}, {"sort", &k.Sort}, {"clear", &k.Clear},
 		{"mark", &k.Mark}, {"mark_all", &k.MarkAll}, {"unmark_all", &k.UnmarkAll},
 		{"set_status", &k.SetStatus}, {"clear_error", &k.ClearError}, {"discard", &k.Discard},
 		{"requeue_stale", &k.Requeue}, {"replay", &k.Replay}, {"replay_all", &k.ReplayAll},
@@ -278,7 +280,7 @@ func (k KeyMap) fullHelp() []helpGroup {
 		group("Tabs", []helpEntry{
 			joined("next / previous tab", k.NextTab, k.PrevTab), joined("tab 1 / 2 / 3", k.Tab1, k.Tab2, k.Tab3),
 		}, k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3),
-		group("View", nil, k.Detail, k.Preview, k.Filter, k.Clear, k.Groups),
+		group("View", nil, k.Detail, k.Preview, k.Filter, k.Sort, k.Clear, k.Groups),
 		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
 		group("Replay", []helpEntry{entryOf(k.Replay), entryOf(k.ReplayAll), entryOf(k.EditPayload), joined("cancel / show replay", k.Cancel, k.Progress)},

@@ -326,6 +326,8 @@ func (m *Model) onRowKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
 		return m.toast(toastInfo, "%d marked", ts.nMarked)
 	case key.Matches(msg, k.UnmarkAll):
 		ts.unmarkAll()
+	case key.Matches(msg, k.Sort):
+		return m.startSort(ts)
 	default:
 		return m.onActionKey(ts, msg)
 	}

@@ -23,7 +23,7 @@ func (m *Model) relayout() {
 		}
 	}
 	if ts := m.activeTab(); ts != nil && ts.data != nil {
-		ts.relayout(m.tableW)
+		ts.relayout(m.c, m.tableW)
 		ts.scrollTo(m.tableH)
 	}
 	if m.detail != nil {

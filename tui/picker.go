@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -20,8 +21,11 @@ type picker struct {
 	title   string
 	options []string
 	current string // the status all targets share, if they do; marked in the list
-	cursor  int
-	offset  int // first option shown, when they don't all fit
+	tag     string // how the current option is marked ("" = "(current)")
+	// pick is what choosing an option asks of the app; nil: set that status.
+	pick   func(option string) action
+	cursor int
+	offset int // first option shown, when they don't all fit
 }
 
 func newPicker(c *common, title string, options []string, current string) picker {
@@ -48,7 +52,7 @@ func (p picker) Update(msg tea.Msg) (dialog, action) {
 		if len(p.options) == 0 {
 			return p, closeAction{}
 		}
-		return p, pickStatusAction{status: p.options[p.cursor]}
+		return p, p.choose(p.options[p.cursor])
 	case key.Matches(km, k.Up):
 		p.cursor = max(0, p.cursor-1)
 	case key.Matches(km, k.Down):
@@ -60,12 +64,20 @@ func (p picker) Update(msg tea.Msg) (dialog, action) {
 	default:
 		if s := km.String(); len(s) == 1 {
 			if i := strings.Index(pickerLabels, s); i >= 0 && i < len(p.options) {
-				return p, pickStatusAction{status: p.options[i]}
+				return p, p.choose(p.options[i])
 			}
 		}
 	}
 	p.offset = p.window(p.layout())
 	return p, nil
+}
+
+// choose is the action for a chosen option.
+func (p picker) choose(o string) action {
+	if p.pick != nil {
+		return p.pick(o)
+	}
+	return pickStatusAction{status: o}
 }
 
 // pickerLayout is how the picker fits the body: how many options show, and whether the
@@ -136,7 +148,7 @@ func (p picker) View() string {
 		}
 		line := label + cellLine(o)
 		if o == p.current {
-			line += " (current)"
+			line += " " + cmp.Or(p.tag, "(current)")
 		}
 		line = fit(line, 24)
 		if i == p.cursor {

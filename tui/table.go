@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,13 +23,36 @@ func (s *Styles) paint(st lipgloss.Style, text string) string {
 	return st.Render(text)
 }
 
-// relayout recomputes column widths when the width changed.
-func (ts *tabState) relayout(w int) {
-	if ts.data == nil || (ts.layoutWidth == w && ts.widths != nil) {
+// layoutKey is what a tab's column widths depend on besides its data: the width, how wide an
+// age reads now, and the sorted column (its title has room for the arrow).
+type layoutKey struct{ width, ageW, sorted int }
+
+// relayout recomputes column widths when something they depend on changed.
+func (ts *tabState) relayout(c *common, w int) {
+	if ts.data == nil {
 		return
 	}
-	ts.widths = layout(ts.data.cols, ts.data.natural, w)
-	ts.layoutWidth = w
+	k := layoutKey{w, ts.data.ageWidth(c.now()), ts.sort.col}
+	if ts.widths != nil && ts.laidOut == k {
+		return
+	}
+	cols := ts.data.cols
+	nat := append([]int(nil), ts.data.natural...)
+	for i := range cols {
+		col := &cols[i]
+		if col.kind == kindAge {
+			nat[i] = min(col.max, max(textWidth(col.title), k.ageW))
+		}
+	}
+	if i := ts.sort.col; i >= 0 && i < len(cols) && !cols[i].flex() {
+		// The sorted column keeps room for its title and arrow (" ▲").
+		cols = slices.Clone(cols)
+		tw := textWidth(cols[i].title) + 2
+		nat[i] = max(nat[i], tw)
+		cols[i].min = max(cols[i].min, tw)
+	}
+	ts.widths = layout(cols, nat, w)
+	ts.laidOut = k
 }
 
 // tableLines renders the table (column header + rows) as exactly h lines of w cells.
@@ -37,7 +61,7 @@ func (ts *tabState) tableLines(c *common, w, h int) []string {
 	if h <= 0 {
 		return lines
 	}
-	ts.relayout(w)
+	ts.relayout(c, w)
 	lines = append(lines, ts.headerLine(c, w))
 	rows := h - 1
 	ts.scrollTo(rows)
@@ -65,12 +89,14 @@ func (ts *tabState) tableLines(c *common, w, h int) []string {
 	return lines
 }
 
-// headerLine is the column titles.
+// headerLine is the column titles; the sorted column's carries ▲ or ▼ (^ and v under
+// TERM=dumb, through asciiChrome).
 func (ts *tabState) headerLine(c *common, w int) string {
 	var b strings.Builder
 	b.WriteString(strings.Repeat(" ", gutterWidth))
 	first := true
-	for i, col := range ts.data.cols {
+	for i := range ts.data.cols {
+		col := &ts.data.cols[i]
 		cw := ts.widths[i]
 		if cw == 0 {
 			continue
@@ -79,10 +105,14 @@ func (ts *tabState) headerLine(c *common, w int) string {
 			b.WriteByte(' ')
 		}
 		first = false
+		title := col.title
+		if i == ts.sort.col {
+			title = truncate(title, cw-2) + " " + ts.sort.arrow()
+		}
 		if col.kind == kindNumber || col.kind == kindAge || col.kind == kindTime {
-			b.WriteString(fitRight(col.title, cw))
+			b.WriteString(fitRight(title, cw))
 		} else {
-			b.WriteString(fit(col.title, cw))
+			b.WriteString(fit(title, cw))
 		}
 	}
 	return c.styles.paint(c.styles.TableHeader, fit(b.String(), w))
@@ -155,13 +185,7 @@ func (ts *tabState) gutter(st *Styles, r *model.Record, ri int32, cursor, plain 
 // cellSpan is one cell fitted to width cw (numbers, ages and times right-aligned); unless
 // plain, a status is colored by its status and a stale age as stale.
 func cellSpan(st *Styles, t *model.Table, r *model.Record, col *column, cw int, now time.Time, plain bool) string {
-	text := cellText(t, r, col, now)
-	var cell string
-	if col.kind == kindNumber || col.kind == kindAge || col.kind == kindTime {
-		cell = fitRight(text, cw)
-	} else {
-		cell = fit(text, cw)
-	}
+	cell := fitCell(col, cellText(t, r, col, now), cw)
 	if plain {
 		return cell
 	}

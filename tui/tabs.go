@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/triage-dev/triage/model"
 )
@@ -12,8 +13,10 @@ import (
 // the ID index, column widths and counts. It is built by the load Cmd (off the UI goroutine,
 // so a 100,000-row sheet never stalls a keypress) and afterwards owned by Update.
 type tabData struct {
-	table   *model.Table
-	order   []int32 // record indices in display order
+	table *model.Table
+	// order is the record indices in display order: the tab's sort (sort.go) over the rows.
+	// The filter keeps a subsequence of it.
+	order   []int32
 	byID    map[string]int32
 	cols    []column
 	natural []int
@@ -24,14 +27,19 @@ type tabData struct {
 	// 25 ms keystroke budget), and building it later in the background would race with
 	// writes updating rows. The price is ~20 MB per 100,000 rows (BenchmarkHeap100k).
 	hay []string
+	// oldest is the oldest record time: how wide an age can read (ageWidth).
+	oldest time.Time
+	// sorted caches each sorted column's ascending order (sort.go), dropped when a record
+	// changes (widen).
+	sorted map[int]sortedCol
 }
 
 // prepare derives a tabData from a loaded table.
 //
 // Order: the inbox and the dead-letter tab show newest first (by timestamp; rows without one
 // last, in sheet order), the queue shows sheet order (first in, first out, as workers read
-// it). The sort is stable, so equal timestamps keep their relative sheet order, and it never
-// runs again until the next load.
+// it). Equal timestamps put the later row first. It is the order sortOrder gives for the
+// tab's defaultSort, computed here, off the UI goroutine, so a load costs no sort in Update.
 func prepare(t *model.Table) *tabData {
 	n := len(t.Records)
 	d := &tabData{
@@ -64,6 +72,7 @@ func prepare(t *model.Table) *tabData {
 	}
 	d.cols = roleColumns(t)
 	d.natural = naturalWidths(t, d.cols)
+	d.oldest = oldestTime(t)
 	d.haystacks()
 	return d
 }
@@ -115,18 +124,22 @@ type tabState struct {
 	shownMarks int
 
 	filter filterState
+	// sort is how the rows are ordered (a column and a direction, or sheet order); the
+	// default is what prepare built (defaultSort).
+	sort sortState
 
 	// stale counts the queue's stale claims (recomputed on load, write, and every
 	// staleRecount as time passes), for the tab bar.
 	stale int
 
-	widths      []int // column widths at layoutWidth
-	layoutWidth int
+	widths  []int     // column widths as laid out for laidOut
+	laidOut layoutKey // what widths were computed for
 }
 
 func newTabState(cfg model.TabConfig, d *tabData, err error) *tabState {
-	ts := &tabState{cfg: cfg, data: d, err: err}
+	ts := &tabState{cfg: cfg, data: d, err: err, sort: sortState{col: sheetOrder}}
 	if d != nil {
+		ts.sort = defaultSort(d)
 		ts.visible = d.order
 		ts.marked = make([]bool, len(d.table.Records))
 	}
@@ -266,7 +279,7 @@ func (ts *tabState) targets() (recs []int32, hiddenMarks int) {
 
 // adopt carries the view state of the previous load of this tab over to freshly loaded data:
 // the cursor stays on the same record (by ID) at the same screen row, marks follow their IDs
-// (marks whose ID vanished are dropped), and the filter is re-applied.
+// (marks whose ID vanished are dropped), the sort and the filter are re-applied.
 func (ts *tabState) adopt(old *tabState, height int) {
 	if old == nil || old.data == nil || ts.data == nil {
 		return
@@ -281,6 +294,7 @@ func (ts *tabState) adopt(old *tabState, height int) {
 			}
 		}
 	}
+	ts.adoptSort(old)
 	ts.applyFilter(old.filter.query)
 	screenRow := old.cursor - old.offset
 	cur, _ := old.current()

@@ -21,7 +21,7 @@ func (m *Model) headerHeight() int {
 // text is shown as it is (sanitised like everywhere else).
 var asciiChrome = strings.NewReplacer(
 	"…", "~", "·", "-", "│", "|", "─", "-", "━", "-", "●", "*", "✗", "x",
-	"→", ">", "←", "<", "↑", "^", "↓", "v", "█", "#", "░", ".", "—", "-", "–", "-", "×", "x",
+	"→", ">", "←", "<", "↑", "^", "↓", "v", "▲", "^", "▼", "v", "█", "#", "░", ".", "—", "-", "–", "-", "×", "x",
 )
 
 // View draws the screen. It is the only place terminal modes are set (alt screen, window
