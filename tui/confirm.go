@@ -276,6 +276,11 @@ func (d confirm) layout() confirmLayout {
 		bottom = 2
 	}
 	l.midH = max(0, min(len(mid), h-len(l.top)-bottom))
+	if !l.sep && l.scrolls() && l.midH > 1 {
+		// A cut list must say it goes on: the position line takes one of its lines.
+		l.sep = true
+		l.midH--
+	}
 	return l
 }
 

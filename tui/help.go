@@ -1,10 +1,12 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -183,10 +185,8 @@ func (m *Model) fullHelp(w, h int) ([]string, int) {
 	keyW = min(keyW, 13)
 	colW := min(keyW+2+descW, w-3)
 	ncols := max(1, (w-1)/(colW+2))
-	if ncols == 1 && (w-1)/2-2 >= keyW+2+12 {
-		// Two slightly truncated columns beat one long scroll (60 columns).
-		ncols, colW = 2, (w-1)/2-2
-	}
+	// At 60 columns two columns would cut the descriptions ("clear stick…"): one column of
+	// whole lines scrolls instead, and says so.
 	avail := max(1, h-1)
 	total := 0
 	for _, g := range groups {
@@ -227,7 +227,13 @@ func (m *Model) fullHelp(w, h int) ([]string, int) {
 		rows = max(rows, len(lines))
 	}
 	off := max(0, min(m.helpOffset, rows-avail))
-	title := st.paint(st.Section, " "+m.helpTitle()) + st.paint(st.Muted, " (any of them can be rebound in the config)")
+	title := st.paint(st.Section, " "+m.helpTitle())
+	if rows > avail {
+		title += st.paint(st.Muted, fmt.Sprintf(" · lines %d-%d of %d", off+1, min(rows, off+avail), rows))
+	}
+	if note := " (any of them can be rebound in the config)"; textWidth(ansi.Strip(title))+textWidth(note) <= w {
+		title += st.paint(st.Muted, note)
+	}
 	lines := []string{title}
 	for row := off; row < off+avail; row++ {
 		var b strings.Builder

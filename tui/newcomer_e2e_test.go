@@ -126,6 +126,8 @@ func TestUndoAcrossTabsNamesTabAndRows(t *testing.T) {
 	waitScreen(t, tm, "Set status of")
 	tm.Send(press("4"))
 	waitStatuses(t, emu, map[string]string{"id-7": "done"}, false)
+	// The sheet holds it; the change is undoable once its result is in the TUI.
+	waitModel(t, tm, "the write's result", func(m *Model) bool { return !m.writes.writing && len(m.writes.undo) == 1 })
 	tm.Send(press("3")) // Jobs
 	waitScreen(t, tm, "job-1")
 	tm.Send(press("u"))

@@ -167,9 +167,17 @@ func (m *Model) headerLines(w int) []string {
 	if title == "" {
 		title = m.opts.SpreadsheetID
 	}
-	left := st.paint(st.Title, " triage") + st.paint(st.Muted, " · ") + st.paint(st.Bold, truncate(cellLine(title), max(8, w/2-10)))
 	r := m.headerRight()
-	if b := m.bannerText(w - ansi.StringWidth(left) - ansi.StringWidth(r) - 2); b != "" {
+	// The banner (the demo's "nothing leaves this machine") before the title: the title gives
+	// way down to 8 cells, the banner to its head.
+	rw := ansi.StringWidth(r)
+	titleW := max(8, min(ansi.StringWidth(cellLine(title)), w/2-10))
+	b := m.bannerText(w - ansi.StringWidth(" triage · ") - titleW - rw - 2)
+	if b != "" {
+		titleW = max(8, min(titleW, w-ansi.StringWidth(" triage · ")-ansi.StringWidth(b)-rw-2))
+	}
+	left := st.paint(st.Title, " triage") + st.paint(st.Muted, " · ") + st.paint(st.Bold, truncate(cellLine(title), titleW))
+	if b != "" {
 		left += " " + st.paint(st.Banner, b)
 	}
 	return []string{spread(left, r, w), m.tabBar(w)}
@@ -407,32 +415,42 @@ func (m *Model) statusBar(w int) string {
 		left = append(left, st.paint(st.TabBroken, "tab can't be used: see above"))
 	}
 	l := " " + strings.Join(left, st.paint(st.Muted, " · "))
-	hint := m.missingHint()
+	room := w - ansi.StringWidth(l) - 2
+	hint := m.missingHint(room)
 	if m.running() && !m.replay.showRun {
 		// The replay goes on behind the table: its progress, and how to see or stop it.
 		hint = m.runStatusLine()
 	}
-	if hint == "" {
-		return fitStyled(l, w)
-	}
-	room := w - ansi.StringWidth(l) - 2
-	if room < 12 {
+	if hint == "" || room < 12 {
 		return fitStyled(l, w)
 	}
 	return spread(l, st.paint(st.Hint, truncate(hint, room))+" ", w)
 }
 
-// missingHint says which configured tabs the sheet lacks and how to add them.
-func (m *Model) missingHint() string {
-	switch len(m.missing) {
-	case 0:
+// missingHint says which configured tabs the sheet lacks and how to add them, in at most room
+// cells: the whole sentence, else a short form, else only the command.
+func (m *Model) missingHint(room int) string {
+	if len(m.missing) == 0 {
 		return ""
-	case 1:
-		return "`" + cellLine(m.missing[0].Name) + "` tab not found: run `triage init` to create it"
 	}
 	names := make([]string, len(m.missing))
 	for i, t := range m.missing {
 		names[i] = "`" + cellLine(t.Name) + "`"
 	}
-	return "tabs " + strings.Join(names, ", ") + " not found: run `triage init` to create them"
+	list := strings.Join(names, ", ")
+	forms := []string{
+		"tabs " + list + " not found: run `triage init` to create them",
+		"no " + list + ": `triage init` adds " + model.Plural(len(names), "it", "them"),
+		"missing tabs: `triage init`",
+		"`triage init`",
+	}
+	if len(m.missing) == 1 {
+		forms[0] = list + " tab not found: run `triage init` to create it"
+	}
+	for _, f := range forms {
+		if ansi.StringWidth(f) <= room {
+			return f
+		}
+	}
+	return ""
 }

@@ -1,0 +1,216 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	uv "github.com/charmbracelet/ultraviolet"
+
+	"github.com/triage-dev/triage/model"
+)
+
+// The demo's banner is whole when it fits ("nothing leaves this machine" was never seen: it
+// was cut to 20 cells at any width), else its head, never cut mid-word; bracketed without
+// colour.
+func TestBannerWholeOrItsHead(t *testing.T) {
+	const banner = "demo: an in-memory workbook; nothing leaves this machine"
+	for _, c := range []struct {
+		w       int
+		noColor bool
+		want    string
+		not     string
+	}{
+		{160, false, banner, "…"},
+		{160, true, "[" + banner + "]", "…"},
+		{80, false, " demo ", "in-memory"},
+		{80, true, "[demo]", "in-memory"},
+		{60, true, "[demo]", "in-memory"},
+	} {
+		m := newLoaded(t, testWorkbook(t), c.w, 24, func(o *Options) { o.Banner = banner; o.NoColor = c.noColor })
+		head := strings.Split(plainScreen(m), "\n")[0]
+		if !strings.Contains(head, c.want) || strings.Contains(head, c.not) {
+			t.Errorf("%d cols (no colour %v): header %q, want %q and no %q", c.w, c.noColor, head, c.want, c.not)
+		}
+	}
+}
+
+// The missing-tabs hint fits the status bar whole, in a shorter form when it must.
+func TestMissingTabsHintFits(t *testing.T) {
+	wb := testWorkbook(t)
+	wb.Tabs = wb.Tabs[:1]
+	for _, w := range []int{60, 80, 120} {
+		m := newLoaded(t, wb, w, 24)
+		m.missing = []model.TabConfig{model.DefaultTabConfig(model.RoleDeadLetter), model.DefaultTabConfig(model.RoleQueue)}
+		bar := m.statusBar(w)
+		if !strings.Contains(bar, "triage init") || strings.Contains(bar, "…") {
+			t.Errorf("%d cols: the hint is cut or gone: %q", w, bar)
+		}
+	}
+}
+
+// o in the demo says there is no sheet to link to, instead of copying a link to nothing.
+func TestDemoCopyLinkSaysNoSheet(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Demo = true })
+	cmd := send(m, press("o"))
+	if !strings.Contains(toastTexts(m), "no Google Sheets link to copy") {
+		t.Errorf("toast: %q", toastTexts(m))
+	}
+	for _, msg := range cmdMsgs(t, cmd) {
+		if typeName(msg) != "tui.toastExpiredMsg" {
+			t.Errorf("o in the demo copies nothing, got %T", msg)
+		}
+	}
+}
+
+// Inside tmux that drops OSC 52 (set-clipboard off, no passthrough), y must not claim a copy:
+// the first copy asks tmux and corrects itself; later copies say it at once. A tmux that
+// passes it on is left alone.
+func TestTmuxClipboardOffIsSaid(t *testing.T) {
+	for _, c := range []struct {
+		setClipboard, passthrough string
+		off                       bool
+	}{{"off", "off", true}, {"on", "off", false}, {"external", "off", false}, {"off", "on", false}} {
+		dir := t.TempDir()
+		bin := filepath.Join(dir, "tmux")
+		script := "#!/bin/sh\ncase \"$3\" in\nset-clipboard) echo " + c.setClipboard + ";;\nallow-passthrough) echo " + c.passthrough + ";;\n*) exit 1;;\nesac\n"
+		if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Tmux = bin })
+		send(m, tea.EnvMsg(uv.Environ([]string{"TERM=screen-256color", "TMUX=/tmp/tmux-1000/default,1,0"})))
+		var answer tea.Msg
+		for _, msg := range cmdMsgs(t, send(m, press("y"))) {
+			if _, ok := msg.(tmuxClipMsg); ok {
+				answer = msg
+			}
+		}
+		if answer == nil {
+			t.Fatalf("%+v: the first copy in tmux doesn't ask tmux", c)
+		}
+		send(m, answer)
+		if got := strings.Contains(toastTexts(m), "tmux drops the clipboard"); got != c.off {
+			t.Errorf("%+v: toasts %q", c, toastTexts(m))
+		}
+		m.toasts.items = nil
+		msgs := cmdMsgs(t, send(m, press("y")))
+		asked := false
+		for _, msg := range msgs {
+			if _, ok := msg.(tmuxClipMsg); ok {
+				asked = true
+			}
+		}
+		if asked {
+			t.Errorf("%+v: tmux is asked once, not on every copy", c)
+		}
+		if c.off && !strings.Contains(toastTexts(m), "set -g set-clipboard on") {
+			t.Errorf("%+v: a later copy says what to set at once: %q", c, toastTexts(m))
+		}
+		if !c.off && !strings.Contains(toastTexts(m), "copied") {
+			t.Errorf("%+v: toasts %q", c, toastTexts(m))
+		}
+	}
+}
+
+// The quit dialog's count follows the run while it is open (it was frozen at "5/11" while
+// the header said 8/11).
+func TestQuitDialogCountIsLive(t *testing.T) {
+	m, _ := newReplayModel(t, newFakeReplayer(), 100, 30)
+	keys(m, "2", "A", "y", "esc", "q")
+	if !strings.Contains(plainScreen(m), "A replay is running (0/") {
+		t.Fatalf("q during a run asks:\n%s", plainScreen(m))
+	}
+	send(m, replayProgressMsg{id: m.replay.run.id, events: []model.ReplayEvent{{Row: model.RowResult{ID: "k-1", State: model.StateDelivered}, Done: 1}}})
+	if !strings.Contains(plainScreen(m), "A replay is running (1/") {
+		t.Errorf("the dialog's count didn't follow the run:\n%s", plainScreen(m))
+	}
+}
+
+// Quitting during a run prints the run's report once the screen is gone.
+func TestQuitDuringRunLeavesItsReport(t *testing.T) {
+	m, _ := newReplayModel(t, newFakeReplayer(), 100, 30)
+	keys(m, "2", "A", "y", "ctrl+c", "ctrl+c") // cancel, then quit when written back
+	if m.ExitNote() != "" {
+		t.Fatalf("nothing to say before the run ends: %q", m.ExitNote())
+	}
+	cmd := send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{Cancelled: true,
+		Counts: map[model.RowState]int{model.StateDelivered: 2}, Rows: []model.RowResult{{ID: "k-1", State: model.StateDelivered}, {ID: "k-2", State: model.StateDelivered}}}})
+	if !isQuit(t, cmd) {
+		t.Fatal("the run wrote back: the quit that waited for it happens")
+	}
+	if note := m.ExitNote(); !strings.Contains(note, "replay cancelled: 2 delivered") || !strings.Contains(note, "calls)") {
+		t.Errorf("exit note %q", note)
+	}
+}
+
+// Every hint names the bound key: with undo on U and refresh on F, the write toast says
+// "U undoes" and a second conflict "F refreshes"; unbound, the hint is left out.
+func TestWriteToastNamesBoundKeys(t *testing.T) {
+	km := DefaultKeyMap()
+	if err := km.Rebind("undo", []string{"U"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := km.Rebind("refresh", []string{"F"}); err != nil {
+		t.Fatal(err)
+	}
+	m := newLoaded(t, testWorkbook(t), 120, 30, func(o *Options) { o.KeyMap = km })
+	keys(m, "s", "4")
+	op := *m.writes.inflight
+	e := op.edits[0]
+	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: e}}}})
+	if got := toastTexts(m); !strings.Contains(got, "U undoes") || strings.Contains(got, "u undoes") {
+		t.Errorf("toast %q", got)
+	}
+	keys(m, "j", "s", "4")
+	op = *m.writes.inflight
+	e = op.edits[0]
+	send(m, appliedMsg{op: op, res: model.ApplyResult{Conflicts: []model.Conflict{
+		{Edit: e, Row: 3, Field: model.FStatus, Saw: "new", Now: "read"}, {Edit: e, Row: 4, Field: model.FStatus, Saw: "new", Now: "spam"}}}})
+	if got := toastTexts(m); !strings.Contains(got, "F refreshes") || strings.Contains(got, "r refreshes") {
+		t.Errorf("toast %q", got)
+	}
+
+	km.Undo.Unbind()
+	m = newLoaded(t, testWorkbook(t), 120, 30, func(o *Options) { o.KeyMap = km })
+	keys(m, "s", "4")
+	op = *m.writes.inflight
+	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0]}}}})
+	if got := toastTexts(m); strings.Contains(got, "undoes") {
+		t.Errorf("an unbound undo has no hint: %q", got)
+	}
+}
+
+// D on marked rows some of which can't be discarded asks (it used to write the one it could
+// without a word), names the rest and unmarks them with the confirm.
+func TestDiscardMixedMarksConfirms(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30)
+	keys(m, "2", "*", "D") // k-1 dead, k-2 rejected, k-3 dead, k-4 delivered
+	out := plainScreen(m)
+	if m.writes.writing || !strings.Contains(out, "Discard 3 dead letters?") || !strings.Contains(out, "1 row already discarded or delivered") {
+		t.Fatalf("mixed marks: a confirm naming the skipped row, writing=%v:\n%s", m.writes.writing, out)
+	}
+	keys(m, "y")
+	ts := m.activeTab()
+	if ri, ok := ts.data.byID["k-4"]; !ok || ts.marked[ri] {
+		t.Errorf("the delivered row is unmarked with the confirm")
+	}
+	if !m.writes.writing || len(m.writes.inflight.edits) != 3 {
+		t.Errorf("the three are written: %+v", m.writes.inflight)
+	}
+}
+
+// ctrl+z suspends (bubbletea puts the program in the background; fg resumes).
+func TestCtrlZSuspends(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30)
+	found := false
+	for _, msg := range cmdMsgs(t, send(m, press("ctrl+z"))) {
+		if _, ok := msg.(tea.SuspendMsg); ok {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("ctrl+z doesn't suspend")
+	}
+}
