@@ -75,7 +75,7 @@ func TestDemoReadsTheConfig(t *testing.T) {
 			return true
 		}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	}
-	wait("Acme Studio", "Z status")            // the footer names the config's key
+	wait("Acme Studio", "Z status")                // the footer names the config's key
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"}) // no longer quits: the program must still answer
 	tm.Send(tea.KeyPressMsg{Code: 'Z', Text: "Z"})
 	wait("Set status of")
