@@ -69,7 +69,7 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 		d.fields = append(d.fields, deadLetterFields(t, r)...)
 	}
 	if t.Stale(r, c.now()) {
-		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), inZone(r.Time, t.Location)) + ", past the " + shortDur(t.Config.StaleAfter) + " threshold (Q requeues it)"})
+		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), inZone(r.Time, t.Location)) + ", past the " + shortDur(t.Config.StaleAfter) + " threshold" + withHint("", " (", keySays(c.keys.Requeue, "requeues it)"))})
 	}
 	mapped := map[int]model.Field{}
 	for f, i := range t.Header.Index {
