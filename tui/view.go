@@ -339,7 +339,7 @@ func (m *Model) footerLines(w int) []string {
 	if m.filtering {
 		text, _ := m.input.View(m.inputWidth())
 		if text == "" {
-			text = st.paint(st.Muted, "status:new  !spam  source:crm  free text")
+			text = st.paint(st.Muted, m.filterPlaceholder())
 		}
 		lines = append(lines, fitStyled(" "+st.paint(st.FilterPrompt, "/")+" "+text, w))
 	} else {
@@ -363,7 +363,11 @@ func (m *Model) statusBar(w int) string {
 			pos += " of " + itoa(total)
 		}
 		left = append(left, pos)
-		if q := strings.TrimSpace(ts.filter.query); q != "" && !m.filtering {
+		if ts.filter.problem != "" {
+			// An unknown field, said where the eye is while typing; it names the query's
+			// field itself, so it stands in for the query.
+			left = append(left, st.paint(st.Problem, cellLine(ts.filter.problem)))
+		} else if q := strings.TrimSpace(ts.filter.query); q != "" && !m.filtering {
 			left = append(left, "filter "+st.paint(st.FilterPrompt, truncate(cellLine(q), 30)))
 		}
 		if ts.nMarked > 0 {
