@@ -100,6 +100,26 @@ func (m *Model) filterPlaceholder() string {
 	return `status:new|read  !spam  email:@acme  "call me"`
 }
 
+// filterNoteLines is the note under the status bar while the active tab's filter names a
+// field the tab doesn't have: the field and the tab's fields, wrapped to w in at most two
+// lines. It is there while typing and after enter, and goes when the query is fixed. The
+// term itself is searched as text meanwhile (usually "No rows match").
+func (m *Model) filterNoteLines(w int) []string {
+	ts := m.activeTab()
+	if ts == nil || ts.filter.problem == "" || m.showHelp || m.detail != nil {
+		return nil
+	}
+	st := m.c.styles
+	lines := wrapText(cellLine(ts.filter.problem), w-2)
+	if len(lines) > 2 {
+		lines = append(lines[:1], lines[1]+" "+strings.Join(lines[2:], " "))
+	}
+	for i, l := range lines {
+		lines[i] = fitStyled(" "+st.paint(st.Problem, truncate(l, w-2)), w)
+	}
+	return lines
+}
+
 // refilter recomputes the filter from scratch, after rows changed under it (a write).
 func (ts *tabState) refilter() {
 	ts.filter.steps = nil

@@ -161,9 +161,10 @@ func TestFilterTypedOnEveryTab(t *testing.T) {
 		if got := visibleIDs(m); got != c.ids {
 			t.Errorf("tab %s %q shows [%s], want [%s]", c.tab, c.query, got, c.ids)
 		}
-		bar := strings.Split(plainScreen(m), "\n")[38]
-		if c.problem == "" && strings.Contains(bar, "unknown field") || !strings.Contains(bar, c.problem) {
-			t.Errorf("tab %s %q: status bar %q, want %q", c.tab, c.query, bar, c.problem)
+		lines := strings.Split(plainScreen(m), "\n")
+		note := strings.Join(lines[len(lines)-4:len(lines)-1], "\n") // the lines above the prompt
+		if c.problem == "" && strings.Contains(note, "unknown field") || !strings.Contains(note, c.problem) {
+			t.Errorf("tab %s %q: note %q, want %q", c.tab, c.query, note, c.problem)
 		}
 		// Fixing the query takes the note away.
 		if c.problem != "" {

@@ -327,7 +327,7 @@ func (m *Model) inputWidth() int { return max(1, m.c.width-filterPromptWidth-1) 
 
 // footerHeight is the toast lines, the status bar and the help (or filter prompt) line.
 func (m *Model) footerHeight() int {
-	return len(m.toasts.lines(m.c, m.c.width)) + 2
+	return len(m.toasts.lines(m.c, m.c.width)) + 2 + len(m.filterNoteLines(m.c.width))
 }
 
 // footerLines: toasts, the status bar (position, filter, marks, hints), then the filter
@@ -336,6 +336,7 @@ func (m *Model) footerLines(w int) []string {
 	st := m.c.styles
 	lines := m.toasts.lines(m.c, w)
 	lines = append(lines, m.statusBar(w))
+	lines = append(lines, m.filterNoteLines(w)...)
 	if m.filtering {
 		text, _ := m.input.View(m.inputWidth())
 		if text == "" {
@@ -363,11 +364,7 @@ func (m *Model) statusBar(w int) string {
 			pos += " of " + itoa(total)
 		}
 		left = append(left, pos)
-		if ts.filter.problem != "" {
-			// An unknown field, said where the eye is while typing; it names the query's
-			// field itself, so it stands in for the query.
-			left = append(left, st.paint(st.Problem, cellLine(ts.filter.problem)))
-		} else if q := strings.TrimSpace(ts.filter.query); q != "" && !m.filtering {
+		if q := strings.TrimSpace(ts.filter.query); q != "" && !m.filtering {
 			left = append(left, "filter "+st.paint(st.FilterPrompt, truncate(cellLine(q), 30)))
 		}
 		if ts.nMarked > 0 {
