@@ -12,9 +12,9 @@ import (
 //   - A term is free text, found case-insensitively anywhere in the row (any cell, its status,
 //     its problems), or `field:value`, found in one column. The fields are the tab's columns
 //     (schema name, header or alias, case and `_`/`-`/spaces ignored: `claimed_by`,
-//     `claimedBy`), `status`, and on tabs with an error column `kind` (ErrorKind: "503",
-//     "timeout"); on the dead-letter tab `key` (and `id`) is the row's effective key. Fields
-//     lists them.
+//     `claimedBy`), `status`, and `kind`: the error's kind (ErrorKind: "503", "timeout") on
+//     a tab with an error column and no column called kind (a queue's type is "kind"). On
+//     the dead-letter tab `key` (and `id`) is the row's effective key. Fields lists them.
 //   - One rule for matching: `status:` and `kind:` match the start of the value, every other
 //     field and free text match anywhere in it; so typing a prefix always finds the row
 //     (`status:n` is new, `source:cr` is crm).
@@ -318,15 +318,41 @@ func containsString(list []string, s string) bool {
 }
 
 // Match reports whether a record passes every term. hay is the record's lower-cased text
-// (see Haystack), passed in so callers can cache it across keystrokes.
+// (see Haystack), passed in so callers can cache it across keystrokes. The common cases (free
+// text, status) are tested inline: this loop runs for every row on every keystroke.
 func (m Matcher) Match(r *Record, hay string) bool {
 	for i := range m.terms {
 		b := &m.terms[i]
 		ok := false
-		for _, a := range b.alts {
-			if b.match(r, hay, a) {
-				ok = true
+		switch b.how {
+		case matchText:
+			if len(b.alts) == 1 {
+				ok = strings.Contains(hay, b.alts[0])
 				break
+			}
+			for _, a := range b.alts {
+				if strings.Contains(hay, a) {
+					ok = true
+					break
+				}
+			}
+		case matchStatus:
+			if len(b.alts) == 1 {
+				ok = strings.HasPrefix(r.Status, b.alts[0])
+				break
+			}
+			for _, a := range b.alts {
+				if strings.HasPrefix(r.Status, a) {
+					ok = true
+					break
+				}
+			}
+		default:
+			for _, a := range b.alts {
+				if b.match(r, a) {
+					ok = true
+					break
+				}
 			}
 		}
 		if ok == b.neg {
@@ -336,11 +362,9 @@ func (m Matcher) Match(r *Record, hay string) bool {
 	return true
 }
 
-// match tests one alternative.
-func (b *boundTerm) match(r *Record, hay, a string) bool {
+// match tests one alternative of a column, kind or key term.
+func (b *boundTerm) match(r *Record, a string) bool {
 	switch b.how {
-	case matchStatus:
-		return strings.HasPrefix(r.Status, a)
 	case matchErrKind:
 		if b.col >= len(r.Cells) {
 			return false
@@ -354,7 +378,7 @@ func (b *boundTerm) match(r *Record, hay, a string) bool {
 	case matchKey:
 		return containsFold(r.ID, a) || (b.col >= 0 && b.col < len(r.Cells) && containsFold(r.Cells[b.col], a))
 	}
-	return strings.Contains(hay, a)
+	return false
 }
 
 // Haystack is the lower-cased text of a record that free-text terms search: every cell, its

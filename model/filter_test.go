@@ -246,7 +246,7 @@ func TestFilterNarrows(t *testing.T) {
 		{"status:new", "status:", true},
 		{"status:re", "status:e", false}, // but not a longer substring: status matches by prefix
 		{"kind:503", "kind:03", false},
-		{"xcrm", "crm", true}, // free text matches anywhere
+		{"xcrm", "crm", true},  // free text matches anywhere
 		{"!abc", "!ab", false}, // a negation matches more as it grows
 		{"!ab", "!abc", true},
 		{"source:x", "sour", false},
