@@ -106,7 +106,7 @@ func (m *Model) filterPlaceholder() string {
 // term itself is searched as text meanwhile (usually "No rows match").
 func (m *Model) filterNoteLines(w int) []string {
 	ts := m.activeTab()
-	if ts == nil || ts.filter.problem == "" || m.showHelp || m.detail != nil {
+	if ts == nil || ts.filter.problem == "" || m.showHelp || m.detail != nil || m.replay.showRun {
 		return nil
 	}
 	st := m.c.styles

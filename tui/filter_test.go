@@ -166,8 +166,13 @@ func TestFilterTypedOnEveryTab(t *testing.T) {
 		if c.problem == "" && strings.Contains(note, "unknown field") || !strings.Contains(note, c.problem) {
 			t.Errorf("tab %s %q: note %q, want %q", c.tab, c.query, note, c.problem)
 		}
-		// Fixing the query takes the note away.
+		// The note stays with a kept filter, and fixing the query takes it away.
 		if c.problem != "" {
+			keys(m, "enter")
+			if !strings.Contains(plainScreen(m), "unknown field") {
+				t.Errorf("tab %s: the note goes with enter, though the filter is kept:\n%s", c.tab, plainScreen(m))
+			}
+			keys(m, "/")
 			for range c.query {
 				keys(m, "backspace")
 			}

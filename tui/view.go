@@ -325,7 +325,8 @@ const filterPromptWidth = 3
 
 func (m *Model) inputWidth() int { return max(1, m.c.width-filterPromptWidth-1) }
 
-// footerHeight is the toast lines, the status bar and the help (or filter prompt) line.
+// footerHeight is the toast lines, the status bar, the unknown-field note and the help (or
+// filter prompt) line.
 func (m *Model) footerHeight() int {
 	return len(m.toasts.lines(m.c, m.c.width)) + 2 + len(m.filterNoteLines(m.c.width))
 }
