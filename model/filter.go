@@ -1,102 +1,229 @@
 package model
 
 import (
+	"fmt"
 	"strings"
+	"unicode"
 )
 
-// Filter is a parsed filter query: whitespace-separated terms, all of which must match.
-// A term is free text (matched case-insensitively anywhere in the row), or `field:value`
-// (a schema field or any header name; `status:` matches exactly, others by substring; a
-// prefix that names no column makes the whole term free text); a leading `!` negates a term.
-// On tabs with an error column, `kind:` matches the error's kind (ErrorKind) by prefix.
+// Filter is a parsed filter query, the language of `/` in the TUI and `triage list --filter`:
+//
+//   - Terms are separated by spaces; a row must match every term.
+//   - A term is free text, found case-insensitively anywhere in the row (any cell, its status,
+//     its problems), or `field:value`, found in one column. The fields are the tab's columns
+//     (schema name, header or alias, case and `_`/`-`/spaces ignored: `claimed_by`,
+//     `claimedBy`), `status`, and `kind`: the error's kind (ErrorKind: "503", "timeout") on
+//     a tab with an error column and no column called kind (a queue's type is "kind"). On
+//     the dead-letter tab `key` (and `id`) is the row's effective key. Fields lists them.
+//   - One rule for matching: `status:` and `kind:` match the start of the value, every other
+//     field and free text match anywhere in it; so typing a prefix always finds the row
+//     (`status:n` is new, `source:cr` is crm).
+//   - `a|b` inside a term is OR: `status:new|read`, `source:crm|billing`, `timeout|503`.
+//     Empty alternatives are ignored (`status:new|` while typing is `status:new`).
+//   - A leading `!` negates the whole term, OR included: `!status:done|spam`.
+//   - Double quotes make a phrase, spaces and `: | !` included: `"call me"`,
+//     `message:"two words"`, `"re:hello"`. An unclosed quote runs to the end of the query, so
+//     typing never produces an error. There is no escape: a `"` itself can't be searched
+//     for (search the text next to it).
+//   - A word is a field term only when what comes before its first `:` looks like a name
+//     (a letter or `_`, then letters, digits, `_`, `-` or `.`), is not a URL scheme
+//     (http, https, mailto, ftp, file, ws, wss) and is not followed by `//`; so
+//     `https://x`, `http:` and `12:30` are plain text. A name that is no field of the tab
+//     (`is:new`) is an unknown field: Matcher.Unknown reports it (the CLI refuses the
+//     filter, the TUI says so), and meanwhile the term is searched as text.
 type Filter struct {
 	Query string
 	terms []term
 }
 
 type term struct {
-	neg   bool
-	field string // normalised field or header name; "" = free text
-	value string // lower case
-	word  string // the whole term, lower case, used as free text when field names no column
+	neg bool
+	// name is the field as typed, lower case; "" = free text.
+	name string
+	// alts are the lower-case alternatives, empty ones dropped; a field term whose
+	// alternatives are all empty has one "" (it matches any value).
+	alts []string
 }
 
-// ParseFilter parses a query. It never fails: anything unrecognised is free text.
+// urlSchemes are the names before a ':' that start a URL, not a field.
+var urlSchemes = map[string]bool{"http": true, "https": true, "mailto": true, "ftp": true, "file": true, "ws": true, "wss": true}
+
+// ParseFilter parses a query. It never fails: what isn't a field term is text, an unclosed
+// quote runs to the end, and unknown fields are found when the filter is bound to a table.
 func ParseFilter(q string) Filter {
 	f := Filter{Query: q}
-	for _, w := range strings.Fields(q) {
-		t := term{}
-		if strings.HasPrefix(w, "!") {
-			t.neg = true
-			w = w[1:]
-		}
-		t.word = strings.ToLower(w)
-		if i := strings.IndexByte(w, ':'); i > 0 {
-			t.field = NormHeader(w[:i])
-			w = w[i+1:]
-		}
-		t.value = strings.ToLower(w)
-		if t.value == "" && t.field == "" {
+	rs := []rune(q)
+	for i := 0; i < len(rs); {
+		if unicode.IsSpace(rs[i]) {
+			i++
 			continue
 		}
-		f.terms = append(f.terms, t)
+		var t term
+		t, i = parseTerm(rs, i)
+		if len(t.alts) > 0 {
+			f.terms = append(f.terms, t)
+		}
 	}
 	return f
+}
+
+// parseTerm reads one term starting at rs[i] (not a space) up to the next space outside
+// quotes, and returns it with the index after it. A term with nothing to match (`!`, `""`,
+// `|`) has no alternatives.
+func parseTerm(rs []rune, i int) (term, int) {
+	var t term
+	if rs[i] == '!' {
+		t.neg = true
+		i++
+	}
+	var alts []string
+	var cur strings.Builder
+	quoted, quoteSeen, named := false, false, false
+	for ; i < len(rs); i++ {
+		c := rs[i]
+		switch {
+		case c == '"':
+			quoted, quoteSeen = !quoted, true
+		case quoted:
+			cur.WriteRune(c)
+		case unicode.IsSpace(c):
+			return t.finish(append(alts, cur.String())), i
+		case c == '|':
+			alts = append(alts, cur.String())
+			cur.Reset()
+		case c == ':' && !named && !quoteSeen && len(alts) == 0 && isFieldName(cur.String()) &&
+			!urlSchemes[strings.ToLower(cur.String())] && !strings.HasPrefix(string(rs[i+1:]), "//"):
+			t.name, named = strings.ToLower(cur.String()), true
+			cur.Reset()
+		default:
+			cur.WriteRune(c)
+		}
+	}
+	return t.finish(append(alts, cur.String())), i
+}
+
+// finish keeps the non-empty alternatives, lower-cased.
+func (t term) finish(alts []string) term {
+	for _, a := range alts {
+		if a != "" {
+			t.alts = append(t.alts, strings.ToLower(a))
+		}
+	}
+	if len(t.alts) == 0 && t.name != "" {
+		t.alts = []string{""}
+	}
+	return t
+}
+
+// isFieldName reports whether s can name a field: a letter or `_`, then letters, digits,
+// `_`, `-` or `.` ("12" of "12:30" can't).
+func isFieldName(s string) bool {
+	for i, c := range s {
+		ok := unicode.IsLetter(c) || c == '_' || (i > 0 && (unicode.IsDigit(c) || c == '-' || c == '.'))
+		if !ok {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Empty reports whether the filter matches everything.
 func (f Filter) Empty() bool { return len(f.terms) == 0 }
 
+// Narrows reports whether every row f matches also matches prev, judged from the two queries
+// alone (for any table), so f can be computed from prev's result instead of the whole table.
+// It holds when each term of prev is implied by a term of f: same negation and field, and
+// for a positive term every alternative of f's contains one of prev's (a prefix of it for a
+// field: status and kind match by prefix), for a negative term the other way round. So
+// `status:n` → `status:ne` and `crm` → `crm 503` narrow, while `a|b` → `a|bc`, `!ab` →
+// `!abc` and `"ab` → `"ab|c` (a new alternative) widen.
+func (f Filter) Narrows(prev Filter) bool {
+	for _, p := range prev.terms {
+		found := false
+		for _, n := range f.terms {
+			if n.implies(p) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// implies reports whether every row matching n matches p.
+func (n term) implies(p term) bool {
+	if n.neg != p.neg || n.name != p.name {
+		return false
+	}
+	within := strings.Contains // free text: found anywhere
+	if n.name != "" {
+		within = strings.HasPrefix // prefix for status/kind, and a prefix is also a substring
+	}
+	// covers: every alternative of narrow is found wherever one of wide's is.
+	covers := func(narrow, wide []string) bool {
+		for _, a := range narrow {
+			ok := false
+			for _, b := range wide {
+				if within(a, b) {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+	if n.neg {
+		return covers(p.alts, n.alts)
+	}
+	return covers(n.alts, p.alts)
+}
+
 // Matcher is a filter bound to one table, with field columns resolved once.
 type Matcher struct {
-	t     *Table
-	terms []boundTerm
+	t       *Table
+	terms   []boundTerm
+	unknown []string
 }
+
+type matchKind int
+
+const (
+	matchText    matchKind = iota // free text: the record's haystack
+	matchColumn                   // one cell, substring
+	matchStatus                   // the normalised status, prefix
+	matchErrKind                  // ErrorKind of the error cell, prefix
+	matchKey                      // a dead letter's effective key or key cell, substring
+)
 
 type boundTerm struct {
-	term
-	col    int  // column to test; -1 = whole row
-	status bool // exact match on the normalised status
-	kind   int  // >= 0: match ErrorKind of this column (the error cell) by prefix
+	neg  bool
+	how  matchKind
+	col  int
+	alts []string
 }
 
-// Bind resolves the filter's field names against a table.
+// Bind resolves the filter's field names against a table. A field the table doesn't have is
+// recorded (Unknown) and its term searched as text ("is:new").
 func (f Filter) Bind(t *Table) Matcher {
 	m := Matcher{t: t}
 	for _, tm := range f.terms {
-		b := boundTerm{term: tm, col: -1, kind: -1}
-		if tm.field == "kind" && schemaCol(t, "kind") < 0 && t.Header.Col("kind") < 0 {
-			// kind: is the error's kind (ErrorKind: "503", "timeout"), for tabs with an error
-			// column, unless the sheet has a column of that name.
-			if i := t.Header.Col(FError); i >= 0 {
-				b.kind = i
-			} else if i := t.Header.Col(FLastError); i >= 0 {
-				b.kind = i
-			}
-		}
-		if b.kind >= 0 {
-			b.col = -2
-		} else if tm.field != "" {
-			b.col = -2
-			if Field(tm.field) == FStatus {
-				b.status = true
-			} else if i := schemaCol(t, tm.field); i >= 0 {
-				b.col = i
-			} else if i := t.Header.Col(Field(strings.ReplaceAll(tm.field, " ", ""))); i >= 0 {
-				b.col = i
-			} else if i := t.Header.Col(Field(tm.field)); i >= 0 {
-				b.col = i
-			} else {
-				for i, h := range t.Header.Headers {
-					if NormHeader(h) == tm.field {
-						b.col = i
-						break
-					}
+		b := boundTerm{neg: tm.neg, how: matchText, col: -1, alts: tm.alts}
+		if tm.name != "" {
+			b.how, b.col = bindField(t, tm.name)
+			if b.how == matchText {
+				if !containsString(m.unknown, tm.name) {
+					m.unknown = append(m.unknown, tm.name)
 				}
-			}
-			if b.col == -2 && !b.status && b.kind < 0 {
-				// Not a column: "https://x" or "re:hello" is text to find.
-				b.col, b.value = -1, b.word
+				b.alts = make([]string, len(tm.alts))
+				for i, a := range tm.alts {
+					b.alts[i] = tm.name + ":" + a
+				}
 			}
 		}
 		m.terms = append(m.terms, b)
@@ -104,26 +231,154 @@ func (f Filter) Bind(t *Table) Matcher {
 	return m
 }
 
+// bindField finds what a field name matches in t; matchText when it names nothing.
+func bindField(t *Table, name string) (matchKind, int) {
+	key := squash(name)
+	if key == "kind" && schemaCol(t, key) < 0 && headerCol(t, key) < 0 {
+		// kind: is the error's kind (ErrorKind: "503", "timeout"), for tabs with an error
+		// column, unless the sheet has a column of that name (a queue's type is "kind").
+		if i := errorCol(t); i >= 0 {
+			return matchErrKind, i
+		}
+	}
+	if key == string(FStatus) {
+		return matchStatus, -1
+	}
+	if t.Config.Role == RoleDeadLetter && (key == string(FKey) || key == string(FID) && schemaCol(t, key) < 0 && headerCol(t, key) < 0) {
+		return matchKey, t.Header.Col(FKey)
+	}
+	if i := schemaCol(t, key); i >= 0 {
+		return matchColumn, i
+	}
+	if i := headerCol(t, key); i >= 0 {
+		return matchColumn, i
+	}
+	return matchText, -1
+}
+
+// errorCol is the column kind: reads: a dead letter's error, a queue's lastError.
+func errorCol(t *Table) int {
+	if i := t.Header.Col(FError); i >= 0 {
+		return i
+	}
+	return t.Header.Col(FLastError)
+}
+
+// Unknown lists the field names of the filter that name nothing in the table, as typed
+// (lower case), in query order.
+func (m Matcher) Unknown() []string { return m.unknown }
+
+// Problem is the sentence that reports the unknown fields with the fields the tab has, ""
+// when every field is known: `unknown field is: — fields here: name, email, …`.
+func (m Matcher) Problem() string {
+	if len(m.unknown) == 0 {
+		return ""
+	}
+	what := "unknown field "
+	if len(m.unknown) > 1 {
+		what = "unknown fields "
+	}
+	return fmt.Sprintf("%s%s: — fields here: %s", what, strings.Join(m.unknown, ":, "), strings.Join(Fields(m.t), ", "))
+}
+
+// Fields lists the field names a filter can use on t, as they are typed: `status` first,
+// `kind` where the tab has an error column, then each column in sheet order (the schema's
+// field name, or the header in lower case with `_` for spaces), then a dead letter's `key`.
+func Fields(t *Table) []string {
+	out := []string{string(FStatus)}
+	if how, _ := bindField(t, "kind"); how == matchErrKind {
+		out = append(out, "kind")
+	}
+	byCol := map[int]Field{}
+	for f, i := range t.Header.Index {
+		byCol[i] = f
+	}
+	for i, h := range t.Header.Headers {
+		name := string(byCol[i])
+		if name == "" {
+			name = strings.ReplaceAll(NormHeader(h), " ", "_")
+		}
+		if name != "" && !containsString(out, name) {
+			out = append(out, name)
+		}
+	}
+	if t.Config.Role == RoleDeadLetter && !containsString(out, string(FKey)) {
+		out = append(out, string(FKey))
+	}
+	return out
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
 // Match reports whether a record passes every term. hay is the record's lower-cased text
-// (see Haystack), passed in so callers can cache it across keystrokes.
+// (see Haystack), passed in so callers can cache it across keystrokes. The common cases (free
+// text, status) are tested inline: this loop runs for every row on every keystroke.
 func (m Matcher) Match(r *Record, hay string) bool {
-	for _, b := range m.terms {
-		var ok bool
-		switch {
-		case b.status:
-			ok = r.Status == b.value || (b.value == "" && r.Status == "")
-		case b.kind >= 0:
-			ok = b.kind < len(r.Cells) && strings.HasPrefix(ErrorKind(r.Cells[b.kind]), b.value) && (b.value != "" || strings.TrimSpace(r.Cells[b.kind]) != "")
-		case b.col >= 0:
-			ok = b.col < len(r.Cells) && containsFold(r.Cells[b.col], b.value)
+	for i := range m.terms {
+		b := &m.terms[i]
+		ok := false
+		switch b.how {
+		case matchText:
+			if len(b.alts) == 1 {
+				ok = strings.Contains(hay, b.alts[0])
+				break
+			}
+			for _, a := range b.alts {
+				if strings.Contains(hay, a) {
+					ok = true
+					break
+				}
+			}
+		case matchStatus:
+			if len(b.alts) == 1 {
+				ok = strings.HasPrefix(r.Status, b.alts[0])
+				break
+			}
+			for _, a := range b.alts {
+				if strings.HasPrefix(r.Status, a) {
+					ok = true
+					break
+				}
+			}
 		default:
-			ok = strings.Contains(hay, b.value)
+			for _, a := range b.alts {
+				if b.match(r, a) {
+					ok = true
+					break
+				}
+			}
 		}
 		if ok == b.neg {
 			return false
 		}
 	}
 	return true
+}
+
+// match tests one alternative of a column, kind or key term.
+func (b *boundTerm) match(r *Record, a string) bool {
+	switch b.how {
+	case matchErrKind:
+		if b.col >= len(r.Cells) {
+			return false
+		}
+		if a == "" {
+			return strings.TrimSpace(r.Cells[b.col]) != ""
+		}
+		return strings.HasPrefix(ErrorKind(r.Cells[b.col]), a)
+	case matchColumn:
+		return b.col < len(r.Cells) && containsFold(r.Cells[b.col], a)
+	case matchKey:
+		return containsFold(r.ID, a) || (b.col >= 0 && b.col < len(r.Cells) && containsFold(r.Cells[b.col], a))
+	}
+	return false
 }
 
 // Haystack is the lower-cased text of a record that free-text terms search: every cell, its
@@ -162,17 +417,40 @@ func isASCIILower(s string) bool {
 	return true
 }
 
+// squash is a field name as compared: lower case, without spaces, `_` and `-`, so
+// `claimed_by`, `claimedBy` and "claimed by" are one name.
+func squash(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c == '_' || c == '-' || unicode.IsSpace(c) {
+			return -1
+		}
+		return unicode.ToLower(c)
+	}, s)
+}
+
+// headerCol finds a column by its header, compared squashed.
+func headerCol(t *Table, key string) int {
+	for i, h := range t.Header.Headers {
+		if squash(h) == key {
+			return i
+		}
+	}
+	return -1
+}
+
 // schemaCol finds the column a filter field names through the role's schema: its field
-// name, default header or any alias ("error" is a queue's lastError, "body" a payload).
-func schemaCol(t *Table, name string) int {
-	for _, c := range SchemaFor(t.Config.Role).Columns {
-		if NormHeader(string(c.Field)) == name || NormHeader(c.Header) == name {
+// name, default header or any alias ("error" is a queue's lastError, "body" a payload), all
+// compared squashed. -1 when the schema has no such field or the tab lacks its column.
+func schemaCol(t *Table, key string) int {
+	cols := SchemaFor(t.Config.Role).Columns
+	for _, c := range cols {
+		if squash(string(c.Field)) == key || squash(c.Header) == key {
 			return t.Header.Col(c.Field)
 		}
 	}
-	for _, c := range SchemaFor(t.Config.Role).Columns {
+	for _, c := range cols {
 		for _, a := range c.Aliases {
-			if NormHeader(a) == name {
+			if squash(a) == key {
 				return t.Header.Col(c.Field)
 			}
 		}

@@ -14,10 +14,14 @@ import (
 type filterState struct {
 	query string
 	steps []filterStep
+	// problem names the query's unknown fields with the tab's fields (model.Matcher.Problem),
+	// "" when there are none; the status bar shows it.
+	problem string
 }
 
 type filterStep struct {
 	query string
+	f     model.Filter
 	rows  []int32
 }
 
@@ -42,14 +46,17 @@ func (ts *tabState) applyFilter(q string) {
 		return
 	}
 	_, cur := ts.current()
+	ts.filter.problem = ""
 	if strings.TrimSpace(q) == "" {
 		ts.filter.steps = nil
 		ts.visible = ts.data.order
 	} else {
+		f := model.ParseFilter(q)
+		ts.filter.problem = f.Bind(ts.data.table).Problem()
 		steps := ts.filter.steps
 		for len(steps) > 0 {
 			top := steps[len(steps)-1]
-			if top.query == q || narrows(q, top.query) {
+			if top.query == q || f.Narrows(top.f) {
 				break
 			}
 			steps = steps[:len(steps)-1]
@@ -61,8 +68,8 @@ func (ts *tabState) applyFilter(q string) {
 			if n > 0 {
 				base = steps[n-1].rows
 			}
-			rows := ts.data.match(model.ParseFilter(q), base)
-			steps = append(steps, filterStep{query: q, rows: rows})
+			rows := ts.data.match(f, base)
+			steps = append(steps, filterStep{query: q, f: f, rows: rows})
 			ts.visible = rows
 		}
 		ts.filter.steps = steps
@@ -74,6 +81,43 @@ func (ts *tabState) applyFilter(q string) {
 			ts.cursor = i
 		}
 	}
+}
+
+// filterPlaceholder is the example the empty filter prompt shows: the active tab's own
+// fields and values, with OR, negation and a phrase (at most 47 cells, so the prompt fits 60
+// columns).
+func (m *Model) filterPlaceholder() string {
+	role := model.Role("")
+	if ts := m.activeTab(); ts != nil {
+		role = ts.cfg.Role
+	}
+	switch role {
+	case model.RoleDeadLetter:
+		return "source:crm  kind:503|timeout  !status:discarded"
+	case model.RoleQueue:
+		return "status:error|claimed  type:send  !timeout"
+	}
+	return `status:new|read  !spam  email:@acme  "call me"`
+}
+
+// filterNoteLines is the note under the status bar while the active tab's filter names a
+// field the tab doesn't have: the field and the tab's fields, wrapped to w in at most two
+// lines. It is there while typing and after enter, and goes when the query is fixed. The
+// term itself is searched as text meanwhile (usually "No rows match").
+func (m *Model) filterNoteLines(w int) []string {
+	ts := m.activeTab()
+	if ts == nil || ts.filter.problem == "" || m.showHelp || m.detail != nil || m.replay.showRun {
+		return nil
+	}
+	st := m.c.styles
+	lines := wrapText(cellLine(ts.filter.problem), w-2)
+	if len(lines) > 2 {
+		lines = append(lines[:1], lines[1]+" "+strings.Join(lines[2:], " "))
+	}
+	for i, l := range lines {
+		lines[i] = fitStyled(" "+st.paint(st.Problem, truncate(l, w-2)), w)
+	}
+	return lines
 }
 
 // refilter recomputes the filter from scratch, after rows changed under it (a write).
@@ -132,41 +176,9 @@ func (d *tabData) match(f model.Filter, base []int32) []int32 {
 }
 
 // narrows reports whether every row matching query next also matches query prev, so next can
-// be computed from prev's result instead of the whole table. It mirrors model.ParseFilter:
-// whitespace-separated terms, all required; `!` negates; `field:` scopes a term.
-//
-// Safe: adding a term; extending the last term of a positive substring match (free text or a
-// field other than status). Not safe: a negated term (`!ab` → `!abc` matches more), status
-// (an exact match: `status:ne` → `status:new` matches more), a term that changes kind
-// (`sour` → `source:x`), or deleting anything.
+// be computed from prev's result instead of the whole table (model.Filter.Narrows: judged
+// from the parsed queries, so OR alternatives, quotes, negation and prefix-matched status and
+// kind are all taken into account; anything it can't prove is a full scan).
 func narrows(next, prev string) bool {
-	p, n := strings.Fields(prev), strings.Fields(next)
-	if len(p) == 0 || len(n) < len(p) {
-		return false
-	}
-	k := len(p) - 1
-	for i := 0; i < k; i++ {
-		if n[i] != p[i] {
-			return false
-		}
-	}
-	if n[k] == p[k] {
-		return true
-	}
-	if !strings.HasPrefix(n[k], p[k]) || strings.HasPrefix(p[k], "!") {
-		return false
-	}
-	pf, nf := termField(p[k]), termField(n[k])
-	if pf != nf {
-		return false
-	}
-	return pf == "" || model.NormHeader(pf) != string(model.FStatus)
-}
-
-// termField is the `field` of a `field:value` term, or "" for free text.
-func termField(w string) string {
-	if i := strings.IndexByte(w, ':'); i > 0 {
-		return w[:i]
-	}
-	return ""
+	return model.ParseFilter(next).Narrows(model.ParseFilter(prev))
 }

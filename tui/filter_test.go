@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,7 +73,8 @@ func TestNarrowingMatchesFullScan(t *testing.T) {
 		}
 	}
 	keys(m, "/")
-	for _, q := range []string{"status:new", "!ad", "sour", "email:gra", "status:ne", "ada grace", "!e"} {
+	for _, q := range []string{"status:new", "!ad", "sour", "email:gra", "status:ne", "ada grace", "!e",
+		"status:new|read", `"from ada"`, "name:ada|gr", "!name:ad|gr", `"a|b" status:r|n`, "is:new"} {
 		for _, r := range q {
 			typeText(m, string(r))
 			check("typing")
@@ -93,18 +95,91 @@ func TestNarrows(t *testing.T) {
 		{"a b", "a", true},
 		{"a b", "a ", true},
 		{"source:crm", "source:cr", true},
-		{"status:new", "status:ne", false}, // exact match
-		{"Status:new", "Status:ne", false},
+		{"status:new", "status:ne", true}, // status matches by prefix: a longer prefix narrows
+		{"Status:new", "Status:ne", true},
 		{"!abc", "!ab", false}, // negation matches more as it grows
 		{"source:x", "sour", false},
 		{"a", "ab", false},
 		{"x b", "a b", false},
 		{"ab c", "a", true},
 		{"!a b", "!a", true}, // another term on a negated one: still only narrower
+		{"status:new|r", "status:new|", false},
+		{"status:new|re", "status:new|r", true},
+		{`"call me`, `"call`, true},
+		{`"call|x`, `"call`, true}, // | inside quotes is text
+		{`call|x`, `call`, false},
 	}
 	for _, c := range cases {
 		if got := narrows(c.next, c.prev); got != c.want {
 			t.Errorf("narrows(%q, %q) = %v, want %v", c.next, c.prev, got, c.want)
+		}
+	}
+}
+
+// visibleIDs is the IDs of the rows the active tab shows, sorted (the display order is the
+// table's business; the filter decides which rows).
+func visibleIDs(m *Model) string {
+	ts := m.activeTab()
+	ids := make([]string, 0, len(ts.visible))
+	for _, ri := range ts.visible {
+		ids = append(ids, ts.data.table.Records[ri].ID)
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, " ")
+}
+
+// TestFilterTypedOnEveryTab types queries into the filter prompt of each tab, one key at a
+// time as a person does (so the narrowing cache is in play), and checks the rows shown and
+// what the status bar says about unknown fields.
+func TestFilterTypedOnEveryTab(t *testing.T) {
+	cases := []struct {
+		tab, query, ids string
+		problem         string // "" = the status bar says nothing about fields
+	}{
+		{"1", "status:n", "msg-000 msg-001 msg-006 msg-007 msg-012 msg-013 msg-018 msg-019 msg-024 msg-025", ""},
+		{"1", "status:new|read !name:ada|grace|alan|edsger|barbara|donald|ken|radia|leslie", "msg-006 msg-026", ""}, // Margaret (16 is done)
+		{"1", `"from ada"`, "msg-000 msg-010 msg-020", ""},
+		{"1", "name:ada|grace", "msg-000 msg-001 msg-010 msg-011 msg-020 msg-021", ""},
+		{"1", "!status:new|read name:ada", "msg-010", ""},
+		{"1", "is:new", "", "unknown field is: — fields here: status, timestamp, name, email, message, id, notes"},
+		{"2", "status:d", "k-1 k-3 k-4", ""},
+		{"2", "source:crm kind:503", "k-1", ""},
+		{"2", "kind:503|timeout", "k-1 k-3", ""},
+		{"2", "!status:de", "k-2", ""},
+		{"2", "https://mail", "k-3 k-4", ""},
+		{"2", `"email invalid"`, "k-2", ""},
+		{"2", "type:email", "", "unknown field type: — fields here: status, kind, timestamp, source, url,"},
+		{"3", "status:error|claimed", "job-2 job-3", ""},
+		{"3", "type:em !status:d", "job-1 job-2", ""},
+		{"3", "kind:exp", "job-3", ""},
+		{"3", "source:x", "", "unknown field source: — fields here: status, id, type, payload,"},
+	}
+	for _, c := range cases {
+		m := newLoaded(t, testWorkbook(t), 120, 40)
+		keys(m, c.tab, "/")
+		typeText(m, c.query)
+		if got := visibleIDs(m); got != c.ids {
+			t.Errorf("tab %s %q shows [%s], want [%s]", c.tab, c.query, got, c.ids)
+		}
+		lines := strings.Split(plainScreen(m), "\n")
+		note := strings.Join(lines[len(lines)-4:len(lines)-1], "\n") // the lines above the prompt
+		if c.problem == "" && strings.Contains(note, "unknown field") || !strings.Contains(note, c.problem) {
+			t.Errorf("tab %s %q: note %q, want %q", c.tab, c.query, note, c.problem)
+		}
+		// The note stays with a kept filter, and fixing the query takes it away.
+		if c.problem != "" {
+			keys(m, "enter")
+			if !strings.Contains(plainScreen(m), "unknown field") {
+				t.Errorf("tab %s: the note goes with enter, though the filter is kept:\n%s", c.tab, plainScreen(m))
+			}
+			keys(m, "/")
+			for range c.query {
+				keys(m, "backspace")
+			}
+			typeText(m, "status:")
+			if strings.Contains(plainScreen(m), "unknown field") {
+				t.Errorf("tab %s: the note stays after the query is fixed:\n%s", c.tab, plainScreen(m))
+			}
 		}
 	}
 }

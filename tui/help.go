@@ -21,7 +21,7 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{bindingHelp(hintKeys(append(append([]string{"esc"}, k.Clear.Keys()...), k.Help.Keys()...)...), "close help"), scroll}
 	case m.filtering:
 		return []key.Binding{bindingHelp("enter", "keep filter"), bindingHelp("esc", "clear"), bindingHelp("↑/↓", "move"),
-			bindingHelp("status:new !x source:crm", "syntax")}
+			bindingHelp(m.filterPlaceholder(), "syntax")}
 	case m.replay.showRun && m.replay.run != nil && !m.replay.run.finished:
 		return []key.Binding{withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll}
 	case m.replay.showRun && m.replay.run != nil:

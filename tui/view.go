@@ -363,9 +363,10 @@ const filterPromptWidth = 3
 
 func (m *Model) inputWidth() int { return max(1, m.c.width-filterPromptWidth-1) }
 
-// footerHeight is the toast lines, the status bar and the help (or filter prompt) line.
+// footerHeight is the toast lines, the status bar, the unknown-field note and the help (or
+// filter prompt) line.
 func (m *Model) footerHeight() int {
-	return len(m.toasts.lines(m.c, m.c.width)) + 2
+	return len(m.toasts.lines(m.c, m.c.width)) + 2 + len(m.filterNoteLines(m.c.width))
 }
 
 // footerLines: toasts, the status bar (position, filter, marks, hints), then the filter
@@ -374,10 +375,11 @@ func (m *Model) footerLines(w int) []string {
 	st := m.c.styles
 	lines := m.toasts.lines(m.c, w)
 	lines = append(lines, m.statusBar(w))
+	lines = append(lines, m.filterNoteLines(w)...)
 	if m.filtering {
 		text, _ := m.input.View(m.inputWidth())
 		if text == "" {
-			text = st.paint(st.Muted, "status:new  !spam  source:crm  free text")
+			text = st.paint(st.Muted, m.filterPlaceholder())
 		}
 		lines = append(lines, fitStyled(" "+st.paint(st.FilterPrompt, "/")+" "+text, w))
 	} else {

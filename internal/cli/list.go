@@ -23,10 +23,12 @@ func newListCmd(g *globals, e *env) *cobra.Command {
 		Use:   "list",
 		Short: "Print a tab's rows as a table or JSON",
 		Long: `Print the rows of one tab (inbox, dead-letter or queue), sanitised, as a table on stdout,
-or as one JSON document with --json. --status and --filter narrow the rows; the filter
-language is the TUI's (/ in the TUI).`,
+or as one JSON document with --json. --status (exact) and --filter narrow the rows; the filter
+language is the TUI's (/ in the TUI): field:value terms, free text, "quoted phrases", a|b,
+!negation. A field the tab doesn't have is a usage error that lists the tab's fields.`,
 		Example: `  triage list --tab Inbox --status new
   triage list --tab deadletter --filter 'source:crm !status:delivered'
+  triage list --tab deadletter --filter 'source:crm|billing kind:503|timeout'
   triage list --tab queue --json | jq '.rows[].id'`,
 		Args: noArgs,
 	}
@@ -48,19 +50,20 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 	if err != nil {
 		return err
 	}
-	q := filter
-	if status != "" {
-		want := strings.ToLower(strings.TrimSpace(status))
-		if !t.HasStatus(want) {
-			return usageErr("list: --status %q is not a status of %q (statuses: %s)", status, t.Config.Name, strings.Join(t.Statuses, ", "))
-		}
-		q += " status:" + want
+	want := strings.ToLower(strings.TrimSpace(status))
+	if status != "" && !t.HasStatus(want) {
+		return usageErr("list: --status %q is not a status of %q (statuses: %s)", status, t.Config.Name, strings.Join(t.Statuses, ", "))
 	}
-	m := model.ParseFilter(q).Bind(t)
+	m := model.ParseFilter(filter).Bind(t)
+	if p := m.Problem(); p != "" {
+		// A script that mistypes a field must not get a silently wrong list.
+		return usageErr("list: --filter: %s (tab %q); to search text with a colon, quote it: \"%s:…\"", p, t.Config.Name, m.Unknown()[0])
+	}
 	var recs []*model.Record
 	for i := range t.Records {
 		r := &t.Records[i]
-		if m.Match(r, model.Haystack(r)) {
+		// --status is the exact status (the filter's status: matches a prefix).
+		if (status == "" || r.Status == want) && m.Match(r, model.Haystack(r)) {
 			recs = append(recs, r)
 		}
 	}

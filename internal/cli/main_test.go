@@ -112,6 +112,25 @@ func TestListSanitisesAndFilters(t *testing.T) {
 	if !strings.Contains(r.stdout, "m1") || !strings.Contains(r.stdout, "m2") || strings.Contains(r.stdout, "m3") {
 		t.Errorf("status filter wrong:\n%s", r.stdout)
 	}
+	// The filter language: status by prefix, OR, a quoted phrase; --status stays exact.
+	r = c.run("--spreadsheet", "s1", "list", "--tab", "Inbox", "--filter", `status:n|d "by"`)
+	if r.code != 0 || !strings.Contains(r.stdout, "m3") || strings.Contains(r.stdout, "m1") {
+		t.Errorf("status:n|d \"by\": exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("--spreadsheet", "s1", "list", "--tab", "Inbox", "--filter", "status:n")
+	if r.code != 0 || !strings.Contains(r.stdout, "m1") || !strings.Contains(r.stdout, "m2") {
+		t.Errorf("status:n should match new (blank too): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// An unknown field is a usage error naming the tab's fields, not an empty list.
+	r = c.run("--spreadsheet", "s1", "list", "--tab", "Inbox", "--filter", "is:new")
+	if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, "unknown field is: — fields here: status, timestamp, name, email, message, id") ||
+		!strings.Contains(r.stderr, `quote it: "is:…"`) {
+		t.Errorf("is:new: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("--spreadsheet", "s1", "list", "--tab", "Inbox", "--filter", `"is:new" https://x 12:30`)
+	if r.code != 0 {
+		t.Errorf("quoted text and URLs are text: exit %d, %s", r.code, r.stderr)
+	}
 	r = c.run("list", "--tab", "inbox", "--json", "--spreadsheet", "s1")
 	var doc struct {
 		Tab  string `json:"tab"`
