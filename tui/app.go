@@ -115,7 +115,7 @@ type Model struct {
 	detail      *detail
 	groups      *groupsView  // the dead-letter group view, while it is open (groups.go)
 	edit        *payloadEdit // the payload edit in progress, between E and its write (edit.go)
-	editor      []string     // $VISUAL or $EDITOR from the program's environment, split (edit.go)
+	editor      string       // $VISUAL or $EDITOR from the program's environment (edit.go)
 	dialog      dialog
 	pending     pendingAction
 	showHelp    bool

@@ -10,9 +10,11 @@ package tui
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aymanbagabas/go-udiff"
 	"io"
 	"os"
 	"os/exec"
@@ -77,66 +79,17 @@ type editorDoneMsg struct {
 	err  error
 }
 
-// editorCommand is the editor to run, split into words: $VISUAL, else $EDITOR; nil when
-// neither is set (then defaultEditor).
-func editorCommand(visual, editor string) []string {
+// editorCommand is the editor to run: $VISUAL, else $EDITOR, as the user wrote it ("code
+// --wait", "'/opt/My Editor/ed' -n"); "" when neither is set (then defaultEditor). It is run
+// the way git runs core.editor, through the shell with the file as "$@", so quoting and
+// arguments mean what they mean in the user's shell.
+func editorCommand(visual, editor string) string {
 	for _, v := range []string{visual, editor} {
-		if words := splitWords(v); len(words) > 0 {
-			return words
+		if v = strings.TrimSpace(v); v != "" {
+			return v
 		}
 	}
-	return nil
-}
-
-// splitWords splits a command line the way a shell would for the simple cases editors are
-// set to ("code --wait", "'/opt/My Editor/ed' -n"): whitespace separates words, single
-// quotes keep everything, double quotes keep everything but \" and \\, and a backslash
-// outside quotes keeps the next character. No expansion of any kind.
-func splitWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	escaped := false
-	for _, r := range s {
-		switch {
-		case escaped:
-			cur.WriteRune(r)
-			escaped = false
-		case quote == '\'':
-			if r == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case quote == '"':
-			switch r {
-			case '"':
-				quote = 0
-			case '\\':
-				escaped = true
-			default:
-				cur.WriteRune(r)
-			}
-		case r == '\\':
-			escaped, inWord = true, true
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t' || r == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
+	return ""
 }
 
 // editorRun is the editor's run as a tea.ExecCommand: it writes the text to a file of its
@@ -144,7 +97,7 @@ func splitWords(s string) []string {
 // back and removes the directory (with any swap or backup file the editor left). All of it
 // happens while the program is suspended, never in Update.
 type editorRun struct {
-	argv   []string
+	editor string // the command line, run through sh with the file as "$@"
 	text   string
 	out    string // the file's text after the editor exited
 	stdin  io.Reader
@@ -172,10 +125,10 @@ func (r *editorRun) Run() error {
 	if err := os.WriteFile(path, []byte(r.text), 0o600); err != nil {
 		return fmt.Errorf("write the payload to %s: %w", path, err)
 	}
-	cmd := exec.Command(r.argv[0], append(append([]string(nil), r.argv[1:]...), path)...)
+	cmd := exec.Command("sh", "-c", r.editor+` "$@"`, r.editor, path)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.stdin, r.stdout, r.stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("the editor (%s) failed: %w", r.argv[0], err)
+		return fmt.Errorf("the editor (%s) failed: %w", r.editor, err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -257,11 +210,7 @@ func (m *Model) newPayloadEdit(ts *tabState, r *model.Record) (*payloadEdit, str
 
 // openEditor suspends the TUI and runs the editor on the edit's text.
 func (m *Model) openEditor() tea.Cmd {
-	argv := m.editor
-	if len(argv) == 0 {
-		argv = []string{defaultEditor}
-	}
-	run := &editorRun{argv: argv, text: m.edit.text}
+	run := &editorRun{editor: cmp.Or(m.editor, defaultEditor), text: m.edit.text}
 	cmds := []tea.Cmd{tea.Exec(run, func(err error) tea.Msg { return editorDoneMsg{text: run.out, err: err} })}
 	if m.edit.raw {
 		cmds = append(cmds, m.toast(toastInfo, "row %d's payload is not valid JSON: opened as it is", m.edit.row))
@@ -421,102 +370,54 @@ func newEditDiff(c *common, e *payloadEdit) editDialog {
 	return editDialog{d}
 }
 
-// diffCellsMax bounds the line diff's table (lines × lines); past it the changed middle is
-// shown as all removed, then all added.
-const diffCellsMax = 1 << 20
-
-// lineDiff is a line diff of a and b: "- " removed, "+ " added, "  " kept, with ctx kept lines
-// around each change and "  …" for the kept lines left out.
+// lineDiff is a line diff of a and b (go-udiff, the diff gopls uses): "- " removed, "+ "
+// added, "  " kept, with ctx kept lines around each change and "  …" for the kept lines left
+// out between and around the hunks.
 func lineDiff(a, b []string, ctx int) []string {
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	type op struct {
-		mark byte
-		text string
-	}
-	var ops []op
-	for _, l := range a[:pre] {
-		ops = append(ops, op{' ', l})
-	}
-	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	if len(ma)*len(mb) > diffCellsMax {
-		for _, l := range ma {
-			ops = append(ops, op{'-', l})
+	before, after := strings.Join(a, "\n")+"\n", strings.Join(b, "\n")+"\n"
+	u, err := udiff.ToUnifiedDiff("", "", before, udiff.Lines(before, after), ctx)
+	if err != nil {
+		// Not expected (the edits come from before itself); the whole change still shows.
+		var out []string
+		for _, l := range a {
+			out = append(out, "- "+l)
 		}
-		for _, l := range mb {
-			ops = append(ops, op{'+', l})
+		for _, l := range b {
+			out = append(out, "+ "+l)
 		}
-	} else {
-		// Longest common subsequence, from the end, then walked from the start.
-		lcs := make([][]int32, len(ma)+1)
-		for i := range lcs {
-			lcs[i] = make([]int32, len(mb)+1)
-		}
-		for i := len(ma) - 1; i >= 0; i-- {
-			for j := len(mb) - 1; j >= 0; j-- {
-				if ma[i] == mb[j] {
-					lcs[i][j] = lcs[i+1][j+1] + 1
-				} else {
-					lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-				}
-			}
-		}
-		i, j := 0, 0
-		for i < len(ma) || j < len(mb) {
-			switch {
-			case i < len(ma) && j < len(mb) && ma[i] == mb[j]:
-				ops = append(ops, op{' ', ma[i]})
-				i++
-				j++
-			case j < len(mb) && (i == len(ma) || lcs[i][j+1] > lcs[i+1][j]):
-				ops = append(ops, op{'+', mb[j]})
-				j++
-			default:
-				ops = append(ops, op{'-', ma[i]})
-				i++
-			}
-		}
-	}
-	for _, l := range a[len(a)-suf:] {
-		ops = append(ops, op{' ', l})
-	}
-	// Keep the changes and ctx lines around each.
-	keep := make([]bool, len(ops))
-	for i, o := range ops {
-		if o.mark == ' ' {
-			continue
-		}
-		for k := max(0, i-ctx); k <= min(len(ops)-1, i+ctx); k++ {
-			keep[k] = true
-		}
-	}
-	// A gap of one line costs as much as its "…": show the line.
-	for i := range keep {
-		if !keep[i] && (i == 0 || keep[i-1]) && (i == len(keep)-1 || keep[i+1]) {
-			keep[i] = true
-		}
+		return out
 	}
 	var out []string
-	gap := false
-	for i, o := range ops {
-		if !keep[i] {
-			gap = true
-			continue
-		}
-		if gap {
+	next := 1 // the first line of a not shown yet (1-based)
+	// gap stands for a[from-1 : to-1], the kept lines between hunks: one line costs as much
+	// as its "…", so it is shown.
+	gap := func(from, to int) {
+		switch {
+		case to-from == 1:
+			out = append(out, "  "+a[from-1])
+		case to > from:
 			out = append(out, "  …")
 		}
-		gap = false
-		out = append(out, string(o.mark)+" "+o.text)
 	}
-	if gap && len(out) > 0 {
-		out = append(out, "  …")
+	for _, h := range u.Hunks {
+		gap(next, h.FromLine)
+		next = h.FromLine // FromLine is where the hunk starts in a (ToLine: in b)
+		for _, l := range h.Lines {
+			mark := "  "
+			switch l.Kind {
+			case udiff.Delete:
+				mark = "- "
+			case udiff.Insert:
+				mark = "+ "
+			}
+			if l.Kind != udiff.Insert {
+				next++
+			}
+			out = append(out, mark+strings.TrimSuffix(l.Content, "\n"))
+		}
+	}
+	if len(u.Hunks) > 0 {
+		gap(next, len(a)+1)
 	}
 	return out
 }

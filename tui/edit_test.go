@@ -3,6 +3,9 @@ package tui
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -26,11 +29,11 @@ func editOn(t *testing.T, m *Model, text string) {
 const k2Edited = "{\n  \"id\": \"k-2\",\n  \"name\": \"Grace Hopper\"\n}\n"
 
 // TestEditOpensPrettyPayload: the editor gets the payload indented, the row's key and the old
-// cell as they were loaded; the editor comes from $VISUAL, else $EDITOR, split into words.
+// cell as they were loaded; the editor comes from $VISUAL, else $EDITOR.
 func TestEditOpensPrettyPayload(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	send(m, tea.EnvMsg{"EDITOR=code --wait", "TERM=xterm"})
-	if !reflect.DeepEqual(m.editor, []string{"code", "--wait"}) {
+	if m.editor != "code --wait" {
 		t.Errorf("editor %q", m.editor)
 	}
 	keys(m, "2", "E")
@@ -43,14 +46,14 @@ func TestEditOpensPrettyPayload(t *testing.T) {
 	}
 	for _, c := range []struct {
 		visual, editor string
-		want           []string
+		want           string
 	}{
-		{"", "vim", []string{"vim"}},
-		{"nano -w", "vim", []string{"nano", "-w"}},
-		{"", `'/opt/My Editor/ed' --flag "a b" c\ d`, []string{"/opt/My Editor/ed", "--flag", "a b", "c d"}},
-		{"  ", "", nil},
+		{"", "vim", "vim"},
+		{"nano -w", "vim", "nano -w"},
+		{"", ` '/opt/My Editor/ed' --flag "a b" `, `'/opt/My Editor/ed' --flag "a b"`},
+		{"  ", "", ""},
 	} {
-		if got := editorCommand(c.visual, c.editor); !reflect.DeepEqual(got, c.want) {
+		if got := editorCommand(c.visual, c.editor); got != c.want {
 			t.Errorf("editorCommand(%q, %q) = %q, want %q", c.visual, c.editor, got, c.want)
 		}
 	}
@@ -298,4 +301,24 @@ func TestLineDiff(t *testing.T) {
 // TestGoldenMatrixEdit: the edit's diff and its confirm, in every size and terminal.
 func TestGoldenMatrixEdit(t *testing.T) {
 	goldenMatrix(t, "edit_diff", nil, func(t *testing.T, m *Model) { editOn(t, m, k2Edited) })
+}
+
+// The editor runs as git runs core.editor: through the shell, so a quoted path with a space
+// and the user's own arguments mean what they mean there, and the file comes last.
+func TestEditorRunsThroughTheShell(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "My Editor")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n# $1 is the flag, $2 the file\n[ \"$1\" = \"--wait\" ] || exit 3\nsed -i 's/Grace/Grace Hopper/' \"$2\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "ed"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := &editorRun{editor: "'" + dir + "/ed' --wait", text: "{\"name\": \"Grace\"}\n", stdout: io.Discard, stderr: io.Discard}
+	if err := run.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if run.out != "{\"name\": \"Grace Hopper\"}\n" {
+		t.Errorf("the editor's file: %q", run.out)
+	}
 }
