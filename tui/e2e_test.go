@@ -119,15 +119,11 @@ func waitStatuses(t *testing.T, emu *sheetstest.Emulator, want map[string]string
 	}
 }
 
-// startE2E runs the real program, 80x24, against the real store talking HTTP to emu (which
-// holds e2eWorkbook), and waits for its first screen.
-func startE2E(t *testing.T, emu *sheetstest.Emulator) *teatest.TestModel {
+// e2eStore is a real sheets.Store on the spreadsheet id that the Sheets API at url serves
+// (an emulator behind httptest), with the default tabs; set adjusts its options.
+func e2eStore(t *testing.T, url, id string, set ...func(*sheets.Options)) *sheets.Store {
 	t.Helper()
-	srv := httptest.NewServer(emu)
-	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	svc, err := sheetsapi.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
+	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(url+"/"), option.WithoutAuthentication())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +131,20 @@ func startE2E(t *testing.T, emu *sheetstest.Emulator) *teatest.TestModel {
 	for _, r := range model.Roles {
 		tabs = append(tabs, model.DefaultTabConfig(r))
 	}
-	store := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: "e2e-sheet", Tabs: tabs})
+	o := sheets.Options{SpreadsheetID: id, Tabs: tabs}
+	for _, f := range set {
+		f(&o)
+	}
+	return sheets.New(context.Background(), svc, o)
+}
+
+// startE2E runs the real program, 80x24, against the real store talking HTTP to emu (which
+// holds e2eWorkbook), and waits for its first screen.
+func startE2E(t *testing.T, emu *sheetstest.Emulator) *teatest.TestModel {
+	t.Helper()
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	store := e2eStore(t, srv.URL, "e2e-sheet")
 	tm := teatest.NewTestModel(t, probed{New(Options{Store: store, SpreadsheetID: "e2e-sheet"})},
 		teatest.WithInitialTermSize(80, 24),
 		teatest.WithProgramOptions(

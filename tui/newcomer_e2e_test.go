@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,8 +11,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
@@ -88,16 +85,7 @@ func TestFailedWriteTurnsHeaderToError(t *testing.T) {
 		emu.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tabs []model.TabConfig
-	for _, r := range model.Roles {
-		tabs = append(tabs, model.DefaultTabConfig(r))
-	}
-	store := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: "e2e-sheet", Tabs: tabs,
-		Retry: sheets.RetryPolicy{MaxAttempts: 2, Base: time.Millisecond}})
+	store := e2eStore(t, srv.URL, "e2e-sheet", func(o *sheets.Options) { o.Retry = sheets.RetryPolicy{MaxAttempts: 2, Base: time.Millisecond} })
 	tm := teatest.NewTestModel(t, probed{New(Options{Store: store, SpreadsheetID: "e2e-sheet"})}, teatest.WithInitialTermSize(80, 24),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
 	waitScreen(t, tm, "Acme Support", "● ok")

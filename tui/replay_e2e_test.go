@@ -2,7 +2,6 @@ package tui
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,8 +14,6 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
@@ -99,15 +96,7 @@ func newReplayFixture(t *testing.T, source string, n int) *replayFixture {
 	}})
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tabs []model.TabConfig
-	for _, r := range model.Roles {
-		tabs = append(tabs, model.DefaultTabConfig(r))
-	}
-	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: replaySheet, Tabs: tabs})
+	st := e2eStore(t, srv.URL, replaySheet)
 	return &replayFixture{emu: emu, store: st, rcv: rcv, url: dst.URL, gate: gate}
 }
 
