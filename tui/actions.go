@@ -446,7 +446,9 @@ func (m *Model) startUndo() tea.Cmd {
 		question = fmt.Sprintf("Undo the last change, made on the %s tab (%s)?", cellLine(last.tab), countRows(len(op.edits)))
 	}
 	notes := []string{m.undoWhat(op), "Each row goes back to what it was, unless someone changed it since (then it is reported, not overwritten)."}
-	m.dialog = newConfirm(m.c, question, notes, op)
+	d := newConfirm(m.c, question, notes, op)
+	d.yesLabel = "undo"
+	m.dialog = d
 	return nil
 }
 

@@ -95,7 +95,7 @@ func (m *Model) onCtrlC() tea.Cmd {
 		m.dialog = nil
 		if !m.replay.run.cancelling {
 			m.stopRun()
-			return m.toast(toastError, "cancelling: calls in flight finish and are written back; ctrl+c again quits when they are")
+			return m.cancelNote("cancelling: calls in flight finish and are written back; ctrl+c again quits when they are")
 		}
 		return m.cancelAndQuit()
 	}

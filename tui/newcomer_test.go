@@ -214,3 +214,17 @@ func TestCtrlZSuspends(t *testing.T) {
 		t.Error("ctrl+z doesn't suspend")
 	}
 }
+
+// The "cancelling" toast is stale once the run has ended: the end takes it down, and its own
+// report toast says how it ended.
+func TestRunEndTakesDownTheCancelToast(t *testing.T) {
+	m, _ := newReplayModel(t, newFakeReplayer(), 100, 30)
+	keys(m, "2", "A", "y", "ctrl+c")
+	if !strings.Contains(toastTexts(m), "cancelling") {
+		t.Fatalf("toasts %q", toastTexts(m))
+	}
+	send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{Cancelled: true}})
+	if got := toastTexts(m); strings.Contains(got, "cancelling") || !strings.Contains(got, "replay cancelled") {
+		t.Errorf("toasts after the run: %q", got)
+	}
+}

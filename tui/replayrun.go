@@ -33,6 +33,9 @@ type replayState struct {
 	halt          *model.Halt
 	quitAfterRun  bool // quit once the run has written back
 	runReload     bool // the load in flight is the reload after a run: say when it lands
+	// cancelToast is the toast that says the run is cancelling: stale once the run ends, so
+	// the end takes it down (0: none).
+	cancelToast int
 }
 
 // runRow is one planned row's state in a run.
@@ -187,7 +190,15 @@ func (m *Model) cancelRun() tea.Cmd {
 	if !m.stopRun() {
 		return nil
 	}
-	return m.toast(toastInfo, "cancelling… calls in flight finish and are written back; nothing new starts")
+	return m.cancelNote("cancelling… calls in flight finish and are written back; nothing new starts")
+}
+
+// cancelNote toasts that the run is cancelling, and remembers the toast so the run's end
+// takes it down.
+func (m *Model) cancelNote(text string) tea.Cmd {
+	cmd := m.toast(toastInfo, "%s", text)
+	m.replay.cancelToast = m.toasts.next
+	return cmd
 }
 
 // stopRun cancels the run in progress without a word (the caller says what it means); false
@@ -275,6 +286,10 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 		return nil
 	}
 	m.applyProgress(r.sink.drain())
+	if m.replay.cancelToast != 0 {
+		m.toasts.expire(m.replay.cancelToast)
+		m.replay.cancelToast = 0
+	}
 	rep := msg.report
 	if h := r.finish(rep, m.c.now()); h != nil {
 		m.replay.halt = h
