@@ -1,0 +1,68 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+)
+
+// Access is what a person may do (a `triage serve` user's role, DESIGN §9): a viewer reads; a
+// triager also sets statuses, clears sticky errors and discards dead letters; an operator
+// also replays, requeues stale claims and edits payloads. It is checked where writes and
+// replays start (the store a session writes through, the replayer it replays through), so a
+// key the TUI forgot to hide changes nothing.
+type Access string
+
+// The roles, weakest first.
+const (
+	AccessViewer   Access = "viewer"
+	AccessTriager  Access = "triager"
+	AccessOperator Access = "operator"
+)
+
+// Accesses lists the roles, weakest first.
+var Accesses = []Access{AccessViewer, AccessTriager, AccessOperator}
+
+// ParseAccess reads a role name (case and surrounding space ignored).
+func ParseAccess(s string) (Access, error) {
+	a := Access(strings.ToLower(strings.TrimSpace(s)))
+	for _, x := range Accesses {
+		if a == x {
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("unknown role %q: use viewer, triager or operator", s)
+}
+
+// CanWrite reports whether the role changes anything at all.
+func (a Access) CanWrite() bool { return a == AccessTriager || a == AccessOperator }
+
+// CanReplay reports whether the role sends calls (replays).
+func (a Access) CanReplay() bool { return a == AccessOperator }
+
+// operatorFields are written only by a replay's write-back or a payload edit: an operator's.
+var operatorFields = []Field{FKey, FAttempts, FReplayedAt, FPayload}
+
+// Check says why a cannot make edit e, "" when it can. A triager's edits are status changes,
+// clearing sticky errors (which also releases an error job's claim) and discarding; releasing
+// a live claim (a requeue: the row expected claimed) and the fields only a replay or a
+// payload edit writes are an operator's.
+func (a Access) Check(e Edit) string {
+	switch a {
+	case AccessOperator:
+		return ""
+	case AccessTriager:
+	default:
+		return fmt.Sprintf("a %s can't change rows", cmp.Or(string(a), "viewer"))
+	}
+	for _, f := range operatorFields {
+		if _, ok := e.Set[f]; ok {
+			return fmt.Sprintf("writing %s is an operator's (replays and payload edits)", f)
+		}
+	}
+	_, releases := e.Set[FClaimedBy]
+	if releases && strings.EqualFold(strings.TrimSpace(e.Expect[FStatus]), StatusClaimed) {
+		return "requeueing a claimed job is an operator's"
+	}
+	return ""
+}
