@@ -515,6 +515,7 @@ func inverseAll(edits []model.Edit) []model.Edit {
 // those two cells, the filter text and the column widths. Without it the row would show its
 // old age or status until the next refresh.
 func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
+	ts.data.own() // a workbook shared with other sessions is never written
 	t := ts.data.table
 	r := &t.Records[ri]
 	cloned := false
