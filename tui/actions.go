@@ -47,8 +47,14 @@ func (d *tabData) record(id string) (*model.Record, int32, bool) {
 	return &d.table.Records[ri], ri, true
 }
 
-// readOnlyNote is the toast for a write key in read-only mode.
-const readOnlyNote = "read-only: opened with --readonly"
+// readOnlyNote is the toast for a write key in read-only mode: why it is read-only
+// (Options.ReadOnlyWhy, e.g. a `triage serve` viewer's role), else the flag that made it so.
+func (m *Model) readOnlyNote() string {
+	if why := cellLine(m.opts.ReadOnlyWhy); why != "" {
+		return "read-only: " + why
+	}
+	return "read-only: opened with --readonly"
+}
 
 // planningNote is the toast for a write or a refresh while a big replay plan is computed: the
 // plan's snapshot would no longer match the sheet, and the confirm would replay a row just
@@ -59,7 +65,7 @@ const planningNote = "planning the replay…; try again when its confirm opens"
 func (m *Model) canWrite() string {
 	switch {
 	case m.c.readOnly:
-		return readOnlyNote
+		return m.readOnlyNote()
 	case m.writes.writing:
 		return "a write is still in progress; try again when it finishes"
 	case m.running():

@@ -86,6 +86,9 @@ type Options struct {
 	// Identity says who is using this TUI and as what (`triage serve`: "alice · operator"),
 	// shown in the header before RW/RO, shortened or left out when the terminal is narrow.
 	Identity string
+	// ReadOnlyWhy says why the store is read-only ("alice is a viewer"), for the toast of a
+	// write key; "" says it was opened with --readonly.
+	ReadOnlyWhy string
 }
 
 // Minimum usable terminal size; below it the UI says so instead of drawing a broken layout.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -167,5 +168,36 @@ func TestIdentitySanitisedAndGivesWay(t *testing.T) {
 		if w >= 80 && !strings.Contains(head, "alice · operator · RW") {
 			t.Errorf("at %d columns the identity isn't whole before RW: %q", w, head)
 		}
+	}
+}
+
+// A write the store refuses for the person's role says who, which role and why, and is not a
+// connection failure (no "error" in the header, no "r refreshes" hint).
+func TestRoleRefusalToast(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 80, 24)
+	ts := m.activeTab()
+	r, _ := ts.current()
+	op := writeOp{kind: writeSetStatus, tab: ts.name(), status: "done",
+		edits: []model.Edit{{Tab: ts.name(), ID: r.ID, Expect: map[model.Field]string{model.FStatus: r.Status}, Set: map[model.Field]string{model.FStatus: "done"}}}}
+	m.writes.start(op)
+	send(m, appliedMsg{op: op, err: fmt.Errorf("write 1 edit: %w", &model.AccessError{Who: "alice", Role: model.AccessViewer, Why: "a viewer can't change rows"})})
+	got := toastTexts(m)
+	if !strings.Contains(got, "not written: write 1 edit: alice is a viewer: a viewer can't change rows") || strings.Contains(got, "refreshes") {
+		t.Errorf("toast %q", got)
+	}
+	if h := m.headerRight(); !strings.Contains(h, "● ok") {
+		t.Errorf("header %q after a refusal", h)
+	}
+}
+
+// A viewer's write key says why the TUI is read-only.
+func TestReadOnlyWhy(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 80, 24, func(o *Options) {
+		o.Store = nopStore{t: t, readOnly: true}
+		o.ReadOnlyWhy = "alice is a viewer"
+	})
+	keys(m, "s")
+	if got := toastTexts(m); !strings.Contains(got, "read-only: alice is a viewer") {
+		t.Errorf("toast %q", got)
 	}
 }
