@@ -521,8 +521,14 @@ func inverseAll(edits []model.Edit) []model.Edit {
 // those two cells, the filter text and the column widths. Without it the row would show its
 // old age or status until the next refresh.
 func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
-	ts.data.own() // a workbook shared with other sessions is never written
 	t := ts.data.table
+	if holds(t, &t.Records[ri], set) {
+		// Already so (a hub pushed the sheet as written before the write's answer came):
+		// nothing to change, and no copy of a shared workbook.
+		return
+	}
+	ts.data.own() // a workbook shared with other sessions is never written
+	t = ts.data.table
 	r := &t.Records[ri]
 	cloned := false
 	for f, v := range set {
@@ -558,6 +564,17 @@ func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
 	if ts.data.widen(r) {
 		ts.widths = nil // laid out again with the column that grew
 	}
+}
+
+// holds reports whether r's cells already hold every value of set (a column the tab lacks
+// counts as holding it: setCells skips it).
+func holds(t *model.Table, r *model.Record, set map[model.Field]string) bool {
+	for f, v := range set {
+		if col := t.Header.Col(f); col >= 0 && t.Get(r, f) != v {
+			return false
+		}
+	}
+	return true
 }
 
 // rederive recomputes what model.Decode derives from a row's cells and an edit can change:

@@ -201,3 +201,36 @@ func TestReadOnlyWhy(t *testing.T) {
 		t.Errorf("toast %q", got)
 	}
 }
+
+// The write's answer after a push that already shows it changes nothing and copies nothing:
+// the session keeps sharing the hub's rows.
+func TestAppliedAfterPushKeepsSharing(t *testing.T) {
+	ch := make(chan *Prepared, 1)
+	m := New(Options{Store: nopStore{t: t}, Now: fixedNow, Updates: ch})
+	m.Init()
+	send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	send(m, pushed(t, ch, Prepare(testWorkbook(t), nil)))
+	ts := m.activeTab()
+	r, _ := ts.current()
+	id, from := r.ID, r.Status
+	op := writeOp{kind: writeSetStatus, tab: ts.name(), status: "spam",
+		edits: []model.Edit{{Tab: ts.name(), ID: id, Expect: map[model.Field]string{model.FStatus: from}, Set: map[model.Field]string{model.FStatus: "spam"}}}}
+	m.writes.start(op)
+	// The hub pushes the sheet as written before the write's answer arrives.
+	rows := inboxRows()
+	for _, row := range rows[1:] {
+		if row[5] == id {
+			row[4] = "spam"
+		}
+	}
+	wb := testWorkbook(t)
+	wb.Tabs[0] = mustDecode(t, model.RoleInbox, rows)
+	send(m, pushed(t, ch, Prepare(wb, nil)))
+	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0], Row: r.Row}}}})
+	if d := m.activeTab().data; !d.shared {
+		t.Error("the session copied the shared rows for a write the push already showed")
+	}
+	if got, _, _ := m.activeTab().data.record(id); got.Status != "spam" {
+		t.Errorf("status %q", got.Status)
+	}
+}
