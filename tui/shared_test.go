@@ -234,3 +234,14 @@ func TestAppliedAfterPushKeepsSharing(t *testing.T) {
 		t.Errorf("status %q", got.Status)
 	}
 }
+
+// A replay refused for every row with one reason (another person's run) says it once.
+func TestReplayConfirmSaysOneReasonOnce(t *testing.T) {
+	why := "alice is replaying failed_calls 37/120; try again when it ends"
+	c := newLoaded(t, testWorkbook(t), 80, 24).c
+	d := newReplayConfirm(c, replayPlannedMsg{plan: model.ReplayPlan{Refused: []model.Refusal{{ID: "a", Reason: why}, {ID: "b", Reason: why}, {ID: "c", Reason: why}}}})
+	notes := strings.Join(d.notes, "\n")
+	if strings.Count(notes, "alice is replaying") != 1 || !strings.Contains(notes, "3 refused: "+why) {
+		t.Errorf("notes %q", notes)
+	}
+}
