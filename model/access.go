@@ -40,6 +40,30 @@ func (a Access) CanWrite() bool { return a == AccessTriager || a == AccessOperat
 // CanReplay reports whether the role sends calls (replays).
 func (a Access) CanReplay() bool { return a == AccessOperator }
 
+// AccessError is a write or a replay refused because of the person's role, before anything
+// was sent: who, their role and why. Its text reads "alice is a viewer: a viewer can't change
+// rows".
+type AccessError struct {
+	// Who is the person's name.
+	Who string
+	// Role is their role.
+	Role Access
+	// Why is what the role may not do (Access.Check's answer, or why it can't replay).
+	Why string
+}
+
+func (e *AccessError) Error() string {
+	return fmt.Sprintf("%s is a%s %s: %s", e.Who, article(string(e.Role)), e.Role, e.Why)
+}
+
+// article is "n" before a role starting with a vowel ("an operator"), else "".
+func article(s string) string {
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "n"
+	}
+	return ""
+}
+
 // operatorFields are written only by a replay's write-back or a payload edit: an operator's.
 var operatorFields = []Field{FKey, FAttempts, FReplayedAt, FPayload}
 

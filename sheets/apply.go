@@ -30,7 +30,7 @@ import (
 // already hold their values is applied with nothing written (and no audit stamp). A key cell
 // that holds a value is never written (invariant 3): setting it to another value is a
 // conflict. Where the tab has triaged_by / triaged_at columns, every edit that writes also
-// sets them (Options.Actor, and this call's stamp: the current time to the millisecond,
+// sets them (the actor given to ctx by WithActor, else Options.Actor, and this call's stamp: the current time to the millisecond,
 // distinct for every Apply of the Store; see Store.stamp). Text is written as
 // userEnteredValue.stringValue, which Sheets stores as text and never parses (the RAW of
 // invariant 2); only attempts (and a restored number) is written as a number.
@@ -124,6 +124,12 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		w.edits = append(w.edits, i)
 	}
 
+	// The person is this call's (WithActor) where one is given: one Store serves every
+	// session of `triage serve`, each write recording its own person.
+	actor := s.actor
+	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
+		actor = a
+	}
 	b := &budget{}
 	// One stamp for every round: a write retried after a failure is the same write. It also
 	// marks the rows this call wrote (see stamp).
@@ -150,7 +156,7 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		// Past maxWriteRounds, edits are no longer located again (they become conflicts), but
 		// values of ours on other rows are still put back, for a few more rounds.
 		stopEdits := round > maxWriteRounds
-		p, err := planWrite(op, st, work, rowsOf, gone, s.actor, now, stopEdits)
+		p, err := planWrite(op, st, work, rowsOf, gone, actor, now, stopEdits)
 		if err != nil {
 			return st.abort(err)
 		}

@@ -47,8 +47,14 @@ func (d *tabData) record(id string) (*model.Record, int32, bool) {
 	return &d.table.Records[ri], ri, true
 }
 
-// readOnlyNote is the toast for a write key in read-only mode.
-const readOnlyNote = "read-only: opened with --readonly"
+// readOnlyNote is the toast for a write key in read-only mode: why it is read-only
+// (Options.ReadOnlyWhy, e.g. a `triage serve` viewer's role), else the flag that made it so.
+func (m *Model) readOnlyNote() string {
+	if why := cellLine(m.opts.ReadOnlyWhy); why != "" {
+		return "read-only: " + why
+	}
+	return "read-only: opened with --readonly"
+}
 
 // planningNote is the toast for a write or a refresh while a big replay plan is computed: the
 // plan's snapshot would no longer match the sheet, and the confirm would replay a row just
@@ -59,7 +65,7 @@ const planningNote = "planning the replay…; try again when its confirm opens"
 func (m *Model) canWrite() string {
 	switch {
 	case m.c.readOnly:
-		return readOnlyNote
+		return m.readOnlyNote()
 	case m.writes.writing:
 		return "a write is still in progress; try again when it finishes"
 	case m.running():
@@ -516,6 +522,13 @@ func inverseAll(edits []model.Edit) []model.Edit {
 // old age or status until the next refresh.
 func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
 	t := ts.data.table
+	if holds(t, &t.Records[ri], set) {
+		// Already so (a hub pushed the sheet as written before the write's answer came):
+		// nothing to change, and no copy of a shared workbook.
+		return
+	}
+	ts.data.own() // a workbook shared with other sessions is never written
+	t = ts.data.table
 	r := &t.Records[ri]
 	cloned := false
 	for f, v := range set {
@@ -551,6 +564,17 @@ func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
 	if ts.data.widen(r) {
 		ts.widths = nil // laid out again with the column that grew
 	}
+}
+
+// holds reports whether r's cells already hold every value of set (a column the tab lacks
+// counts as holding it: setCells skips it).
+func holds(t *model.Table, r *model.Record, set map[model.Field]string) bool {
+	for f, v := range set {
+		if col := t.Header.Col(f); col >= 0 && t.Get(r, f) != v {
+			return false
+		}
+	}
+	return true
 }
 
 // rederive recomputes what model.Decode derives from a row's cells and an edit can change:

@@ -77,6 +77,18 @@ type Options struct {
 	// wheel into arrow keys. Off by default: with it on, selecting text needs shift. Nothing
 	// needs the mouse either way.
 	Mouse bool
+	// Updates are workbooks pushed by a hub that loads for many TUIs at once (`triage
+	// serve`): each is put in place as a load of this TUI's own would be, keeping each tab's
+	// cursor, filter, marks and sort. The TUI listens for as long as the channel is open. When
+	// Updates is set and Initial isn't, the first screen waits for the first push (the hub
+	// sends its cached workbook at once) instead of loading.
+	Updates <-chan *Prepared
+	// Identity says who is using this TUI and as what (`triage serve`: "alice · operator"),
+	// shown in the header before RW/RO, shortened or left out when the terminal is narrow.
+	Identity string
+	// ReadOnlyWhy says why the store is read-only ("alice is a viewer"), for the toast of a
+	// write key; "" says it was opened with --readonly.
+	ReadOnlyWhy string
 }
 
 // Minimum usable terminal size; below it the UI says so instead of drawing a broken layout.
@@ -125,6 +137,10 @@ type Model struct {
 
 	// The spreadsheet's ID as loaded (for sheet links), else Options.SpreadsheetID.
 	spreadsheetID string
+	// pushed is the newest workbook a hub pushed while a replay held the rows (shared.go).
+	pushed *loadedMsg
+	// waitPush: the first screen is the hub's first push, not a load of this TUI's own.
+	waitPush bool
 
 	replay    replayState   // the plan, the run and the halt banner (replay.go, replayrun.go)
 	tmuxClip  tmuxClipState // whether tmux passes OSC 52 on (clipboard.go)
@@ -191,9 +207,13 @@ func (m *Model) Init() tea.Cmd {
 	if m.opts.Initial != nil {
 		m.loadGen = m.dataGen
 		cmds = append(cmds, preloadedCmd(m.opts.Initial, m.loadSeq))
-	} else if m.store != nil {
+	} else if m.store != nil && m.opts.Updates == nil {
 		m.loadGen = m.dataGen
 		cmds = append(cmds, loadCmd(m.ctx, m.store, m.loadSeq))
+	}
+	if m.opts.Updates != nil {
+		m.waitPush = m.opts.Initial == nil
+		cmds = append(cmds, listenCmd(m.opts.Updates))
 	}
 	if m.opts.Refresh > 0 {
 		cmds = append(cmds, refreshTick(m.opts.Refresh))
@@ -213,6 +233,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case loadedMsg:
 		return m.onLoaded(msg)
+	case pushedMsg:
+		return m.onPushed(msg)
 	case appliedMsg:
 		return tea.Batch(m.onApplied(msg), m.afterPayloadWrite(msg))
 	case editorDoneMsg:
@@ -287,11 +309,12 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 		}
 		return tea.Batch(next, m.startLoad())
 	case clockMsg:
+		held := m.installHeld()
 		if now := m.c.now(); now.Sub(m.staleTick) >= staleRecount {
 			m.staleTick = now
 			m.recountStale()
 		}
-		return clockTick()
+		return tea.Batch(clockTick(), held)
 	case toastExpiredMsg:
 		m.toasts.expire(msg.id)
 	case spinner.TickMsg:

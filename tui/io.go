@@ -32,6 +32,13 @@ func loadCmd(ctx context.Context, store Store, seq int) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
+		if pl, ok := store.(PreparedLoader); ok {
+			p, err := pl.LoadPrepared(ctx)
+			if err != nil {
+				return loadedMsg{seq: seq, err: err}
+			}
+			return p.loaded(seq)
+		}
 		wb, err := store.Load(ctx)
 		if err != nil {
 			return loadedMsg{seq: seq, err: err}

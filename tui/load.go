@@ -49,6 +49,12 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 		// would undo the optimistic update on screen. Read again.
 		return m.startLoad()
 	}
+	return m.install(msg)
+}
+
+// install puts a good load's workbook (or a hub's push) in place, carrying each tab's view
+// state over; a failed one keeps the data on screen and says why.
+func (m *Model) install(msg loadedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.loadErr = msg.err
 		if !m.hasData {
@@ -56,6 +62,7 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 		}
 		return m.toast(toastError, "refresh failed (showing the data from %s): %v", ago(m.c.now(), m.loadedAt), msg.err)
 	}
+	m.pushed = nil // older than this
 	m.loadErr = nil
 	m.writes.lastErr = nil
 	wb := msg.wb

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -184,8 +185,11 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	refused, skipped := splitRefusals(p.Refused)
 	if len(refused) > 0 {
 		var rs []string
-		for i, r := range refused {
-			if i == 2 {
+		for _, r := range refused {
+			if slices.Contains(rs, r.Reason) {
+				continue // one reason for every row (a role, another person's run): said once
+			}
+			if len(rs) == 2 {
 				rs = append(rs, "…")
 				break
 			}

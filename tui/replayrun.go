@@ -147,7 +147,7 @@ func (m *Model) startRun(seq int) tea.Cmd {
 		return nil
 	}
 	if m.c.readOnly {
-		return m.toast(toastInfo, "%s", readOnlyNote)
+		return m.toast(toastInfo, "%s", m.readOnlyNote())
 	}
 	if m.running() || m.writes.writing {
 		return m.toast(toastInfo, "busy: try again when the current write or replay finishes")

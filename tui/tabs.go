@@ -32,6 +32,9 @@ type tabData struct {
 	// sorted caches each sorted column's ascending order (sort.go), dropped when a record
 	// changes (widen).
 	sorted map[int]sortedCol
+	// shared: table, hay, counts and natural belong to a Prepared other TUIs show too; own
+	// copies them before the first change (shared.go).
+	shared bool
 }
 
 // prepare derives a tabData from a loaded table.

@@ -170,6 +170,10 @@ func (m *Model) headerLines(w int) []string {
 	r := m.headerRight()
 	// The banner (the demo's "nothing leaves this machine") before the title: the title gives
 	// way down to 8 cells, the banner to its head.
+	// Who you are (`triage serve`) before RW/RO: it gives way before the title does.
+	if id := m.identityText(w - ansi.StringWidth(" triage · ") - 8 - ansi.StringWidth(r) - 2); id != "" {
+		r = st.paint(st.Bold, id) + st.paint(st.Muted, " · ") + r
+	}
 	rw := ansi.StringWidth(r)
 	titleW := max(8, min(ansi.StringWidth(cellLine(title)), w/2-10))
 	b := m.bannerText(w - ansi.StringWidth(" triage · ") - titleW - rw - 2)
@@ -205,6 +209,24 @@ func (m *Model) bannerText(room int) string {
 		return b
 	}
 	return wrap(truncate(head, max(4, room-2)))
+}
+
+// identityText is Options.Identity in at most room cells (its " · " separator included):
+// whole ("alice · operator"), else its head (the name), else nothing.
+func (m *Model) identityText(room int) string {
+	full := cellLine(m.opts.Identity)
+	if full == "" {
+		return ""
+	}
+	const sep = 3 // " · " between it and RW/RO
+	if ansi.StringWidth(full)+sep <= room {
+		return full
+	}
+	head, _, _ := strings.Cut(full, " · ")
+	if ansi.StringWidth(head)+sep <= room {
+		return head
+	}
+	return ""
 }
 
 // headerRight is the right side of the header: RW/RO, what is going on (a replay, a save, a

@@ -4,6 +4,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -62,6 +63,9 @@ func (q *writeQueue) finish(msg appliedMsg) writeDone {
 	q.writing = false
 	q.inflight = nil
 	q.lastErr = msg.err
+	if _, refused := errors.AsType[*model.AccessError](msg.err); refused {
+		q.lastErr = nil // the role, not the connection: the header stays ok
+	}
 	var d writeDone
 	if q.quitAfterWrite {
 		q.quitAfterWrite = false
@@ -115,6 +119,12 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 	if msg.err != nil {
 		if d.reload {
 			cmds = append(cmds, m.startLoad())
+		}
+		var refused *model.AccessError
+		if errors.As(msg.err, &refused) {
+			// Refused for the person's role before anything was sent: the sheet is as shown.
+			cmds = append(cmds, m.toast(toastError, "%snot written: %v", d.prefix, msg.err))
+			return tea.Batch(cmds...)
 		}
 		cmds = append(cmds, m.toast(toastError, "%swrite failed: %v (%s refreshes to show the sheet as it is)", d.prefix, msg.err, firstKey(m.c.keys.Refresh)))
 		return tea.Batch(cmds...)

@@ -1,0 +1,192 @@
+// Package serve is `triage serve`: the TUI served over SSH to a team from one process that
+// holds the one Sheets credential (DESIGN §9). This file is the hub: the one store, the one
+// refresh loop and the one cache every session shares.
+package serve
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/triage-dev/triage/tui"
+)
+
+// DefaultRefresh is how often the hub reads the sheet when the config doesn't say.
+const DefaultRefresh = 60 * time.Second
+
+// freshFor is how young the cache must be for a person's refresh (r) to be answered from it
+// rather than by reading the sheet: several people pressing r at once cost one read.
+const freshFor = 2 * time.Second
+
+// loadTimeout bounds one read of the sheet, retries included.
+const loadTimeout = 2 * time.Minute
+
+// HubOptions configure a Hub.
+type HubOptions struct {
+	// Store is the one real store (a sheets.Store) every session reads and writes through.
+	Store tui.Store
+	// Replayer replays dead letters for every session (replay.Runner over Store), nil when
+	// replays aren't offered. Each session reaches it through a wrapper that enforces the
+	// person's role and one run per tab.
+	Replayer tui.Replayer
+	// Refresh is how often the sheet is read for everyone (DefaultRefresh when 0).
+	Refresh time.Duration
+	// Logger records every change (who, tab, IDs, old → new) and every refusal; nil discards.
+	Logger *slog.Logger
+	// Now is the clock of the cache's age (default time.Now).
+	Now func() time.Time
+}
+
+// Hub is the workbook every session shares: one refresh loop reads the sheet once per
+// interval however many sessions there are, prepares it for display once (tui.Prepare) and
+// pushes it to every session; a refresh or a write by anyone is pushed to everyone. It is
+// safe for concurrent use.
+type Hub struct {
+	store    tui.Store
+	replayer tui.Replayer
+	refresh  time.Duration
+	log      *slog.Logger
+	now      func() time.Time
+	ctx      context.Context // the hub's life: reads are not cut short by one session leaving
+
+	mu sync.Mutex
+	// gen counts load starts and write landings; a load started at gen g has seen every write
+	// that landed at a gen below g.
+	gen      uint64
+	writeGen uint64 // gen of the latest write that landed
+	flight   *flight
+	cache    *tui.Prepared // the newest good load
+	cacheGen uint64
+	cachedAt time.Time
+	pushed   uint64 // gen of the newest load pushed (older results are never pushed after it)
+	sessions map[*session]struct{}
+	runs     map[string]*tabRun // replays in progress, by tab (lower case)
+}
+
+// flight is a read of the sheet in progress; sessions asking for one meanwhile join it.
+type flight struct {
+	gen  uint64
+	done chan struct{}
+	p    *tui.Prepared
+}
+
+// NewHub returns a hub over opts.Store. It reads nothing until Run (or a session's refresh);
+// ctx bounds every read it makes.
+func NewHub(ctx context.Context, opts HubOptions) *Hub {
+	h := &Hub{
+		store:    opts.Store,
+		replayer: opts.Replayer,
+		refresh:  opts.Refresh,
+		log:      opts.Logger,
+		now:      opts.Now,
+		ctx:      ctx,
+		sessions: map[*session]struct{}{},
+		runs:     map[string]*tabRun{},
+	}
+	if h.refresh <= 0 {
+		h.refresh = DefaultRefresh
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	return h
+}
+
+// Run is the refresh loop: one read at once, then one per interval, each pushed to every
+// session, until ctx is done. A read a session asked for meanwhile is joined, not repeated.
+func (h *Hub) Run(ctx context.Context) {
+	t := time.NewTicker(h.refresh)
+	defer t.Stop()
+	for {
+		h.load(ctx, 0)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Cached is the newest good workbook, nil before the first good read.
+func (h *Hub) Cached() *tui.Prepared {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cache
+}
+
+// load returns a read of the sheet no older than maxAge that has seen every write so far:
+// the cache when it is, the read in flight when one started after the last write, else one
+// real read. Every real read's result is pushed to every session. An error comes back as a
+// Prepared carrying it (sessions show it as a failed refresh).
+func (h *Hub) load(ctx context.Context, maxAge time.Duration) *tui.Prepared {
+	h.mu.Lock()
+	if h.cache != nil && maxAge > 0 && h.cacheGen > h.writeGen && h.now().Sub(h.cachedAt) < maxAge {
+		p := h.cache
+		h.mu.Unlock()
+		return p
+	}
+	f := h.flight
+	if f == nil || f.gen < h.writeGen {
+		h.gen++
+		f = &flight{gen: h.gen, done: make(chan struct{})}
+		h.flight = f
+		go h.read(f)
+	}
+	h.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.p
+	case <-ctx.Done():
+		return tui.Prepare(nil, ctx.Err())
+	}
+}
+
+// read is one real Load, prepared once, cached and pushed to everyone, unless a write landed
+// since it started (the read after that write is the one to show).
+func (h *Hub) read(f *flight) {
+	ctx, cancel := context.WithTimeout(h.ctx, loadTimeout)
+	wb, err := h.store.Load(ctx)
+	cancel()
+	if err != nil {
+		h.log.Warn("reading the sheet failed", "err", err)
+	}
+	f.p = tui.Prepare(wb, err)
+	h.mu.Lock()
+	if h.flight == f {
+		h.flight = nil
+	}
+	if f.gen > h.writeGen && f.gen > h.pushed {
+		h.pushed = f.gen
+		if err == nil {
+			h.cache, h.cacheGen, h.cachedAt = f.p, f.gen, h.now()
+		}
+		for s := range h.sessions {
+			s.push(f.p)
+		}
+	}
+	h.mu.Unlock()
+	close(f.done)
+}
+
+// wrote records that a write landed: reads started before it no longer count as fresh.
+func (h *Hub) wrote() {
+	h.mu.Lock()
+	h.gen++
+	h.writeGen = h.gen
+	h.mu.Unlock()
+}
+
+// Sessions is how many sessions are open.
+func (h *Hub) Sessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// tabKey is how tabs are told apart (Sheets titles are unique regardless of case).
+func tabKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }

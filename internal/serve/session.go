@@ -1,0 +1,298 @@
+// A session: one person's store and replayer over the hub, where their role is enforced
+// before anything is sent, and the channel the hub pushes workbooks to.
+
+package serve
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/tui"
+)
+
+// Session is one person's share of the hub: what their TUI reads, writes and replays
+// through, and the workbooks pushed to it. Close it when the session ends.
+type Session struct {
+	// Store reads through the hub (a refresh by anyone serves everyone) and writes through
+	// the hub's store as this person, after checking their role.
+	Store tui.Store
+	// Replayer replays through the hub's replayer as this person, after checking their role
+	// and that nobody else replays the same tab; nil when the hub has no replayer.
+	Replayer tui.Replayer
+	// Updates receives every workbook the hub reads; it holds the newest only, so a slow
+	// session skips intermediate ones. It starts with the hub's cached workbook, if any, and
+	// is closed by Close.
+	Updates <-chan *tui.Prepared
+	// Identity is who this is, for the header: "alice · operator".
+	Identity string
+	// ReadOnlyWhy says why the session can't write, "" when it can.
+	ReadOnlyWhy string
+
+	s *session
+}
+
+// session is the hub's side of a Session.
+type session struct {
+	h    *Hub
+	u    User
+	ch   chan *tui.Prepared
+	once sync.Once
+}
+
+// Session opens a session for u: its store, replayer and updates channel.
+func (h *Hub) Session(u User) *Session {
+	s := &session{h: h, u: u, ch: make(chan *tui.Prepared, 1)}
+	h.mu.Lock()
+	h.sessions[s] = struct{}{}
+	if h.cache != nil {
+		s.ch <- h.cache // the first screen at once, without a read of its own
+	}
+	h.mu.Unlock()
+	out := &Session{
+		Store:    &sessionStore{s: s},
+		Updates:  s.ch,
+		Identity: u.Name + " · " + string(u.Access),
+		s:        s,
+	}
+	if h.replayer != nil {
+		out.Replayer = &sessionReplayer{s: s}
+	}
+	switch {
+	case !u.Access.CanWrite():
+		out.ReadOnlyWhy = u.Name + " is a " + string(u.Access)
+	case h.store.ReadOnly():
+		out.ReadOnlyWhy = "the server opened the sheet read-only"
+	}
+	return out
+}
+
+// Options fills in base the parts of a TUI's options that come from the session: its store,
+// replayer, updates, identity; no refresh of its own (the hub refreshes for everyone) and no
+// Initial (the first push is the first screen).
+func (s *Session) Options(base tui.Options) tui.Options {
+	base.Store = s.Store
+	if s.Replayer != nil {
+		base.Replayer = s.Replayer
+	}
+	base.Updates = s.Updates
+	base.Identity = s.Identity
+	base.ReadOnlyWhy = s.ReadOnlyWhy
+	base.Refresh = 0
+	base.Initial = nil
+	return base
+}
+
+// Close ends the session: the hub stops pushing to it and its Updates channel closes. It
+// can be called more than once.
+func (s *Session) Close() {
+	s.s.once.Do(func() {
+		h := s.s.h
+		h.mu.Lock()
+		delete(h.sessions, s.s)
+		close(s.s.ch)
+		h.mu.Unlock()
+	})
+}
+
+// push hands p to the session without waiting: a workbook it hasn't taken yet is replaced
+// by the newer one. Called with h.mu held (so never after Close, and one pusher at a time).
+func (s *session) push(p *tui.Prepared) {
+	select {
+	case <-s.ch:
+	default:
+	}
+	s.ch <- p
+}
+
+// sessionStore is a session's tui.Store.
+type sessionStore struct{ s *session }
+
+var _ tui.PreparedLoader = (*sessionStore)(nil)
+
+// Load is a refresh asked for by this person: the read in flight or a cache younger than
+// freshFor (and newer than every write), else one real read, pushed to every session.
+func (st *sessionStore) Load(ctx context.Context) (*model.Workbook, error) {
+	p, err := st.LoadPrepared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.Workbook(), nil
+}
+
+// LoadPrepared is Load already prepared for display (shared with every session).
+func (st *sessionStore) LoadPrepared(ctx context.Context) (*tui.Prepared, error) {
+	p := st.s.h.load(ctx, freshFor)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ReadOnly is the hub's store's read-only, or a role that writes nothing.
+func (st *sessionStore) ReadOnly() bool {
+	return st.s.h.store.ReadOnly() || !st.s.u.Access.CanWrite()
+}
+
+// Apply checks every edit against the person's role first and refuses the whole batch,
+// sending nothing, if one isn't theirs to make; else writes through the hub's store as this
+// person (triaged_by), then reads the sheet once and pushes it to every session, so the
+// change shows everywhere at once.
+func (st *sessionStore) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
+	h, u := st.s.h, st.s.u
+	op := fmt.Sprintf("write %d edit%s", len(edits), model.Plural(len(edits), "", "s"))
+	for _, e := range edits {
+		if why := u.Access.Check(e); why != "" {
+			h.log.Warn("refused", "who", u.Name, "role", string(u.Access), "key", u.Key, "tab", e.Tab, "ids", editIDs(edits), "why", why)
+			return model.ApplyResult{}, fmt.Errorf("%s: %w; nothing was written", op, &model.AccessError{Who: u.Name, Role: u.Access, Why: why})
+		}
+	}
+	res, err := h.store.Apply(sheets.WithActor(ctx, u.Name), edits)
+	if err != nil {
+		h.log.Error("write failed", "who", u.Name, "tab", editTab(edits), "ids", editIDs(edits), "err", err)
+	}
+	for _, a := range res.Applied {
+		for _, f := range setFields(a.Edit) {
+			h.log.Info("change", "who", u.Name, "tab", a.Edit.Tab, "id", a.Edit.ID, "row", a.Row,
+				"field", string(f), "old", a.Edit.Expect[f], "new", a.Edit.Set[f])
+		}
+	}
+	for _, c := range res.Conflicts {
+		h.log.Info("conflict", "who", u.Name, "tab", c.Edit.Tab, "id", c.Edit.ID, "why", c.String())
+	}
+	for _, e := range res.Missing {
+		h.log.Info("gone", "who", u.Name, "tab", e.Tab, "id", e.ID)
+	}
+	// Even a failed write may have landed: everyone reads the sheet as it is now.
+	h.wrote()
+	h.load(ctx, 0)
+	return res, err
+}
+
+// setFields are the fields an edit writes, in order, one log line each.
+func setFields(e model.Edit) []model.Field {
+	fields := make([]model.Field, 0, len(e.Set))
+	for f := range e.Set {
+		fields = append(fields, f)
+	}
+	slices.Sort(fields)
+	return fields
+}
+
+// editIDs lists the edits' IDs for a log line.
+func editIDs(edits []model.Edit) string {
+	ids := make([]string, len(edits))
+	for i, e := range edits {
+		ids[i] = e.ID
+	}
+	return strings.Join(ids, ",")
+}
+
+// editTab is the edits' tab (a TUI write is one tab's).
+func editTab(edits []model.Edit) string {
+	if len(edits) == 0 {
+		return ""
+	}
+	return edits[0].Tab
+}
+
+// tabRun is a replay in progress on a tab: who started it and how far it is.
+type tabRun struct {
+	who, tab    string
+	done, total int
+}
+
+// String is how another person is told about it: "alice is replaying failed_calls 37/120".
+func (r *tabRun) String() string {
+	return fmt.Sprintf("%s is replaying %s %d/%d", r.who, r.tab, r.done, r.total)
+}
+
+// sessionReplayer is a session's tui.Replayer: the person's role and one run per tab across
+// sessions are checked before anything is sent.
+type sessionReplayer struct{ s *session }
+
+// refusal is why this person can't replay tab now, "" when they can.
+func (r *sessionReplayer) refusal(tab string) string {
+	u := r.s.u
+	if !u.Access.CanReplay() {
+		return (&model.AccessError{Who: u.Name, Role: u.Access, Why: "replays are an operator's"}).Error()
+	}
+	h := r.s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if run := h.runs[tabKey(tab)]; run != nil {
+		return run.String() + "; try again when it ends"
+	}
+	return ""
+}
+
+// Plan is the hub replayer's plan, or every row refused with the reason this person can't
+// replay now (the confirm dialog says it, and offers nothing to confirm).
+func (r *sessionReplayer) Plan(t *model.Table, recs []*model.Record) model.ReplayPlan {
+	if why := r.refusal(t.Config.Name); why != "" {
+		return model.ReplayPlan{Refused: refuseAll(recs, why)}
+	}
+	return r.s.h.replayer.Plan(t, recs)
+}
+
+// Replay runs the hub's replayer as this person (the write-back's triaged_by) if their role
+// allows and nobody replays the tab; else every row is refused with why, nothing sent. When
+// the run ends, the sheet is read and pushed to everyone (the outcomes it wrote back).
+func (r *sessionReplayer) Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(model.ReplayEvent)) model.ReplaySummary {
+	h, u := r.s.h, r.s.u
+	refuse := func(why string) model.ReplaySummary {
+		h.log.Warn("replay refused", "who", u.Name, "role", string(u.Access), "key", u.Key, "tab", t.Config.Name, "rows", len(recs), "why", why)
+		sum := model.ReplaySummary{Counts: map[model.RowState]int{}, Refused: refuseAll(recs, why)}
+		sum.Counts[model.StateRefused] = len(sum.Refused)
+		return sum
+	}
+	if !u.Access.CanReplay() {
+		return refuse(r.refusal(t.Config.Name))
+	}
+	run := &tabRun{who: u.Name, tab: t.Config.Name, total: len(recs)}
+	key := tabKey(t.Config.Name)
+	h.mu.Lock()
+	if other := h.runs[key]; other != nil {
+		why := other.String() + "; try again when it ends"
+		h.mu.Unlock()
+		return refuse(why)
+	}
+	h.runs[key] = run
+	h.mu.Unlock()
+	h.log.Info("replay started", "who", u.Name, "tab", t.Config.Name, "rows", len(recs))
+	defer func() {
+		h.mu.Lock()
+		delete(h.runs, key)
+		h.mu.Unlock()
+		h.wrote()
+		h.load(h.ctx, 0)
+	}()
+	sum := h.replayer.Replay(sheets.WithActor(ctx, u.Name), t, recs, func(ev model.ReplayEvent) {
+		h.mu.Lock()
+		run.done, run.total = ev.Done, ev.Total
+		h.mu.Unlock()
+		if progress != nil {
+			progress(ev)
+		}
+	})
+	h.log.Info("replay ended", "who", u.Name, "tab", t.Config.Name, "counts", fmt.Sprint(sum.Counts), "halted", sum.Halted != nil, "cancelled", sum.Cancelled)
+	for _, row := range sum.Rows {
+		h.log.Info("replayed", "who", u.Name, "tab", t.Config.Name, "id", row.ID, "row", row.Row, "state", string(row.State), "detail", row.Detail)
+	}
+	return sum
+}
+
+// refuseAll refuses every record with the same reason.
+func refuseAll(recs []*model.Record, why string) []model.Refusal {
+	out := make([]model.Refusal, 0, len(recs))
+	for _, rec := range recs {
+		if rec != nil {
+			out = append(out, model.Refusal{ID: rec.ID, Row: rec.Row, Reason: why})
+		}
+	}
+	return out
+}
