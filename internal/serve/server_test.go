@@ -18,8 +18,8 @@ import (
 
 	"charm.land/wish/v2/testsession"
 	gossh "golang.org/x/crypto/ssh"
-	sheetsapi "google.golang.org/api/sheets/v4"
 	"google.golang.org/api/option"
+	sheetsapi "google.golang.org/api/sheets/v4"
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/demo"
