@@ -357,6 +357,9 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		// and the TUI sees only the variables that describe the terminal.
 		tea.WithInput(idle),
 		tea.WithEnvironment(env),
+		// The process's signals are the server's (SIGTERM is a shutdown, which quits each
+		// TUI in turn), not each session's.
+		tea.WithoutSignalHandler(),
 	)
 	p := tea.NewProgram(m, popts...)
 	se.mu.Lock()
