@@ -59,6 +59,7 @@ const (
 	msgFullFormat    = "triage: the server is full (%d sessions); try again later"
 	msgIdleFormat    = "triage: no input for %s; the session is closed"
 	msgNotListed     = "triage: your key is no longer listed; ask the server's admin"
+	msgAccessChanged = "triage: your access changed; connect again"
 )
 
 // Server serves the TUI over SSH. Build it with New, run it with ListenAndServe or Serve.
@@ -82,6 +83,8 @@ type Server struct {
 // session is one open session, for the limit and for shutdown.
 type session struct {
 	user User
+	meta connMeta      // the login, for Reload to identify the session again
+	key  ssh.PublicKey // the key (or certificate) that logged in
 	mu   sync.Mutex
 	prog *tea.Program
 	tui  *tui.Model
@@ -165,11 +168,24 @@ func New(set Settings, factory Factory, log *slog.Logger) (*Server, error) {
 // Fingerprint is the host key's SHA256 fingerprint, what users compare on first connect.
 func (s *Server) Fingerprint() string { return gossh.FingerprintSHA256(s.signer.PublicKey()) }
 
-// Reload replaces who may connect (on SIGHUP, after the config was read again). Open
-// sessions keep the role they connected with; the next connection gets the new one.
+// Reload replaces who may connect (on SIGHUP, after the config was read again). An open
+// session whose key is no longer let in, or whose role changed, is ended (its person may
+// connect again, with the new role): removing someone takes effect at once.
 func (s *Server) Reload(auth *config.ServeAuth) {
+	s.mu.Lock()
 	s.auth.Store(auth)
-	s.log.Info("users reloaded", "keys", len(auth.Keys), "users", len(auth.Users), "cas", len(auth.CAs))
+	var changed []*session
+	for se := range s.sessions {
+		if u, why := identify(auth, se.meta, se.key, s.now()); why != "" || u != se.user {
+			changed = append(changed, se)
+		}
+	}
+	s.mu.Unlock()
+	s.log.Info("users reloaded", "keys", len(auth.Keys), "users", len(auth.Users), "cas", len(auth.CAs), "sessions_ended", len(changed))
+	for _, se := range changed {
+		s.log.Info("ending a session: access changed", "user", se.user.Name, "role", string(se.user.Access), "key", se.user.Key)
+		se.stop(msgAccessChanged)
+	}
 }
 
 // ListenAndServe listens on Settings.Addr and serves until ctx ends (then shuts down).
@@ -281,7 +297,7 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 			_ = sess.Exit(1)
 			return
 		}
-		se := &session{user: u}
+		se := &session{user: u, meta: meta, key: sess.PublicKey()}
 		if full := s.admit(se); full != "" {
 			log.Warn("refused: "+full, "max_sessions", s.set.MaxSessions)
 			sayLine(sess, full)
@@ -318,6 +334,11 @@ func (s *Server) admit(se *session) string {
 		return msgShutdown
 	case len(s.sessions) >= s.set.MaxSessions:
 		return fmt.Sprintf(msgFullFormat, s.set.MaxSessions)
+	}
+	// Again under the lock Reload holds, so a reload between the gate's check and here
+	// can't let the old access in.
+	if u, why := identify(s.auth.Load(), se.meta, se.key, s.now()); why != "" || u != se.user {
+		return msgAccessChanged
 	}
 	s.sessions[se] = struct{}{}
 	s.done.Add(1)

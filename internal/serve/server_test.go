@@ -522,17 +522,22 @@ func TestShutdownSaysGoodbye(t *testing.T) {
 	}
 }
 
-// TestReloadChangesWhoGetsIn: after Reload, a newly listed key gets in and a removed one
-// is refused.
+// TestReloadChangesWhoGetsIn: after Reload, a newly listed key gets in, a removed one is
+// refused, and the removed person's open session is ended.
 func TestReloadChangesWhoGetsIn(t *testing.T) {
 	alice, carol := newSigner(t), newSigner(t)
 	f := startServer(t, alice, nil, nil)
 	if _, err := testsession.NewClientSession(t, f.addr, clientConfig("carol", carol)); err == nil {
 		t.Fatal("carol got in before she was listed")
 	}
+	open, out, _ := f.terminal(t, "alice", alice, "xterm")
+	out.waitFor(t, "Acme Studio")
+	f.nextCall(t)
 	f.srv.Reload(&config.ServeAuth{Keys: map[string]config.ServeIdentity{
 		gossh.FingerprintSHA256(carol.PublicKey()): {Name: "carol", Access: model.AccessTriager},
 	}})
+	out.waitFor(t, "triage: your access changed; connect again")
+	_ = waitEnd(t, open)
 	sess, _, _ := f.terminal(t, "carol", carol, "xterm")
 	if c := f.nextCall(t); c.user.Name != "carol" || c.user.Access != model.AccessTriager {
 		t.Errorf("after reload: %+v", c.user)
