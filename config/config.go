@@ -34,11 +34,14 @@ type Config struct {
 	Sources     map[string]SourceSection `toml:"sources"`
 	// Keys rebinds actions: `quit = ["q", "ctrl+c"]`.
 	Keys map[string][]string `toml:"keys"`
+	// Serve is `[serve]`: `triage serve`, the TUI for a team over SSH (DESIGN §9).
+	Serve ServeSection `toml:"serve"`
 	// Warnings are problems that Load let through (see Problem.Warning).
 	Warnings []Problem `toml:"-"`
 
 	path  string
 	lines lineIndex
+	text  []string // the file's lines, to find an entry inside a multi-line array
 }
 
 // TabSection is `[tabs.<role>]`.
@@ -173,6 +176,7 @@ func Check(path string) ([]Problem, error) {
 // Parse decodes and checks config text, returning every problem found (not just the first).
 func Parse(data []byte) (*Config, []Problem) {
 	lines := indexLines(data)
+	text := strings.Split(string(data), "\n")
 	var probs []Problem
 	var c *Config
 	var md toml.MetaData
@@ -180,7 +184,7 @@ func Parse(data []byte) (*Config, []Problem) {
 	// still report every problem, each such line is reported, blanked (keeping the line
 	// numbers) and the file decoded again.
 	for attempt := 0; ; attempt++ {
-		c = &Config{lines: lines}
+		c = &Config{lines: lines, text: text}
 		var err error
 		md, err = toml.NewDecoder(bytes.NewReader(data)).Decode(c)
 		if err == nil {
@@ -239,6 +243,7 @@ func (c *Config) check() []Problem {
 	for _, name := range sortedKeys(c.Sources) {
 		located(CheckSource(name, c.Sources[name]))
 	}
+	probs = append(probs, c.checkServe()...)
 	return probs
 }
 
@@ -403,6 +408,13 @@ func indexLines(data []byte) lineIndex {
 			if _, ok := idx[table]; !ok {
 				idx[table] = n
 			}
+			// A quoted part may hold escapes ([serve.users."eve\u001b"]): index the name
+			// as TOML reads it too, so a problem about it finds its line.
+			if k, ok := decodedTable(name); ok {
+				if _, seen := idx[k]; !seen {
+					idx[k] = n
+				}
+			}
 			continue
 		}
 		k, _, ok := strings.Cut(line, "=")
@@ -418,6 +430,27 @@ func indexLines(data []byte) lineIndex {
 		}
 	}
 	return idx
+}
+
+// decodedTable is a table header's dotted name as TOML decodes it, when it has a quoted part.
+func decodedTable(name string) (string, bool) {
+	if !strings.ContainsAny(name, `"'`) {
+		return "", false
+	}
+	var m map[string]any
+	if _, err := toml.Decode("["+name+"]", &m); err != nil {
+		return "", false
+	}
+	var parts []string
+	for len(m) == 1 {
+		var next map[string]any
+		for k, v := range m {
+			parts = append(parts, k)
+			next, _ = v.(map[string]any)
+		}
+		m = next
+	}
+	return strings.Join(parts, "."), len(parts) > 0
 }
 
 // lineOf finds a key's line, falling back to its nearest enclosing table.

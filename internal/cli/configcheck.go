@@ -53,6 +53,7 @@ func runConfigCheck(g *globals, e *env) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	probs = append(probs, keyProblems(path)...)
+	probs = append(probs, serveProblems(path, e.vars().home)...)
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	if len(probs) == 0 {
 		fmt.Fprintf(e.stdout, "%s: ok\n", path)
@@ -90,5 +91,16 @@ func keyProblems(path string) []config.Problem {
 	for _, c := range km.Conflicts() {
 		probs = append(probs, config.Problem{Line: cfg.Line("keys"), Msg: c})
 	}
+	return probs
+}
+
+// serveProblems checks the files [serve] names (authorized_keys, trusted_user_ca) as
+// `triage serve` reads them at startup and on SIGHUP: the same function, Config.ServeAuth.
+func serveProblems(path, home string) []config.Problem {
+	cfg, _ := config.Load(path, true)
+	if cfg == nil {
+		return nil
+	}
+	_, probs := cfg.ServeAuth(home)
 	return probs
 }

@@ -106,6 +106,7 @@ Exit codes: 0 ok; 1 some rows not done (rejected, deferred, conflict, unknown ID
 		newInitCmd(g, e),
 		newAuthCmd(g, e),
 		newConfigCmd(g, e),
+		newServeCmd(g, e),
 		newVersionCmd(e),
 		newManCmd(),
 	)

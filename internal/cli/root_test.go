@@ -22,6 +22,7 @@ var helpCommands = [][]string{
 	{"clear-error"},
 	{"requeue-stale"},
 	{"replay"},
+	{"serve"},
 	{"init"},
 	{"auth"},
 	{"auth", "login"},

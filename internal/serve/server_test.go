@@ -1,0 +1,565 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"charm.land/wish/v2/testsession"
+	gossh "golang.org/x/crypto/ssh"
+	"google.golang.org/api/option"
+	sheetsapi "google.golang.org/api/sheets/v4"
+
+	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/internal/demo"
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/tui"
+)
+
+// wait is how long a test waits for something that should happen at once.
+const wait = 3 * time.Second
+
+// syncBuffer is a bytes.Buffer that a session's output and the test can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// waitFor waits until the buffer holds want, failing with what it holds.
+func (b *syncBuffer) waitFor(t *testing.T, want string) {
+	t.Helper()
+	if !sheetstest.Poll(wait, func() bool { return strings.Contains(b.String(), want) }) {
+		t.Fatalf("no %q within %s; got:\n%q", want, wait, tail(b.String()))
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "…" + s[len(s)-2000:]
+	}
+	return s
+}
+
+// newSigner is a fresh ed25519 key.
+func newSigner(t *testing.T) gossh.Signer {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// call is one factory call: who, and the environment the TUI got.
+type call struct {
+	user User
+	env  []string
+}
+
+// fixture is a running server whose sessions get a real TUI over a real sheets.Store on
+// the Sheets emulator (the demo workbook).
+type fixture struct {
+	srv    *Server
+	addr   string
+	calls  chan call
+	ended  chan string // a session's end func ran (the user's name)
+	logs   *syncBuffer
+	cancel context.CancelFunc
+	served chan error
+}
+
+// startServer runs a server with alice (operator) and bob (viewer) listed, set adjusting it.
+func startServer(t *testing.T, alice, bob gossh.Signer, set func(*Settings)) *fixture {
+	t.Helper()
+	emu := sheetstest.New()
+	wb, err := demo.Workbook(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu.AddWorkbook(wb)
+	hs := httptest.NewServer(emu)
+	t.Cleanup(hs.Close)
+	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(hs.URL+"/"), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: demo.Tabs()})
+
+	auth := &config.ServeAuth{Keys: map[string]config.ServeIdentity{}, Users: map[string]model.Access{"alice": model.AccessOperator, "bob": model.AccessViewer}}
+	if alice != nil {
+		auth.Keys[gossh.FingerprintSHA256(alice.PublicKey())] = config.ServeIdentity{Name: "alice", Access: model.AccessOperator}
+	}
+	if bob != nil {
+		auth.Keys[gossh.FingerprintSHA256(bob.PublicKey())] = config.ServeIdentity{Name: "bob", Access: model.AccessViewer}
+	}
+	s := Settings{Addr: "127.0.0.1:0", HostKeyPath: filepath.Join(t.TempDir(), "state", "host_key"), MaxSessions: 4, IdleTimeout: time.Minute, MaxAuthFailures: 10, ShutdownGrace: 2 * time.Second, Auth: auth}
+	if set != nil {
+		set(&s)
+	}
+	f := &fixture{calls: make(chan call, 16), ended: make(chan string, 16), logs: &syncBuffer{}, served: make(chan error, 1)}
+	log := slog.New(slog.NewTextHandler(f.logs, nil))
+	srv, err := New(s, func(u User, env []string) (tui.Options, func()) {
+		f.calls <- call{u, env}
+		return tui.Options{Store: store, SpreadsheetID: wb.SpreadsheetID}, func() { f.ended <- u.Name }
+	}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = srv
+	l, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addr = l.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	go func() { f.served <- srv.Serve(ctx, l) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-f.served:
+		case <-time.After(5 * time.Second):
+			t.Error("the server did not stop within 5s")
+		}
+	})
+	return f
+}
+
+// clientConfig logs in as login with the given key (or certificate) signer.
+func clientConfig(login string, key gossh.Signer) *gossh.ClientConfig {
+	return &gossh.ClientConfig{User: login, Auth: []gossh.AuthMethod{gossh.PublicKeys(key)}, Timeout: wait}
+}
+
+// terminal opens a session with a pty (80x24, term) and a shell, returning its output.
+func (f *fixture) terminal(t *testing.T, login string, key gossh.Signer, term string) (*gossh.Session, *syncBuffer, func(string)) {
+	t.Helper()
+	sess, err := testsession.NewClientSession(t, f.addr, clientConfig(login, key))
+	if err != nil {
+		t.Fatalf("connect as %s: %v", login, err)
+	}
+	out := &syncBuffer{}
+	sess.Stdout, sess.Stderr = out, out
+	in, err := sess.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.RequestPty(term, 24, 80, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	return sess, out, func(s string) { _, _ = in.Write([]byte(s)) }
+}
+
+func (f *fixture) nextCall(t *testing.T) call {
+	t.Helper()
+	select {
+	case c := <-f.calls:
+		return c
+	case <-time.After(wait):
+		t.Fatal("the factory was not called")
+	}
+	return call{}
+}
+
+// waitEnd waits for a client session to end.
+func waitEnd(t *testing.T, sess *gossh.Session) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- sess.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(wait):
+		t.Fatal("the session did not end")
+	}
+	return nil
+}
+
+// TestListedKeyGetsTheTUI: a listed key gets a session: the factory is called with that
+// person (name, role, key fingerprint) and a filtered environment, the TUI draws, quitting
+// ends the session, runs the factory's end func and logs the person's disconnect.
+func TestListedKeyGetsTheTUI(t *testing.T) {
+	alice, bob := newSigner(t), newSigner(t)
+	f := startServer(t, alice, bob, nil)
+	sess, err := testsession.NewClientSession(t, f.addr, clientConfig("whatever", bob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// EDITOR is the client's machine's; running it here would run the client's command.
+	_ = sess.Setenv("EDITOR", "sh -c evil")
+	_ = sess.Setenv("NO_COLOR", "1")
+	out := &syncBuffer{}
+	sess.Stdout, sess.Stderr = out, out
+	in, _ := sess.StdinPipe()
+	if err := sess.RequestPty("xterm-256color", 24, 80, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	c := f.nextCall(t)
+	want := User{Name: "bob", Access: model.AccessViewer, Key: gossh.FingerprintSHA256(bob.PublicKey())}
+	if c.user != want {
+		t.Errorf("factory got %+v, want %+v (the key decides, not the login name)", c.user, want)
+	}
+	env := strings.Join(c.env, " ")
+	if !strings.Contains(env, "TERM=xterm-256color") || strings.Contains(env, "EDITOR") {
+		t.Errorf("environment = %q: want the pty's TERM and no EDITOR", env)
+	}
+	if !strings.Contains(env, "NO_COLOR=1") {
+		t.Errorf("environment = %q: want NO_COLOR (it describes the terminal)", env)
+	}
+	out.waitFor(t, "Acme Studio")
+	f.logs.waitFor(t, "msg=connect user=bob role=viewer")
+	_, _ = in.Write([]byte("q"))
+	_ = waitEnd(t, sess)
+	select {
+	case name := <-f.ended:
+		if name != "bob" {
+			t.Errorf("end func ran for %q", name)
+		}
+	case <-time.After(wait):
+		t.Error("the factory's end func did not run")
+	}
+	f.logs.waitFor(t, "msg=disconnect user=bob role=viewer key="+want.Key)
+}
+
+// TestUnlistedKeyIsRefused: a key nobody listed never gets a session (the client's auth
+// fails: "Permission denied (publickey)" in OpenSSH's words) and the refusal is logged.
+func TestUnlistedKeyIsRefused(t *testing.T) {
+	f := startServer(t, newSigner(t), nil, nil)
+	stranger := newSigner(t)
+	_, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", stranger))
+	if err == nil || !strings.Contains(err.Error(), "unable to authenticate") || !strings.Contains(err.Error(), "[none publickey]") {
+		t.Fatalf("an unlisted key: err = %v, want an auth failure offering only publickey", err)
+	}
+	select {
+	case c := <-f.calls:
+		t.Fatalf("the factory was called for %+v", c.user)
+	default:
+	}
+	f.logs.waitFor(t, "msg=\"auth refused\" login=alice key="+gossh.FingerprintSHA256(stranger.PublicKey()))
+}
+
+// signCert is a user certificate for key, signed by ca, for principals, valid from..to.
+func signCert(t *testing.T, ca, key gossh.Signer, principals []string, from, to time.Time) gossh.Signer {
+	t.Helper()
+	cert := &gossh.Certificate{
+		Key: key.PublicKey(), CertType: gossh.UserCert, KeyId: "test", ValidPrincipals: principals,
+		ValidAfter: uint64(from.Unix()), ValidBefore: uint64(to.Unix()),
+		Permissions: gossh.Permissions{Extensions: map[string]string{"permit-pty": ""}},
+	}
+	if err := cert.SignCert(rand.Reader, ca); err != nil {
+		t.Fatal(err)
+	}
+	s, err := gossh.NewCertSigner(cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestCertificates: a certificate from the trusted CA for the login name of a configured
+// user gets in as that user; another CA's, an expired one, one for another principal and
+// one for a name that is no configured user are refused.
+func TestCertificates(t *testing.T) {
+	ca, otherCA := newSigner(t), newSigner(t)
+	f := startServer(t, nil, nil, func(s *Settings) { s.Auth.CAs = []gossh.PublicKey{ca.PublicKey()} })
+	now := time.Now()
+	key := newSigner(t)
+
+	good := signCert(t, ca, key, []string{"alice"}, now.Add(-time.Hour), now.Add(time.Hour))
+	sess, _, _ := f.terminal(t, "alice", good, "xterm")
+	c := f.nextCall(t)
+	if want := (User{Name: "alice", Access: model.AccessOperator, Key: gossh.FingerprintSHA256(key.PublicKey())}); c.user != want {
+		t.Errorf("certificate user = %+v, want %+v", c.user, want)
+	}
+	_ = sess.Close()
+
+	refused := []struct {
+		name  string
+		login string
+		cert  gossh.Signer
+	}{
+		{"another CA", "alice", signCert(t, otherCA, key, []string{"alice"}, now.Add(-time.Hour), now.Add(time.Hour))},
+		{"expired", "alice", signCert(t, ca, key, []string{"alice"}, now.Add(-2*time.Hour), now.Add(-time.Hour))},
+		{"another principal", "alice", signCert(t, ca, key, []string{"bob"}, now.Add(-time.Hour), now.Add(time.Hour))},
+		{"not a configured user", "mallory", signCert(t, ca, key, []string{"mallory"}, now.Add(-time.Hour), now.Add(time.Hour))},
+	}
+	for _, r := range refused {
+		if _, err := testsession.NewClientSession(t, f.addr, clientConfig(r.login, r.cert)); err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
+			t.Errorf("%s: err = %v, want refused", r.name, err)
+		}
+	}
+	select {
+	case c := <-f.calls:
+		t.Errorf("a refused certificate got a session: %+v", c.user)
+	default:
+	}
+}
+
+// TestMaxSessions: with max_sessions open, the next one gets the one line and is closed;
+// when one ends, there is room again.
+func TestMaxSessions(t *testing.T) {
+	alice := newSigner(t)
+	f := startServer(t, alice, nil, func(s *Settings) { s.MaxSessions = 2 })
+	s1, o1, _ := f.terminal(t, "alice", alice, "xterm")
+	_, o2, _ := f.terminal(t, "alice", alice, "xterm")
+	o1.waitFor(t, "Acme Studio")
+	o2.waitFor(t, "Acme Studio")
+	s3, o3, _ := f.terminal(t, "alice", alice, "xterm")
+	o3.waitFor(t, "triage: the server is full (2 sessions); try again later")
+	var exit *gossh.ExitError
+	if err := waitEnd(t, s3); !errors.As(err, &exit) || exit.ExitStatus() != 1 {
+		t.Errorf("the refused session ends with %v, want exit status 1", err)
+	}
+	if strings.Contains(o3.String(), "Acme Studio") {
+		t.Error("the session over the limit got a screen")
+	}
+	_ = s1.Close()
+	_ = waitEnd(t, s1)
+	<-f.ended
+	_, o4, _ := f.terminal(t, "alice", alice, "xterm")
+	o4.waitFor(t, "Acme Studio")
+}
+
+// TestIdleTimeoutClosesASilentSession: a session that sends nothing for idle_timeout is
+// told so and closed, though the TUI keeps drawing.
+func TestIdleTimeoutClosesASilentSession(t *testing.T) {
+	alice := newSigner(t)
+	f := startServer(t, alice, nil, func(s *Settings) { s.IdleTimeout = 400 * time.Millisecond })
+	start := time.Now()
+	sess, out, _ := f.terminal(t, "alice", alice, "xterm")
+	out.waitFor(t, "triage: no input for 400ms; the session is closed")
+	_ = waitEnd(t, sess)
+	if d := time.Since(start); d < 400*time.Millisecond {
+		t.Errorf("closed after %s, before the idle timeout", d)
+	}
+	f.logs.waitFor(t, "reason=\"triage: no input for 400ms")
+
+	// Typing keeps a session open past the timeout.
+	sess, out, typeKeys := f.terminal(t, "alice", alice, "xterm")
+	out.waitFor(t, "Acme Studio")
+	for range 8 {
+		time.Sleep(100 * time.Millisecond)
+		typeKeys("j")
+	}
+	if strings.Contains(out.String(), "no input for") {
+		t.Error("a session with input was closed as idle")
+	}
+	_ = sess.Close()
+}
+
+// TestAuthFailureLimit: after max_auth_failures refused keys from one address, that address
+// is refused even with a listed key (logged once); another address still gets in, and so
+// does the first once its window is over.
+func TestAuthFailureLimit(t *testing.T) {
+	alice := newSigner(t)
+	clock := struct {
+		sync.Mutex
+		t time.Time
+	}{t: time.Now()}
+	f := startServer(t, alice, nil, func(s *Settings) { s.MaxAuthFailures = 3 })
+	f.srv.now = func() time.Time { clock.Lock(); defer clock.Unlock(); return clock.t }
+	stranger := newSigner(t)
+	for i := range 3 {
+		if _, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", stranger)); err == nil {
+			t.Fatalf("attempt %d: a stranger got in", i+1)
+		}
+	}
+	if _, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", alice)); err == nil {
+		t.Fatal("a listed key got in from an address over its failure limit")
+	}
+	if _, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", stranger)); err == nil {
+		t.Fatal("a stranger got in")
+	}
+	if n := strings.Count(f.logs.String(), "too many auth failures"); n != 1 {
+		t.Errorf("the limit was logged %d times, want once:\n%s", n, f.logs.String())
+	}
+
+	// Another address (127.0.0.2 is loopback too) is not affected.
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: wait}
+	conn, err := d.Dial("tcp", f.addr)
+	if err != nil {
+		t.Skipf("can't dial from 127.0.0.2: %v", err)
+	}
+	cc, _, _, err := gossh.NewClientConn(conn, f.addr, &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(alice)}, HostKeyCallback: gossh.InsecureIgnoreHostKey()})
+	if err != nil {
+		t.Fatalf("another address is refused: %v", err)
+	}
+	_ = cc.Close()
+
+	// The window ends: the first address may try again.
+	clock.Lock()
+	clock.t = clock.t.Add(config.AuthFailureWindow)
+	clock.Unlock()
+	sess, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", alice))
+	if err != nil {
+		t.Fatalf("after the window: %v", err)
+	}
+	_ = sess.Close()
+}
+
+// TestNoPtyGetsOneLine: a session without a terminal (ssh -T) gets the one line and exit 1,
+// and no TUI.
+func TestNoPtyGetsOneLine(t *testing.T) {
+	alice := newSigner(t)
+	f := startServer(t, alice, nil, nil)
+	sess, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", alice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr syncBuffer
+	sess.Stdout, sess.Stderr = &stdout, &stderr
+	err = sess.Run("")
+	var exit *gossh.ExitError
+	if !errors.As(err, &exit) || exit.ExitStatus() != 1 {
+		t.Errorf("no pty: %v, want exit status 1", err)
+	}
+	if got := stderr.String(); got != "triage serve needs a terminal: connect with ssh -t\n" {
+		t.Errorf("stderr = %q", got)
+	}
+	if stdout.String() != "" {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+	select {
+	case c := <-f.calls:
+		t.Errorf("the factory was called without a terminal: %+v", c.user)
+	default:
+	}
+}
+
+// TestHostKey: a missing host key is created 0600 in a 0700 directory and used again on the
+// next start; one that others can read is refused.
+func TestHostKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "triage", "ssh_host_ed25519")
+	factory := func(User, []string) (tui.Options, func()) { return tui.Options{}, nil }
+	s1, err := New(Settings{HostKeyPath: path}, factory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("host key mode %04o, want 0600", fi.Mode().Perm())
+	}
+	if di, _ := os.Stat(filepath.Dir(path)); di.Mode().Perm() != 0o700 {
+		t.Errorf("host key directory mode %04o, want 0700", di.Mode().Perm())
+	}
+	s2, err := New(Settings{HostKeyPath: path}, factory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.Fingerprint() != s2.Fingerprint() || !strings.HasPrefix(s1.Fingerprint(), "SHA256:") {
+		t.Errorf("fingerprints %s, %s: the second start must reuse the key", s1.Fingerprint(), s2.Fingerprint())
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Settings{HostKeyPath: path}, factory, nil); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a 0644 host key: err = %v, want refused with how to fix it", err)
+	}
+}
+
+// TestShutdownSaysGoodbye: cancelling the server's context ends each open session with the
+// goodbye line, and Serve returns.
+func TestShutdownSaysGoodbye(t *testing.T) {
+	alice, bob := newSigner(t), newSigner(t)
+	f := startServer(t, alice, bob, nil)
+	s1, o1, _ := f.terminal(t, "alice", alice, "xterm")
+	s2, o2, _ := f.terminal(t, "bob", bob, "xterm")
+	o1.waitFor(t, "Acme Studio")
+	o2.waitFor(t, "Acme Studio")
+	f.cancel()
+	o1.waitFor(t, "triage: the server is shutting down; goodbye")
+	o2.waitFor(t, "triage: the server is shutting down; goodbye")
+	_ = waitEnd(t, s1)
+	_ = waitEnd(t, s2)
+	select {
+	case err := <-f.served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		f.served <- nil // for the cleanup
+	case <-time.After(wait):
+		t.Fatal("Serve did not return")
+	}
+	if _, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", alice)); err == nil {
+		t.Error("a connection was accepted after shutdown")
+	}
+}
+
+// TestReloadChangesWhoGetsIn: after Reload, a newly listed key gets in, a removed one is
+// refused, and the removed person's open session is ended.
+func TestReloadChangesWhoGetsIn(t *testing.T) {
+	alice, carol := newSigner(t), newSigner(t)
+	f := startServer(t, alice, nil, nil)
+	if _, err := testsession.NewClientSession(t, f.addr, clientConfig("carol", carol)); err == nil {
+		t.Fatal("carol got in before she was listed")
+	}
+	open, out, _ := f.terminal(t, "alice", alice, "xterm")
+	out.waitFor(t, "Acme Studio")
+	f.nextCall(t)
+	f.srv.Reload(&config.ServeAuth{Keys: map[string]config.ServeIdentity{
+		gossh.FingerprintSHA256(carol.PublicKey()): {Name: "carol", Access: model.AccessTriager},
+	}})
+	out.waitFor(t, "triage: your access changed; connect again")
+	_ = waitEnd(t, open)
+	sess, _, _ := f.terminal(t, "carol", carol, "xterm")
+	if c := f.nextCall(t); c.user.Name != "carol" || c.user.Access != model.AccessTriager {
+		t.Errorf("after reload: %+v", c.user)
+	}
+	_ = sess.Close()
+	if _, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", alice)); err == nil {
+		t.Error("alice's removed key still gets in")
+	}
+}
+
+// TestDumbTerminalIsPlain: TERM=dumb reaches the TUI, which draws without colour.
+func TestDumbTerminalIsPlain(t *testing.T) {
+	alice := newSigner(t)
+	f := startServer(t, alice, nil, nil)
+	sess, out, _ := f.terminal(t, "alice", alice, "dumb")
+	if c := f.nextCall(t); !strings.Contains(strings.Join(c.env, " "), "TERM=dumb") {
+		t.Errorf("env = %v", c.env)
+	}
+	out.waitFor(t, "Acme Studio")
+	time.Sleep(200 * time.Millisecond)
+	if s := out.String(); strings.Contains(s, "\x1b[38;") || strings.Contains(s, "\x1b[48;") {
+		t.Errorf("TERM=dumb output has colours: %q", tail(s))
+	}
+	_ = sess.Close()
+}
