@@ -75,13 +75,13 @@ type Server struct {
 	signer  gossh.Signer
 
 	mu       sync.Mutex
-	sessions map[*session]struct{}
+	sessions map[*conn]struct{}
 	closing  bool
 	done     sync.WaitGroup // sessions inside the handler
 }
 
-// session is one open session, for the limit and for shutdown.
-type session struct {
+// conn is one open session, for the limit and for shutdown.
+type conn struct {
 	user User
 	meta connMeta      // the login, for Reload to identify the session again
 	key  ssh.PublicKey // the key (or certificate) that logged in
@@ -94,7 +94,7 @@ type session struct {
 
 // stop asks the session's TUI to quit, saying why once it has (the TUI owns the screen
 // until then). Quit waits for an unstarted program to start, so it runs on its own.
-func (s *session) stop(why string) {
+func (s *conn) stop(why string) {
 	s.mu.Lock()
 	if s.end == "" {
 		s.end = why
@@ -129,7 +129,7 @@ func New(set Settings, factory Factory, log *slog.Logger) (*Server, error) {
 	if set.ShutdownGrace <= 0 {
 		set.ShutdownGrace = 5 * time.Second
 	}
-	s := &Server{set: set, factory: factory, log: log, now: time.Now, sessions: map[*session]struct{}{}}
+	s := &Server{set: set, factory: factory, log: log, now: time.Now, sessions: map[*conn]struct{}{}}
 	s.auth.Store(set.Auth)
 	s.limiter = newAuthLimiter(set.MaxAuthFailures, set.AuthFailureWindow, func() time.Time { return s.now() })
 	signer, created, err := loadHostKey(set.HostKeyPath)
@@ -174,7 +174,7 @@ func (s *Server) Fingerprint() string { return gossh.FingerprintSHA256(s.signer.
 func (s *Server) Reload(auth *config.ServeAuth) {
 	s.mu.Lock()
 	s.auth.Store(auth)
-	var changed []*session
+	var changed []*conn
 	for se := range s.sessions {
 		if u, why := identify(auth, se.meta, se.key, s.now()); why != "" || u != se.user {
 			changed = append(changed, se)
@@ -222,7 +222,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 func (s *Server) shutdown() {
 	s.mu.Lock()
 	s.closing = true
-	open := make([]*session, 0, len(s.sessions))
+	open := make([]*conn, 0, len(s.sessions))
 	for se := range s.sessions {
 		open = append(open, se)
 	}
@@ -297,7 +297,7 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 			_ = sess.Exit(1)
 			return
 		}
-		se := &session{user: u, meta: meta, key: sess.PublicKey()}
+		se := &conn{user: u, meta: meta, key: sess.PublicKey()}
 		if full := s.admit(se); full != "" {
 			log.Warn("refused: "+full, "max_sessions", s.set.MaxSessions)
 			sayLine(sess, full)
@@ -326,7 +326,7 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 }
 
 // admit takes a session slot, or says why not.
-func (s *Server) admit(se *session) string {
+func (s *Server) admit(se *conn) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -345,7 +345,7 @@ func (s *Server) admit(se *session) string {
 	return ""
 }
 
-func (s *Server) leave(se *session) {
+func (s *Server) leave(se *conn) {
 	s.mu.Lock()
 	delete(s.sessions, se)
 	s.mu.Unlock()
@@ -355,7 +355,7 @@ func (s *Server) leave(se *session) {
 // program builds one person's TUI: the factory's options for them, the session's own size,
 // colour profile and (filtered) environment, and its input watched for the idle limit.
 func (s *Server) program(sess ssh.Session) *tea.Program {
-	se, _ := sess.Context().Value(userKey{}).(*session)
+	se, _ := sess.Context().Value(userKey{}).(*conn)
 	if se == nil {
 		return nil
 	}

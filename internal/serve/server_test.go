@@ -87,7 +87,7 @@ type call struct {
 
 // fixture is a running server whose sessions get a real TUI over a real sheets.Store on
 // the Sheets emulator (the demo workbook).
-type fixture struct {
+type srvFixture struct {
 	srv    *Server
 	addr   string
 	calls  chan call
@@ -98,7 +98,7 @@ type fixture struct {
 }
 
 // startServer runs a server with alice (operator) and bob (viewer) listed, set adjusting it.
-func startServer(t *testing.T, alice, bob gossh.Signer, set func(*Settings)) *fixture {
+func startServer(t *testing.T, alice, bob gossh.Signer, set func(*Settings)) *srvFixture {
 	t.Helper()
 	emu := sheetstest.New()
 	wb, err := demo.Workbook(time.Now())
@@ -125,7 +125,7 @@ func startServer(t *testing.T, alice, bob gossh.Signer, set func(*Settings)) *fi
 	if set != nil {
 		set(&s)
 	}
-	f := &fixture{calls: make(chan call, 16), ended: make(chan string, 16), logs: &syncBuffer{}, served: make(chan error, 1)}
+	f := &srvFixture{calls: make(chan call, 16), ended: make(chan string, 16), logs: &syncBuffer{}, served: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(f.logs, nil))
 	srv, err := New(s, func(u User, env []string) (tui.Options, func()) {
 		f.calls <- call{u, env}
@@ -160,7 +160,7 @@ func clientConfig(login string, key gossh.Signer) *gossh.ClientConfig {
 }
 
 // terminal opens a session with a pty (80x24, term) and a shell, returning its output.
-func (f *fixture) terminal(t *testing.T, login string, key gossh.Signer, term string) (*gossh.Session, *syncBuffer, func(string)) {
+func (f *srvFixture) terminal(t *testing.T, login string, key gossh.Signer, term string) (*gossh.Session, *syncBuffer, func(string)) {
 	t.Helper()
 	sess, err := testsession.NewClientSession(t, f.addr, clientConfig(login, key))
 	if err != nil {
@@ -181,7 +181,7 @@ func (f *fixture) terminal(t *testing.T, login string, key gossh.Signer, term st
 	return sess, out, func(s string) { _, _ = in.Write([]byte(s)) }
 }
 
-func (f *fixture) nextCall(t *testing.T) call {
+func (f *srvFixture) nextCall(t *testing.T) call {
 	t.Helper()
 	select {
 	case c := <-f.calls:
