@@ -67,6 +67,11 @@ type Options struct {
 	// that tmux swallowed. "" never asks. Only for a terminal of this process: a remote
 	// session's tmux is not ours to run.
 	Tmux string
+	// Remote marks a session served over SSH (triage serve): the program runs on the shared
+	// host, not on the person's machine. ctrl+z would stop the server's whole process group
+	// and an editor would be a shell on the host as the service account, so neither is
+	// offered; they say why instead.
+	Remote bool
 	// Replayer replays dead letters from the TUI (R, A). Nil: those keys say which
 	// `triage replay` command would do it.
 	Replayer Replayer

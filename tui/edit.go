@@ -141,6 +141,11 @@ func (r *editorRun) Run() error {
 // startEditPayload answers E: in the table the marked row (only one) else the cursor row; in
 // the detail view the record shown.
 func (m *Model) startEditPayload(inDetail bool) tea.Cmd {
+	if m.opts.Remote {
+		// An editor here would run on the shared host as the service account (vi's :!sh is
+		// a shell next to the Sheets credential): never over triage serve.
+		return m.toast(toastInfo, "editing a payload is not available over triage serve: the editor would run on the shared host; use triage on your own machine")
+	}
 	if why := m.canWrite(); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}

@@ -4,6 +4,8 @@
 package tui
 
 import (
+	"cmp"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 )
@@ -52,6 +54,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onCtrlC()
 	}
 	if key.Matches(msg, k.Suspend) {
+		if m.opts.Remote {
+			return m.toast(toastInfo, "suspend is not available over triage serve (the program runs on the shared host); %s quits", cmp.Or(firstKey(k.Quit), "ctrl+c"))
+		}
 		return tea.Suspend
 	}
 	if m.c.width < minWidth || m.c.height < minHeight || !m.hasData {

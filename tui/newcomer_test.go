@@ -228,3 +228,33 @@ func TestRunEndTakesDownTheCancelToast(t *testing.T) {
 		t.Errorf("toasts after the run: %q", got)
 	}
 }
+
+// Over triage serve (Options.Remote) the program runs on the shared host: ctrl+z would stop
+// the server's process group and E would run an editor (a shell) there. Neither happens;
+// both say why.
+func TestRemoteSessionNeitherSuspendsNorEdits(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Remote = true })
+	for _, msg := range cmdMsgs(t, send(m, press("ctrl+z"))) {
+		if _, ok := msg.(tea.SuspendMsg); ok {
+			t.Error("ctrl+z suspends a remote session")
+		}
+	}
+	if !strings.Contains(toastTexts(m), "suspend is not available over triage serve") {
+		t.Errorf("toasts %q", toastTexts(m))
+	}
+	send(m, tea.EnvMsg{"EDITOR=/bin/sh", "TERM=xterm"})
+	cmd := send(m, press("2"))
+	_ = cmd
+	cmd = send(m, press("E"))
+	if m.edit != nil {
+		t.Error("E opened an edit in a remote session")
+	}
+	for _, msg := range cmdMsgs(t, cmd) {
+		if name := typeName(msg); name != "tui.toastExpiredMsg" {
+			t.Errorf("E in a remote session ran %s", name)
+		}
+	}
+	if !strings.Contains(toastTexts(m), "editing a payload is not available over triage serve") {
+		t.Errorf("toasts %q", toastTexts(m))
+	}
+}

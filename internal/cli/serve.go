@@ -58,7 +58,7 @@ func cmdServe(ctx context.Context, g *globals, e *env, addr, hostKey string) err
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	factory, err := sessionFactory(ctx, s, e)
+	factory, err := sessionFactory(ctx, s, e, log)
 	if err != nil {
 		return err
 	}
@@ -112,14 +112,12 @@ func serveSettings(cfg *config.Config, e *env, addr, hostKey string, auth *confi
 	}, nil
 }
 
-// sessionFactory opens the one store and gives every session a TUI on it. The first load
-// happens before listening, so a wrong ID or a dead network is exit 2, not a broken screen
-// for the first person to connect.
-//
-// For now each session runs its own TUI (and its own refreshes) over the shared store, and
-// the store records the server's identity in triaged_by: the hub replaces this with the one
-// shared workbook and the person's name.
-func sessionFactory(ctx context.Context, s *settings, e *env) (serve.Factory, error) {
+// sessionFactory opens the one store, starts the hub over it (one refresh loop and one cache
+// for everyone) and gives every session a TUI on the hub as its person: their role checked
+// where writes and replays start, their name in triaged_by. The first load happens before
+// listening, so a wrong ID or a dead network is exit 2, not a broken screen for the first
+// person to connect.
+func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) (serve.Factory, error) {
 	st, _, err := openStore(ctx, s, e)
 	if err != nil {
 		return nil, err
@@ -141,8 +139,13 @@ func sessionFactory(ctx context.Context, s *settings, e *env) (serve.Factory, er
 		return nil, usageErr("config [keys]: %v", err)
 	}
 	rp := &replay.Runner{Client: newReplayClient(sources, e.vars().secret), Store: st, Concurrency: 4}
-	return func(serve.User, []string) (tui.Options, func()) {
-		return tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval(), Replayer: rp, KeyMap: km, Mouse: s.cfg.Mouse}, nil
+	hub := serve.NewHub(ctx, serve.HubOptions{Store: st, Replayer: rp, Refresh: s.cfg.RefreshInterval(), Logger: log})
+	go hub.Run(ctx)
+	return func(u serve.User, _ []string) (tui.Options, func()) {
+		sess := hub.Session(u)
+		// Remote: the program runs on the jump host, not on the person's machine, so it
+		// neither suspends itself nor runs an editor there.
+		return sess.Options(tui.Options{SpreadsheetID: s.spreadsheet, KeyMap: km, Mouse: s.cfg.Mouse, Remote: true}), sess.Close
 	}, nil
 }
 
