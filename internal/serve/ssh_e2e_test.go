@@ -95,7 +95,9 @@ func (p *panes) open(name, login, addr, key string) {
 
 func (p *panes) screen(name string) string { return p.tmux("capture-pane", "-p", "-t", name) }
 
-func (p *panes) keys(name string, keys ...string) { p.tmux(append([]string{"send-keys", "-t", name}, keys...)...) }
+func (p *panes) keys(name string, keys ...string) {
+	p.tmux(append([]string{"send-keys", "-t", name}, keys...)...)
+}
 
 // waitFor polls the pane until it shows every string, or fails with the screen.
 func (p *panes) waitFor(name string, within time.Duration, what ...string) {
