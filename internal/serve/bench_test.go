@@ -1,11 +1,18 @@
 package serve
 
 import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +20,10 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -126,4 +137,115 @@ func BenchmarkSessionMemory100k(b *testing.B) {
 		runtime.KeepAlive(p)
 		b.ReportMetric(float64(after-before), "prepare-B")
 	}
+}
+
+// sshCounter counts what the server sends down an SSH session and signals each write.
+type sshCounter struct {
+	n      atomic.Int64
+	writes chan struct{}
+}
+
+func (w *sshCounter) Write(p []byte) (int, error) {
+	w.n.Add(int64(len(p)))
+	select {
+	case w.writes <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+// settle waits for the server to send something after a key, then for it to go quiet.
+func (w *sshCounter) settle(tb testing.TB) {
+	select {
+	case <-w.writes:
+	case <-time.After(10 * time.Second):
+		tb.Fatal("the session sent nothing")
+	}
+	for {
+		select {
+		case <-w.writes:
+		case <-time.After(50 * time.Millisecond):
+			return
+		}
+	}
+}
+
+// BenchmarkBytesPerCursorMoveOverSSH: the bytes one cursor move puts on the wire to an SSH
+// client at 80x24 (xterm-256color), through triage serve: the same cell-diffing renderer as
+// a local terminal (tui.BenchmarkBytesPerCursorMove), now behind wish and the session's own
+// colour profile. Counted at the client, after decryption: the TUI's bytes, not SSH framing.
+func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
+	f := newFixture(b, time.Hour, 10_000)
+	f.run(b)
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fp := gossh.FingerprintSHA256(signer.PublicKey())
+	auth := &config.ServeAuth{Keys: map[string]config.ServeIdentity{fp: {Name: "alice", Access: model.AccessOperator}},
+		Users: map[string]model.Access{"alice": model.AccessOperator}}
+	srv, err := New(Settings{Addr: "127.0.0.1:0", HostKeyPath: filepath.Join(b.TempDir(), "host_key"), MaxSessions: 4,
+		IdleTimeout: time.Minute, MaxAuthFailures: 10, ShutdownGrace: time.Second, Auth: auth},
+		func(u User, _ []string) (tui.Options, func()) {
+			s := f.hub.Session(u)
+			return s.Options(tui.Options{SpreadsheetID: sheetID, Remote: true}), s.Close
+		}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	defer func() {
+		cancel()
+		<-served
+	}()
+	client, err := gossh.Dial("tcp", l.Addr().String(), &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	sess, err := client.NewSession()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
+	out := &sshCounter{writes: make(chan struct{}, 1)}
+	sess.Stdout, sess.Stderr = out, out
+	in, err := sess.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := sess.RequestPty("xterm-256color", 24, 80, gossh.TerminalModes{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := sess.Shell(); err != nil {
+		b.Fatal(err)
+	}
+	out.settle(b) // the first screen
+	for range 3 {
+		_, _ = in.Write([]byte("j"))
+		out.settle(b)
+	}
+	start := out.n.Load()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := "j"
+		if i%2 == 1 {
+			k = "k"
+		}
+		_, _ = in.Write([]byte(k))
+		out.settle(b)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(out.n.Load()-start)/float64(b.N), "bytes/move")
 }
