@@ -62,8 +62,13 @@ func (m *Model) readOnlyNote() string {
 const planningNote = "planning the replay…; try again when its confirm opens"
 
 // canWrite says why a write can't start now, or "" if it can.
+// endingNote is why nothing new starts once the program was told to end (ShutdownMsg).
+const endingNote = "the server is shutting down: nothing new is written or sent"
+
 func (m *Model) canWrite() string {
 	switch {
+	case m.ending:
+		return endingNote
 	case m.c.readOnly:
 		return m.readOnlyNote()
 	case m.writes.writing:

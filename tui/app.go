@@ -150,6 +150,7 @@ type Model struct {
 	replay    replayState   // the plan, the run and the halt banner (replay.go, replayrun.go)
 	tmuxClip  tmuxClipState // whether tmux passes OSC 52 on (clipboard.go)
 	exitNote  string        // what to print once the screen is gone (ExitNote)
+	ending    bool          // told to end (ShutdownMsg): nothing new starts
 	staleTick time.Time     // when the queue tabs' stale counts were last recomputed
 
 	// Memoised lines that rarely change but cost lipgloss renders each frame; keyed by
@@ -261,6 +262,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onKey(msg)
 	case tmuxClipMsg:
 		return m.onTmuxClip(msg)
+	case ShutdownMsg:
+		return m.onShutdown()
 	case refreshTickMsg, clockMsg, toastExpiredMsg, spinner.TickMsg:
 		return m.onTick(msg)
 	}
@@ -365,6 +368,29 @@ func (m *Model) restyled() {
 
 func (m *Model) toast(level toastLevel, format string, args ...any) tea.Cmd {
 	return m.toasts.push(level, fmt.Sprintf(format, args...))
+}
+
+// ShutdownMsg tells the program to end because its host is going away (triage serve
+// shutting down, or a person's access changed). Unlike tea.Quit it lets work in flight finish:
+// a write gets its answer and a replay is cancelled (calls in flight finish and are written
+// back) before the program quits. Nothing new starts meanwhile.
+type ShutdownMsg struct{}
+
+// onShutdown quits now, or once the write or the replay in flight is done.
+func (m *Model) onShutdown() tea.Cmd {
+	m.ending = true
+	m.dialog = nil
+	m.filtering = false
+	switch {
+	case m.running():
+		m.replay.quitAfterRun = true
+		m.stopRun()
+		return nil
+	case m.writes.writing:
+		m.writes.mustQuit = true
+		return nil
+	}
+	return m.quit()
 }
 
 // ExitNote is what the program has to say once the screen is gone, for the caller to print on

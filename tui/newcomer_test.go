@@ -258,3 +258,29 @@ func TestRemoteSessionNeitherSuspendsNorEdits(t *testing.T) {
 		t.Errorf("toasts %q", toastTexts(m))
 	}
 }
+
+// ShutdownMsg (the server going away) lets a write in flight land before quitting, whatever
+// its answer, and starts nothing new meanwhile; idle, it quits at once.
+func TestShutdownLetsTheWriteLand(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30)
+	if !isQuit(t, send(m, ShutdownMsg{})) {
+		t.Error("an idle program quits at once")
+	}
+	m = newLoaded(t, testWorkbook(t), 100, 30)
+	keys(m, "s", "4")
+	if !m.writes.writing {
+		t.Fatal("no write in flight")
+	}
+	op := *m.writes.inflight
+	if isQuit(t, send(m, ShutdownMsg{})) {
+		t.Fatal("quit with a write in flight")
+	}
+	keys(m, "j", "s")
+	if m.dialog != nil {
+		t.Error("a new action started after the shutdown")
+	}
+	conflict := model.ApplyResult{Conflicts: []model.Conflict{{Edit: op.edits[0], Row: 2, Field: model.FStatus, Saw: "new", Now: "read"}}}
+	if !isQuit(t, send(m, appliedMsg{op: op, res: conflict})) {
+		t.Error("the write's answer is in (a conflict, even): the program quits")
+	}
+}

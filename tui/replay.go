@@ -73,6 +73,9 @@ func snapshot(t *model.Table, idx []int32) (*model.Table, []*model.Record) {
 // startReplay answers R (all=false) and A (all=true) in the table, and R in the detail view
 // (inDetail: the record shown, whatever is marked).
 func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
+	if m.ending {
+		return m.toast(toastInfo, "%s", endingNote)
+	}
 	ts := m.activeTab()
 	if inDetail {
 		ts = m.tabNamed(m.detail.tab)

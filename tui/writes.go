@@ -29,6 +29,9 @@ type writeQueue struct {
 	// lastErr is the last write's failure to reach the sheet (not a conflict): the header's
 	// connection state shows it as it shows a failed load, until a write or a load succeeds.
 	lastErr error
+	// mustQuit: the program was told to end (ShutdownMsg); it quits once the write in flight
+	// has its answer, whatever the answer (nobody is left to read it on screen).
+	mustQuit bool
 }
 
 // start records op as the write in flight. An undo leaves the stack now, when it is really
@@ -67,6 +70,9 @@ func (q *writeQueue) finish(msg appliedMsg) writeDone {
 		q.lastErr = nil // the role, not the connection: the header stays ok
 	}
 	var d writeDone
+	if q.mustQuit {
+		return writeDone{quit: true}
+	}
 	if q.quitAfterWrite {
 		q.quitAfterWrite = false
 		if msg.err == nil && msg.res.OK() {

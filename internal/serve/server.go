@@ -46,7 +46,8 @@ type Settings struct {
 	MaxAuthFailures int
 	// AuthFailureWindow is config.AuthFailureWindow unless a test shortens it.
 	AuthFailureWindow time.Duration
-	// ShutdownGrace is how long open sessions get to end on shutdown (default 5s).
+	// ShutdownGrace is how long open sessions get to end on shutdown, a write or a replay in
+	// flight landing first (default 10s, under systemd's TimeoutStopSec=15 in the README).
 	ShutdownGrace time.Duration
 	// Auth is who may connect (config.Config.ServeAuth).
 	Auth *config.ServeAuth
@@ -102,7 +103,8 @@ func (s *conn) stop(why string) {
 	p := s.prog
 	s.mu.Unlock()
 	if p != nil {
-		go p.Quit()
+		// Not p.Quit(): a write or replay in flight gets to land first (tui.ShutdownMsg).
+		go p.Send(tui.ShutdownMsg{})
 	}
 }
 
@@ -127,7 +129,7 @@ func New(set Settings, factory Factory, log *slog.Logger) (*Server, error) {
 		set.AuthFailureWindow = config.AuthFailureWindow
 	}
 	if set.ShutdownGrace <= 0 {
-		set.ShutdownGrace = 5 * time.Second
+		set.ShutdownGrace = 10 * time.Second
 	}
 	s := &Server{set: set, factory: factory, log: log, now: time.Now, sessions: map[*conn]struct{}{}}
 	s.auth.Store(set.Auth)
@@ -388,7 +390,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	stopped := se.end != ""
 	se.mu.Unlock()
 	if stopped {
-		go p.Quit()
+		go p.Send(tui.ShutdownMsg{})
 	}
 	return p
 }

@@ -88,6 +88,7 @@ type call struct {
 // fixture is a running server whose sessions get a real TUI over a real sheets.Store on
 // the Sheets emulator (the demo workbook).
 type srvFixture struct {
+	emu    *sheetstest.Emulator
 	srv    *Server
 	addr   string
 	calls  chan call
@@ -125,7 +126,7 @@ func startServer(t *testing.T, alice, bob gossh.Signer, set func(*Settings)) *sr
 	if set != nil {
 		set(&s)
 	}
-	f := &srvFixture{calls: make(chan call, 16), ended: make(chan string, 16), logs: &syncBuffer{}, served: make(chan error, 1)}
+	f := &srvFixture{emu: emu, calls: make(chan call, 16), ended: make(chan string, 16), logs: &syncBuffer{}, served: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(f.logs, nil))
 	srv, err := New(s, func(u User, env []string) (tui.Options, func()) {
 		f.calls <- call{u, env}
@@ -519,6 +520,49 @@ func TestShutdownSaysGoodbye(t *testing.T) {
 	}
 	if _, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", alice)); err == nil {
 		t.Error("a connection was accepted after shutdown")
+	}
+}
+
+// TestShutdownLetsWritesLand: a write in flight when the server is told to stop lands in the
+// sheet before the session ends (tui.ShutdownMsg, not tea.Quit), and the session still gets
+// its goodbye.
+func TestShutdownLetsWritesLand(t *testing.T) {
+	alice := newSigner(t)
+	f := startServer(t, alice, nil, nil)
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	f.emu.SetHook(func(r sheetstest.Request) {
+		if r.Method == "spreadsheets.batchUpdate" {
+			held <- struct{}{}
+			<-release
+		}
+	})
+	_, out, send := f.terminal(t, "alice", alice, "xterm")
+	out.waitFor(t, "Acme Studio")
+	send("s")
+	out.waitFor(t, "Set status of")
+	send("5") // spam: no row of the demo's newest is spam yet
+	select {
+	case <-held:
+	case <-time.After(wait):
+		t.Fatal("the write never reached the sheet")
+	}
+	f.cancel()
+	time.Sleep(200 * time.Millisecond) // the shutdown is under way while the write is held
+	close(release)
+	out.waitFor(t, "triage: the server is shutting down; goodbye")
+	if n := f.emu.Count("spreadsheets.batchUpdate"); n != 1 {
+		t.Errorf("batchUpdate requests: %d, want the one write", n)
+	}
+	spam := 0
+	for _, row := range f.emu.Cells("demo", "Inbox") {
+		for _, c := range row {
+			if model.CellString(c) == "spam" {
+				spam++
+			}
+		}
+	}
+	if spam < 2 { // the demo has one spam message; the write made a second
+		t.Errorf("the write held at shutdown didn't land: %d spam rows", spam)
 	}
 }
 
