@@ -128,9 +128,16 @@ func startServer(t *testing.T, alice, bob gossh.Signer, set func(*Settings)) *sr
 	}
 	f := &srvFixture{emu: emu, calls: make(chan call, 16), ended: make(chan string, 16), logs: &syncBuffer{}, served: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(f.logs, nil))
+	// The sessions run on a hub over the store, as `triage serve` wires them: roles are
+	// enforced where writes start.
+	hubCtx, stopHub := context.WithCancel(context.Background())
+	t.Cleanup(stopHub)
+	hub := NewHub(hubCtx, HubOptions{Store: store, Refresh: time.Hour})
+	go hub.Run(hubCtx)
 	srv, err := New(s, func(u User, env []string) (tui.Options, func()) {
 		f.calls <- call{u, env}
-		return tui.Options{Store: store, SpreadsheetID: wb.SpreadsheetID}, func() { f.ended <- u.Name }
+		sess := hub.Session(u)
+		return sess.Options(tui.Options{SpreadsheetID: wb.SpreadsheetID, Remote: true}), func() { sess.Close(); f.ended <- u.Name }
 	}, log)
 	if err != nil {
 		t.Fatal(err)
@@ -520,6 +527,29 @@ func TestShutdownSaysGoodbye(t *testing.T) {
 	}
 	if _, err := testsession.NewClientSession(t, f.addr, clientConfig("alice", alice)); err == nil {
 		t.Error("a connection was accepted after shutdown")
+	}
+}
+
+// TestRolesOverSSH: over an SSH session, a viewer's s writes nothing and says why; an
+// operator's lands. The role is the one the key was listed with, whatever login is typed.
+func TestRolesOverSSH(t *testing.T) {
+	alice, bob := newSigner(t), newSigner(t)
+	f := startServer(t, alice, bob, nil)
+	_, bo, bsend := f.terminal(t, "alice", bob, "xterm") // bob's key, typing alice's name
+	bo.waitFor(t, "bob · viewer")
+	bsend("s")
+	bo.waitFor(t, "bob is a viewer")
+	if n := f.emu.Count("spreadsheets.batchUpdate"); n != 0 {
+		t.Errorf("a viewer's s sent %d writes", n)
+	}
+	_, ao, asend := f.terminal(t, "alice", alice, "xterm")
+	ao.waitFor(t, "alice · operator")
+	asend("s")
+	ao.waitFor(t, "Set status of")
+	asend("4")
+	ao.waitFor(t, "set to done")
+	if n := f.emu.Count("spreadsheets.batchUpdate"); n != 1 {
+		t.Errorf("an operator's status change: %d writes, want 1", n)
 	}
 }
 
