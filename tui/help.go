@@ -58,7 +58,23 @@ func (m *Model) ShortHelp() []key.Binding {
 		hs = append(hs, withDesc(k.ClearError, "clear error"), withDesc(k.Requeue, "requeue"))
 	}
 	hs = append(hs, withDesc(k.Sort, "sort"), k.Preview, k.NextTab, k.Help)
+	if m.c.readOnly {
+		// Read-only (--readonly, or a viewer over triage serve): the footer's room goes to
+		// what this person can do; the store refuses the rest anyway.
+		hs = slices.DeleteFunc(hs, func(b key.Binding) bool { return m.writesRows(b) })
+	}
 	return hs
+}
+
+// writesRows reports whether b is a binding that changes the sheet or sends calls.
+func (m *Model) writesRows(b key.Binding) bool {
+	k := m.c.keys
+	for _, w := range []key.Binding{k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Replay, k.ReplayAll, k.Undo, k.EditPayload} {
+		if sameBinding(w, b) || (len(b.Keys()) > 0 && slices.Equal(b.Keys(), w.Keys())) {
+			return true
+		}
+	}
+	return false
 }
 
 // FullHelp is every binding of the view that is open, grouped by area (the `?` overlay).

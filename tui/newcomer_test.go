@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/triage-dev/triage/model"
 )
@@ -282,5 +283,22 @@ func TestShutdownLetsTheWriteLand(t *testing.T) {
 	conflict := model.ApplyResult{Conflicts: []model.Conflict{{Edit: op.edits[0], Row: 2, Field: model.FStatus, Saw: "new", Now: "read"}}}
 	if !isQuit(t, send(m, appliedMsg{op: op, res: conflict})) {
 		t.Error("the write's answer is in (a conflict, even): the program quits")
+	}
+}
+
+// A read-only session's footer spends its room on what the person can do: no write hints.
+func TestReadOnlyFooterHasNoWriteHints(t *testing.T) {
+	for _, tab := range []string{"1", "2", "3"} {
+		m := newLoaded(t, testWorkbook(t), 120, 30, func(o *Options) { o.Store = nopStore{t: t, readOnly: true} })
+		keys(m, tab)
+		foot := ansi.Strip(m.shortHelpLine(120))
+		for _, w := range []string{"s status", "u undo", "R replay", "e clear error", "D discard", "Q requeue"} {
+			if strings.Contains(foot, w) {
+				t.Errorf("tab %s: the read-only footer offers %q: %q", tab, w, foot)
+			}
+		}
+		if !strings.Contains(foot, "? help") || !strings.Contains(foot, "/ filter") {
+			t.Errorf("tab %s: footer %q", tab, foot)
+		}
 	}
 }
