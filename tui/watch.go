@@ -6,6 +6,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,6 +73,7 @@ type watchState struct {
 	mine   RunInfo   // this session's own run as the hub tells of it (who cancelled it)
 	seq    int       // tells watches apart: a late message of an old watch is dropped
 	w      RunWatch
+	runID  uint64     // the watched run's RunInfo.ID
 	run    *replayRun // the watched run (finished: its report, until another is opened)
 	show   bool       // its progress view is on screen
 	listH  int
@@ -234,7 +236,7 @@ func (m *Model) showOthersRun() (tea.Cmd, bool) {
 		m.showWatch()
 		return nil, true
 	}
-	if len(m.watch.others) > 0 {
+	if len(m.watch.others) > 0 && (wr == nil || m.watch.others[0].ID != m.watch.runID) {
 		if m.watch.opening {
 			return nil, true
 		}
@@ -291,7 +293,7 @@ func (m *Model) onWatchOpened(msg watchOpenedMsg) tea.Cmd {
 	if info.CancelledBy != "" {
 		run.cancelling, run.cancelledBy = true, info.CancelledBy
 	}
-	m.watch.w, m.watch.run = msg.w, run
+	m.watch.w, m.watch.run, m.watch.runID = msg.w, run, info.ID
 	m.showWatch()
 	return tea.Batch(watchNext(msg.w, msg.seq), m.spinner.Tick)
 }
@@ -331,6 +333,8 @@ func (m *Model) onWatchEvents(msg watchEventsMsg) tea.Cmd {
 		m.replay.halt = h
 	}
 	m.watch.w.Close()
+	// The run is over: the footer stops telling of it before the hub's notice says so.
+	m.watch.others = slices.DeleteFunc(m.watch.others, func(o RunInfo) bool { return o.ID == m.watch.runID })
 	more := ""
 	if k := firstKey(m.c.keys.Progress); !m.watch.show && k != "" {
 		more = " · " + k + " shows the report"
