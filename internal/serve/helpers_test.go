@@ -131,11 +131,8 @@ func (g *gate) wrap(h http.Handler) http.Handler {
 	})
 }
 
-// workbook is the spreadsheet: an Inbox and a failed_calls tab with triaged_by columns, and a
-// Jobs tab with a claimed job. Its 2 failed_calls rows go to dst.
-func workbook(dst string, inboxRows int) *sheetstest.Workbook { return workbookDL(dst, inboxRows, 2) }
-
-// workbookDL is workbook with dlRows failed_calls rows (k-1, k-2, ...).
+// workbookDL is the spreadsheet: an Inbox and a failed_calls tab with triaged_by columns, and
+// a Jobs tab with a claimed job. Its dlRows failed_calls rows (k-1, k-2, ...) go to dst.
 func workbookDL(dst string, inboxRows, dlRows int) *sheetstest.Workbook {
 	rows := [][]any{{"Timestamp", "Name", "Email", "Message", "Status", "ID", "triaged_by"}}
 	for i := range inboxRows {
