@@ -291,6 +291,8 @@ func (m *Model) onAction(a action) tea.Cmd {
 	case replayStartAction:
 		m.dialog = nil
 		return m.startRun(a.seq)
+	case watchCancelAction:
+		return m.cancelWatched(a)
 	case editStepAction:
 		m.dialog = nil
 		return m.onEditStep(a)

@@ -148,6 +148,7 @@ type Model struct {
 	waitPush bool
 
 	replay    replayState   // the plan, the run and the halt banner (replay.go, replayrun.go)
+	watch     watchState    // other people's runs, and the one watched (watch.go)
 	tmuxClip  tmuxClipState // whether tmux passes OSC 52 on (clipboard.go)
 	exitNote  string        // what to print once the screen is gone (ExitNote)
 	ending    bool          // told to end (ShutdownMsg): nothing new starts
@@ -221,6 +222,9 @@ func (m *Model) Init() tea.Cmd {
 		m.waitPush = m.opts.Initial == nil
 		cmds = append(cmds, listenCmd(m.opts.Updates))
 	}
+	if cmd := m.listenRuns(); cmd != nil {
+		cmds = append(cmds, cmd)
+	}
 	if m.opts.Refresh > 0 {
 		cmds = append(cmds, refreshTick(m.opts.Refresh))
 	}
@@ -251,6 +255,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onReplayProgress(msg)
 	case replayDoneMsg:
 		return m.onReplayDone(msg)
+	case runsMsg, watchOpenedMsg, watchEventsMsg, watchCancelledMsg:
+		cmd, _ := m.updateWatch(msg)
+		return cmd
 	case tea.MouseWheelMsg:
 		return m.onWheel(msg)
 	case tea.PasteMsg:

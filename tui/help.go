@@ -26,6 +26,11 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll}
 	case m.replay.showRun && m.replay.run != nil:
 		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
+	case m.watching() && !m.watch.run.finished:
+		// Another person's run (watch.go): their run goes on whatever this session does.
+		return []key.Binding{withDesc(k.Cancel, "cancel "+cellLine(m.watch.run.who)+"'s run (asks first)"), bindingHelp(back, "back (it goes on)"), scroll}
+	case m.watching():
+		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
 	case m.groups != nil:
 		return []key.Binding{bindingHelp("enter", "filter to group"), bindingHelp(hintKeys(append([]string{"esc"}, k.Clear.Keys()...)...), "back"), k.Help, scroll}
 	case m.detail != nil:

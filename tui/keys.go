@@ -28,6 +28,14 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		m.replay.run.scroll(d, m.replay.runListH)
 		return nil
 	}
+	if m.watching() {
+		d := 3
+		if msg.Button == tea.MouseWheelUp {
+			d = -3
+		}
+		m.watch.run.scroll(d, m.watch.listH)
+		return nil
+	}
 	if m.detail != nil {
 		var cmd tea.Cmd
 		m.detail, cmd = m.detail.Update(msg)
@@ -79,6 +87,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.replay.showRun && m.replay.run != nil {
 		return m.onRunKey(msg)
+	}
+	if m.watching() {
+		return m.onWatchKey(msg)
 	}
 	if m.filtering {
 		return m.onFilterKey(msg)

@@ -103,6 +103,9 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	if m.opts.Replayer == nil {
 		return m.replayHint(ts, all, inDetail)
 	}
+	if cmd := m.refuseOthersRun(ts.name()); cmd != nil {
+		return cmd // another person replays this tab (watch.go)
+	}
 	switch {
 	case m.running():
 		return m.toast(toastInfo, "a replay is already running")

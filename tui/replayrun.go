@@ -65,8 +65,12 @@ type replayRun struct {
 
 	cancelling bool
 	finished   bool
-	report     model.ReplaySummary
-	halt       *model.Halt
+	// who started the run when it is another person's, watched (watch.go); "" for one's own.
+	who string
+	// cancelledBy is who cancelled it when that was another person ("" otherwise).
+	cancelledBy string
+	report      model.ReplaySummary
+	halt        *model.Halt
 
 	offset int  // scroll of the row list
 	follow bool // keep the rows being sent in view until the user scrolls
@@ -173,6 +177,7 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	run.states[model.StateQueued] = len(run.rows)
 	m.replay.run = run
 	m.replay.showRun = true
+	m.watch.show = false
 	m.detail = nil
 	m.filtering = false
 	rp, snap, recs, sink, id := m.opts.Replayer, p.snap, p.recs, run.sink, run.id
@@ -566,10 +571,16 @@ func (m *Model) runGoesOnNote() tea.Cmd {
 // showProgress is P outside the progress view: show the run (in progress, or the last one's
 // report) again.
 func (m *Model) showProgress() tea.Cmd {
+	if !m.running() {
+		if cmd, ok := m.showOthersRun(); ok {
+			return cmd // another person's run (watch.go)
+		}
+	}
 	if m.replay.run == nil {
 		return m.toast(toastInfo, "no replay to show: %s replays the marked rows or the cursor row", firstKey(m.c.keys.Replay))
 	}
 	m.replay.showRun = true
+	m.watch.show = false
 	m.detail = nil
 	m.filtering = false
 	return nil

@@ -59,9 +59,8 @@ func (m *Model) bannerLines(w int) []string {
 }
 
 // runHeadLines is the fixed top of the progress view: title, bar, counts, rate.
-func (m *Model) runHeadLines(w int) []string {
+func (m *Model) runHeadLines(r *replayRun, w int) []string {
 	st := m.c.styles
-	r := m.replay.run
 	now := m.c.now()
 	end := now
 	if r.finished && !r.ended.IsZero() {
@@ -69,14 +68,21 @@ func (m *Model) runHeadLines(w int) []string {
 	}
 	elapsed := end.Sub(r.started)
 	var title string
+	by := ""
+	if r.cancelledBy != "" {
+		by = " by " + cellLine(r.cancelledBy)
+	}
 	switch {
+	case r.finished && runOutcomeWord(r) == "cancelled":
+		title = fmt.Sprintf("Replay cancelled%s · %d/%d %s", by, r.done, r.total, model.Plural(r.total, "call", "calls"))
 	case r.finished:
 		title = fmt.Sprintf("Replay %s · %d/%d %s", runOutcomeWord(r), r.done, r.total, model.Plural(r.total, "call", "calls"))
 	case r.cancelling:
-		title = fmt.Sprintf("Cancelling… %d/%d %s · calls in flight finish, nothing new starts", r.done, r.total, model.Plural(r.total, "call", "calls"))
+		title = fmt.Sprintf("Cancelling%s… %d/%d %s · calls in flight finish, nothing new starts", by, r.done, r.total, model.Plural(r.total, "call", "calls"))
 	default:
 		title = fmt.Sprintf("Replaying %d %s to %s", r.total, model.Plural(r.total, "call", "calls"), cellLine(strings.Join(r.sources, ", ")))
 	}
+	title = r.watchTitle() + title
 	if !r.finished {
 		title = " " + m.spinnerView() + " " + title
 	} else {
@@ -152,9 +158,8 @@ func (m *Model) stateStyle(s model.RowState) lipgloss.Style {
 }
 
 // reportLines is the end-of-run report: what wasn't done and why.
-func (m *Model) reportLines(w int) []string {
+func (m *Model) reportLines(r *replayRun, w int) []string {
 	st := m.c.styles
-	r := m.replay.run
 	rep := r.report
 	var lines []string
 	add := func(style lipgloss.Style, s string) {
@@ -165,7 +170,9 @@ func (m *Model) reportLines(w int) []string {
 	if r.halt != nil {
 		add(st.RunBad, "Halted (see the banner): nothing new was sent after it; fix the cause, then replay again, which is harmless for rows already delivered.")
 	}
-	if rep.Cancelled {
+	if rep.Cancelled && r.cancelledBy != "" {
+		add(st.RunWarn, "Cancelled by "+r.cancelledBy+": rows not sent stay as they were.")
+	} else if rep.Cancelled {
 		add(st.RunWarn, "Cancelled: rows not sent stay as they were.")
 	}
 	if n := len(rep.NotAttempted); n > 0 {
@@ -207,20 +214,25 @@ func shortIDs(ids []string) []string {
 // runLines renders the progress view as exactly h lines of w cells, and remembers the height
 // of its row list for the scroll keys.
 func (m *Model) runLines(w, h int) []string {
+	return m.runLinesOf(m.replay.run, w, h, &m.replay.runListH)
+}
+
+// runLinesOf renders run r's progress view (one's own, or a watched one: watch.go) and
+// stores the height of its row list in listH.
+func (m *Model) runLinesOf(r *replayRun, w, h int, listH *int) []string {
 	st := m.c.styles
-	r := m.replay.run
-	lines := m.runHeadLines(w)
+	lines := m.runHeadLines(r, w)
 	if r.finished {
 		lines = append(lines, "")
-		lines = append(lines, m.reportLines(w)...)
+		lines = append(lines, m.reportLines(r, w)...)
 	}
 	lines = append(lines, "")
 	idW := 16
 	srcW := 10
 	head := fmt.Sprintf("   %-13s %5s %-*s %-*s %5s  %s", "STATE", "ROW", idW, "ID", srcW, "SOURCE", "TRIES", "DETAIL")
 	lines = append(lines, st.paint(st.TableHeader, fit(head, w)))
-	listH := max(1, h-len(lines))
-	m.replay.runListH = listH
+	lh := max(1, h-len(lines))
+	*listH = lh
 	if r.follow {
 		first := len(r.rows)
 		for i, row := range r.rows {
@@ -229,10 +241,10 @@ func (m *Model) runLines(w, h int) []string {
 				break
 			}
 		}
-		r.offset = max(0, min(first-1, len(r.rows)-listH))
+		r.offset = max(0, min(first-1, len(r.rows)-lh))
 	}
-	r.offset = max(0, min(r.offset, len(r.rows)-listH))
-	for i := r.offset; i < len(r.rows) && i < r.offset+listH; i++ {
+	r.offset = max(0, min(r.offset, len(r.rows)-lh))
+	for i := r.offset; i < len(r.rows) && i < r.offset+lh; i++ {
 		row := r.rows[i]
 		state := fit(cellLine(string(row.state)), 13)
 		if !st.NoColor {

@@ -333,6 +333,9 @@ func (m *Model) bodyLines(w, h int) []string {
 	if m.replay.showRun && m.replay.run != nil {
 		return m.runLines(w, h)
 	}
+	if m.watching() {
+		return m.runLinesOf(m.watch.run, w, h, &m.watch.listH)
+	}
 	if m.groups != nil {
 		return m.groups.lines(w, h)
 	}
@@ -444,6 +447,8 @@ func (m *Model) statusBar(w int) string {
 	if m.running() && !m.replay.showRun {
 		// The replay goes on behind the table: its progress, and how to see or stop it.
 		hint = m.runStatusLine()
+	} else if s := m.othersStatusLine(); s != "" && !m.running() && !m.watching() {
+		hint = s // another person's run (watch.go)
 	}
 	if hint == "" || room < 12 {
 		return fitStyled(l, w)

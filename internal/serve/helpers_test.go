@@ -80,11 +80,19 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// gate holds calls to the replay destination until released.
+// gate holds calls to the replay destination until released (all, or n at a time: let).
 type gate struct {
-	mu   sync.Mutex
-	held chan struct{}
-	in   chan struct{} // a call arrived at the gate
+	mu     sync.Mutex
+	held   chan struct{}
+	in     chan struct{} // a call arrived at the gate
+	tokens chan struct{} // each lets one held call through
+}
+
+// let lets n held calls through (the gate stays shut for the rest).
+func (g *gate) let(n int) {
+	for range n {
+		g.tokens <- struct{}{}
+	}
 }
 
 func (g *gate) hold() {
@@ -114,6 +122,7 @@ func (g *gate) wrap(h http.Handler) http.Handler {
 		if held != nil {
 			select {
 			case <-held:
+			case <-g.tokens:
 			case <-r.Context().Done():
 				return
 			}
@@ -122,16 +131,16 @@ func (g *gate) wrap(h http.Handler) http.Handler {
 	})
 }
 
-// workbook is the spreadsheet: an Inbox and a failed_calls tab with triaged_by columns, and a
-// Jobs tab with a claimed job. Its failed_calls rows go to dst.
-func workbook(dst string, inboxRows int) *sheetstest.Workbook {
+// workbookDL is the spreadsheet: an Inbox and a failed_calls tab with triaged_by columns, and
+// a Jobs tab with a claimed job. Its dlRows failed_calls rows (k-1, k-2, ...) go to dst.
+func workbookDL(dst string, inboxRows, dlRows int) *sheetstest.Workbook {
 	rows := [][]any{{"Timestamp", "Name", "Email", "Message", "Status", "ID", "triaged_by"}}
 	for i := range inboxRows {
 		rows = append(rows, []any{fmt.Sprintf("2025-05-%02dT09:00:00Z", 1+i%28), fmt.Sprintf("Person %d", i),
 			fmt.Sprintf("p%d@example.com", i), fmt.Sprintf("Message number %d", i), "new", fmt.Sprintf("id-%d", i), nil})
 	}
 	dl := [][]any{dlHeader}
-	for i := 1; i <= 2; i++ {
+	for i := 1; i <= dlRows; i++ {
 		dl = append(dl, []any{fmt.Sprintf("2025-05-%02dT09:00:00Z", 10+i), "crm", dst + "/hook",
 			fmt.Sprintf(`{"id":"k-%d"}`, i), "503", "1", "POST", fmt.Sprintf("k-%d", i), "dead", nil, nil})
 	}
@@ -150,12 +159,19 @@ func workbook(dst string, inboxRows int) *sheetstest.Workbook {
 // call run).
 func newFixture(t testing.TB, refresh time.Duration, inboxRows int) *fixture {
 	t.Helper()
+	return newFixtureDL(t, refresh, inboxRows, 2, 0)
+}
+
+// newFixtureDL is newFixture with dlRows dead letters, replayed at most conc at a time (0:
+// the runner's default).
+func newFixtureDL(t testing.TB, refresh time.Duration, inboxRows, dlRows, conc int) *fixture {
+	t.Helper()
 	rcv := replaytest.NewReceiver()
-	g := &gate{in: make(chan struct{}, 16)}
+	g := &gate{in: make(chan struct{}, 16), tokens: make(chan struct{}, 16)}
 	dst := httptest.NewServer(g.wrap(rcv))
 	t.Cleanup(dst.Close)
 	emu := sheetstest.New()
-	emu.AddWorkbook(workbook(dst.URL, inboxRows))
+	emu.AddWorkbook(workbookDL(dst.URL, inboxRows, dlRows))
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)
 	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
@@ -167,7 +183,7 @@ func newFixture(t testing.TB, refresh time.Duration, inboxRows int) *fixture {
 		tabs = append(tabs, model.DefaultTabConfig(r))
 	}
 	store := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: sheetID, Tabs: tabs, Actor: "service-account"})
-	client := &replay.Client{Sources: map[string]*replay.Source{"crm": {Name: "crm", URLPrefixes: []string{dst.URL + "/"}}},
+	client := &replay.Client{Sources: map[string]*replay.Source{"crm": {Name: "crm", URLPrefixes: []string{dst.URL + "/"}, Concurrency: conc}},
 		Base: time.Millisecond, Cap: 10 * time.Millisecond}
 	f := &fixture{emu: emu, store: store, rcv: rcv, gate: g, clock: &clock{now: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}, log: &logBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())

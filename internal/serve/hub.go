@@ -63,6 +63,7 @@ type Hub struct {
 	pushed   uint64 // gen of the newest load pushed (older results are never pushed after it)
 	sessions map[*session]struct{}
 	runs     map[string]*tabRun // replays in progress, by tab (lower case)
+	runSeq   uint64             // numbers the runs (tui.RunInfo.ID)
 }
 
 // flight is a read of the sheet in progress; sessions asking for one meanwhile join it.

@@ -41,12 +41,14 @@ type session struct {
 	h    *Hub
 	u    User
 	ch   chan *tui.Prepared
+	runs chan struct{} // "the runs changed" (runs.go), closed by Close
+	gone chan struct{} // closed by Close: watches waiting return
 	once sync.Once
 }
 
 // Session opens a session for u: its store, replayer and updates channel.
 func (h *Hub) Session(u User) *Session {
-	s := &session{h: h, u: u, ch: make(chan *tui.Prepared, 1)}
+	s := &session{h: h, u: u, ch: make(chan *tui.Prepared, 1), runs: make(chan struct{}, 1), gone: make(chan struct{})}
 	h.mu.Lock()
 	h.sessions[s] = struct{}{}
 	if h.cache != nil {
@@ -95,6 +97,8 @@ func (s *Session) Close() {
 		h.mu.Lock()
 		delete(h.sessions, s.s)
 		close(s.s.ch)
+		close(s.s.runs)
+		close(s.s.gone)
 		h.mu.Unlock()
 	})
 }
@@ -198,92 +202,6 @@ func editTab(edits []model.Edit) string {
 		return ""
 	}
 	return edits[0].Tab
-}
-
-// tabRun is a replay in progress on a tab: who started it and how far it is.
-type tabRun struct {
-	who, tab    string
-	done, total int
-}
-
-// String is how another person is told about it: "alice is replaying failed_calls 37/120".
-func (r *tabRun) String() string {
-	return fmt.Sprintf("%s is replaying %s %d/%d", r.who, r.tab, r.done, r.total)
-}
-
-// sessionReplayer is a session's tui.Replayer: the person's role and one run per tab across
-// sessions are checked before anything is sent.
-type sessionReplayer struct{ s *session }
-
-// refusal is why this person can't replay tab now, "" when they can.
-func (r *sessionReplayer) refusal(tab string) string {
-	u := r.s.u
-	if !u.Access.CanReplay() {
-		return (&model.AccessError{Who: u.Name, Role: u.Access, Why: "replays are an operator's"}).Error()
-	}
-	h := r.s.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if run := h.runs[tabKey(tab)]; run != nil {
-		return run.String() + "; try again when it ends"
-	}
-	return ""
-}
-
-// Plan is the hub replayer's plan, or every row refused with the reason this person can't
-// replay now (the confirm dialog says it, and offers nothing to confirm).
-func (r *sessionReplayer) Plan(t *model.Table, recs []*model.Record) model.ReplayPlan {
-	if why := r.refusal(t.Config.Name); why != "" {
-		return model.ReplayPlan{Refused: refuseAll(recs, why)}
-	}
-	return r.s.h.replayer.Plan(t, recs)
-}
-
-// Replay runs the hub's replayer as this person (the write-back's triaged_by) if their role
-// allows and nobody replays the tab; else every row is refused with why, nothing sent. When
-// the run ends, the sheet is read and pushed to everyone (the outcomes it wrote back).
-func (r *sessionReplayer) Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(model.ReplayEvent)) model.ReplaySummary {
-	h, u := r.s.h, r.s.u
-	refuse := func(why string) model.ReplaySummary {
-		h.log.Warn("replay refused", "who", u.Name, "role", string(u.Access), "key", u.Key, "tab", t.Config.Name, "rows", len(recs), "why", why)
-		sum := model.ReplaySummary{Counts: map[model.RowState]int{}, Refused: refuseAll(recs, why)}
-		sum.Counts[model.StateRefused] = len(sum.Refused)
-		return sum
-	}
-	if !u.Access.CanReplay() {
-		return refuse(r.refusal(t.Config.Name))
-	}
-	run := &tabRun{who: u.Name, tab: t.Config.Name, total: len(recs)}
-	key := tabKey(t.Config.Name)
-	h.mu.Lock()
-	if other := h.runs[key]; other != nil {
-		why := other.String() + "; try again when it ends"
-		h.mu.Unlock()
-		return refuse(why)
-	}
-	h.runs[key] = run
-	h.mu.Unlock()
-	h.log.Info("replay started", "who", u.Name, "tab", t.Config.Name, "rows", len(recs))
-	defer func() {
-		h.mu.Lock()
-		delete(h.runs, key)
-		h.mu.Unlock()
-		h.wrote()
-		h.load(h.ctx, 0)
-	}()
-	sum := h.replayer.Replay(sheets.WithActor(ctx, u.Name), t, recs, func(ev model.ReplayEvent) {
-		h.mu.Lock()
-		run.done, run.total = ev.Done, ev.Total
-		h.mu.Unlock()
-		if progress != nil {
-			progress(ev)
-		}
-	})
-	h.log.Info("replay ended", "who", u.Name, "tab", t.Config.Name, "counts", fmt.Sprint(sum.Counts), "halted", sum.Halted != nil, "cancelled", sum.Cancelled)
-	for _, row := range sum.Rows {
-		h.log.Info("replayed", "who", u.Name, "tab", t.Config.Name, "id", row.ID, "row", row.Row, "state", string(row.State), "detail", row.Detail)
-	}
-	return sum
 }
 
 // refuseAll refuses every record with the same reason.
