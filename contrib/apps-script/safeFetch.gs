@@ -130,6 +130,8 @@ function safeFetch(source, url, options) {
   var payload = options.payload;
   if (payload == null) {
     payload = '';
+  } else if (typeof payload.getBytes === 'function') {
+    throw new Error('safeFetch: payload is a Blob: pass the text (blob.getDataAsString()) so the dead-letter row can hold the exact body');
   } else if (Object.prototype.toString.call(payload) === '[object Object]') {
     payload = JSON.stringify(payload);
     contentType = contentType || 'application/json';
@@ -141,12 +143,12 @@ function safeFetch(source, url, options) {
   var headerKey = '';
   Object.keys(options.headers || {}).forEach(function (name) {
     if (name.toLowerCase() === 'idempotency-key') {
-      headerKey = String(options.headers[name]).trim();
+      headerKey = safeFetchTrim_(String(options.headers[name]));
     } else {
       callHeaders[name] = String(options.headers[name]);
     }
   });
-  var given = options.key != null && String(options.key).trim() !== '' ? String(options.key).trim() : headerKey;
+  var given = options.key != null && safeFetchTrim_(String(options.key)) !== '' ? safeFetchTrim_(String(options.key)) : headerKey;
   var key = safeFetchKey_(source, src, url, payload, given);
   var body = payload;
   if (src.bodyKeyField) {
@@ -258,7 +260,7 @@ function safeFetchPayloadKey_(payload, field) {
   }
   var v = obj[field];
   if (typeof v === 'string') {
-    v = v.trim();
+    v = safeFetchTrim_(v);
     return v === '' ? null : v;
   }
   if (typeof v === 'number') {
@@ -266,6 +268,14 @@ function safeFetchPayloadKey_(payload, field) {
     return raw == null ? String(v) : raw;
   }
   return null;
+}
+
+/**
+ * Trims what Go's strings.TrimSpace trims (and triage trims a key with), which is not quite
+ * what String.prototype.trim does (U+0085 yes, U+FEFF no).
+ */
+function safeFetchTrim_(s) {
+  return s.replace(/^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g, '');
 }
 
 /** The raw text of the last top-level field named field of a valid JSON object. */
@@ -462,7 +472,10 @@ function safeFetchRateSlot_(src, res) {
     var windowStart = Math.floor(now / 60000);
     var cacheKey = 'safeFetch:rate:' + src.name + ':' + windowStart;
     var lock = LockService.getScriptLock();
-    var locked = lock.tryLock(10000); // best effort: a count off by one beats a stalled call
+    // A caller that already holds the script lock (seed 000's doPost does) keeps it: we
+    // neither wait for it nor release it. Otherwise best effort: a count off by one beats a
+    // stalled call.
+    var locked = !lock.hasLock() && lock.tryLock(10000);
     try {
       var cache = CacheService.getScriptCache();
       var count = parseInt(cache.get(cacheKey) || '0', 10);
@@ -697,7 +710,8 @@ function appendToDeadLetterQueue(call, result) {
   Object.keys(cols).forEach(function (field) { row[cols[field]] = values[field]; });
 
   var lock = LockService.getScriptLock();
-  lock.waitLock(30000); // two executions must not pick the same empty row
+  var mine = !lock.hasLock(); // a caller's lock is the caller's to release
+  if (mine) lock.waitLock(30000); // two executions must not pick the same empty row
   try {
     var at = sheet.getLastRow() + 1;
     var range = sheet.getRange(at, 1, 1, row.length);
@@ -723,7 +737,7 @@ function appendToDeadLetterQueue(call, result) {
     }
     SpreadsheetApp.flush();
   } finally {
-    lock.releaseLock();
+    if (mine) lock.releaseLock();
   }
   return values;
 }

@@ -493,3 +493,18 @@ test('destinations: only URLs under the source prefixes are contacted', () => {
   const env = setup();
   assert.throws(() => env.ctx.safeFetch('nope', API, {}), /source "nope" is not configured/);
 });
+
+test('locks: a caller that holds the script lock keeps it through safeFetch and the dead letter', () => {
+  const env = setup({over: (c) => { c.sources.api.ratePerMinute = 5; }});
+  const lock = env.LockService.lock;
+  lock.waitLock(1000); // the caller's (seed 000's doPost holds it around check-then-append)
+  env.UrlFetchApp.script.push({status: 410});
+  const r = env.ctx.safeFetch('api', API, {payload: '{"id":"held"}'});
+  assert.equal(r.deadLettered, true);
+  assert.equal(lock.hasLock(), true, 'still held: released only by its owner');
+  lock.releaseLock();
+  env.UrlFetchApp.script.push({status: 410});
+  env.ctx.safeFetch('api', API, {payload: '{"id":"free"}'});
+  assert.equal(lock.hasLock(), false, 'a lock safeFetch took is released');
+  assert.equal(env.sheet.rowObject(3).key, 'free');
+});
