@@ -1,0 +1,117 @@
+package appsscript
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/triage-dev/triage/model"
+)
+
+// node finds the node binary, failing (never skipping) when it is missing: a drop-in that
+// is not tested is a drop-in that silently rots.
+func node(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed, so the Apps Script drop-in (contrib/apps-script/safeFetch.gs) can't be tested: install Node.js 18 or newer (.ci/run installs it with apt-get install nodejs)")
+	}
+	return p
+}
+
+// TestSafeFetchNode runs safeFetch.test.js with Node's own test runner (node:test, no npm).
+func TestSafeFetchNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node(t), "--test", "--test-reporter=tap", "safeFetch.test.js")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test safeFetch.test.js failed (%v); its output:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "# fail 0") {
+		t.Fatalf("node --test reported no clean pass; its output:\n%s", out)
+	}
+}
+
+// keyCase is one call whose key both sides derive.
+type keyCase struct {
+	Source  string `json:"source"`
+	URL     string `json:"url"`
+	Payload string `json:"payload"`
+}
+
+// TestKeysMatchTriage checks the drop-in against model: the key it takes from a payload's id
+// is the one model.PayloadKey reads from the same cell, and the key it mints is
+// model.MintKey with an empty timestamp. The drop-in always writes the key it sent, so triage
+// never mints for its rows; this keeps the two readings of one payload from drifting apart
+// (a payload id and a key cell that disagree make triage refuse the row).
+func TestKeysMatchTriage(t *testing.T) {
+	cases := []keyCase{
+		{"api", "https://api.example.com/v1/orders", `{"id":"order-1"}`},
+		{"api", "https://api.example.com/v1/orders", `{"id":"  spaced  ","x":1}`},
+		{"api", "https://api.example.com/v1/orders", `{"id": 1.0}`},
+		{"api", "https://api.example.com/v1/orders", `{"id": -12e3, "n": {"id": "inner"}}`},
+		{"api", "https://api.example.com/v1/orders", `{"n": {"id": "inner"}, "id": "outer"}`},
+		{"api", "https://api.example.com/v1/orders", `{"id":"a","id":"b"}`},
+		{"api", "https://api.example.com/v1/orders", `{"id":"é\u00e9 \"q\""}`},
+		{"api", "https://api.example.com/v1/orders", `{"id":""}`},
+		{"api", "https://api.example.com/v1/orders", "{\"id\":\"\u00a0k\u0085 \u3000\"}"},
+		{"api", "https://api.example.com/v1/orders", "{\"id\":\"\ufeffk\ufeff\"}"},
+		{"api", "https://api.example.com/v1/orders", `{"id":" \u2028 "}`},
+		{"api", "https://api.example.com/v1/orders", `{"id":null}`},
+		{"api", "https://api.example.com/v1/orders", `{"id":true}`},
+		{"api", "https://api.example.com/v1/orders", `[{"id":"in an array"}]`},
+		{"contact-form", "https://script.google.com/macros/s/AKfy/exec", `=HYPERLINK("x")`},
+		{"contact-form", "https://script.google.com/macros/s/AKfy/exec", "ünïcödé ✓ 🙂"},
+		{"s", "https://h/", ""},
+	}
+	in, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `
+const {load} = require('./standins.js');
+const cases = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+const env = load();
+const out = cases.map((c) => {
+  const pk = env.ctx.safeFetchPayloadKey_(c.payload, 'id');
+  return {payloadKey: pk == null ? '' : pk, hasPayloadKey: pk != null, minted: env.ctx.safeFetchMintKey_(c.source, c.url, c.payload)};
+});
+process.stdout.write(JSON.stringify(out));
+`
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node(t), "-e", script)
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("node failed (%v): %s", err, stderr)
+	}
+	var got []struct {
+		PayloadKey    string `json:"payloadKey"`
+		HasPayloadKey bool   `json:"hasPayloadKey"`
+		Minted        string `json:"minted"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node's answer is not JSON (%v): %s", err, out)
+	}
+	if len(got) != len(cases) {
+		t.Fatalf("node answered %d cases, want %d", len(got), len(cases))
+	}
+	for i, c := range cases {
+		pk, ok := model.PayloadKey(c.Payload, "id")
+		if got[i].HasPayloadKey != ok || got[i].PayloadKey != pk {
+			t.Errorf("payload %s: drop-in reads key %q (%v), triage reads %q (%v)", c.Payload, got[i].PayloadKey, got[i].HasPayloadKey, pk, ok)
+		}
+		if want := model.MintKey(c.Source, c.URL, c.Payload, ""); got[i].Minted != want {
+			t.Errorf("payload %s: drop-in mints %q, triage mints %q", c.Payload, got[i].Minted, want)
+		}
+	}
+}
