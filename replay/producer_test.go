@@ -189,7 +189,9 @@ func TestSendAllHaltBatchesEverything(t *testing.T) {
 		}
 	}
 	// Three retryable results in a row halt a batch too, unless the producer says never.
-	rcv.Rule = func(string, int) (replaytest.Fault, bool) { return replaytest.Fault{Mode: replaytest.Unavailable}, true }
+	rcv.Rule = func(string, int) (replaytest.Fault, bool) {
+		return replaytest.Fault{Mode: replaytest.Unavailable}, true
+	}
 	for i := range calls {
 		calls[i].Body = []byte(fmt.Sprintf(`{"id":"r-%d"}`, i))
 	}
