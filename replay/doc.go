@@ -73,7 +73,8 @@
 //     byte: a body a cell can't hold whole is not shortened but reported (Sent.Err);
 //   - every call ends delivered, recorded (Sent.DeadLettered), or with Sent.Err saying why
 //     neither, so the caller keeps it: nothing is dropped silently. SendAll applies the halt
-//     rule above (Producer.HaltAfterRetryable tunes it) and records the calls a halt left unsent.
+//     rule above (Producer.HaltAfterRetryable tunes it) and records the calls a halt left
+//     unsent.
 //
 // Which ends are recorded is Producer.DeadLetterOn (default: retryable, deferred included,
 // systemic, rejected, and refused unsent). Every record has status dead, rejected ones too:
