@@ -57,4 +57,26 @@
 //     answers with an absolute one); resolving it would hide dot segments.
 //   - Cancelling never aborts a request in flight: it finishes or hits its per-attempt timeout,
 //     so its outcome is known and written back.
+//
+// # Sending calls in the first place: Producer
+//
+// The client that replays is the one callers should use to begin with (DESIGN §10, seed 003's
+// safeFetch). A Producer sends a Call through a Client, so the same outcome table and
+// presets, backoff, Retry-After, rate limits, timeouts and allowlist apply, and hands every
+// call that is not delivered to a DeadLetterSink (*sheets.Store appends it to failed_calls).
+// The contract:
+//   - the key written to the sheet is the key that was sent (Call.Key trimmed, else the
+//     payload's key field, Producer.KeyFields), so a later `triage replay` carries it and the
+//     destination sees one call, however often it is replayed; a call that was never sent and
+//     had no key is recorded without one, and a replay mints and saves its key before sending;
+//   - the payload written is the body as it was sent (a body key field included), byte for
+//     byte: a body a cell can't hold whole is not shortened but reported (Sent.Err);
+//   - every call ends delivered, recorded (Sent.DeadLettered), or with Sent.Err saying why
+//     neither, so the caller keeps it: nothing is dropped silently. SendAll applies the halt
+//     rule above (Producer.HaltAfterRetryable tunes it) and records the calls a halt left
+//     unsent.
+//
+// Which ends are recorded is Producer.DeadLetterOn (default: retryable, deferred included,
+// systemic, rejected, and refused unsent). Every record has status dead, rejected ones too:
+// the destination may accept the call once its cause is fixed, and a person decides.
 package replay

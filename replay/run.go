@@ -50,6 +50,9 @@ const MaxConcurrency = 20
 const haltAfterRetryable = 3
 
 type breaker struct {
+	// after is how many retryable results in a row halt (0: haltAfterRetryable; negative:
+	// never, systemic still halts). A bulk replay uses the default; a Producer may not.
+	after       int
 	mu          sync.Mutex
 	consecutive int
 	halted      *model.Halt
@@ -70,8 +73,12 @@ func (b *breaker) record(src string, res Result) *model.Halt {
 	case Retryable:
 		b.consecutive++
 		b.last = append(b.last, res.Detail)
-		if b.consecutive >= haltAfterRetryable {
-			b.halted = &model.Halt{Cause: fmt.Sprintf("%d retryable in a row", haltAfterRetryable), Source: src,
+		after := b.after
+		if after == 0 {
+			after = haltAfterRetryable
+		}
+		if after > 0 && b.consecutive >= after {
+			b.halted = &model.Halt{Cause: fmt.Sprintf("%d retryable in a row", after), Source: src,
 				Detail: fmt.Sprintf("%d rows in a row got no usable answer; the destination looks down or overloaded: check %s and replay later (last: %s)", b.consecutive, src, res.Detail)}
 			return b.halted
 		}
