@@ -146,8 +146,10 @@ func (r *Run) view() *view {
 	if !r.Ended.IsZero() {
 		v.Ended = r.Ended.Format(timeLayout)
 	}
-	if d := r.Duration(); d > 0 {
+	if d := r.Duration(); d >= time.Second {
 		v.Duration = d.Round(100 * time.Millisecond).String()
+	} else if d > 0 {
+		v.Duration = d.Round(time.Millisecond).String()
 	}
 	if h := r.Summary.Halted; h != nil {
 		v.Halted = true
