@@ -82,13 +82,6 @@ func (f *reportFile) write(run report.Run) error {
 	return nil
 }
 
-// discard removes the temporary file of a report that won't be written (the command failed
-// before the run).
-func (f *reportFile) discard() {
-	_ = f.tmp.Close()
-	_ = os.Remove(f.tmp.Name())
-}
-
 // notifier posts a run's alert to a checked URL.
 type notifier struct {
 	url, host string
