@@ -36,6 +36,9 @@ type Config struct {
 	Keys map[string][]string `toml:"keys"`
 	// Serve is `[serve]`: `triage serve`, the TUI for a team over SSH (DESIGN §9).
 	Serve ServeSection `toml:"serve"`
+	// Notify is `[notify]`: the alert `triage replay` posts when a run halts or leaves rows
+	// not done (notify.go).
+	Notify NotifySection `toml:"notify"`
 	// Warnings are problems that Load let through (see Problem.Warning).
 	Warnings []Problem `toml:"-"`
 
@@ -244,6 +247,7 @@ func (c *Config) check() []Problem {
 		located(CheckSource(name, c.Sources[name]))
 	}
 	probs = append(probs, c.checkServe()...)
+	probs = append(probs, c.checkNotify()...)
 	return probs
 }
 

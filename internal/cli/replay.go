@@ -10,18 +10,21 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/triage-dev/triage/internal/report"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 )
 
 // newReplayCmd is `triage replay [--tab NAME] [--source S] [--all | ID...] [--dry-run]
-// [--concurrency N] [--json] [--force]` (DESIGN §7): it selects dead-letter rows, hands them
+// [--concurrency N] [--json] [--force] [--report FILE.html|.md] [--notify URL]` (DESIGN §7): it selects dead-letter rows, hands them
 // to replay.Run (the one replay-then-write-back loop, shared with the TUI) and reports. Progress
 // goes to stderr; the summary goes to stderr, and with --json one JSON document goes to stdout.
 //
 // Exit codes: 0 every selected row is done (delivered, duplicate, or skipped by rule); 1 some
 // row is not (rejected, retryable, deferred, refused for a problem, a write-back conflict or
-// error, an unknown ID, or the run was interrupted); 2 usage or config; 3 the run halted.
+// error, an unknown ID, or the run was interrupted; or the --report asked for could not be
+// written after a clean run); 2 usage or config; 3 the run halted. A failed --notify never
+// changes it (replayreport.go).
 // Cancelling ctx (Ctrl-C) lets the requests in flight finish, starts nothing new, and still
 // writes their outcomes back and prints the summary.
 func newReplayCmd(g *globals, e *env) *cobra.Command {
@@ -35,10 +38,19 @@ back by ID. Rows are the given IDs (their keys), or --all waiting rows (rejected
 discarded rows are skipped). A systemic failure, or three retryable failures in a row,
 halts the run (exit 3); --dry-run shows what would be sent and changes nothing.
 
-Progress goes to stderr; the summary too, and with --json one JSON document goes to stdout.`,
+Progress goes to stderr; the summary too, and with --json one JSON document goes to stdout.
+
+--report FILE.html (or .md) writes a report of the run for the people who read it: counts,
+the halt and why, every row not done linked to its row in Google Sheets, the refused and
+skipped rows with their reasons, and the configuration (secrets redacted). It is written
+whatever the outcome. --notify URL (or "env:NAME", or [notify] url in the config; the URL
+must lie under [notify] url_prefixes) posts one short JSON alert when the run halts or
+leaves rows not done; a clean run sends none, and a failed alert doesn't change the exit
+code.`,
 		Example: `  triage replay --all --dry-run
   triage replay --all --source contact-form --concurrency 2
-  triage replay 7f3c9a1e 0b44d2aa --json`,
+  triage replay 7f3c9a1e 0b44d2aa --json
+  triage replay --all --report replay.html --notify env:TRIAGE_NOTIFY_URL`,
 		Args: cobra.ArbitraryArgs,
 	}
 	fs := cmd.Flags()
@@ -50,6 +62,8 @@ Progress goes to stderr; the summary too, and with --json one JSON document goes
 	conc := fs.Int("concurrency", 0, fmt.Sprintf("requests in flight at once (default 4, at most %d)", replay.MaxConcurrency))
 	asJSON := fs.Bool("json", false, "one JSON document on stdout")
 	force := fs.Bool("force", false, "also replay rows older than their source's key_ttl (a duplicate may result)")
+	reportPath := fs.String("report", "", "write a report of the run to FILE.html or FILE.md (the extension picks the format)")
+	notifyURL := fs.String("notify", "", "post an alert when the run halts or leaves rows not done: a URL under [notify] url_prefixes, or env:NAME (default: [notify] url)")
 	g.register(fs, gAll)
 	cmd.RunE = func(cmd *cobra.Command, ids []string) error {
 		ctx := cmd.Context()
@@ -61,6 +75,13 @@ Progress goes to stderr; the summary too, and with --json one JSON document goes
 		case fs.Changed("concurrency") && (*conc < 1 || *conc > replay.MaxConcurrency):
 			// 0 is not "the default": it would be a run that can't send, so it is refused like -3.
 			return usageErr("replay: --concurrency %d: want a number of requests in flight from 1 to %d (leave it out for 4)", *conc, replay.MaxConcurrency)
+		case *dry && (*reportPath != "" || *notifyURL != ""):
+			return usageErr("replay: --report and --notify describe a run, and a dry run sends nothing (its list of calls is on stdout)")
+		}
+		if *reportPath != "" {
+			if _, err := reportFormat(*reportPath); err != nil {
+				return usageErr("%v", err)
+			}
 		}
 		s, err := resolve(g, e)
 		if err != nil {
@@ -97,6 +118,18 @@ Progress goes to stderr; the summary too, and with --json one JSON document goes
 			return usageErr("replay: no source %q: no row of %q has it and it is not configured (configured: %s)", srcFilter, t.Config.Name, sourceNames(sources))
 		}
 		sel := selectReplayRows(t, ids, *all, srcFilter)
+		var notify *notifier
+		if !*dry {
+			if notify, err = resolveNotify(*notifyURL, s.cfg, e.vars().secret, e.stderr); err != nil {
+				return err
+			}
+		}
+		var rep *reportFile
+		if *reportPath != "" {
+			if rep, err = createReportFile(*reportPath); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+		}
 
 		client := newReplayClient(sources, e.vars().secret)
 		opts := replay.RunOptions{Concurrency: *conc, DryRun: *dry, Force: *force}
@@ -105,12 +138,27 @@ Progress goes to stderr; the summary too, and with --json one JSON document goes
 			prog = newProgressLine(e.stderr, isTerminal(e.stderr), time.Now)
 			opts.Progress = prog.event
 		}
+		started := time.Now()
 		sum := replay.Run(ctx, client, st, t, sel.recs, opts)
+		ended := time.Now()
 		if prog != nil {
 			prog.finish()
 		}
 
 		doc := newReplayDoc(t, sel, sum, *dry)
+		run := reportRun(s, t, sel, sum, doc, started, ended,
+			report.Settings{All: *all, IDs: ids, SourceFilter: srcFilter, Concurrency: *conc, Force: *force}, e.vars().secret)
+		written := ""
+		if rep != nil {
+			if err := rep.write(run); err != nil {
+				doc.ReportError = err.Error()
+				if doc.ExitCode == exitOK {
+					doc.ExitCode = exitPartial
+				}
+			} else {
+				doc.Report, written = rep.path, rep.path
+			}
+		}
 		if *asJSON {
 			if err := writeJSON(e.stdout, doc); err != nil {
 				return &exitError{code: exitPartial, err: fmt.Errorf("replay: write the JSON summary: %w", err)}
@@ -119,11 +167,20 @@ Progress goes to stderr; the summary too, and with --json one JSON document goes
 			printReplayRows(e.stdout, doc)
 		}
 		printReplaySummary(e.stderr, doc)
+		if doc.ReportError != "" {
+			fmt.Fprintf(e.stderr, "triage: %s\n", doc.ReportError)
+		} else if written != "" {
+			fmt.Fprintf(e.stderr, "report: %s\n", written)
+		}
+		notify.send(ctx, run, written, e.stderr)
 		switch doc.ExitCode {
 		case exitOK:
 			return nil
 		case exitHalted:
 			return &exitError{code: exitHalted, err: fmt.Errorf("replay halted: %s", model.SanitizeLine(doc.Halt.Detail))}
+		}
+		if doc.ReportError != "" && run.ExitCode == exitOK {
+			return &exitError{code: doc.ExitCode} // said above
 		}
 		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", model.Count(doc.notDone(), "row", "rows"), doc.Selected)}
 	}
@@ -216,7 +273,10 @@ type replayDoc struct {
 	WriteBack    docWriteBack   `json:"write_back"`
 	Rows         []docRow       `json:"rows"`
 	WouldSend    []docCall      `json:"would_send,omitempty"`
-	ExitCode     int            `json:"exit_code"`
+	// Report is the path the --report was written to; ReportError why it was not.
+	Report      string `json:"report,omitempty"`
+	ReportError string `json:"report_error,omitempty"`
+	ExitCode    int    `json:"exit_code"`
 }
 
 type docHalt struct {

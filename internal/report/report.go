@@ -1,0 +1,257 @@
+// Package report writes what an unattended `triage replay` run leaves for the people who
+// read it (issue 11, seed 001's "make it good"): a run report in HTML (for a mail client) or
+// Markdown, and the one short alert posted to a chat webhook when a run halts or leaves rows
+// not done.
+//
+// Everything shown comes from the sheet, a destination's answer or the config, so every text
+// goes through one path (view.go's text): values of the sources' secrets are scrubbed out,
+// terminal controls and bidi overrides become visible placeholders (model.SanitizeLine), and
+// it is capped; then each format escapes it for itself (html/template; code spans in
+// Markdown; Slack's three entities in the alert). The only links are the ones this package
+// builds to rows of the spreadsheet on docs.google.com: a URL found in a cell is never made
+// clickable.
+//
+// It imports model and config only: the CLI gathers the Run and calls HTML, Markdown, Alert
+// and Post.
+package report
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/model"
+)
+
+// Run is one finished replay run, as the report and the alert describe it.
+type Run struct {
+	// Tab is the dead-letter tab's name; SheetGID its sheet ID (the #gid= of its links).
+	Tab      string
+	SheetGID int64
+	// SpreadsheetID is the spreadsheet's ID; without it rows are listed without links.
+	SpreadsheetID string
+	// Summary is what replay.Run returned.
+	Summary model.ReplaySummary
+	// Selected is how many rows the command line picked (unknown IDs included).
+	Selected int
+	// UnknownIDs are IDs given that no row has; Excluded are IDs given whose row is of
+	// another source than --source.
+	UnknownIDs []string
+	Excluded   []model.Refusal
+	// Started and Ended bound the run (replay.Run's call).
+	Started, Ended time.Time
+	// ExitCode is the command's exit code for the run (DESIGN §7).
+	ExitCode int
+	// Settings is the configuration that ran.
+	Settings Settings
+	// Secrets are values that must never appear in a report or an alert (the sources'
+	// header values, literal and from the environment): any text holding one has it
+	// replaced by <redacted>. They are never rendered.
+	Secrets []string
+}
+
+// Settings is the configuration a run ran with: the command line's selection and the sources,
+// their secrets redacted (Sources builds them).
+type Settings struct {
+	// All is --all; IDs are the IDs given instead.
+	All bool
+	IDs []string
+	// SourceFilter is --source ("" for every source).
+	SourceFilter string
+	// Concurrency is --concurrency (0: the default).
+	Concurrency int
+	// Force is --force (rows older than their key_ttl replayed too).
+	Force bool
+	// Sources are the configured sources, by name.
+	Sources []Source
+}
+
+// Source is a configured source as a report shows it: where it may send and how, with each
+// header's value redacted.
+type Source struct {
+	Name             string
+	Preset           string
+	URLPrefixes      []string
+	RedirectPrefixes []string
+	// Headers are "Name: env:VAR" (the variable's name, never its value) or
+	// "Name: <redacted>" for a literal value.
+	Headers       []string
+	RatePerMinute int
+	MaxAttempts   int
+	Timeout       string
+}
+
+// Redacted is what a literal header value is shown as.
+const Redacted = "<redacted>"
+
+// Sources turns the config's sources into the report's, sorted by name, secrets redacted: an
+// "env:NAME" header shows the variable's name, a literal value shows as <redacted>.
+func Sources(cfg *config.Config) []Source {
+	if cfg == nil {
+		return nil
+	}
+	var out []Source
+	for name, sec := range cfg.Sources {
+		s := Source{Name: name, Preset: sec.PresetName(),
+			URLPrefixes:      append([]string(nil), sec.URLPrefixes...),
+			RedirectPrefixes: append([]string(nil), sec.RedirectPrefixes...),
+			RatePerMinute:    sec.RatePerMinute, MaxAttempts: sec.MaxAttempts, Timeout: strings.TrimSpace(sec.Timeout)}
+		for h, v := range sec.Headers {
+			shown := Redacted
+			if env, ok := strings.CutPrefix(strings.TrimSpace(v), model.EnvPrefix); ok {
+				shown = model.EnvPrefix + env
+			}
+			s.Headers = append(s.Headers, h+": "+shown)
+		}
+		sort.Strings(s.Headers)
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// minSecret is the shortest secret scrubbed from text: a shorter one would blank out
+// ordinary words, and is no secret anyway.
+const minSecret = 4
+
+// Secrets are the values of the config's source headers that must never be shown: literal
+// values, and the environment's values of "env:NAME" ones (read through getenv).
+func Secrets(cfg *config.Config, getenv func(string) string) []string {
+	if cfg == nil {
+		return nil
+	}
+	var out []string
+	for _, sec := range cfg.Sources {
+		for _, v := range sec.Headers {
+			v = strings.TrimSpace(v)
+			if env, ok := strings.CutPrefix(v, model.EnvPrefix); ok {
+				if getenv == nil {
+					continue
+				}
+				v = strings.TrimSpace(getenv(env))
+			}
+			if len(v) >= minSecret {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// RowLink is the Google Sheets address of a row of the run's tab: the spreadsheet, the tab's
+// gid and the row's range (the same form as the TUI's `o`). "" when there is no spreadsheet
+// ID or row number to link to.
+func (r *Run) RowLink(row int) string {
+	if r.SpreadsheetID == "" || row <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("https://docs.google.com/spreadsheets/d/%s/edit#gid=%d&range=A%d", url.PathEscape(r.SpreadsheetID), r.SheetGID, row)
+}
+
+// NotDone counts the selected rows that did not end delivered, duplicate or skipped by rule:
+// the rows the report's table lists, the refused, unknown and excluded ones.
+func (r *Run) NotDone() int {
+	n := len(r.UnknownIDs) + len(r.Excluded)
+	for _, rf := range r.Summary.Refused {
+		if !rf.Skipped {
+			n++
+		}
+	}
+	for _, row := range r.Summary.Rows {
+		if !row.State.Success() {
+			n++
+		}
+	}
+	return n
+}
+
+// Delivered counts the rows the destinations have acted on (delivered and duplicate).
+func (r *Run) Delivered() int {
+	n := 0
+	for _, row := range r.Summary.Rows {
+		if row.State.Success() {
+			n++
+		}
+	}
+	return n
+}
+
+// Counts are the rows by final state, in the order the report shows them, zeros included.
+func (r *Run) Counts() []Count {
+	by := map[model.RowState]int{}
+	for _, row := range r.Summary.Rows {
+		by[row.State]++
+	}
+	for _, rf := range r.Summary.Refused {
+		by[rf.State()]++
+	}
+	out := make([]Count, 0, len(countOrder)+2)
+	for _, s := range countOrder {
+		out = append(out, Count{Label: string(s), N: by[s], Bad: !s.Success() && s != model.StateSkipped})
+	}
+	if n := len(r.UnknownIDs); n > 0 {
+		out = append(out, Count{Label: "unknown", N: n, Bad: true})
+	}
+	if n := len(r.Excluded); n > 0 {
+		out = append(out, Count{Label: "excluded", N: n, Bad: true})
+	}
+	return out
+}
+
+// Count is one stat card: a state and how many rows ended in it. Bad marks the states that
+// leave a row not done.
+type Count struct {
+	Label string
+	N     int
+	Bad   bool
+}
+
+var countOrder = []model.RowState{
+	model.StateDelivered, model.StateDuplicate, model.StateRejected, model.StateSystemic,
+	model.StateRetryable, model.StateDeferred, model.StateNotAttempted, model.StateRefused, model.StateSkipped,
+}
+
+// Duration is how long the run took (0 when the times are missing or reversed).
+func (r *Run) Duration() time.Duration {
+	if r.Started.IsZero() || r.Ended.Before(r.Started) {
+		return 0
+	}
+	return r.Ended.Sub(r.Started)
+}
+
+// Finished counts the rows that reached a final outcome by being sent (not the ones the run
+// never reached): the numerator of rows/s.
+func (r *Run) Finished() int {
+	n := 0
+	for _, row := range r.Summary.Rows {
+		if row.State.Final() && row.State != model.StateNotAttempted {
+			n++
+		}
+	}
+	return n
+}
+
+// Rate is "12.3 rows/s", or "–" when the run took no measurable time.
+func (r *Run) Rate() string {
+	d := r.Duration()
+	if d <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f rows/s", float64(r.Finished())/d.Seconds())
+}
+
+// Outcome is the run's outcome in a few words, and the exit code's meaning.
+func (r *Run) Outcome() string {
+	switch {
+	case r.Summary.Halted != nil:
+		return "halted"
+	case r.Summary.Cancelled:
+		return "interrupted"
+	case r.ExitCode != 0:
+		return "some rows not done"
+	}
+	return "every selected row done"
+}
