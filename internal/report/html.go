@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // HTML writes the run's report as one HTML page meant to be mailed: table layout and inline
@@ -22,7 +24,7 @@ func HTML(w io.Writer, r Run) error {
 	return nil
 }
 
-var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"refusals": newRefusalSection}).
+var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"refusals": newRefusalSection, "rows": func(n int) string { return model.Count(n, "row", "rows") }, "count": model.Count}).
 	Parse(htmlSource)).New("refusals").Parse(htmlRefusals))
 
 // refusalSection is one list of rows that were not sent, with its heading.
@@ -52,15 +54,15 @@ const htmlSource = `<!DOCTYPE html>
 {{- if .Halted}}
 <tr><td style="padding:12px 20px;background:#ffebe9;border-top:3px solid #cf222e;border-bottom:1px solid #d0d7de;color:#82071e">
 <strong>HALTED ({{.Halt.Cause}}, source {{.Halt.Source}}):</strong> {{.Halt.Detail}}<br>
-Nothing new was sent after the halt; {{.NotAttempted}} row(s) not attempted. Fix the cause, then run the same command again: every row keeps its key, so nothing is applied twice.
+Nothing new was sent after the halt; {{rows .NotAttempted}} not attempted. Fix the cause, then run the same command again: every row keeps its key, so nothing is applied twice.
 </td></tr>
 {{- else if .Cancelled}}
 <tr><td style="padding:12px 20px;background:#fff8c5;border-top:3px solid #bf8700;border-bottom:1px solid #d0d7de;color:#633c01">
-<strong>Interrupted:</strong> requests in flight finished and were written back; {{.NotAttempted}} row(s) not attempted. Run the same command again to continue.
+<strong>Interrupted:</strong> requests in flight finished and were written back; {{rows .NotAttempted}} not attempted. Run the same command again to continue.
 </td></tr>
 {{- else if ne .ExitCode 0}}
 <tr><td style="padding:12px 20px;background:#fff8c5;border-top:3px solid #bf8700;border-bottom:1px solid #d0d7de;color:#633c01">
-<strong>{{.NotDoneCount}} row(s) not done.</strong> Each is listed below with a link to its row.
+<strong>{{rows .NotDoneCount}} not done.</strong> Each is listed below with a link to its row.
 </td></tr>
 {{- else}}
 <tr><td style="padding:12px 20px;background:#dafbe1;border-top:3px solid #1a7f37;border-bottom:1px solid #d0d7de;color:#116329">
@@ -101,7 +103,7 @@ Nothing new was sent after the halt; {{.NotAttempted}} row(s) not attempted. Fix
 <p style="margin:0">No row of the tab has these IDs: {{range $i, $id := .Unknown}}{{if $i}}, {{end}}<code>{{$id}}</code>{{end}}</p>
 {{- end}}
 <h2 style="font-size:16px;margin:16px 0 8px 0">Write-back</h2>
-<p style="margin:0">{{.WriteRequests}} request(s) to the sheet; {{len .WriteBack}} problem(s).</p>
+<p style="margin:0">{{count .WriteRequests "request" "requests"}} to the sheet; {{count (len .WriteBack) "problem" "problems"}}.</p>
 {{- if .WriteBack}}
 <ul style="margin:4px 0;padding-left:20px">
 {{- range .WriteBack}}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // Markdown writes the run's report as GitHub-flavoured Markdown (readable as plain text in a
@@ -25,11 +27,11 @@ func Markdown(w io.Writer, r Run) error {
 	switch {
 	case v.Halted:
 		p("> **HALTED** (%s, source %s): %s\n>\n", md(v.Halt.Cause), md(v.Halt.Source), md(v.Halt.Detail))
-		p("> Nothing new was sent after the halt; %d row(s) not attempted. Fix the cause, then run the same command again: every row keeps its key, so nothing is applied twice.\n\n", v.NotAttempted)
+		p("> Nothing new was sent after the halt; %s not attempted. Fix the cause, then run the same command again: every row keeps its key, so nothing is applied twice.\n\n", model.Count(v.NotAttempted, "row", "rows"))
 	case v.Cancelled:
-		p("> **Interrupted:** requests in flight finished and were written back; %d row(s) not attempted. Run the same command again to continue.\n\n", v.NotAttempted)
+		p("> **Interrupted:** requests in flight finished and were written back; %s not attempted. Run the same command again to continue.\n\n", model.Count(v.NotAttempted, "row", "rows"))
 	case v.ExitCode != 0:
-		p("> **%d row(s) not done.** Each is listed below with a link to its row.\n\n", v.NotDoneCount)
+		p("> **%s not done.** Each is listed below with a link to its row.\n\n", model.Count(v.NotDoneCount, "row", "rows"))
 	default:
 		p("> **Every selected row is done.**\n\n")
 	}
@@ -80,7 +82,7 @@ func Markdown(w io.Writer, r Run) error {
 		}
 		p("## Unknown IDs (%d)\n\nNo row of the tab has these IDs: %s\n\n", len(v.Unknown), strings.Join(ids, ", "))
 	}
-	p("## Write-back\n\n%d request(s) to the sheet; %d problem(s).\n\n", v.WriteRequests, len(v.WriteBack))
+	p("## Write-back\n\n%s to the sheet; %s.\n\n", model.Count(v.WriteRequests, "request", "requests"), model.Count(len(v.WriteBack), "problem", "problems"))
 	for _, x := range v.WriteBack {
 		p("- %s\n", md(x))
 	}
