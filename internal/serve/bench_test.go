@@ -1,14 +1,10 @@
 package serve
 
 import (
-	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -188,27 +184,8 @@ func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
 	fp := gossh.FingerprintSHA256(signer.PublicKey())
 	auth := &config.ServeAuth{Keys: map[string]config.ServeIdentity{fp: {Name: "alice", Access: model.AccessOperator}},
 		Users: map[string]model.Access{"alice": model.AccessOperator}}
-	srv, err := New(Settings{Addr: "127.0.0.1:0", HostKeyPath: filepath.Join(b.TempDir(), "host_key"), MaxSessions: 4,
-		IdleTimeout: time.Minute, MaxAuthFailures: 10, ShutdownGrace: time.Second, Auth: auth},
-		func(u User, _ []string) (tui.Options, func()) {
-			s := f.hub.Session(u)
-			return s.Options(tui.Options{SpreadsheetID: sheetID, Remote: true}), s.Close
-		}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	defer func() {
-		cancel()
-		<-served
-	}()
-	client, err := gossh.Dial("tcp", l.Addr().String(), &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
+	addr := serveHub(b, f, auth, nil)
+	client, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: "alice", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
 	if err != nil {
 		b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -117,6 +118,38 @@ func (p *panes) waitFor(name string, within time.Duration, what ...string) {
 	}
 }
 
+// serveHub runs a server on a loopback port whose sessions run on f's hub as `triage serve`
+// wires them (Remote), logging to logs (nil: discarded), until the test ends; it returns the
+// address.
+func serveHub(tb testing.TB, f *fixture, auth *config.ServeAuth, logs io.Writer) string {
+	tb.Helper()
+	log := slog.New(slog.DiscardHandler)
+	if logs != nil {
+		log = slog.New(slog.NewTextHandler(logs, nil))
+	}
+	srv, err := New(Settings{Addr: "127.0.0.1:0", HostKeyPath: filepath.Join(tb.TempDir(), "host_key"), MaxSessions: 4,
+		IdleTimeout: time.Minute, MaxAuthFailures: 10, ShutdownGrace: 2 * time.Second, Auth: auth},
+		func(u User, _ []string) (tui.Options, func()) {
+			s := f.hub.Session(u)
+			return s.Options(tui.Options{SpreadsheetID: sheetID, Remote: true}), s.Close
+		}, log)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	tb.Cleanup(func() {
+		cancel()
+		<-served
+	})
+	return l.Addr().String()
+}
+
 // TestSSHEndToEnd connects with the real OpenSSH client through a pty, as people on the jump
 // host would: alice (operator) sets a status and the emulator's row records her name in
 // triaged_by; bob (viewer), connected at the same time, sees it without a keypress and can't
@@ -134,27 +167,7 @@ func TestSSHEndToEnd(t *testing.T) {
 		Users: map[string]model.Access{"alice": model.AccessOperator, "bob": model.AccessViewer},
 	}
 	logs := &syncBuffer{}
-	srv, err := New(Settings{Addr: "127.0.0.1:0", HostKeyPath: filepath.Join(dir, "host_key"), MaxSessions: 4, IdleTimeout: time.Minute,
-		MaxAuthFailures: 10, ShutdownGrace: 2 * time.Second, Auth: auth},
-		func(u User, _ []string) (tui.Options, func()) {
-			s := f.hub.Session(u)
-			return s.Options(tui.Options{SpreadsheetID: sheetID, Remote: true}), s.Close
-		}, slog.New(slog.NewTextHandler(logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	defer func() {
-		cancel()
-		<-served
-	}()
-	addr := l.Addr().String()
+	addr := serveHub(t, f, auth, logs)
 
 	// An unlisted key: refused at authentication, no screen.
 	out, err := exec.Command("ssh", append(append([]string{"-T"}, sshClientArgs(addr, eveKey)...), "true")...).CombinedOutput()
