@@ -54,7 +54,27 @@ func (m *Model) helpGroups() []helpGroup {
 	if ts := m.activeTab(); ts != nil && ts.data != nil {
 		role = ts.cfg.Role
 	}
-	return m.c.keys.tableHelp(role)
+	groups := m.c.keys.tableHelp(role)
+	if !m.c.readOnly {
+		return groups
+	}
+	// Read-only: the help lists what this person can do, like the footer.
+	var out []helpGroup
+	for _, g := range groups {
+		var bs []key.Binding
+		for _, b := range g.bindings {
+			if !m.writesRows(b) {
+				bs = append(bs, b)
+			}
+		}
+		switch {
+		case len(bs) == len(g.bindings):
+			out = append(out, g)
+		case len(bs) > 0:
+			out = append(out, group(g.title, nil, bs...))
+		}
+	}
+	return out
 }
 
 // helpTitle heads the `?` screen: which view its keys are for.

@@ -302,3 +302,18 @@ func TestReadOnlyFooterHasNoWriteHints(t *testing.T) {
 		}
 	}
 }
+
+// A read-only session's `?` lists what the person can do: no write or replay keys.
+func TestReadOnlyHelpHasNoWriteKeys(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 40, func(o *Options) { o.Store = nopStore{t: t, readOnly: true} })
+	keys(m, "2", "?")
+	out := plainScreen(m)
+	for _, w := range []string{"set status", "replay all shown", "discard dead letter", "undo last change"} {
+		if strings.Contains(out, w) {
+			t.Errorf("the read-only help lists %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(out, "filter") || !strings.Contains(out, "copy ID") {
+		t.Errorf("the read-only help lost what a viewer can do:\n%s", out)
+	}
+}
