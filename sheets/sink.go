@@ -27,6 +27,12 @@ import (
 // append is not idempotent: when a try that failed had in fact landed, the retry leaves those
 // rows twice, under the same keys; a replay refuses the second of each, naming the first, so
 // nothing is sent twice.
+//
+// Why two requests and not one with a cached header: a header cached between batches (hours
+// apart) would put a batch under the wrong columns whenever someone reorders them meanwhile,
+// and rows appended in the wrong place can't be moved back without writing by row number
+// (invariant 1). Read fresh, the header can only change in the one round trip between the
+// read and the append.
 func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) error {
 	const op = "record dead letters"
 	if len(letters) == 0 {
