@@ -97,10 +97,43 @@ func (p *Producer) Key(call Call) string {
 	return k
 }
 
+// keyConflict says why a call can't be sent as it is: its Call.Key disagrees with the key
+// field of its own payload. Sent, the receiver would see one key and the body another; recorded,
+// the row's key cell and payload would disagree and a replay would refuse it for good
+// (invariant 3: a call has one key). "" when they agree or the payload has no key field.
+func (p *Producer) keyConflict(call Call) string {
+	given := strings.TrimSpace(call.Key)
+	if given == "" {
+		return ""
+	}
+	field := p.KeyFields[call.Source]
+	if field == "" && p.Client != nil {
+		if src := p.Client.Sources[call.Source]; src != nil {
+			field = src.bodyKeyField()
+		}
+	}
+	if field == "" {
+		return ""
+	}
+	if inBody, _ := model.PayloadKey(string(call.Body), field); inBody != "" && inBody != given {
+		return fmt.Sprintf("the call's key %q disagrees with its payload's %s %q: a call has one key; pass the payload's or none (not sent, not recorded)", given, field, inBody)
+	}
+	return ""
+}
+
+// refusedSent is the answer for a call refused before sending because of the caller's own
+// mistake: nothing sent, nothing recorded, the caller keeps it.
+func refusedSent(key, why string) Sent {
+	return Sent{Key: key, Result: Result{Outcome: Refused, Detail: why}, Err: errors.New(why)}
+}
+
 // Send sends one call (see Client.Do) and, if it ends in DeadLetterOn, hands it to the sink at
 // once (one request per call: use SendAll for many). The sink is called with ctx's values but
 // not its cancellation: a call cut short by a cancel is exactly one to record.
 func (p *Producer) Send(ctx context.Context, call Call) Sent {
+	if why := p.keyConflict(call); why != "" {
+		return refusedSent(strings.TrimSpace(call.Key), why)
+	}
 	call.Key = p.Key(call)
 	s := Sent{Key: call.Key, Result: p.Client.do(ctx, call, hooks{})}
 	p.record(ctx, []Call{call}, []*Sent{&s})
@@ -132,7 +165,11 @@ func (p *Producer) SendAll(ctx context.Context, calls []Call) ([]Sent, *model.Ha
 
 	out := make([]Sent, len(calls))
 	prepared := make([]Call, len(calls))
+	conflict := make([]bool, len(calls))
 	for i, call := range calls {
+		if why := p.keyConflict(call); why != "" {
+			out[i], conflict[i] = refusedSent(strings.TrimSpace(call.Key), why), true
+		}
 		call.Key = p.Key(call)
 		prepared[i] = call
 		out[i].Key = call.Key
@@ -154,20 +191,27 @@ func (p *Producer) SendAll(ctx context.Context, calls []Call) ([]Sent, *model.Ha
 		})
 	}
 	for i := range prepared {
-		next <- i
+		if !conflict[i] {
+			next <- i
+		}
 	}
 	close(next)
 	wg.Wait()
 
 	halt := brk.halt()
-	all := make([]*Sent, len(out))
+	var toRecord []Call
+	var all []*Sent
 	for i := range out {
+		if conflict[i] {
+			continue // the caller's mistake: kept by the caller (Err), never recorded
+		}
 		if r := &out[i].Result; halt != nil && len(r.Attempts) == 0 && r.Outcome == 0 {
 			r.Detail = capText(fmt.Sprintf("not sent: the batch halted first (%s: %s)", halt.Cause, halt.Detail), MaxDetail)
 		}
-		all[i] = &out[i]
+		toRecord = append(toRecord, prepared[i])
+		all = append(all, &out[i])
 	}
-	p.record(ctx, prepared, all)
+	p.record(ctx, toRecord, all)
 	return out, halt
 }
 

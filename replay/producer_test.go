@@ -239,3 +239,29 @@ func TestProducerUnrecorded(t *testing.T) {
 		t.Errorf("no sink: %+v", s)
 	}
 }
+
+// A call whose given key disagrees with its payload's key field is the caller's mistake: sent,
+// the receiver would see two keys for one call; recorded, a replay would refuse the row for
+// good. It is neither sent nor recorded, and the caller keeps it (Err), alone or in a batch.
+func TestProducerRefusesAKeyThatDisagreesWithThePayload(t *testing.T) {
+	rcv := &replaytest.Receiver{}
+	p, sink, url := producerFixture(t, rcv, &replay.Source{})
+	p.KeyFields = map[string]string{"crm": "id"}
+	s := p.Send(context.Background(), replay.Call{Key: "K", Source: "crm", URL: url, Body: []byte(`{"id":"X"}`)})
+	if s.Err == nil || s.DeadLettered || s.Result.Outcome != replay.Refused || !strings.Contains(s.Err.Error(), `"X"`) {
+		t.Errorf("sent %+v", s)
+	}
+	sent, _ := p.SendAll(context.Background(), []replay.Call{
+		{Key: "K", Source: "crm", URL: url, Body: []byte(`{"id":"X"}`)},
+		{Key: "Y", Source: "crm", URL: url, Body: []byte(`{"id":"Y"}`)}, // agrees: sent
+	})
+	if sent[0].Err == nil || sent[0].DeadLettered || !sent[1].Delivered() {
+		t.Errorf("batch: %+v", sent)
+	}
+	if n := len(rcv.Attempts()); n != 1 {
+		t.Errorf("the receiver saw %d attempts, want only the agreeing call's", n)
+	}
+	if n := len(sink.letters()); n != 0 {
+		t.Errorf("%d letters recorded, want none", n)
+	}
+}
