@@ -714,6 +714,11 @@ function appendToDeadLetterQueue(call, result) {
   if (mine) lock.waitLock(30000); // two executions must not pick the same empty row
   try {
     var at = sheet.getLastRow() + 1;
+    if (at > sheet.getMaxRows()) {
+      // A full grid (every row used, as after 1,000 dead letters on a default tab): a range
+      // past its last row is an error, so grow it first.
+      sheet.insertRowsAfter(sheet.getMaxRows(), at - sheet.getMaxRows());
+    }
     var range = sheet.getRange(at, 1, 1, row.length);
     // Text format first, so setValues stores each string as typed: "=..." stays text, a
     // key "007" keeps its zeros. Then read back: if any cell was still parsed, write those

@@ -424,6 +424,16 @@ test('dead letter: where the text format is not honoured, the apostrophe repair 
   assert.deepEqual(repairs.sort(), ["'007", "'1", "'=1+1"]);
 });
 
+test('dead letter: a full grid (every row used) grows before the row is written', () => {
+  const env = setup({sheetOpts: {maxRows: 1}}); // the header fills the tab, as after 999 dead letters on a default one
+  env.UrlFetchApp.script.push({status: 410});
+  const r = env.ctx.safeFetch('api', API, {payload: '{"id":"k-9"}'});
+  assert.equal(r.outcome, 'rejected');
+  assert.equal(env.sheet.getMaxRows(), 2);
+  assert.ok(env.sheet.log.some((w) => w.op === 'insertRowsAfter' && w.after === 1 && w.n === 1));
+  assert.equal(env.sheet.rowObject(2).key, 'k-9');
+});
+
 test('dead letter: a missing tab or column throws naming it, and writes nothing', () => {
   let env = setup({header: ['timestamp', 'source', 'url', 'payload', 'error', 'attempts', 'method', 'status']});
   env.UrlFetchApp.script.push({status: 401});

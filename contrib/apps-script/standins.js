@@ -112,6 +112,9 @@ function utilities(clock) {
 function sheet(name, header, opts) {
   opts = opts || {};
   const honour = opts.honourTextFormat !== false;
+  // The grid's size, as Sheets keeps it: a range past the last row is an error (Apps Script:
+  // "The starting row of the range is too large"); insertRowsAfter grows it.
+  let maxRows = opts.maxRows || 1000;
   const grid = [header.map((h) => ({v: h, fmt: ''}))];
   const log = [];
   const cell = (r, c) => {
@@ -180,10 +183,19 @@ function sheet(name, header, opts) {
     },
     getRange(r, c, nr, nc) {
       if (!(r >= 1 && c >= 1)) throw new Error('stand-in: getRange(' + r + ', ' + c + ') out of range');
+      if (r + (nr || 1) - 1 > maxRows) throw new Error('Exception: The starting row of the range is too large.');
       return range(r, c, nr || 1, nc || 1);
+    },
+    getMaxRows: () => maxRows,
+    insertRowsAfter(after, n) {
+      log.push({op: 'insertRowsAfter', after, n});
+      if (after !== maxRows) throw new Error('stand-in: only rows after the last are inserted here');
+      maxRows += n;
+      return s;
     },
     appendRow(values) {
       log.push({op: 'appendRow', values});
+      if (s.getLastRow() + 1 > maxRows) maxRows = s.getLastRow() + 1; // appendRow grows the grid
       range(s.getLastRow() + 1, 1, 1, values.length).setValues([values]);
       return s;
     },
