@@ -136,10 +136,24 @@ func Secrets(cfg *config.Config, getenv func(string) string) []string {
 			if len(v) >= minSecret {
 				out = append(out, v)
 			}
+			// "Bearer sk_live_x": a destination may quote only the credential, without its
+			// scheme; each word long enough to be one is a secret on its own too.
+			if words := strings.Fields(v); len(words) > 1 {
+				for _, w := range words {
+					if len(w) >= minCredentialWord {
+						out = append(out, w)
+					}
+				}
+			}
 		}
 	}
 	return out
 }
+
+// minCredentialWord is the shortest word of a multi-word header value ("Bearer <token>",
+// "Basic <base64>") scrubbed on its own: schemes ("Bearer", "Token") are shorter; tokens are
+// longer.
+const minCredentialWord = 8
 
 // RowLink is the Google Sheets address of a row of the run's tab: the spreadsheet, the tab's
 // gid and the row's range (the same form as the TUI's `o`). "" when there is no spreadsheet

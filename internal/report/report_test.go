@@ -359,3 +359,28 @@ func TestCleanRunReport(t *testing.T) {
 		t.Error("a clean run has an alert")
 	}
 }
+
+// A "Bearer <token>" secret: a destination that quotes only the token (without its scheme)
+// must not put the token in the report either.
+func TestBearerTokenQuotedAloneIsScrubbed(t *testing.T) {
+	const token = "sk_live_51Habc"
+	r := fixedRun(t)
+	r.Secrets = append(r.Secrets, Secrets(&config.Config{Sources: map[string]config.SourceSection{
+		"pay": {Headers: map[string]string{"Authorization": "Bearer " + token}}}}, nil)...)
+	r.Summary.Rows[2].Detail = `422 from pay: {"error":"key ` + token + ` is revoked"}`
+	var h, m bytes.Buffer
+	if err := HTML(&h, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&m, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"html": h.String(), "md": m.String()} {
+		if strings.Contains(out, token) {
+			t.Errorf("%s holds the token quoted alone", name)
+		}
+		if !strings.Contains(out, "is revoked") {
+			t.Errorf("%s lost the rest of the error", name)
+		}
+	}
+}
