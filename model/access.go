@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -64,8 +65,11 @@ func article(s string) string {
 	return ""
 }
 
-// operatorFields are written only by a replay's write-back or a payload edit: an operator's.
-var operatorFields = []Field{FKey, FAttempts, FReplayedAt, FPayload}
+// triagerFields are the only fields a triager's edits may write: a status, a sticky error
+// cleared (with the failed claim it releases and the time it was cleared), and the audit
+// columns the store stamps. Anything else (a URL, a source, a key, a payload, a message) is
+// an operator's, so a triager can't be made to change what a replay sends.
+var triagerFields = []Field{FStatus, FError, FLastError, FClaimedBy, FClaimedAt, FUpdatedAt, FTriagedBy, FTriagedAt}
 
 // Check says why a cannot make edit e, "" when it can. A triager's edits are status changes,
 // clearing sticky errors (which also releases an error job's claim) and discarding; releasing
@@ -79,9 +83,9 @@ func (a Access) Check(e Edit) string {
 	default:
 		return fmt.Sprintf("a %s can't change rows", cmp.Or(string(a), "viewer"))
 	}
-	for _, f := range operatorFields {
-		if _, ok := e.Set[f]; ok {
-			return fmt.Sprintf("writing %s is an operator's (replays and payload edits)", f)
+	for f := range e.Set {
+		if !slices.Contains(triagerFields, f) {
+			return fmt.Sprintf("writing %s is an operator's (a triager sets statuses, clears sticky errors and discards)", f)
 		}
 	}
 	_, releases := e.Set[FClaimedBy]

@@ -23,6 +23,8 @@ func TestAccessCheck(t *testing.T) {
 	status := SetStatus(q, &q.Records[1], "done")
 	payload := Edit{Tab: "failed_calls", ID: "k", Expect: map[Field]string{FPayload: "{}"}, Set: map[Field]string{FPayload: `{"a":1}`}}
 	writeBack := Edit{Tab: "failed_calls", ID: "k", Set: map[Field]string{FStatus: "delivered", FAttempts: "1", FReplayedAt: "x"}}
+	url := Edit{Tab: "failed_calls", ID: "k", Set: map[Field]string{FURL: "https://evil.example/"}}
+	message := Edit{Tab: "Inbox", ID: "m", Set: map[Field]string{FMessage: "edited"}}
 	cases := []struct {
 		a    Access
 		e    Edit
@@ -37,6 +39,9 @@ func TestAccessCheck(t *testing.T) {
 		{AccessTriager, requeue, "triager requeue", false},
 		{AccessTriager, payload, "triager payload", false},
 		{AccessTriager, writeBack, "triager write-back", false},
+		{AccessTriager, url, "triager url (what a replay sends)", false},
+		{AccessTriager, message, "triager message", false},
+		{AccessOperator, url, "operator url", true},
 		{AccessOperator, requeue, "operator requeue", true},
 		{AccessOperator, payload, "operator payload", true},
 		{AccessOperator, writeBack, "operator write-back", true},

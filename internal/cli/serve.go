@@ -44,6 +44,11 @@ each session and stops. See README.md, "Serving a team over SSH".`,
 }
 
 func cmdServe(ctx context.Context, g *globals, e *env, addr, hostKey string) error {
+	// SIGHUP is caught from the start: a `systemctl reload` during the first load must not
+	// kill the server (its default action); it is read once the server runs.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	s, err := resolve(g, e)
 	if err != nil {
 		return err
@@ -66,9 +71,6 @@ func cmdServe(ctx context.Context, g *globals, e *env, addr, hostKey string) err
 	if err != nil {
 		return usageErr("serve: %v", err)
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	go reloadOnHangup(ctx, hup, e, path, explicit, srv, log)
 	if err := srv.ListenAndServe(ctx); err != nil {
 		return usageErr("serve: %v", err)
@@ -139,7 +141,9 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 		return nil, usageErr("config [keys]: %v", err)
 	}
 	rp := &replay.Runner{Client: newReplayClient(sources, e.vars().secret), Store: st, Concurrency: 4}
-	hub := serve.NewHub(ctx, serve.HubOptions{Store: st, Replayer: rp, Refresh: s.cfg.RefreshInterval(), Logger: log})
+	// The hub's reads outlive the signal: during the shutdown grace a write that lands is
+	// followed by its read, which must not fail as "context canceled". Its loop stops with ctx.
+	hub := serve.NewHub(context.WithoutCancel(ctx), serve.HubOptions{Store: st, Replayer: rp, Refresh: s.cfg.RefreshInterval(), Logger: log})
 	go hub.Run(ctx)
 	return func(u serve.User, _ []string) (tui.Options, func()) {
 		sess := hub.Session(u)

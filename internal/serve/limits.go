@@ -13,12 +13,18 @@ import (
 // a completed login clears it: a key that passes the public-key query but then can't sign
 // (anyone can offer alice's public key) clears nothing.
 type authLimiter struct {
-	mu     sync.Mutex
-	max    int
-	window time.Duration
-	now    func() time.Time
-	addrs  map[string]*failures
+	mu        sync.Mutex
+	max       int
+	window    time.Duration
+	now       func() time.Time
+	addrs     map[string]*failures
+	lastSweep time.Time
 }
+
+// maxTracked bounds the addresses the limiter remembers: a scan from many addresses costs at
+// most this many entries, and each refused key O(1) amortised (a sweep at most once a second,
+// then one eviction), never a walk of the whole map under the lock every login waits on.
+const maxTracked = 10000
 
 type failures struct {
 	start time.Time
@@ -29,7 +35,9 @@ func newAuthLimiter(max int, window time.Duration, now func() time.Time) *authLi
 	return &authLimiter{max: max, window: window, now: now, addrs: map[string]*failures{}}
 }
 
-// host is the address part of a remote address: the count is per address, not per port.
+// host is what failures are counted by: the address without its port, and for IPv6 its /64
+// (one host holds a whole /64 and could otherwise get max guesses from each of its 2^64
+// addresses).
 func host(a net.Addr) string {
 	if a == nil {
 		return ""
@@ -37,6 +45,9 @@ func host(a net.Addr) string {
 	h, _, err := net.SplitHostPort(a.String())
 	if err != nil {
 		return a.String()
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.To4() == nil {
+		return (&net.IPNet{IP: ip.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
 	}
 	return h
 }
@@ -68,14 +79,34 @@ func (l *authLimiter) fail(addr string) bool {
 	defer l.mu.Unlock()
 	f := l.current(addr)
 	if f == nil {
-		if len(l.addrs) > 10000 {
-			l.sweep()
+		if len(l.addrs) >= maxTracked && !l.makeRoom() {
+			return false // every remembered address is refused already: this one isn't counted
 		}
 		f = &failures{start: l.now()}
 		l.addrs[addr] = f
 	}
 	f.n++
 	return f.n == l.max
+}
+
+// makeRoom frees one entry when the limiter is full: ended windows first (a sweep, at most
+// once a second), else one address that is not refused yet. false when every entry is a
+// refused address (they stay refused until their window ends).
+func (l *authLimiter) makeRoom() bool {
+	if now := l.now(); now.Sub(l.lastSweep) >= time.Second {
+		l.lastSweep = now
+		l.sweep()
+		if len(l.addrs) < maxTracked {
+			return true
+		}
+	}
+	for a, f := range l.addrs {
+		if f.n < l.max {
+			delete(l.addrs, a)
+			return true
+		}
+	}
+	return false
 }
 
 // reset clears addr's count (a login from it succeeded).
