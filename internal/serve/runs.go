@@ -127,6 +127,17 @@ func (r *sessionReplayer) Replay(ctx context.Context, t *model.Table, recs []*mo
 	h.notifyRuns()
 	h.mu.Unlock()
 	h.log.Info("replay started", "who", u.Name, "tab", t.Config.Name, "rows", len(recs))
+	// The starter's own cancel (x in their TUI) cancels ctx directly: record it as theirs the
+	// moment it happens, so a watcher confirming a cancel meanwhile isn't credited with it.
+	stop := context.AfterFunc(ctx, func() {
+		h.mu.Lock()
+		if run.cancelledBy == "" {
+			run.cancelledBy = u.Name
+			h.notifyRuns()
+		}
+		h.mu.Unlock()
+	})
+	defer stop()
 	sum := h.replayer.Replay(sheets.WithActor(ctx, u.Name), t, recs, func(ev model.ReplayEvent) {
 		h.mu.Lock()
 		run.progress(ev)
