@@ -155,6 +155,11 @@ function safeFetch(source, url, options) {
     body = safeFetchWithBodyKey_(payload, src.bodyKeyField, key);
   }
 
+  if (body.length > SAFEFETCH_MAX_CELL) {
+    // Checked before sending: once sent, a call that fails must fit its dead-letter row whole
+    // (a shortened payload would change what a replay sends).
+    throw new Error('safeFetch: the payload is ' + body.length + ' characters and a dead-letter cell holds ' + SAFEFETCH_MAX_CELL + ': a failed call could not be recorded; not sent');
+  }
   var call = {source: source, url: url, method: method, payload: body, key: key};
   var result = safeFetchSend_(src, call, callHeaders, contentType || (body ? 'application/json' : ''));
   result.key = key;

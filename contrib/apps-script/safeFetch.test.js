@@ -434,6 +434,12 @@ test('dead letter: a full grid (every row used) grows before the row is written'
   assert.equal(env.sheet.rowObject(2).key, 'k-9');
 });
 
+test('a payload too long for a dead-letter cell is refused before it is sent', () => {
+  const env = setup();
+  assert.throws(() => env.ctx.safeFetch('api', API, {payload: '"' + 'x'.repeat(50001) + '"', key: 'k-big'}), /holds 50000.*not sent/);
+  assert.equal(env.UrlFetchApp.requests.length, 0);
+});
+
 test('dead letter: a missing tab or column throws naming it, and writes nothing', () => {
   let env = setup({header: ['timestamp', 'source', 'url', 'payload', 'error', 'attempts', 'method', 'status']});
   env.UrlFetchApp.script.push({status: 401});
