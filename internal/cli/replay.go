@@ -376,28 +376,29 @@ func newReplayDoc(t *model.Table, sel replaySelection, sum model.ReplaySummary, 
 			Source: p.Source, Headers: append([]string{}, p.Headers...)})
 	}
 	d.ExitCode = sum.ExitCode()
-	if d.ExitCode == exitOK && (len(sel.unknown) > 0 || len(sel.excluded) > 0 || sel.named && stuckSkipped(t, sum.Refused)) {
+	if d.ExitCode == exitOK && (len(sel.unknown) > 0 || len(sel.excluded) > 0 || sel.named && len(stuckSkipped(t, sum.Refused)) > 0) {
 		d.ExitCode = exitPartial
 	}
 	return d
 }
 
-// stuckSkipped reports whether a row that was skipped by rule is one that is not done: a
-// rejected (sticky) or discarded row named on the command line was asked for and not
-// replayed, which DESIGN §7 counts as "some rows not done". Under --all, skipping them is
-// the point and doesn't count.
-func stuckSkipped(t *model.Table, refused []model.Refusal) bool {
+// stuckSkipped lists the rows skipped by rule that are not done: a rejected (sticky) or
+// discarded row named on the command line was asked for and not replayed, which DESIGN §7
+// counts as "some rows not done". Under --all, skipping them is the point and doesn't count
+// (the caller only asks when rows were named).
+func stuckSkipped(t *model.Table, refused []model.Refusal) []string {
+	var ids []string
 	for _, rf := range refused {
 		if !rf.Skipped {
 			continue
 		}
 		if i := t.Index(rf.ID); i >= 0 {
 			if st := t.Records[i].Status; st == model.StatusRejected || st == model.StatusDiscarded {
-				return true
+				ids = append(ids, rf.ID)
 			}
 		}
 	}
-	return false
+	return ids
 }
 
 // notDone counts the selected rows that did not end delivered, duplicate or skipped.

@@ -147,9 +147,13 @@ func reportRun(s *settings, t *model.Table, sel replaySelection, sum model.Repla
 		excl[i] = model.Refusal{ID: x.ID, Row: x.Row, Reason: x.Reason}
 	}
 	rs.Sources = report.Sources(s.cfg)
+	var stuck []string
+	if sel.named {
+		stuck = stuckSkipped(t, sum.Refused)
+	}
 	return report.Run{
 		Tab: t.Config.Name, SheetGID: t.SheetID, SpreadsheetID: s.spreadsheet,
-		Summary: sum, Selected: doc.Selected, UnknownIDs: sel.unknown, Excluded: excl,
+		Summary: sum, Selected: doc.Selected, UnknownIDs: sel.unknown, Excluded: excl, Stuck: stuck,
 		Started: started, Ended: ended, ExitCode: doc.ExitCode,
 		Settings: rs, Secrets: report.Secrets(s.cfg, secret),
 	}

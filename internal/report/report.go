@@ -18,6 +18,7 @@ package report
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -41,6 +42,9 @@ type Run struct {
 	// another source than --source.
 	UnknownIDs []string
 	Excluded   []model.Refusal
+	// Stuck are IDs skipped by rule that still count as not done: a rejected or discarded row
+	// named on the command line was asked for and not replayed (DESIGN §7's exit code 1).
+	Stuck []string
 	// Started and Ended bound the run (replay.Run's call).
 	Started, Ended time.Time
 	// ExitCode is the command's exit code for the run (DESIGN §7).
@@ -170,7 +174,7 @@ func (r *Run) RowLink(row int) string {
 func (r *Run) NotDone() int {
 	n := len(r.UnknownIDs) + len(r.Excluded)
 	for _, rf := range r.Summary.Refused {
-		if !rf.Skipped {
+		if !rf.Skipped || slices.Contains(r.Stuck, rf.ID) {
 			n++
 		}
 	}

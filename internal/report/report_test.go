@@ -384,3 +384,21 @@ func TestBearerTokenQuotedAloneIsScrubbed(t *testing.T) {
 		}
 	}
 }
+
+// A row skipped by rule that was named on the command line (Run.Stuck: rejected, asked for
+// by ID) is not done: the count, the banner and the alert say so, as the exit code 1 does.
+func TestNamedStuckRowIsNotDone(t *testing.T) {
+	r := fixedRun(t)
+	before := r.NotDone()
+	r.Stuck = []string{"k9"}
+	if got := r.NotDone(); got != before+1 {
+		t.Errorf("NotDone %d, want %d (k9 named and skipped)", got, before+1)
+	}
+	r.Summary.Halted = nil
+	r.Summary.Rows, r.Summary.Refused, r.UnknownIDs, r.Summary.NotAttempted = nil, r.Summary.Refused[1:], nil, nil
+	r.ExitCode = 1
+	a, ok := NewAlert(r, "")
+	if !ok || !strings.Contains(a.Text, "1 not done") {
+		t.Errorf("alert %v %+v", ok, a)
+	}
+}
