@@ -161,7 +161,10 @@ code.`,
 		}
 		if *asJSON {
 			if err := writeJSON(e.stdout, doc); err != nil {
-				return &exitError{code: exitPartial, err: fmt.Errorf("replay: write the JSON summary: %w", err)}
+				// The run happened: its alert still goes out and its exit code (3 for a halt)
+				// still says how it ended; a lost summary can only make a clean run's 0 a 1.
+				notify.send(ctx, run, written, e.stderr)
+				return &exitError{code: max(doc.ExitCode, exitPartial), err: fmt.Errorf("replay: write the JSON summary: %w", err)}
 			}
 		} else {
 			printReplayRows(e.stdout, doc)

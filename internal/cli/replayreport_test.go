@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // hookReceiver is a chat webhook on loopback: it records each alert posted to it.
@@ -287,4 +291,28 @@ func TestReplayReportByHand(t *testing.T) {
 	r := f.runCtx("--all", "--concurrency", "1", "--report", filepath.Join(dir, "by-hand.html"))
 	_ = f.runCtx("--all", "--concurrency", "1", "--report", filepath.Join(dir, "by-hand.md"))
 	t.Logf("exit %d\nstdout:\n%s\nstderr:\n%s\nalerts:\n%s", r.code, r.stdout, r.stderr, strings.Join(h.raw, "\n"))
+}
+
+// brokenWriter is a stdout that can't be written (a closed pipe).
+type brokenWriter struct{}
+
+func (brokenWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// A halted run whose --json summary can't be written still exits 3 and still alerts: the
+// run happened, and how it ended is what cron must learn.
+func TestReplayHaltWithBrokenStdoutKeepsExitAndAlert(t *testing.T) {
+	f := newReplayFixture(t, billingRows)
+	h := newHookReceiver(t)
+	withNotify(t, f, h, "")
+	var errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: brokenWriter{}, stderr: &errb, getenv: func(k string) string { return f.env[k] }}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := run(ctx, []string{"replay", "--spreadsheet", replayID, "--config", f.cfgPath, "--all", "--json", "--concurrency", "1", "--notify", "env:HOOK"}, e)
+	if code != exitHalted {
+		t.Errorf("exit %d, want 3 (the run halted; only its summary was lost)\n%s", code, errb.String())
+	}
+	if n := len(h.messages()); n != 1 {
+		t.Errorf("%d alerts, want 1", n)
+	}
 }
