@@ -71,7 +71,7 @@ func (c *Config) checkNotify() []Problem {
 		add("url", "notify.url is set but notify.url_prefixes is empty: alerts go only under an allowed prefix; add url_prefixes = [\"https://hooks.slack.com/services/\"] (your webhook's host and path)")
 	}
 	if env, ok := strings.CutPrefix(v, model.EnvPrefix); ok {
-		if !validEnvName(env) {
+		if !model.ValidEnvName(env) {
 			add("url", "notify.url reads %q, which is not an environment variable name (letters, digits and _, not starting with a digit)", v)
 		}
 		return probs
@@ -93,7 +93,7 @@ func ResolveNotifyURL(setting string, getenv func(string) string) (u string, fro
 	if !ok {
 		return v, false, nil
 	}
-	if !validEnvName(env) {
+	if !model.ValidEnvName(env) {
 		return "", true, fmt.Errorf("notify %q: not an environment variable name (letters, digits and _, not starting with a digit)", v)
 	}
 	return strings.TrimSpace(getenv(env)), true, nil
@@ -161,18 +161,4 @@ func notifyHost(raw string) string {
 		return "(unreadable)"
 	}
 	return model.SanitizeLine(u.Host)
-}
-
-// validEnvName is the rule for "env:NAME" (model's, for header values).
-func validEnvName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return s != ""
 }

@@ -164,7 +164,7 @@ func CheckHeaderSetting(name, value string) error {
 		if env == "" {
 			return fmt.Errorf("header %s says env: without a variable name", name)
 		}
-		if !validEnvName(env) {
+		if !ValidEnvName(env) {
 			return fmt.Errorf("header %s reads %s, which is not an environment variable name (letters, digits and _, not starting with a digit)", name, quoteCapped(EnvPrefix+env))
 		}
 		return nil
@@ -175,7 +175,9 @@ func CheckHeaderSetting(name, value string) error {
 	return nil
 }
 
-func validEnvName(s string) bool {
+// ValidEnvName reports whether s can name an environment variable in an "env:NAME" value
+// (letters, digits and _, not starting with a digit): one rule for headers and the notify URL.
+func ValidEnvName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
