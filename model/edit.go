@@ -80,16 +80,18 @@ type ApplyResult struct {
 	Damaged []Damage
 }
 
-// Damage is a cell of a row that was not a write's target, hit because the row was inserted
-// between the write's check and the write itself: the value it held then was in no read, so
-// it was cleared rather than put back. A person must look at it.
+// Damage is a cell of a row that was not a write's target: the write hit it (someone sorted,
+// inserted or deleted rows, or changed the row, between triage's read and its write), and the
+// row then changed again, past recognition, before triage could put the cell back. The
+// journal says exactly what it held (Before); a person must look at it.
 type Damage struct {
 	Tab string
 	// Row is the row (1-based) it was on when triage last saw it; ID its identity, if any.
 	Row int
 	ID  string
-	// Column is the column's header; Ours the value triage's write left there for a moment.
-	Column, Ours string
+	// Column is the column's header; Ours the value triage's write left there, Before what
+	// the cell held just before.
+	Column, Ours, Before string
 }
 
 func (d Damage) String() string {
@@ -97,8 +99,8 @@ func (d Damage) String() string {
 	if d.ID != "" {
 		who += fmt.Sprintf(" (%s)", d.ID)
 	}
-	return fmt.Sprintf("%s %s: inserted while triage wrote, it got triage's %q in %s for a moment; what that cell held before is unknown, so it was cleared: check it",
-		d.Tab, who, d.Ours, d.Column)
+	return fmt.Sprintf("%s %s: triage's write hit it by mistake and it changed again before triage could put it back: %s may still hold %q where it held %q: check it",
+		d.Tab, who, d.Column, d.Ours, d.Before)
 }
 
 // OK reports whether every edit was written and no other row was damaged.
@@ -124,7 +126,7 @@ func (r ApplyResult) Summary() string {
 		if n > 1 {
 			s += "s"
 		}
-		s += " of rows inserted meanwhile cleared (check them: " + r.Damaged[0].String() + ")"
+		s += " triage could not put back (check them: " + r.Damaged[0].String() + ")"
 	}
 	return s
 }

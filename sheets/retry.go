@@ -27,13 +27,18 @@ type RetryPolicy struct {
 	Cap time.Duration
 	// Sleep waits d or until ctx is done (default: a timer). Tests pass a fake.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// RequestTimeout is the deadline of each request (default 90s; a 100,000-row read on a
+	// slow link takes tens of seconds). A write that passes it may still have been applied:
+	// that is an unknown outcome, settled by the write's journal entry (see Store.Apply).
+	RequestTimeout time.Duration
 }
 
 // Default retry settings.
 const (
-	DefaultMaxAttempts = 5
-	DefaultRetryBase   = 500 * time.Millisecond
-	DefaultRetryCap    = 10 * time.Second
+	DefaultMaxAttempts    = 5
+	DefaultRetryBase      = 500 * time.Millisecond
+	DefaultRetryCap       = 10 * time.Second
+	DefaultRequestTimeout = 90 * time.Second
 )
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
@@ -48,6 +53,9 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	}
 	if p.Sleep == nil {
 		p.Sleep = model.Sleep
+	}
+	if p.RequestTimeout <= 0 {
+		p.RequestTimeout = DefaultRequestTimeout
 	}
 	return p
 }
@@ -129,7 +137,9 @@ func (s *Store) callWith(ctx context.Context, op string, b *budget, fn func(ctx 
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
-		err := fn(ctx)
+		rctx, cancel := s.requestContext(ctx)
+		err := fn(rctx)
+		cancel()
 		if err == nil {
 			b.answered()
 			return nil

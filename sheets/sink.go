@@ -2,20 +2,21 @@ package sheets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/triage-dev/triage/model"
+	"google.golang.org/api/googleapi"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 // DeadLetter appends failed calls to the dead-letter tab (the configured deadletter tab, else
 // failed_calls), one row each with status dead: the dead-letter sink of DESIGN §10, which
-// replay.Producer calls. It costs two requests for any number of letters: one read of the
-// header row, then one values.append, RAW (invariant 2: a payload starting with "=" stays
-// text). Columns are found by header name, as a load finds them: optional columns the tab
-// lacks are skipped, extra columns are left blank.
+// replay.Producer calls. Columns are found by header name, as a load finds them: optional
+// columns the tab lacks are skipped, extra columns are left blank. Every value is written as
+// text (the RAW of invariant 2: a payload starting with "=" stays text).
 //
 // It records every letter or none: a letter that can't be stored whole (a field over the
 // 50,000-character cell limit, a payload that is not UTF-8) refuses the batch before anything
@@ -23,16 +24,16 @@ import (
 // tab without a key column refuses a batch that carries keys (a row must keep the key that
 // was sent).
 //
-// Both requests are retried like every request of the store (429, 5xx, network errors). An
-// append is not idempotent: when a try that failed had in fact landed, the retry leaves those
-// rows twice, under the same keys; a replay refuses the second of each, naming the first, so
-// nothing is sent twice.
-//
-// Why two requests and not one with a cached header: a header cached between batches (hours
-// apart) would put a batch under the wrong columns whenever someone reorders them meanwhile,
-// and rows appended in the wrong place can't be moved back without writing by row number
-// (invariant 1). Read fresh, the header can only change in the one round trip between the
-// read and the append.
+// It costs two requests for any number of letters: a read of the header row, then one
+// spreadsheets.batchUpdate that copies the header row into a journal entry (see doc.go) and
+// appends every letter with appendCells, atomically. appendCells writes after the last row
+// that holds anything, so a blank column A or a gap in the table can't shift a row. The
+// entry shows the header as it was at the instant of the append: if someone moved a column
+// in the round trip since the read, the rows are under the wrong headers, so they are
+// cleared (found by their content, as a write round puts back any stray value) and the
+// letters appended again under the new header. An append whose answer is lost is fenced and
+// settled by its entry (the write round's way), never sent twice: each letter is recorded
+// exactly once, with the key it was sent with.
 func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) error {
 	const op = "record dead letters"
 	if len(letters) == 0 {
@@ -51,16 +52,77 @@ func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) erro
 		return fmt.Errorf("%s: nothing appended: %s", op, strings.Join(bad, "; "))
 	}
 	tc := s.deadLetterTab()
-	tab := quoteTab(tc.Name)
+	work := []*tabWork{{tc: tc}}
+	b := &budget{}
+	for try := 1; try <= maxSinkTries; try++ {
+		header, err := s.readHeader(ctx, op, b, tc)
+		if err != nil {
+			return err
+		}
+		hm, err := model.MapHeaders(tc, trimAll(header))
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		if !hm.Has(model.FKey) {
+			for _, l := range letters {
+				if l.Key != "" {
+					return fmt.Errorf("%s: tab %q has no key column, so the keys these calls were sent with would be lost: add a %q header (or map one in [tabs.deadletter.columns]); nothing appended", op, tc.Name, "key")
+				}
+			}
+		}
+		rows := make([][]string, len(letters))
+		for i, l := range letters {
+			rows[i] = letterRow(hm, len(header), statusSpelling(tc, model.StatusDead), l)
+		}
+		written, err := s.appendLetters(ctx, op, b, work, rows)
+		if err != nil {
+			return err
+		}
+		if sameCells(written, header) {
+			return nil // under the header read: each letter once, in its columns
+		}
+		// Someone moved a column between the read and the append: clear those rows (ours
+		// whole), then append again under the header as it is now.
+		keys := columnKeys(trimAll(written))
+		w := &writer{s: s, op: op, work: work, b: b}
+		for _, row := range rows {
+			rs := &restore{at: contentOf(keys, row), cells: map[string]*owedCell{}}
+			for c, v := range row {
+				if v != "" {
+					rs.cells[keyAt(keys, c)] = &owedCell{header: headerAt(trimAll(written), c), ours: v}
+				}
+			}
+			w.owed = append(w.owed, rs)
+		}
+		w.landed = true
+		res, err := w.run(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: the letters landed under the wrong columns (someone moved them meanwhile) and triage could not clear them: %w", op, err)
+		}
+		if len(res.Damaged) > 0 {
+			msg := make([]string, len(res.Damaged))
+			for i, d := range res.Damaged {
+				msg[i] = d.String()
+			}
+			return fmt.Errorf("%s: the letters landed under the wrong columns (someone moved them meanwhile) and triage could not clear them all: %s", op, strings.Join(msg, "; "))
+		}
+	}
+	return fmt.Errorf("%s: the header row of %q kept changing while triage appended (%d tries); nothing is left under the wrong columns: try again", op, tc.Name, maxSinkTries)
+}
 
+// maxSinkTries bounds DeadLetter's appends while someone keeps moving the tab's columns.
+const maxSinkTries = 3
+
+// readHeader reads a tab's header row.
+func (s *Store) readHeader(ctx context.Context, op string, b *budget, tc model.TabConfig) ([]string, error) {
 	var head *sheetsapi.ValueRange
-	err := s.call(ctx, op, func(ctx context.Context) error {
+	err := s.callWith(ctx, op, b, func(ctx context.Context) error {
 		var err error
-		head, err = s.svc.Spreadsheets.Values.Get(s.id, tab+"!1:1").ValueRenderOption(valueRender).Context(ctx).Do()
+		head, err = s.svc.Spreadsheets.Values.Get(s.id, quoteTab(tc.Name)+"!1:1").ValueRenderOption(valueRender).Context(ctx).Do()
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var header []string
 	if len(head.Values) > 0 {
@@ -68,30 +130,92 @@ func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) erro
 			header = append(header, model.CellString(v))
 		}
 	}
-	hm, err := model.MapHeaders(tc, header)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if !hm.Has(model.FKey) {
-		for _, l := range letters {
-			if l.Key != "" {
-				return fmt.Errorf("%s: tab %q has no key column, so the keys these calls were sent with would be lost: add a %q header (or map one in [tabs.deadletter.columns]); nothing appended", op, tc.Name, "key")
+	return header, nil
+}
+
+// appendLetters appends rows in one atomic write with a journal entry holding the header row
+// as it was at that instant, and returns that header. A lost answer is fenced (see fence): if
+// the append didn't land it is sent again, in a new write; if it did, its entry is read.
+func (s *Store) appendLetters(ctx context.Context, op string, b *budget, work []*tabWork, rows [][]string) ([]string, error) {
+	data := make([]*sheetsapi.RowData, len(rows))
+	for i, row := range rows {
+		vals := make([]*sheetsapi.CellData, len(row))
+		for c, v := range row {
+			vals[c] = &sheetsapi.CellData{}
+			if v != "" {
+				v := v
+				vals[c].UserEnteredValue = &sheetsapi.ExtendedValue{StringValue: &v}
 			}
 		}
+		data[i] = &sheetsapi.RowData{Values: vals}
 	}
+	for {
+		infos, err := s.sheetInfos(ctx, op, b, work)
+		if err != nil {
+			return nil, err
+		}
+		e := newEntry(s.now())
+		e.rows, e.headerRow[0] = 2, 1
+		prunes, pruneIDs := s.prunes()
+		reqs := append(prunes, e.addSheet(e.rows, infos[0].cols+journalSlack), e.markerCell(),
+			e.copyRows(infos[0].id, 0, 1, 1),
+			&sheetsapi.Request{AppendCells: &sheetsapi.AppendCellsRequest{SheetId: infos[0].id, Rows: data, Fields: "userEnteredValue"}})
+		resp, err := s.sendWrite(ctx, &sheetsapi.BatchUpdateSpreadsheetRequest{Requests: reqs,
+			IncludeSpreadsheetInResponse: true, ResponseRanges: []string{quoteTab(e.title)}, ResponseIncludeGridData: true})
+		var c *copied
+		switch {
+		case err == nil:
+			b.answered()
+			s.pruned(pruneIDs)
+			s.rememberWidths(resp)
+			c = copiedFromResponse(resp, e)
+		case outcomeUnknown(err):
+			if ferr := s.backoff(ctx, op, b, err); ferr != nil {
+				return nil, fmt.Errorf("%w (the append may have landed: the hidden sheet %q shows the header it was written under, if it did)", ferr, e.title)
+			}
+		default:
+			var gerr *googleapi.Error
+			if len(pruneIDs) > 0 && errors.As(err, &gerr) && gerr.Code == 400 {
+				s.pruned(pruneIDs) // a journal sheet someone else deleted; nothing applied
+				continue
+			}
+			if isNoGrid(err) {
+				s.forgetSheetIDs()
+			}
+			if ferr := s.backoff(ctx, op, b, err); ferr != nil {
+				return nil, ferr
+			}
+			continue
+		}
+		if c == nil || !c.holdsMarker(e) {
+			// No answer, or one without the entry: fence it, then read it.
+			exists, err := s.fence(ctx, op, b, e)
+			if err != nil {
+				return nil, fmt.Errorf("%w (the append may have landed: the hidden sheet %q shows the header it was written under, if it did)", err, e.title)
+			}
+			if exists {
+				_, _, got, err := s.readForWrite(ctx, op, b, nil, []string{e.title})
+				if err != nil {
+					return nil, err
+				}
+				c = copiedFromValues(got[0])
+			}
+		}
+		s.prune(e)
+		if c != nil && c.holdsMarker(e) {
+			header, _ := c.row(1)
+			return header, nil
+		}
+		// Fenced before it landed: it never will. Append again.
+	}
+}
 
-	rows := make([][]any, len(letters))
-	for i, l := range letters {
-		rows[i] = letterRow(hm, len(header), statusSpelling(tc, model.StatusDead), l)
+func trimAll(h []string) []string {
+	out := make([]string, len(h))
+	for i, v := range h {
+		out[i] = strings.TrimSpace(v)
 	}
-	width := len(header)
-	// Whole columns, so the append finds the table however long it is and writes after it.
-	rng := fmt.Sprintf("%s!A:%s", tab, model.ColumnLetter(width-1))
-	return s.call(ctx, op, func(ctx context.Context) error {
-		_, err := s.svc.Spreadsheets.Values.Append(s.id, rng, &sheetsapi.ValueRange{Values: rows}).
-			ValueInputOption("RAW").InsertDataOption("INSERT_ROWS").Context(ctx).Do()
-		return err
-	})
+	return out
 }
 
 // deadLetterTab is the store's dead-letter tab: the first configured one, else the default.
@@ -107,11 +231,8 @@ func (s *Store) deadLetterTab() model.TabConfig {
 // letterRow lays a dead letter out under a header: each field in its column, "" elsewhere.
 // Every value is a string, so RAW stores it as text exactly (attempts too, as a replay writes
 // them).
-func letterRow(hm model.HeaderMap, width int, dead string, l model.DeadLetter) []any {
-	row := make([]any, width)
-	for i := range row {
-		row[i] = ""
-	}
+func letterRow(hm model.HeaderMap, width int, dead string, l model.DeadLetter) []string {
+	row := make([]string, width)
 	set := func(f model.Field, v string) {
 		if c := hm.Col(f); c >= 0 && c < width {
 			row[c] = v

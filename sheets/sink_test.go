@@ -38,8 +38,10 @@ func colOf(rows [][]any, h string) int {
 	return -1
 }
 
-// Any number of dead letters is one read of the header and one append, RAW, after the rows
-// already there; a load then reads each back with its key, status dead.
+// Any number of dead letters is one read of the header and one atomic write that appends
+// them all (appendCells, text only) with a journal entry holding the header they were
+// written under; a store that has never loaded asks for the tab's sheetId once. A load then
+// reads each back with its key, status dead.
 func TestDeadLetterBatchOneAppend(t *testing.T) {
 	f := newFixture(t, deadBook(deadHeader, []any{"2025-01-01T00:00:00Z", "crm", "https://crm.example.com/v1/contacts", `{"id":"old"}`, "x", "1", "POST", "old", "dead", ""}))
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
@@ -47,14 +49,18 @@ func TestDeadLetterBatchOneAppend(t *testing.T) {
 	for i := range letters {
 		letters[i] = letter(i)
 	}
-	if err := s.DeadLetter(ctx(t), letters); err != nil {
+	if err := s.DeadLetter(ctx(t), letters[:20]); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.emu.Count(mAppend); got != 1 {
-		t.Errorf("values.append sent %d times, want 1", got)
+	if c := f.emu.Counts(); c[mBatchUpdate] != 1 || f.total() != 3 {
+		t.Errorf("first batch sent %v, want the header read, the metadata (once) and one write", c)
 	}
-	if got := f.total(); got != 2 {
-		t.Errorf("%d requests for one batch, want 2 (header read, append): %v", got, f.emu.Counts())
+	f.reset()
+	if err := s.DeadLetter(ctx(t), letters[20:]); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.emu.Counts(); c[mBatchUpdate] != 1 || f.total() != 2 {
+		t.Errorf("second batch sent %v, want 2 requests (header read, write)", c)
 	}
 	rows := f.emu.Cells(f.id, "failed_calls")
 	if len(rows) != 42 {
@@ -171,26 +177,94 @@ func TestDeadLetterNeedsKeyColumn(t *testing.T) {
 	}
 }
 
-// The append is retried like every request of the store; a read-only store sends nothing.
+// An append refused or lost is settled by its fence: one that did not land is sent again, one
+// that landed is never sent twice; a read-only store sends nothing.
 func TestDeadLetterRetriesAndReadOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fault  sheetstest.Fault
+		writes int
+	}{
+		{"503 before it landed", sheetstest.Fault{Method: mBatchUpdate, Status: 503}, 3},       // append, fence, append
+		{"answer lost after it landed", sheetstest.Fault{Method: mBatchUpdate, Drop: true}, 2}, // append, fence
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, deadBook(deadHeader))
+			s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
+			f.emu.InjectFault(tc.fault)
+			if err := s.DeadLetter(ctx(t), []model.DeadLetter{letter(1), letter(2)}); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.emu.Count(mBatchUpdate); got != tc.writes {
+				t.Errorf("spreadsheets.batchUpdate sent %d times, want %d", got, tc.writes)
+			}
+			rows := f.emu.Cells(f.id, "failed_calls")
+			if len(rows) != 3 || cellAt(rows, 1, 7) != "ord-1" || cellAt(rows, 2, 7) != "ord-2" {
+				t.Errorf("rows %v, want header + each letter once", rows)
+			}
+		})
+	}
 	f := newFixture(t, deadBook(deadHeader))
-	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mAppend, Status: 503})
-	if err := s.DeadLetter(ctx(t), []model.DeadLetter{letter(1)}); err != nil {
-		t.Fatal(err)
-	}
-	if got := f.emu.Count(mAppend); got != 2 {
-		t.Errorf("values.append sent %d times, want 2 (one 503, one retry)", got)
-	}
-	if rows := f.emu.Cells(f.id, "failed_calls"); len(rows) != 2 {
-		t.Errorf("%d rows, want header + 1", len(rows))
-	}
 	ro := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}, ReadOnly: true})
-	f.reset()
 	if err := ro.DeadLetter(ctx(t), []model.DeadLetter{letter(2)}); !errors.Is(err, sheets.ErrReadOnly) {
 		t.Errorf("read-only: err = %v, want ErrReadOnly", err)
 	}
 	if n := f.total(); n != 0 {
 		t.Errorf("a read-only store sent %d requests", n)
+	}
+}
+
+// A column inserted between the header read and the append: the letters land one column
+// off (the key under "method", "dead" under "key"). The journal entry shows the header they
+// were written under, so they are cleared, found by their content, and appended again under
+// the header as it is: each letter once, in its columns, nothing left under the wrong ones.
+func TestDeadLetterColumnInsertedBeforeAppend(t *testing.T) {
+	f := newFixture(t, deadBook(deadHeader, []any{"2025-01-01T00:00:00Z", "crm", "https://crm.example.com/v1/contacts", `{"id":"old"}`, "x", "1", "POST", "old", "dead", ""}))
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
+	moved := false
+	f.emu.SetHook(func(r sheetstest.Request) {
+		if r.Method == mBatchUpdate && !moved {
+			moved = true
+			mustDo(t, f.emu.InsertColumns(f.id, "failed_calls", 0, 1))
+			mustDo(t, f.emu.SetCell(f.id, "failed_calls", 1, 0, "notes"))
+		}
+	})
+	if err := s.DeadLetter(ctx(t), []model.DeadLetter{letter(1), letter(2)}); err != nil {
+		t.Fatal(err)
+	}
+	f.emu.SetHook(nil)
+	if n := f.emu.Count(mBatchUpdate); n < 3 {
+		t.Errorf("%d writes, want the append, the clearing of the misplaced rows and the append again", n)
+	}
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := wb.Tab(model.RoleDeadLetter)
+	var keys []string
+	for _, r := range tb.Records {
+		keys = append(keys, r.ID)
+		if len(r.Problems) > 0 {
+			t.Errorf("row %d has problems %v", r.Row, r.Problems)
+		}
+		if r.ID != "old" && (tb.Get(&r, model.FStatus) != "dead" || tb.Get(&r, model.FSource) != "crm") {
+			t.Errorf("row %d not a whole dead letter: %v", r.Row, r.Cells)
+		}
+	}
+	if strings.Join(keys, ",") != "old,ord-1,ord-2" {
+		t.Errorf("keys %v, want old, ord-1, ord-2 once each", keys)
+	}
+	// The misplaced rows were cleared, not left as junk: only blank rows besides the three.
+	filled := 0
+	for _, row := range f.emu.Cells(f.id, "failed_calls")[1:] {
+		for _, v := range row {
+			if model.CellString(v) != "" {
+				filled++
+				break
+			}
+		}
+	}
+	if filled != 3 {
+		t.Errorf("%d rows hold something, want 3", filled)
 	}
 }

@@ -88,9 +88,13 @@ type Store struct {
 	// dropdowns caches each tab's Status data-validation values (nil: it has none), by
 	// normalised tab name; a tab present in the map is never asked again.
 	dropdowns map[string][]string
-	// sheetIDCache is each tab's sheetId by normalised name (updateCells needs it), filled
-	// by Load and by the first Apply that needs it.
-	sheetIDCache map[string]int64
+	// sheetCache is each tab's sheetId and width by normalised name (a write addresses a
+	// tab by ID, and its journal entry must be as wide), filled by Load, by the first Apply
+	// that needs it, and by every write's answer.
+	sheetCache map[string]sheetInfo
+	// prunable are journal entries (see journal.go) the next write deletes: this store's,
+	// checked, and other writers' stale ones.
+	prunable map[int64]bool
 }
 
 // New returns a store for a spreadsheet reached through svc (built by Connect, or by a test

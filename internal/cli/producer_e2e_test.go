@@ -174,8 +174,9 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 			t.Errorf("row %s: the receiver got its payload %d times, the row says %d attempts", key, seen, len(s.Result.Attempts))
 		}
 	}
-	if got := emu.Count(sheetstest.MethodValuesAppend); got != len(n100(wantRows)) {
-		t.Errorf("%d appends, want one per batch with dead letters (%d)", got, len(n100(wantRows)))
+	// Each batch is one atomic write (appendCells with its journal entry).
+	if got := emu.Count(sheetstest.MethodBatchUpdate); got != len(n100(wantRows)) {
+		t.Errorf("%d writes, want one per batch with dead letters (%d)", got, len(n100(wantRows)))
 	}
 
 	// The faults are fixed: triage replays every row with its key.

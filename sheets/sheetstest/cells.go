@@ -40,17 +40,9 @@ func (b *book) updateCells(raw json.RawMessage) (any, *apiError) {
 	if err := decodeLoose(raw, &in); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(in.Fields) == "" {
-		return nil, badRequest("At least one field must be specified in 'fields'.")
-	}
-	values := false
-	for _, f := range strings.Split(in.Fields, ",") {
-		switch f = strings.TrimSpace(f); {
-		case f == "*" || f == "userEnteredValue" || strings.HasPrefix(f, "userEnteredValue."):
-			values = true
-		case f == "":
-			return nil, badRequest("Invalid field mask %q", in.Fields)
-		}
+	values, err := cellFields(in.Fields)
+	if err != nil {
+		return nil, err
 	}
 	if (in.Start == nil) == (in.Range == nil) {
 		return nil, badRequest("Exactly one of start or range must be set.")
@@ -85,19 +77,8 @@ func (b *book) updateCells(raw json.RawMessage) (any, *apiError) {
 		return nil, badRequest("Attempting to write row: %d, beyond the last requested row of: %d", r0+len(in.Rows), r1)
 	}
 	// Validate every cell before changing any.
-	for i, row := range in.Rows {
-		for j, cd := range row.Values {
-			if v := cd.UserEnteredValue; v != nil {
-				for _, s := range []*string{v.StringValue, v.FormulaValue} {
-					if s != nil && len(*s) > MaxCellChars && utf8.RuneCountInString(*s) > MaxCellChars {
-						return nil, badRequest("Your input contains more than the maximum of %d characters in a single cell.", MaxCellChars)
-					}
-				}
-				if v.NumberValue != nil && (*v.NumberValue != *v.NumberValue) {
-					return nil, badRequest("Invalid rows[%d].values[%d]: number is NaN", i, j)
-				}
-			}
-		}
+	if err := checkRows(in.Rows); err != nil {
+		return nil, err
 	}
 	if !values {
 		return map[string]any{}, nil
@@ -116,6 +97,227 @@ func (b *book) updateCells(raw json.RawMessage) (any, *apiError) {
 			} else if bounded {
 				sh.set(r, c, cell{})
 			}
+		}
+	}
+	return map[string]any{}, nil
+}
+
+// cellFields reads the `fields` mask of updateCells and appendCells: it is
+// required, and says whether the values (userEnteredValue) are written.
+func cellFields(fields string) (values bool, err *apiError) {
+	if strings.TrimSpace(fields) == "" {
+		return false, badRequest("At least one field must be specified in 'fields'.")
+	}
+	for _, f := range strings.Split(fields, ",") {
+		switch f = strings.TrimSpace(f); {
+		case f == "*" || f == "userEnteredValue" || strings.HasPrefix(f, "userEnteredValue."):
+			values = true
+		case f == "":
+			return false, badRequest("Invalid field mask %q", fields)
+		}
+	}
+	return values, nil
+}
+
+// checkRows validates the cells of a write (50,000 characters a cell, no
+// NaN) before any is stored.
+func checkRows(rows []rowDataIn) *apiError {
+	for i, row := range rows {
+		for j, cd := range row.Values {
+			if v := cd.UserEnteredValue; v != nil {
+				for _, s := range []*string{v.StringValue, v.FormulaValue} {
+					if s != nil && len(*s) > MaxCellChars && utf8.RuneCountInString(*s) > MaxCellChars {
+						return badRequest("Your input contains more than the maximum of %d characters in a single cell.", MaxCellChars)
+					}
+				}
+				if v.NumberValue != nil && (*v.NumberValue != *v.NumberValue) {
+					return badRequest("Invalid rows[%d].values[%d]: number is NaN", i, j)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// appendCells is the batchUpdate request that adds rows of cells after the
+// last row with data in a tab ("Appends new cells after the last row with
+// data in a sheet, inserting new rows into the sheet if necessary"). The
+// last row with data is the last row holding any value, in any column; the
+// first appended row is the one after it (row 1 on an empty tab), from
+// column A. The grid grows to hold the rows (rows and, for a row wider
+// than the grid, columns), within the workbook limit. Cells are decoded as
+// updateCells decodes them: a stringValue is text, never parsed; only a
+// formulaValue makes a formula. `fields` is required; without
+// userEnteredValue in it the rows are added and hold no value. tableId is
+// not emulated (501).
+func (b *book) appendCells(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		SheetID int64       `json:"sheetId"`
+		Rows    []rowDataIn `json:"rows"`
+		Fields  string      `json:"fields"`
+		TableID string      `json:"tableId"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	if in.TableID != "" {
+		return nil, errf(501, "sheetstest: appendCells to a table is not emulated")
+	}
+	values, err := cellFields(in.Fields)
+	if err != nil {
+		return nil, err
+	}
+	sh, _ := b.sheetByID(in.SheetID)
+	if sh == nil {
+		return nil, badRequest("No grid with id: %d", in.SheetID)
+	}
+	if err := checkRows(in.Rows); err != nil {
+		return nil, err
+	}
+	if len(in.Rows) == 0 {
+		return map[string]any{}, nil
+	}
+	r0 := sh.lastRow() + 1
+	width := 0
+	for _, row := range in.Rows {
+		width = max(width, len(row.Values))
+	}
+	// Sizes come from the request and the sheet, both bounded (the body by
+	// maxBody, the sheet by the limit): the sums cannot overflow.
+	rows, cols := max(sh.rowCount, r0+len(in.Rows)), max(sh.colCount, width)
+	if err := b.fits(sh, rows, cols); err != nil {
+		return nil, err
+	}
+	sh.rowCount, sh.colCount = rows, cols
+	if !values {
+		return map[string]any{}, nil
+	}
+	for i, row := range in.Rows {
+		for j, cd := range row.Values {
+			sh.set(r0+i, j, cd.UserEnteredValue.cell())
+		}
+	}
+	return map[string]any{}, nil
+}
+
+// copyPaste is the batchUpdate request that copies a block of cells to
+// another place, in the same tab or another one. The emulator has no
+// formats: PASTE_NORMAL (the default) copies each cell as it is, a formula
+// staying a formula with its text unchanged (the emulator computes no
+// formula, so relative references are not adjusted); PASTE_VALUES copies
+// what each cell shows, a formula becoming a plain value (its text, since
+// the emulator computes no formula: what values.get renders for it). Data
+// validation is not copied (the model keeps one rule per column). Empty
+// source cells empty the destination cells they land on.
+//
+// As Google documents: the whole source is pasted from the destination's
+// top-left cell, even past the destination's end when the destination is
+// smaller; when the destination spans a multiple of the source's height
+// (or width), the source is repeated to fill it. A missing end index is
+// the grid's edge, so a destination given by its top-left only spans to
+// the edge and repeats the source whenever the rows (columns) left are a
+// multiple of the source's. Nothing grows: a paste past the destination
+// tab's grid is refused (400 "Range (...) exceeds grid limits"). The
+// source is read before anything is written, so the two may overlap.
+// pasteOrientation TRANSPOSE and the other paste types are not emulated
+// (501).
+func (b *book) copyPaste(raw json.RawMessage) (any, *apiError) {
+	var in struct {
+		Source           *gridRange `json:"source"`
+		Destination      *gridRange `json:"destination"`
+		PasteType        string     `json:"pasteType"`
+		PasteOrientation string     `json:"pasteOrientation"`
+	}
+	if err := decodeLoose(raw, &in); err != nil {
+		return nil, err
+	}
+	values := false
+	switch in.PasteType {
+	case "", "PASTE_NORMAL":
+	case "PASTE_VALUES":
+		values = true
+	case "PASTE_FORMAT", "PASTE_NO_BORDERS", "PASTE_FORMULA", "PASTE_DATA_VALIDATION", "PASTE_CONDITIONAL_FORMATTING":
+		return nil, errf(501, "sheetstest: pasteType %s is not emulated (only PASTE_NORMAL and PASTE_VALUES are)", in.PasteType)
+	default:
+		return nil, enumError("paste_type", "PasteType", in.PasteType)
+	}
+	switch in.PasteOrientation {
+	case "", "NORMAL":
+	case "TRANSPOSE":
+		return nil, errf(501, "sheetstest: pasteOrientation TRANSPOSE is not emulated")
+	default:
+		return nil, enumError("paste_orientation", "PasteOrientation", in.PasteOrientation)
+	}
+	if in.Source == nil {
+		return nil, badRequest("source is required")
+	}
+	if in.Destination == nil {
+		return nil, badRequest("destination is required")
+	}
+	ssh, src, err := b.gridSpan(*in.Source)
+	if err != nil {
+		return nil, err
+	}
+	dsh, dst, err := b.gridSpan(*in.Destination)
+	if err != nil {
+		return nil, err
+	}
+	h, w := src.r1-src.r0, src.c1-src.c0
+	if h == 0 || w == 0 {
+		return map[string]any{}, nil
+	}
+	// How many times the source repeats in each direction.
+	kr, kc := 1, 1
+	if dh := dst.r1 - dst.r0; dh > h && dh%h == 0 {
+		kr = dh / h
+	}
+	if dw := dst.c1 - dst.c0; dw > w && dw%w == 0 {
+		kc = dw / w
+	}
+	out := rect{dst.r0, dst.r0 + h*kr, dst.c0, dst.c0 + w*kc}
+	if err := checkRect(dsh, out); err != nil {
+		return nil, err
+	}
+	// Read the source's stored cells first (the blocks may overlap).
+	buf := make([][]cell, max(0, min(src.r1, len(ssh.rows))-src.r0))
+	for i := range buf {
+		row := ssh.rows[src.r0+i]
+		n := min(src.c1, len(row)) - src.c0
+		for n > 0 && row[src.c0+n-1].empty() {
+			n--
+		}
+		if n <= 0 {
+			continue
+		}
+		buf[i] = make([]cell, n)
+		for j := range buf[i] {
+			v := row[src.c0+j]
+			if values && v.f {
+				v = cell{v: render(v, "UNFORMATTED_VALUE")}
+			}
+			buf[i][j] = v
+		}
+	}
+	for i := 0; i < out.r1-out.r0; i++ {
+		r := out.r0 + i
+		var srow []cell
+		if i%h < len(buf) {
+			srow = buf[i%h]
+		}
+		stored := 0
+		if r < len(dsh.rows) {
+			stored = len(dsh.rows[r])
+		}
+		if len(srow) == 0 && stored <= out.c0 {
+			continue // nothing to write, nothing to clear
+		}
+		for j := 0; j < out.c1-out.c0; j++ {
+			c := out.c0 + j
+			var v cell
+			if j%w < len(srow) {
+				v = srow[j%w]
+			}
+			dsh.set(r, c, v)
 		}
 	}
 	return map[string]any{}, nil

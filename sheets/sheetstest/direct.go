@@ -112,6 +112,7 @@ func (e *Emulator) InsertRows(id, tab string, at int, rows [][]any) error {
 		}
 		sh.rows = append(sh.rows[:at-1], append(cells, sh.rows[at-1:]...)...)
 		sh.rowCount += len(rows)
+		shiftProtected(sh, true, at-1, len(rows), sh.rowCount)
 		return nil
 	})
 }
@@ -126,6 +127,42 @@ func (e *Emulator) DeleteRow(id, tab string, row int) error {
 			return fmt.Errorf("sheetstest: DeleteRow: can't delete all the rows on the sheet")
 		}
 		deleteRows(sh, row-1, row)
+		return nil
+	})
+}
+
+// InsertColumns inserts n empty columns before 0-based column at (at =
+// columnCount appends), as insertDimension COLUMNS does: the cells, hidden
+// columns, data validation and protected ranges at and right of it move
+// right, and the grid gains n columns (within MaxWorkbookCells).
+func (e *Emulator) InsertColumns(id, tab string, at, n int) error {
+	return e.mutate(id, tab, func(b *book, sh *sheet) error {
+		if at < 0 || at > sh.colCount {
+			return fmt.Errorf("sheetstest: InsertColumns: column %d is outside 0..%d", at, sh.colCount)
+		}
+		if n < 1 {
+			return fmt.Errorf("sheetstest: InsertColumns: %d columns (want at least 1)", n)
+		}
+		if err := b.grows(sh, 0, n); err != nil {
+			return limitErr("InsertColumns", err)
+		}
+		insertCols(sh, at, n)
+		return nil
+	})
+}
+
+// DeleteColumn removes 0-based column col, as deleteDimension COLUMNS
+// does: the cells, hidden columns, data validation and protected ranges
+// right of it move left, and the grid loses a column.
+func (e *Emulator) DeleteColumn(id, tab string, col int) error {
+	return e.mutate(id, tab, func(_ *book, sh *sheet) error {
+		if col < 0 || col >= sh.colCount {
+			return fmt.Errorf("sheetstest: DeleteColumn: column %d is outside 0..%d", col, sh.colCount-1)
+		}
+		if sh.colCount == 1 {
+			return fmt.Errorf("sheetstest: DeleteColumn: can't delete all the columns on the sheet")
+		}
+		deleteCols(sh, col, col+1)
 		return nil
 	})
 }

@@ -3,9 +3,28 @@
 // trimmed responses, RAW vs USER_ENTERED, render options, field masks,
 // Google's JSON error body, the 50,000-character cell limit and the
 // 10,000,000-cell workbook limit, index checks answered 400 as Google
-// answers them, atomic writes. It also has test hooks: request counts per
-// method, a bounded request log, added latency, injected faults, a
-// per-minute quota and a hook between two requests.
+// answers them, atomic writes.
+//
+// Methods: spreadsheets.create, spreadsheets.get, spreadsheets.batchUpdate
+// (with includeSpreadsheetInResponse, responseRanges and
+// responseIncludeGridData) and values.get, batchGet, update, append,
+// batchUpdate, clear. The batchUpdate request kinds emulated, applied in
+// order and all or none: addSheet, deleteSheet, updateSheetProperties
+// (title, gridProperties, index, hidden), insertDimension,
+// deleteDimension, appendDimension, updateDimensionProperties (hidden
+// columns), sortRange, setDataValidation (ONE_OF_LIST), updateCells,
+// appendCells, copyPaste (PASTE_NORMAL, PASTE_VALUES) and
+// addProtectedRange (kept and reported, not enforced). Any other kind is
+// answered 501.
+//
+// Test hooks: request counts per method, a bounded request log and
+// ValueInputOptions log, added latency (SetLatency), injected faults
+// (InjectFault: an error instead of the request, an error after it was
+// performed, or a lost answer: the connection dropped, or held until the
+// client's deadline, after the request was performed; ReleaseHeld), a
+// per-minute quota, a hook between two requests (SetHook), and direct
+// changes another editor would make (SetCell, SetFormula, InsertRows,
+// DeleteRow, InsertColumns, DeleteColumn, SortRows).
 //
 // It never keeps (nor persists) a workbook it could not load again, and
 // its memory stays bounded whatever a request asks for: sizes are checked
@@ -105,6 +124,7 @@ type Emulator struct {
 	writes  []time.Time
 	now     func() time.Time
 	hook    func(Request)
+	release chan struct{} // closed by ReleaseHeld
 }
 
 // Request is one entry of the request log (see RequestLogLimit).
@@ -129,12 +149,34 @@ type Request struct {
 // "Quota exceeded for quota metric ..." one). With After set the request IS
 // performed first and only its response is replaced by the error: a write
 // that happened although the client saw a failure.
+//
+// Drop and Hold lose the answer instead (Status and Message are then
+// unused): the request IS performed, as with After, and the client gets no
+// response at all. Drop closes the connection at once, without writing a
+// byte (the handler hijacks it): the Go client sees a network error (EOF or
+// "connection reset"), the lost answer of a write Google applied. Hold
+// keeps the connection open and answers nothing until the request's
+// context is done (the client gave up by its own deadline, or cancelled),
+// or ReleaseHeld is called, then closes it unanswered: a client timeout
+// after the write was applied, decided by the client's own deadline, which
+// always passes first since no answer ever comes. A client without a
+// deadline waits on a Hold until ReleaseHeld (httptest.Server.Close waits
+// for it too). Hold wins over Drop when both are set.
+//
+// Go's http.Transport itself resends a request whose connection closed
+// unanswered when the request is replayable (GET, HEAD, OPTIONS, TRACE,
+// or an Idempotency-Key header) and went out on a reused keep-alive
+// connection: a dropped values.get or spreadsheets.get can come back as a
+// second request (counted, and matched by the next fault if any). Writes
+// (POST, PUT) are never resent by the transport.
 type Fault struct {
 	Method  string
 	Status  int
 	Times   int
 	Message string
 	After   bool
+	Drop    bool
+	Hold    bool
 }
 
 // New returns an empty emulator.
@@ -144,6 +186,7 @@ func New() *Emulator {
 		persist: map[string]string{},
 		counts:  map[string]int{},
 		now:     time.Now,
+		release: make(chan struct{}),
 	}
 }
 
@@ -270,10 +313,11 @@ func (e *Emulator) ResetCounts() {
 
 // SetHook installs h (nil removes it): it runs before every routed request
 // is performed, outside the emulator's lock, so it may change the workbook
-// through SetCell, InsertRows, DeleteRow, SortRows... as another editor
-// would in the instant between two of a client's requests: after the
-// client's previous request was answered, before this one is read. That is
-// the worst moment for a client that writes by row number.
+// through SetCell, InsertRows, DeleteRow, InsertColumns, DeleteColumn,
+// SortRows... as another editor would in the instant between two of a
+// client's requests: after the client's previous request was answered,
+// before this one is read. That is the worst moment for a client that
+// writes by row (or column) number.
 func (e *Emulator) SetHook(h func(Request)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -301,6 +345,16 @@ func (e *Emulator) InjectFault(f Fault) {
 	e.faults = append(e.faults, f)
 }
 
+// ReleaseHeld ends every request a Hold fault is holding now: each
+// connection is closed unanswered, as when its client gives up. Requests
+// held later are held again.
+func (e *Emulator) ReleaseHeld() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	close(e.release)
+	e.release = make(chan struct{})
+}
+
 // ClearFaults drops every queued fault.
 func (e *Emulator) ClearFaults() {
 	e.mu.Lock()
@@ -326,13 +380,15 @@ func (e *Emulator) SetQuotaPerMinute(n int) {
 //
 //   - values.update, values.append, values.batchUpdate: the request's
 //     valueInputOption ("" where it had none);
-//   - spreadsheets.batchUpdate holding one or more updateCells (which has no
-//     valueInputOption): "RAW" when every value it writes is a stringValue,
-//     numberValue or boolValue, stored as it is and never parsed, as RAW
-//     stores it; "FORMULA" when any carries a formulaValue, which makes a
-//     live formula. One entry per batchUpdate, however many updateCells it
-//     holds; a batchUpdate without updateCells (addSheet, sortRange...)
-//     has none.
+//   - spreadsheets.batchUpdate holding one or more updateCells or
+//     appendCells (which have no valueInputOption): "RAW" when every value
+//     they write is a stringValue, numberValue or boolValue, stored as it
+//     is and never parsed, as RAW stores it; "FORMULA" when any carries a
+//     formulaValue, which makes a live formula. One entry per batchUpdate,
+//     however many updateCells and appendCells it holds; a batchUpdate
+//     without them (addSheet, sortRange, copyPaste...) has none: a
+//     copyPaste writes no value of the client's, it copies cells already
+//     in the workbook.
 //
 // So a test asserts invariant 2 (every write RAW, text from the public
 // never a formula) by checking that every entry is "RAW", whichever of the
@@ -608,9 +664,10 @@ func isValueWrite(method string) bool {
 
 // loggedInput is the ValueInputOptions log entry for a request, and whether
 // it has one: the valueInputOption of a values write ("" where it had none);
-// for a spreadsheets.batchUpdate holding at least one updateCells, what
-// those cells would store (see cellsInput). It is decided from the request
-// as received, before it is performed, like the rest of the log.
+// for a spreadsheets.batchUpdate holding at least one updateCells or
+// appendCells, what those cells would store (see cellsInput). It is
+// decided from the request as received, before it is performed, like the
+// rest of the log.
 func loggedInput(method string, r *http.Request, body []byte) (string, bool) {
 	switch {
 	case method == MethodValuesBatchUpdate:
@@ -636,12 +693,13 @@ func (p *jsonPresent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// cellsInput classifies the updateCells requests of a spreadsheets.batchUpdate
-// body for the ValueInputOptions log: "RAW" when no written cell carries a
-// formulaValue (stringValue, numberValue and boolValue are stored as they
-// are, never parsed), "FORMULA" when any does, whatever its text. ok is false
-// when the body holds no updateCells request (or is not JSON). Keys and
-// fields are matched as batchUpdate and updateCells decode them.
+// cellsInput classifies the updateCells and appendCells requests of a
+// spreadsheets.batchUpdate body for the ValueInputOptions log: "RAW" when
+// no written cell carries a formulaValue (stringValue, numberValue and
+// boolValue are stored as they are, never parsed), "FORMULA" when any does,
+// whatever its text. ok is false when the body holds neither request (or
+// is not JSON). Keys and fields are matched as batchUpdate, updateCells and
+// appendCells decode them.
 func cellsInput(body []byte) (opt string, ok bool) {
 	var in struct {
 		Requests []map[string]json.RawMessage `json:"requests"`
@@ -652,6 +710,9 @@ func cellsInput(body []byte) (opt string, ok bool) {
 	opt = "RAW"
 	for _, req := range in.Requests {
 		raw, has := req["updateCells"]
+		if !has {
+			raw, has = req["appendCells"]
+		}
 		if !has {
 			continue
 		}
@@ -742,7 +803,19 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.fields = mask
 	}
 
-	resp, aerr := e.perform(c)
+	resp, aerr, lost := e.perform(c)
+	switch lost.kind {
+	case lostHold:
+		select {
+		case <-r.Context().Done():
+		case <-lost.release:
+		}
+		abandon(w)
+		return
+	case lostDrop:
+		abandon(w)
+		return
+	}
 	if aerr != nil {
 		writeError(w, r, aerr)
 		return
@@ -756,10 +829,37 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, resp)
 }
 
+// lostAnswer says how a Drop or Hold fault loses a performed request's
+// answer; the zero value answers normally.
+type lostAnswer struct {
+	kind    int
+	release chan struct{} // for a hold: closed by ReleaseHeld
+}
+
+// Kinds of lostAnswer.
+const (
+	lostNone = iota
+	lostDrop
+	lostHold
+)
+
+// abandon closes the request's connection without writing a response (a
+// server that cannot hijack aborts the handler, which does the same).
+func abandon(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
 // perform applies faults and quota, then the request itself, under the
 // lock. The response it returns shares nothing with the emulator's state,
-// so it is encoded and written after the lock is released.
-func (e *Emulator) perform(c *call) (any, *apiError) {
+// so it is encoded and written after the lock is released. lost is of
+// kind lostDrop or lostHold when a fault takes the answer away.
+func (e *Emulator) perform(c *call) (resp any, aerr *apiError, lost lostAnswer) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var fault *Fault
@@ -773,17 +873,22 @@ func (e *Emulator) perform(c *call) (any, *apiError) {
 	}
 	if fault == nil {
 		if qerr := e.takeQuota(c.method); qerr != nil {
-			return nil, qerr
+			return nil, qerr, lostAnswer{}
 		}
 	}
-	if fault != nil && !fault.After {
-		return nil, faultError(*fault, c.method)
+	if fault != nil && !fault.After && !fault.Drop && !fault.Hold {
+		return nil, faultError(*fault, c.method), lostAnswer{}
 	}
-	resp, aerr := e.handle(c)
-	if fault != nil {
-		return nil, faultError(*fault, c.method)
+	resp, aerr = e.handle(c)
+	switch {
+	case fault == nil:
+		return resp, aerr, lostAnswer{}
+	case fault.Hold:
+		return nil, nil, lostAnswer{kind: lostHold, release: e.release}
+	case fault.Drop:
+		return nil, nil, lostAnswer{kind: lostDrop}
 	}
-	return resp, aerr
+	return nil, faultError(*fault, c.method), lostAnswer{}
 }
 
 func applyMask(v any, m *maskNode) (any, error) {

@@ -168,5 +168,8 @@ func (b *book) check() error {
 	if total > MaxWorkbookCells {
 		return fmt.Errorf("%d cells, above the limit of %d", total, MaxWorkbookCells)
 	}
-	return nil
+	if !b.anyVisible() {
+		return errors.New("every tab is hidden")
+	}
+	return b.checkProtectedAll()
 }

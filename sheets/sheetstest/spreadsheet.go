@@ -31,6 +31,7 @@ type sheetProps struct {
 	Index          int       `json:"index"`
 	SheetType      string    `json:"sheetType"`
 	GridProperties gridProps `json:"gridProperties"`
+	Hidden         bool      `json:"hidden,omitempty"`
 }
 
 type extValue struct {
@@ -78,8 +79,9 @@ type gridData struct {
 }
 
 type sheetOut struct {
-	Properties sheetProps `json:"properties"`
-	Data       []gridData `json:"data,omitempty"`
+	Properties      sheetProps `json:"properties"`
+	Data            []gridData `json:"data,omitempty"`
+	ProtectedRanges []protOut  `json:"protectedRanges,omitempty"`
 }
 
 type spreadsheetOut struct {
@@ -92,7 +94,16 @@ type spreadsheetOut struct {
 func (b *book) props(i int) sheetProps {
 	s := b.sheets[i]
 	return sheetProps{SheetID: s.id, Title: s.title, Index: i, SheetType: "GRID",
-		GridProperties: gridProps{RowCount: s.rowCount, ColumnCount: s.colCount}}
+		GridProperties: gridProps{RowCount: s.rowCount, ColumnCount: s.colCount}, Hidden: s.tabHidden}
+}
+
+// sheetOut is the Sheet resource of tab i, without data.
+func (b *book) sheetOut(i int) sheetOut {
+	so := sheetOut{Properties: b.props(i)}
+	for _, p := range b.sheets[i].protected {
+		so.ProtectedRanges = append(so.ProtectedRanges, protectedOut(b.sheets[i], p))
+	}
+	return so
 }
 
 func extOf(v any) *extValue {
@@ -187,7 +198,7 @@ func (b *book) spreadsheet(withData, cells bool, ranges []string) (*spreadsheetO
 	}
 	if len(ranges) == 0 {
 		for i, s := range b.sheets {
-			so := sheetOut{Properties: b.props(i)}
+			so := b.sheetOut(i)
 			if withData {
 				so.Data = []gridData{s.grid(rect{0, s.rowCount, 0, s.colCount}, cells)}
 			}
@@ -218,7 +229,7 @@ func (b *book) spreadsheet(withData, cells bool, ranges []string) (*spreadsheetO
 		if !ok {
 			continue
 		}
-		so := sheetOut{Properties: b.props(i)}
+		so := b.sheetOut(i)
 		if withData {
 			so.Data = d
 		}
@@ -254,6 +265,7 @@ type sheetPropsIn struct {
 	Title          string       `json:"title"`
 	Index          *int         `json:"index"`
 	GridProperties *gridPropsIn `json:"gridProperties"`
+	Hidden         bool         `json:"hidden"`
 }
 
 type extValueIn struct {
@@ -354,6 +366,9 @@ func (e *Emulator) create(c *call) (any, *apiError) {
 	if len(b.sheets) == 0 {
 		b.addSheet(sheetPropsIn{}, true)
 	}
+	if !b.anyVisible() {
+		return nil, allHiddenError()
+	}
 	if err := b.check(); err != nil {
 		return nil, errf(500, "%s: it would create a workbook that does not load: %v", errUnloadable, err)
 	}
@@ -439,7 +454,7 @@ func (b *book) addSheet(p sheetPropsIn, first bool) (sheetProps, *apiError) {
 			}
 		}
 	}
-	sh := &sheet{title: title, id: id, rowCount: rows, colCount: cols, hidden: map[int]bool{}, valid: map[int][]string{}}
+	sh := &sheet{title: title, id: id, rowCount: rows, colCount: cols, hidden: map[int]bool{}, valid: map[int][]string{}, tabHidden: p.Hidden}
 	b.sheets = slices.Insert(b.sheets, at, sh)
 	return b.props(at), nil
 }
@@ -591,15 +606,37 @@ func (b *book) insertDimension(raw json.RawMessage) (any, *apiError) {
 	if err := b.grows(sh, 0, n); err != nil {
 		return nil, err
 	}
+	insertCols(sh, start, n)
+	return map[string]any{}, nil
+}
+
+// insertCols inserts n empty columns before column index at (0 <= at <=
+// colCount), moving the cells, hidden flags, validations and protected
+// ranges right of it. Callers check n against the workbook limit first.
+func insertCols(sh *sheet, at, n int) {
 	for i, row := range sh.rows {
-		if start < len(row) {
-			sh.rows[i] = slices.Insert(row, start, make([]cell, n)...)
+		if at < len(row) {
+			sh.rows[i] = slices.Insert(row, at, make([]cell, n)...)
 		}
 	}
 	sh.colCount += n
-	sh.hidden = shiftCols(sh.hidden, start, n)
-	sh.valid = shiftValid(sh.valid, start, n)
-	return map[string]any{}, nil
+	sh.hidden = shiftCols(sh.hidden, at, n)
+	sh.valid = shiftValid(sh.valid, at, n)
+	shiftProtected(sh, false, at, n, sh.colCount)
+}
+
+// deleteCols removes columns [start, end) (within the grid), moving what is
+// right of them left.
+func deleteCols(sh *sheet, start, end int) {
+	for i, row := range sh.rows {
+		if start < len(row) {
+			sh.rows[i] = slices.Delete(row, start, min(end, len(row)))
+		}
+	}
+	sh.colCount -= end - start
+	sh.hidden = shiftCols(sh.hidden, start, -(end - start))
+	sh.valid = shiftValid(sh.valid, start, -(end - start))
+	shiftProtected(sh, false, start, -(end - start), sh.colCount)
 }
 
 func (b *book) deleteDimension(raw json.RawMessage) (any, *apiError) {
@@ -623,23 +660,18 @@ func (b *book) deleteDimension(raw json.RawMessage) (any, *apiError) {
 	if start == 0 && end == sh.colCount {
 		return nil, badRequest("You can't delete all the columns on the sheet.")
 	}
-	for i, row := range sh.rows {
-		if start < len(row) {
-			sh.rows[i] = slices.Delete(row, start, min(end, len(row)))
-		}
-	}
-	sh.colCount -= end - start
-	sh.hidden = shiftCols(sh.hidden, start, -(end - start))
-	sh.valid = shiftValid(sh.valid, start, -(end - start))
+	deleteCols(sh, start, end)
 	return map[string]any{}, nil
 }
 
-// deleteRows removes rows [start, end) (within the grid).
+// deleteRows removes rows [start, end) (within the grid), moving the rows
+// and protected ranges below them up.
 func deleteRows(sh *sheet, start, end int) {
 	if start < len(sh.rows) {
 		sh.rows = slices.Delete(sh.rows, start, min(end, len(sh.rows)))
 	}
 	sh.rowCount -= end - start
+	shiftProtected(sh, true, start, -(end - start), sh.rowCount)
 }
 
 // compareCells orders cells as a Sheets sort does: numbers, then text
@@ -856,9 +888,11 @@ func (b *book) setDataValidation(raw json.RawMessage) (any, *apiError) {
 	return map[string]any{}, nil
 }
 
-// updateSheetProperties renames, resizes or moves a tab. A new size is
-// checked against the workbook limit before anything changes; shrinking
-// drops the rows, columns, hidden flags and validations past the new edge.
+// updateSheetProperties renames, resizes, moves, hides or shows a tab. A
+// new size is checked against the workbook limit before anything changes;
+// shrinking drops the rows, columns, hidden flags, validations and
+// protected ranges past the new edge. Hiding the last visible tab is
+// refused.
 func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 	var in struct {
 		Properties sheetPropsIn `json:"properties"`
@@ -925,6 +959,21 @@ func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 			return nil, err
 		}
 	}
+	hidden := sh.tabHidden
+	if has("hidden") {
+		hidden = in.Properties.Hidden
+		if hidden && !sh.tabHidden {
+			visible := 0
+			for _, s := range b.sheets {
+				if !s.tabHidden {
+					visible++
+				}
+			}
+			if visible == 1 {
+				return nil, allHiddenError()
+			}
+		}
+	}
 	at := idx
 	if has("index") && in.Properties.Index != nil {
 		if *in.Properties.Index < 0 {
@@ -934,18 +983,13 @@ func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 	}
 
 	sh.title = title
+	sh.tabHidden = hidden
 	if rows < sh.rowCount {
 		deleteRows(sh, rows, sh.rowCount)
 	}
 	sh.rowCount = rows
 	if cols < sh.colCount {
-		for i, row := range sh.rows {
-			if len(row) > cols {
-				sh.rows[i] = row[:cols]
-			}
-		}
-		sh.hidden = shiftCols(sh.hidden, cols, -(sh.colCount - cols))
-		sh.valid = shiftValid(sh.valid, cols, -(sh.colCount - cols))
+		deleteCols(sh, cols, sh.colCount)
 	}
 	sh.colCount = cols
 	if at != idx {
@@ -970,6 +1014,9 @@ func (b *book) deleteSheet(raw json.RawMessage) (any, *apiError) {
 		return nil, badRequest("You can't remove all the sheets in a document.")
 	}
 	b.sheets = slices.Delete(b.sheets, idx, idx+1)
+	if !b.anyVisible() {
+		return nil, badRequest("You can't remove all the visible sheets in a document.")
+	}
 	return map[string]any{}, nil
 }
 
@@ -1057,6 +1104,12 @@ func (e *Emulator) batchUpdate(b *book, c *call) (any, *apiError) {
 				reply, err = b.setDataValidation(raw)
 			case "updateCells":
 				reply, err = b.updateCells(raw)
+			case "appendCells":
+				reply, err = b.appendCells(raw)
+			case "copyPaste":
+				reply, err = b.copyPaste(raw)
+			case "addProtectedRange":
+				reply, err = b.addProtectedRange(raw)
 			default:
 				err = errf(501, "sheetstest: request kind %q is not emulated", kind)
 			}

@@ -37,8 +37,9 @@ func quoted(title string, r Range) string {
 	return "'" + strings.ReplaceAll(title, "'", "''") + "'!" + cells
 }
 
-// resolve finds the sheet and cells a range names. A missing tab or
-// garbage is Google's 400 "Unable to parse range: X".
+// resolve finds the sheet and cells a range names; a range without a
+// sheet name is on the first visible tab. A missing tab or garbage is
+// Google's 400 "Unable to parse range: X".
 func (b *book) resolve(s string) (*sheet, Range, *apiError) {
 	if !strings.HasPrefix(s, "'") && !strings.Contains(s, "!") {
 		if sh := b.sheetByTitle(s); sh != nil {
@@ -49,7 +50,7 @@ func (b *book) resolve(s string) (*sheet, Range, *apiError) {
 	if err != nil {
 		return nil, Range{}, badRequest("%s", err.Error())
 	}
-	sh := b.sheets[0]
+	sh := b.firstVisible()
 	if r.Sheet != "" {
 		sh = b.sheetByTitle(r.Sheet)
 	}
@@ -57,6 +58,16 @@ func (b *book) resolve(s string) (*sheet, Range, *apiError) {
 		return nil, Range{}, badRequest("Unable to parse range: %s", s)
 	}
 	return sh, r, nil
+}
+
+// firstVisible is the tab a range without a sheet name reads and writes.
+func (b *book) firstVisible() *sheet {
+	for _, s := range b.sheets {
+		if !s.tabHidden {
+			return s
+		}
+	}
+	return b.sheets[0]
 }
 
 // readRect bounds a range to the grid for reading.
@@ -598,12 +609,14 @@ func valuesAppend(b *book, c *call) (any, *apiError) {
 // insertRows inserts n empty rows before row index at. Rows are stored only
 // as far as the data goes, so rows inserted at or past its end cost
 // nothing; inserted above data, they cost one empty slot each (the data
-// moves down). Callers check n against the workbook limit first.
+// moves down, and so do the protected ranges). Callers check n against the
+// workbook limit first.
 func insertRows(sh *sheet, at, n int) {
 	if at < len(sh.rows) {
 		sh.rows = append(sh.rows[:at], append(make([][]cell, n), sh.rows[at:]...)...)
 	}
 	sh.rowCount += n
+	shiftProtected(sh, true, at, n, sh.rowCount)
 }
 
 func valuesBatchUpdate(b *book, c *call) (any, *apiError) {

@@ -71,6 +71,32 @@ type Sheet struct {
 	// max(1000, len(Rows)) by max(26, widest row).
 	RowCount    int `json:"rowCount,omitempty"`
 	ColumnCount int `json:"columnCount,omitempty"`
+	// HiddenTab is the tab's own hidden flag (SheetProperties.hidden, set
+	// with updateSheetProperties): a workbook keeps at least one tab
+	// visible, and a range without a sheet name means the first visible
+	// tab.
+	HiddenTab bool `json:"hidden,omitempty"`
+	// ProtectedRanges are the tab's protected ranges (addProtectedRange).
+	ProtectedRanges []ProtectedRange `json:"protectedRanges,omitempty"`
+}
+
+// ProtectedRange is a protected block of a tab, as addProtectedRange
+// creates it. The emulator keeps and reports it (spreadsheets.get
+// sheets.protectedRanges) and moves it with inserted and deleted rows and
+// columns, but does not enforce it: every write goes through. Indexes are
+// 0-based and half-open, like a GridRange; an end of 0 means the range
+// runs to the grid's edge (a missing index, as Google reads a GridRange).
+type ProtectedRange struct {
+	// ProtectedRangeID is unique in the workbook; 0 in a workbook file gets
+	// the lowest unused id.
+	ProtectedRangeID int64  `json:"protectedRangeId"`
+	StartRowIndex    int    `json:"startRowIndex,omitempty"`
+	EndRowIndex      int    `json:"endRowIndex,omitempty"`
+	StartColumnIndex int    `json:"startColumnIndex,omitempty"`
+	EndColumnIndex   int    `json:"endColumnIndex,omitempty"`
+	Description      string `json:"description,omitempty"`
+	// WarningOnly: editing shows a warning instead of being refused.
+	WarningOnly bool `json:"warningOnly,omitempty"`
 }
 
 // ParseWorkbook decodes and validates a JSON workbook. Its errors name what
@@ -113,7 +139,8 @@ func LoadWorkbook(path string) (*Workbook, error) {
 // Validate reports the first problem that would stop the emulator serving
 // wb (duplicate or empty titles, duplicate sheet ids, unsupported cell
 // values, bad column letters, a grid smaller than its data, more than
-// MaxWorkbookCells cells...).
+// MaxWorkbookCells cells, every tab hidden, a protected range outside its
+// grid or with a duplicate id...).
 func (wb *Workbook) Validate() error {
 	_, err := newBook(wb)
 	return err
@@ -225,8 +252,10 @@ type sheet struct {
 	id                 int64
 	rows               [][]cell
 	rowCount, colCount int
-	hidden             map[int]bool
-	valid              map[int][]string
+	hidden             map[int]bool     // hidden columns
+	valid              map[int][]string // ONE_OF_LIST rule per column, rows 2 and below
+	tabHidden          bool             // the tab itself is hidden
+	protected          []ProtectedRange
 }
 
 type book struct {
@@ -314,7 +343,17 @@ func newBook(wb *Workbook) (*book, error) {
 			ids[s.SheetID] = true
 		}
 	}
+	protIDs := map[int64]bool{}
+	for i, s := range wb.Sheets {
+		for j, p := range s.ProtectedRanges {
+			if p.ProtectedRangeID < 0 || (p.ProtectedRangeID != 0 && protIDs[p.ProtectedRangeID]) {
+				return nil, fmt.Errorf("workbook: sheets[%d] %q: protectedRanges[%d]: protectedRangeId %d is negative or used twice", i, s.Title, j, p.ProtectedRangeID)
+			}
+			protIDs[p.ProtectedRangeID] = true
+		}
+	}
 	zeroTaken := false
+	visible := false
 	total := int64(0)
 	for i, s := range wb.Sheets {
 		where := fmt.Sprintf("workbook: sheets[%d] %q", i, s.Title)
@@ -395,8 +434,23 @@ func newBook(wb *Workbook) (*book, error) {
 			}
 			sh.rows[r.StartRow][r.StartCol].f = true
 		}
+		sh.tabHidden = s.HiddenTab
+		visible = visible || !s.HiddenTab
+		for j, p := range s.ProtectedRanges {
+			if err := checkProtected(sh, p); err != nil {
+				return nil, fmt.Errorf("%s: protectedRanges[%d]: %v", where, j, err)
+			}
+			if p.ProtectedRangeID == 0 {
+				p.ProtectedRangeID = freeID(protIDs)
+				protIDs[p.ProtectedRangeID] = true
+			}
+			sh.protected = append(sh.protected, p)
+		}
 		b.sheets = append(b.sheets, sh)
 		total += gridCells(sh.rowCount, sh.colCount)
+	}
+	if !visible {
+		return nil, errors.New("workbook: every tab is hidden (a spreadsheet keeps at least one visible)")
 	}
 	if total > MaxWorkbookCells {
 		return nil, fmt.Errorf("workbook: its tabs' grids hold %d cells in all, more than Google's limit of %d", total, MaxWorkbookCells)
@@ -463,6 +517,7 @@ func (s *sheet) clone() *sheet {
 	for k, v := range s.valid {
 		n.valid[k] = slices.Clone(v)
 	}
+	n.protected = slices.Clone(s.protected)
 	return &n
 }
 
@@ -505,7 +560,8 @@ func (b *book) sheetByID(id int64) (*sheet, int) {
 func (b *book) export() *Workbook {
 	wb := &Workbook{SpreadsheetID: b.id, Title: b.title, TimeZone: b.tz, Locale: b.locale}
 	for _, s := range b.sheets {
-		out := &Sheet{Title: s.title, SheetID: s.id, RowCount: s.rowCount, ColumnCount: s.colCount, Rows: [][]any{}}
+		out := &Sheet{Title: s.title, SheetID: s.id, RowCount: s.rowCount, ColumnCount: s.colCount, Rows: [][]any{},
+			HiddenTab: s.tabHidden, ProtectedRanges: slices.Clone(s.protected)}
 		for c, h := range s.hidden {
 			if h {
 				out.Hidden = append(out.Hidden, c)

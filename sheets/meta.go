@@ -1,0 +1,129 @@
+package sheets
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"google.golang.org/api/googleapi"
+	sheetsapi "google.golang.org/api/sheets/v4"
+)
+
+// sheetInfo is what a write needs of a tab's metadata: its sheetId (updateCells and
+// copyPaste address a tab by ID) and its grid width (a journal entry copies whole rows, so it
+// must be at least as wide).
+type sheetInfo struct {
+	id   int64
+	cols int
+}
+
+// sheetInfos returns the sheetInfo of every tab of a write: from the cache Load fills, else
+// from one spreadsheets.get. A tab not in the spreadsheet any more gets ID -1: the read finds
+// it gone too, and nothing is written to it.
+func (s *Store) sheetInfos(ctx context.Context, op string, b *budget, work []*tabWork) ([]sheetInfo, error) {
+	if infos := s.cachedSheetInfos(work); infos != nil {
+		return infos, nil
+	}
+	meta, err := s.getMeta(ctx, op, b)
+	if err != nil {
+		return nil, err
+	}
+	s.rememberSheetIDs(meta)
+	infos := make([]sheetInfo, len(work))
+	for i, w := range work {
+		infos[i] = sheetInfo{id: -1}
+		if sh := findSheet(meta, w.tc.Name); sh != nil && sh.Properties != nil {
+			infos[i] = infoOf(sh.Properties)
+		}
+	}
+	return infos, nil
+}
+
+func infoOf(p *sheetsapi.SheetProperties) sheetInfo {
+	in := sheetInfo{id: p.SheetId, cols: 26}
+	if p.GridProperties != nil && p.GridProperties.ColumnCount > 0 {
+		in.cols = int(p.GridProperties.ColumnCount)
+	}
+	return in
+}
+
+// cachedSheetInfos returns the cached sheetInfo of every tab of work, or nil if one is
+// unknown.
+func (s *Store) cachedSheetInfos(work []*tabWork) []sheetInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	infos := make([]sheetInfo, len(work))
+	for i, w := range work {
+		in, ok := s.sheetCache[tabKey(w.tc.Name)]
+		if !ok {
+			return nil
+		}
+		infos[i] = in
+	}
+	return infos
+}
+
+// rememberSheetIDs caches every tab's sheetInfo by name, and queues for deletion the journal
+// entries of other writers that are older than staleJournal (see journal.go).
+func (s *Store) rememberSheetIDs(meta *sheetsapi.Spreadsheet) {
+	if meta == nil {
+		return
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sheetCache == nil {
+		s.sheetCache = map[string]sheetInfo{}
+	}
+	for _, sh := range meta.Sheets {
+		if sh == nil || sh.Properties == nil {
+			continue
+		}
+		s.sheetCache[tabKey(sh.Properties.Title)] = infoOf(sh.Properties)
+		if t, ok := journalTime(sh.Properties.Title); ok && now.Sub(t) > staleJournal && !s.readOnly {
+			if s.prunable == nil {
+				s.prunable = map[int64]bool{}
+			}
+			s.prunable[sh.Properties.SheetId] = true
+		}
+	}
+}
+
+// rememberWidths updates the cached widths from a write's answer (it lists every sheet).
+func (s *Store) rememberWidths(resp *sheetsapi.BatchUpdateSpreadsheetResponse) {
+	if resp == nil || resp.UpdatedSpreadsheet == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sh := range resp.UpdatedSpreadsheet.Sheets {
+		if sh == nil || sh.Properties == nil || sh.Properties.GridProperties == nil {
+			continue
+		}
+		k := tabKey(sh.Properties.Title)
+		if in, ok := s.sheetCache[k]; ok && in.id == sh.Properties.SheetId {
+			s.sheetCache[k] = infoOf(sh.Properties)
+		}
+	}
+}
+
+func (s *Store) forgetSheetIDs() {
+	s.mu.Lock()
+	s.sheetCache = nil
+	s.mu.Unlock()
+}
+
+// isNoGrid reports the 400 a write gets for a sheetId that no longer exists.
+func isNoGrid(err error) bool {
+	var gerr *googleapi.Error
+	return errors.As(err, &gerr) && gerr.Code == 400 && strings.Contains(gerr.Message+gerr.Body, "No grid with id")
+}
+
+// requestContext bounds one request by the policy's RequestTimeout (DESIGN §4: a request has
+// a deadline, and a write's expiry is an unknown outcome, settled by its journal).
+func (s *Store) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.retry.RequestTimeout > 0 {
+		return context.WithTimeout(ctx, s.retry.RequestTimeout)
+	}
+	return context.WithCancel(ctx)
+}
