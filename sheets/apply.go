@@ -157,6 +157,8 @@ type writer struct {
 // writePlan is one round's write.
 type writePlan struct {
 	entry *entry
+	// pruned are the entries the write deletes (see Store.prunes): gone if it landed.
+	pruned []int64
 	// views are the tabs as read this round (nil for a tab not planned), by work index.
 	views   []*tabView
 	targets []*target
@@ -221,6 +223,7 @@ func (w *writer) run(ctx context.Context) (model.ApplyResult, error) {
 		}
 		for i, p := range landed {
 			if c := copiedFromValues(entries[i]); c.holdsMarker(p.entry) {
+				s.pruned(p.pruned) // it deleted them
 				w.check(p, c)
 			}
 			// Else the sheet is a fence of ours whose own answer was lost: nothing landed.
@@ -244,6 +247,7 @@ func (w *writer) run(ctx context.Context) (model.ApplyResult, error) {
 		if err := ctx.Err(); err != nil {
 			return w.abort(fmt.Errorf("%s: %w", w.op, err))
 		}
+		p.pruned = pruneIDs
 		resp, err := s.sendWrite(ctx, p.request(w.work, infos, prunes))
 		if err != nil {
 			var gerr *googleapi.Error
@@ -469,6 +473,9 @@ func (p *writePlan) request(work []*tabWork, infos []sheetInfo, prunes []*sheets
 // meant for, or one someone changed since the read: every cell the write changed there is
 // owed back (see miss), and its edits are located again by the next round.
 func (w *writer) check(p *writePlan, c *copied) {
+	// What was owed before this write: a restore made from this write describes a row after
+	// it, and must not be folded into another row this write hit.
+	prior := slices.Clone(w.owed)
 	for _, t := range p.targets {
 		v := p.views[t.wi]
 		header, _ := c.row(p.entry.headerRow[t.wi])
@@ -480,7 +487,7 @@ func (w *writer) check(p *writePlan, c *copied) {
 			w.settle(t.restores...)
 			continue
 		}
-		w.miss(t, v.tc, header, before, raw)
+		w.miss(t, v.tc, header, before, raw, prior)
 	}
 }
 
@@ -488,7 +495,7 @@ func (w *writer) check(p *writePlan, c *copied) {
 // what the cell held (from the journal, so exact even for a row inserted a moment before),
 // found again by the row as the write left it. A value of ours already owed on that same
 // row is folded in, so that what is owed is what the row held before any write of ours.
-func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, raw []any) {
+func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, raw []any, prior []*restore) {
 	trimmed := make([]string, len(header))
 	for i, h := range header {
 		trimmed[i] = strings.TrimSpace(h)
@@ -498,21 +505,25 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 	if err != nil {
 		hm = model.HeaderMap{Index: map[model.Field]int{}}
 	}
-	rs := &restore{wi: t.wi, cells: map[string]*owedCell{}, row: t.row + 1}
 	after := slices.Clone(before)
 	for _, cw := range t.cells {
 		for len(after) <= cw.col {
 			after = append(after, "")
 		}
 		after[cw.col] = cw.value
+	}
+	rs := newRestore(t.wi, keys, after)
+	rs.row = t.row + 1
+	for _, cw := range t.cells {
 		if b := cellAt(before, cw.col); b != cw.value {
 			rs.cells[keyAt(keys, cw.col)] = &owedCell{header: headerAt(trimmed, cw.col), ours: cw.value, before: b, raw: rawAt(raw, cw.col)}
 		}
 	}
-	rs.at = contentOf(keys, after)
 	now := contentOf(keys, before)
-	for _, old := range w.owedIn(t.wi) {
-		if !old.fits(tc, hm, keys, before) {
+	// At most one: two owed restores that both fit are of rows that read alike, and the
+	// other is still owed to the other row.
+	for _, old := range prior {
+		if old.wi != t.wi || !slices.Contains(w.owed, old) || !old.fits(tc, hm, keys, before) {
 			continue
 		}
 		for k, oc := range old.cells {
@@ -524,6 +535,7 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 			}
 		}
 		w.settle(old)
+		break
 	}
 	back := slices.Clone(after)
 	for k, oc := range rs.cells {

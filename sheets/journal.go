@@ -298,11 +298,28 @@ func (s *Store) Close(ctx context.Context) error {
 	if len(reqs) == 0 || s.readOnly {
 		return nil
 	}
-	err := s.call(ctx, "delete triage's journal sheets", func(ctx context.Context) error {
-		_, err := s.svc.Spreadsheets.BatchUpdate(s.id, &sheetsapi.BatchUpdateSpreadsheetRequest{Requests: reqs}).
-			Fields("spreadsheetId").Context(ctx).Do()
-		return err
-	})
+	const op = "delete triage's journal sheets"
+	del := func(reqs []*sheetsapi.Request) error {
+		return s.call(ctx, op, func(ctx context.Context) error {
+			_, err := s.svc.Spreadsheets.BatchUpdate(s.id, &sheetsapi.BatchUpdateSpreadsheetRequest{Requests: reqs}).
+				Fields("spreadsheetId").Context(ctx).Do()
+			return err
+		})
+	}
+	err := del(reqs)
+	var serr *Error
+	if errors.As(err, &serr) && serr.Code == 400 && len(reqs) > 1 {
+		// One of them is gone already (someone deleted it; a write whose answer was lost
+		// deleted it): the others one by one.
+		err = nil
+		for _, r := range reqs {
+			if e := del([]*sheetsapi.Request{r}); e != nil && !(errors.As(e, &serr) && serr.Code == 400) {
+				err = e
+			}
+		}
+	} else if errors.As(err, &serr) && serr.Code == 400 {
+		err = nil
+	}
 	s.pruned(ids)
 	return err
 }

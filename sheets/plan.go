@@ -141,20 +141,15 @@ func (t *tabView) identityField() model.Field {
 // colOfKey is the column a column key names in this read, or -1.
 func (t *tabView) colOfKey(k string) int { return colOfKey(t.keys, k) }
 
-// content is row r as read, by column key, empty cells left out.
-func (t *tabView) content(r int) map[string]string {
-	if r < 0 || r >= len(t.text) {
-		return map[string]string{}
-	}
-	return contentOf(t.keys, t.text[r])
-}
-
 // restore is a value of ours on a row it was not meant for (someone sorted, inserted or
 // deleted rows, or changed the row, between our read and our write), owed back.
 type restore struct {
 	wi int
-	// at is the whole row as our write left it, by column key: how it is found again.
-	at map[string]string
+	// at is the whole row as our write left it, by column key: how it is found again. cols
+	// are the columns the tab had then: a column inserted since is someone else's, and
+	// whatever they type in it doesn't make the row another.
+	at   map[string]string
+	cols map[string]bool
 	// cells are what is owed, by column key.
 	cells map[string]*owedCell
 	// ident is the row's identity once put back ("" if it has none): how it is found when
@@ -171,16 +166,45 @@ type owedCell struct {
 	raw          any // before with its type (nil: text)
 }
 
-// fits reports whether a row (by column key; cells positional under keys) is the restore's:
-// it reads exactly as our write left it, or, where the row has an identity that the owed
-// cells don't decide, it has that identity and still holds at least one of our values. (An
-// owed key cell decides the identity: putting a key back would give any row whose key cell is
-// blank that key.)
+// newRestore starts a restore of a row as our write left it (cells positional under keys).
+func newRestore(wi int, keys, after []string) *restore {
+	rs := &restore{wi: wi, at: contentOf(keys, after), cols: map[string]bool{}, cells: map[string]*owedCell{}}
+	for c := range max(len(keys), len(after)) {
+		rs.cols[keyAt(keys, c)] = true
+	}
+	return rs
+}
+
+// readsAsLeft reports whether a row reads exactly as our write left it, in the columns the
+// tab had then.
+func (rs *restore) readsAsLeft(keys, cells []string) bool { return rs.readsAsLeftBut(keys, cells, nil) }
+
+// readsAsLeftBut is readsAsLeft, but for the columns in skip.
+func (rs *restore) readsAsLeftBut(keys, cells []string, skip map[string]*owedCell) bool {
+	for k := range rs.cols {
+		if _, ok := skip[k]; ok {
+			continue
+		}
+		v := ""
+		if c := colOfKey(keys, k); c >= 0 {
+			v = cellAt(cells, c)
+		}
+		if v != rs.at[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// fits reports whether a row (cells positional under keys) is the restore's: it reads as our
+// write left it, or it still holds one of our values (a blank is no evidence) and, with the
+// owed cells put back, has the restore's identity. The identity only counts where no owed
+// cell is one it is read from: putting a key back gives any row that key.
 func (rs *restore) fits(tc model.TabConfig, hm model.HeaderMap, keys, cells []string) bool {
-	if equalContent(contentOf(keys, cells), rs.at, nil) {
+	if rs.readsAsLeft(keys, cells) {
 		return true
 	}
-	if rs.ident == "" {
+	if rs.ident == "" || rs.decidesIdentity(hm, keys) {
 		return false
 	}
 	back := slices.Clone(cells)
@@ -194,11 +218,25 @@ func (rs *restore) fits(tc model.TabConfig, hm model.HeaderMap, keys, cells []st
 			back = append(back, "")
 		}
 		if back[c] == oc.ours {
-			ours = true
+			ours = ours || oc.ours != ""
 			back[c] = oc.before
 		}
 	}
-	return ours && model.RowIdentity(tc, hm, back) == rs.ident && model.RowIdentity(tc, hm, cells) == rs.ident
+	return ours && model.RowIdentity(tc, hm, back) == rs.ident
+}
+
+// decidesIdentity reports whether an owed cell is in a column a row's identity is read from
+// (the ID; a dead letter's key, and what a key is taken or minted from).
+func (rs *restore) decidesIdentity(hm model.HeaderMap, keys []string) bool {
+	for k := range rs.cells {
+		c := colOfKey(keys, k)
+		for _, f := range []model.Field{model.FID, model.FKey, model.FPayload, model.FSource, model.FURL, model.FTimestamp} {
+			if c >= 0 && hm.Col(f) == c {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // placeRestores finds each owed restore of tab wi in this read and queues its cells: first
@@ -231,7 +269,7 @@ func (t *tabView) placeRestores(owed []*restore) (placed map[int][]*restore, set
 	for _, rs := range owed {
 		found := -1
 		for r := 1; r < len(t.text); r++ {
-			if !t.taken[r] && equalContent(t.content(r), rs.at, nil) {
+			if !t.taken[r] && rs.readsAsLeft(t.keys, t.text[r]) {
 				found = r
 				break
 			}
@@ -243,32 +281,28 @@ func (t *tabView) placeRestores(owed []*restore) (placed map[int][]*restore, set
 		}
 	}
 	for _, rs := range second {
-		if rs.ident == "" {
-			unplaced = append(unplaced, rs)
-			continue
-		}
+		// The row as our write left it but for the owed cells: someone wrote over some of
+		// them since (their value stands); what still holds ours is put back.
 		var found []int
-		present := false
 		for r := 1; r < len(t.text); r++ {
-			if t.taken[r] {
-				continue
-			}
-			if model.RowIdentity(t.tc, t.hm, t.text[r]) == rs.ident {
-				present = true
-			}
-			if rs.fits(t.tc, t.hm, t.keys, t.text[r]) {
+			if !t.taken[r] && rs.readsAsLeftBut(t.keys, t.text[r], rs.cells) {
 				found = append(found, r)
 			}
 		}
-		switch {
-		case len(found) == 1:
+		if len(found) == 0 && rs.ident != "" {
+			// Someone changed another of its cells: by identity, where our values still are.
+			for r := 1; r < len(t.text); r++ {
+				if !t.taken[r] && rs.fits(t.tc, t.hm, t.keys, t.text[r]) {
+					found = append(found, r)
+				}
+			}
+		}
+		switch len(found) {
+		case 1:
 			place(rs, found[0])
-		case len(found) == 0 && !present:
-			// No row has its identity any more, with or without our values: it was deleted,
-			// and what we left on it with it.
-			settled = append(settled, rs)
-		case len(found) == 0:
-			// Its row is there, but holds none of our values: someone wrote over them.
+		case 0:
+			// No row reads like it outside the owed cells, and none has its identity with
+			// our values: it was deleted (and what we left on it with it).
 			settled = append(settled, rs)
 		default:
 			unplaced = append(unplaced, rs)
@@ -473,22 +507,6 @@ func contentOf(keys []string, row []string) map[string]string {
 		}
 	}
 	return m
-}
-
-// equalContent reports whether two rows hold the same values in every column but those in
-// skip.
-func equalContent(a, b map[string]string, skip map[string]bool) bool {
-	for k, v := range a {
-		if !skip[k] && b[k] != v {
-			return false
-		}
-	}
-	for k, v := range b {
-		if !skip[k] && a[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // sameCells reports whether two rows hold the same text in every column (trailing empty

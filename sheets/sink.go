@@ -86,7 +86,7 @@ func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) erro
 		keys := columnKeys(trimAll(written))
 		w := &writer{s: s, op: op, work: work, b: b}
 		for _, row := range rows {
-			rs := &restore{at: contentOf(keys, row), cells: map[string]*owedCell{}}
+			rs := newRestore(0, keys, row)
 			for c, v := range row {
 				if v != "" {
 					rs.cells[keyAt(keys, c)] = &owedCell{header: headerAt(trimAll(written), c), ours: v}
