@@ -186,112 +186,126 @@ type cellWrite struct {
 
 // run is the round loop (doc.go): settle lost writes, read, plan, write, check.
 func (w *writer) run(ctx context.Context) (model.ApplyResult, error) {
-	s := w.s
 	for round := 1; ; round++ {
 		if round > maxWriteRounds+1 && len(w.owed) > 0 {
 			// Past the bound only our values on other rows are still being put back. Someone
 			// is sorting or inserting without pause: give them a moment, then look again.
-			if err := s.retry.Sleep(ctx, jitter(s.retry.Backoff(round-maxWriteRounds-1))); err != nil {
+			if err := w.s.retry.Sleep(ctx, jitter(w.s.retry.Backoff(round-maxWriteRounds-1))); err != nil {
 				return w.abort(fmt.Errorf("%s: %w", w.op, err))
 			}
 		}
-		// 1. A write whose answer was lost either landed or never will once fenced: which one
-		// is read together with the tabs.
-		var landed []*writePlan
-		for len(w.lost) > 0 {
-			p := w.lost[0]
-			exists, err := s.fence(ctx, w.op, w.b, p.entry)
-			if err != nil {
-				return w.abort(err)
-			}
-			w.lost = w.lost[1:]
-			if exists {
-				landed = append(landed, p)
-			} else {
-				s.prune(p.entry)
-			}
-		}
-		titles := make([]string, len(landed))
-		for i, p := range landed {
-			titles[i] = p.entry.title
-		}
-		// 2. Read every tab involved (and the entries of lost writes).
-		rowsOf, gone, entries, err := s.readForWrite(ctx, w.op, w.b, w.work, titles)
+		rowsOf, gone, err := w.read(ctx)
 		if err != nil {
-			w.lost = append(landed, w.lost...)
 			return w.abort(err)
 		}
-		for i, p := range landed {
-			if c := copiedFromValues(entries[i]); c.holdsMarker(p.entry) {
-				s.pruned(p.pruned) // it deleted them
-				w.check(p, c)
-			}
-			// Else the sheet is a fence of ours whose own answer was lost: nothing landed.
-			s.prune(p.entry)
-		}
-		// 3. Plan against this read.
-		stopEdits := round > maxWriteRounds
-		p, err := w.plan(rowsOf, gone, stopEdits)
+		p, err := w.plan(rowsOf, gone, round > maxWriteRounds)
 		if err != nil {
 			return w.abort(err)
 		}
 		if len(p.targets) == 0 || round > maxWriteRounds+maxRestoreRounds {
 			return w.finish(), nil
 		}
-		// 4. Write, journal first, in one atomic request.
-		infos, err := s.sheetInfos(ctx, w.op, w.b, w.work)
-		if err != nil {
+		if err := w.write(ctx, p, round); err != nil {
 			return w.abort(err)
 		}
-		prunes, pruneIDs := s.prunes()
-		if err := ctx.Err(); err != nil {
-			return w.abort(fmt.Errorf("%s: %w", w.op, err))
-		}
-		p.pruned = pruneIDs
-		resp, err := s.sendWrite(ctx, p.request(w.work, infos, prunes))
-		if err != nil {
-			var gerr *googleapi.Error
-			switch {
-			case outcomeUnknown(err):
-				// Maybe applied, maybe not, maybe later: the next round fences and reads it.
-				w.landed = true
-				w.lost = append(w.lost, p)
-				if ferr := s.backoff(ctx, w.op, w.b, err); ferr != nil {
-					return w.abort(ferr)
-				}
-			case len(pruneIDs) > 0 && errors.As(err, &gerr) && gerr.Code == 400:
-				// Refused whole, nothing applied; a journal sheet someone else deleted makes
-				// its deleteSheet fail. Leave the old entries, write without them.
-				s.pruned(pruneIDs)
-			case isNoGrid(err) || (errors.As(err, &gerr) && gerr.Code == 400 && round == 1):
-				// A tab deleted and made again, or grown past the entry's width, since the
-				// cached metadata: ask again, plan again (a round, so it can't loop).
-				s.forgetSheetIDs()
-			default:
-				// Refused whole (429 and other 4xx): nothing applied.
-				if ferr := s.backoff(ctx, w.op, w.b, err); ferr != nil {
-					return w.abort(ferr)
-				}
-			}
-			continue
-		}
-		w.b.answered()
-		w.landed = true
-		s.pruned(pruneIDs)
-		s.rememberWidths(resp)
-		c := copiedFromResponse(resp, p.entry)
-		if !c.holdsMarker(p.entry) {
-			// An answer without the entry can't prove anything: settle it as a lost one.
-			w.lost = append(w.lost, p)
-			continue
-		}
-		// 5. Check every target against what the write hit.
-		w.check(p, c)
-		s.prune(p.entry)
 		if w.done() {
 			return w.result(), nil
 		}
 	}
+}
+
+// read settles the writes whose answers were lost, then reads every tab involved: a lost
+// write either landed or, once fenced, never will; which one is read together with the tabs
+// (its entry, or the empty fence), and a landed one is checked before anything is planned.
+func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err error) {
+	s := w.s
+	var landed []*writePlan
+	for len(w.lost) > 0 {
+		p := w.lost[0]
+		exists, err := s.fence(ctx, w.op, w.b, p.entry)
+		if err != nil {
+			w.lost = append(landed, w.lost...)
+			return nil, nil, err
+		}
+		w.lost = w.lost[1:]
+		if exists {
+			landed = append(landed, p)
+		} else {
+			s.prune(p.entry) // never landed, never will: the fence is an empty sheet
+		}
+	}
+	titles := make([]string, len(landed))
+	for i, p := range landed {
+		titles[i] = p.entry.title
+	}
+	rowsOf, gone, entries, err := s.readForWrite(ctx, w.op, w.b, w.work, titles)
+	if err != nil {
+		w.lost = append(landed, w.lost...)
+		return nil, nil, err
+	}
+	for i, p := range landed {
+		if c := copiedFromValues(entries[i]); c.holdsMarker(p.entry) {
+			s.pruned(p.pruned) // it deleted them
+			w.check(p, c)
+		}
+		// Else the sheet is a fence of ours whose own answer was lost: nothing landed.
+		s.prune(p.entry)
+	}
+	return rowsOf, gone, nil
+}
+
+// write sends one round's write, journal first, in one atomic request, and checks every
+// target against what the write hit. A write whose answer is lost is left for the next
+// round's read to settle; one refused whole is planned again. It returns an error only
+// when the call must end.
+func (w *writer) write(ctx context.Context, p *writePlan, round int) error {
+	s := w.s
+	infos, err := s.sheetInfos(ctx, w.op, w.b, w.work)
+	if err != nil {
+		return err
+	}
+	prunes, pruneIDs := s.prunes()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", w.op, err)
+	}
+	p.pruned = pruneIDs
+	resp, err := s.sendWrite(ctx, p.request(w.work, infos, prunes))
+	if err != nil {
+		var gerr *googleapi.Error
+		refused := errors.As(err, &gerr) && gerr.Code == 400
+		switch {
+		case outcomeUnknown(err):
+			// Maybe applied, maybe not, maybe later: the next round fences and reads it.
+			w.landed = true
+			w.lost = append(w.lost, p)
+			return s.backoff(ctx, w.op, w.b, err)
+		case refused && len(pruneIDs) > 0:
+			// Refused whole, nothing applied; a journal sheet someone else deleted makes its
+			// deleteSheet fail. Leave the old entries, write without them.
+			s.pruned(pruneIDs)
+			return nil
+		case isNoGrid(err) || (refused && round == 1):
+			// A tab deleted and made again, or grown past the entry's width, since the cached
+			// metadata: ask again, plan again (a round, so it can't loop).
+			s.forgetSheetIDs()
+			return nil
+		}
+		// Refused whole (429 and other 4xx): nothing applied.
+		return s.backoff(ctx, w.op, w.b, err)
+	}
+	w.b.answered()
+	w.landed = true
+	s.pruned(pruneIDs)
+	s.rememberWidths(resp)
+	c := copiedFromResponse(resp, p.entry)
+	if !c.holdsMarker(p.entry) {
+		// An answer without the entry can't prove anything: settle it as a lost one.
+		w.lost = append(w.lost, p)
+		return nil
+	}
+	w.check(p, c)
+	s.prune(p.entry)
+	return nil
 }
 
 // sendWrite sends one write round with the request deadline.
@@ -306,95 +320,9 @@ func (s *Store) sendWrite(ctx context.Context, req *sheetsapi.BatchUpdateSpreads
 // missing, already holding their values) are final at once: a read is a consistent snapshot.
 func (w *writer) plan(rowsOf [][][]any, gone []bool, stopEdits bool) (*writePlan, error) {
 	p := &writePlan{entry: newEntry(w.s.now()), views: make([]*tabView, len(w.work))}
-	for wi, tw := range w.work {
-		var pending []int
-		for _, i := range tw.edits {
-			if w.final[i] == nil {
-				pending = append(pending, i)
-			}
-		}
-		owed := w.owedIn(wi)
-		if gone[wi] {
-			// The tab is gone, and with it any value of ours left in it.
-			for _, i := range pending {
-				w.final[i] = &outcome{missing: true}
-			}
-			w.settle(owed...)
-			continue
-		}
-		if len(pending) == 0 && len(owed) == 0 {
-			continue
-		}
-		v, err := newTabView(tw.tc, rowsOf[wi])
-		if err != nil {
-			if !w.landed {
-				return nil, fmt.Errorf("%s: can't locate rows in tab %q: %w; nothing was written", w.op, tw.tc.Name, err)
-			}
-			// A write of this call landed, and the header changed since (a row inserted above
-			// it, say): the edits can't be located, but what is owed can still be put back.
-			for _, i := range pending {
-				w.final[i] = &outcome{conflict: &model.Conflict{Edit: w.edits[i], Reason: fmt.Sprintf("can't locate rows in tab %q any more: %v", tw.tc.Name, err)}}
-			}
-			pending = nil
-		}
-		p.views[wi] = v
-
-		// Restores first: an edit's Expect must see a cell as it was before our stray value.
-		placed, settled, unplaced := v.placeRestores(owed)
-		w.settle(settled...)
-		if len(unplaced) > 0 {
-			// Not in a consistent read: changed past recognition (or deleted, for a row
-			// without identity). Nothing more can be learnt by looking again.
-			w.giveUp(tw.tc.Name, unplaced...)
-		}
-		byRow := map[int]*target{}
-		targetAt := func(r int) *target {
-			if byRow[r] == nil {
-				byRow[r] = &target{wi: wi, row: r}
-			}
-			return byRow[r]
-		}
-		for r, rs := range placed {
-			targetAt(r).restores = rs
-		}
-		wanted := make(map[string]bool, len(pending))
-		for _, i := range pending {
-			wanted[w.edits[i].ID] = true
-		}
-		v.index(wanted)
-		if stopEdits {
-			pending = nil // past the bound: only restores are still written
-		}
-		for _, i := range pending {
-			applied, conflict, missing, write := v.apply(w.edits[i], w.actor, w.now)
-			if !write {
-				w.final[i] = &outcome{applied: applied, conflict: conflict, missing: missing}
-				continue
-			}
-			t := targetAt(applied.Row - 1)
-			t.edits = append(t.edits, i)
-		}
-		// Only now is every pending cell final: keep those whose value changes.
-		for _, c := range v.order {
-			if val := v.pending[c]; val != v.read(c.row, c.col) {
-				t := targetAt(c.row)
-				t.cells = append(t.cells, cellWrite{col: c.col, field: v.fieldOf(c.col), value: val, raw: v.pendingRaw[c]})
-			}
-		}
-		rows := slices.Sorted(maps.Keys(byRow))
-		for _, r := range rows {
-			t := byRow[r]
-			if len(t.cells) == 0 {
-				// Nothing to write: the row as read already holds everything (an edit set a
-				// cell back to what a restore would have put there, or to what it holds).
-				for _, i := range t.edits {
-					w.final[i] = &outcome{applied: &model.Applied{Edit: w.edits[i], Row: r + 1}}
-				}
-				w.settle(t.restores...)
-				continue
-			}
-			sort.Slice(t.cells, func(a, b int) bool { return t.cells[a].col < t.cells[b].col })
-			p.targets = append(p.targets, t)
+	for wi := range w.work {
+		if err := w.planTab(p, wi, rowsOf[wi], gone[wi], stopEdits); err != nil {
+			return nil, err
 		}
 	}
 	// The entry: row 0 the marker, then per tab its header row and its targets' rows.
@@ -416,6 +344,97 @@ func (w *writer) plan(rowsOf [][][]any, gone []bool, stopEdits bool) (*writePlan
 	}
 	p.entry.rows = n
 	return p, nil
+}
+
+// planTab plans one tab of a round (see plan).
+func (w *writer) planTab(p *writePlan, wi int, rows [][]any, gone, stopEdits bool) error {
+	tw := w.work[wi]
+	var pending []int
+	for _, i := range tw.edits {
+		if w.final[i] == nil {
+			pending = append(pending, i)
+		}
+	}
+	owed := w.owedIn(wi)
+	if gone {
+		// The tab is gone, and with it any value of ours left in it.
+		for _, i := range pending {
+			w.final[i] = &outcome{missing: true}
+		}
+		w.settle(owed...)
+		return nil
+	}
+	if len(pending) == 0 && len(owed) == 0 {
+		return nil
+	}
+	v, err := newTabView(tw.tc, rows)
+	if err != nil {
+		if !w.landed {
+			return fmt.Errorf("%s: can't locate rows in tab %q: %w; nothing was written", w.op, tw.tc.Name, err)
+		}
+		// A write of this call landed, and the header changed since (a row inserted above
+		// it, say): the edits can't be located, but what is owed can still be put back.
+		for _, i := range pending {
+			w.final[i] = &outcome{conflict: &model.Conflict{Edit: w.edits[i], Reason: fmt.Sprintf("can't locate rows in tab %q any more: %v", tw.tc.Name, err)}}
+		}
+		pending = nil
+	}
+	p.views[wi] = v
+
+	// Restores first: an edit's Expect must see a cell as it was before our stray value.
+	placed, settled, unplaced := v.placeRestores(owed)
+	w.settle(settled...)
+	// Several rows read alike and it can't be told which is ours: a person must look.
+	w.giveUp(tw.tc.Name, unplaced...)
+	byRow := map[int]*target{}
+	targetAt := func(r int) *target {
+		if byRow[r] == nil {
+			byRow[r] = &target{wi: wi, row: r}
+		}
+		return byRow[r]
+	}
+	for r, rs := range placed {
+		targetAt(r).restores = rs
+	}
+	wanted := make(map[string]bool, len(pending))
+	for _, i := range pending {
+		wanted[w.edits[i].ID] = true
+	}
+	v.index(wanted)
+	if stopEdits {
+		pending = nil // past the bound: only restores are still written
+	}
+	for _, i := range pending {
+		applied, conflict, missing, write := v.apply(w.edits[i], w.actor, w.now)
+		if !write {
+			w.final[i] = &outcome{applied: applied, conflict: conflict, missing: missing}
+			continue
+		}
+		t := targetAt(applied.Row - 1)
+		t.edits = append(t.edits, i)
+	}
+	// Only now is every pending cell final: keep those whose value changes.
+	for _, c := range v.order {
+		if val := v.pending[c]; val != v.read(c.row, c.col) {
+			t := targetAt(c.row)
+			t.cells = append(t.cells, cellWrite{col: c.col, field: v.fieldOf(c.col), value: val, raw: v.pendingRaw[c]})
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(byRow)) {
+		t := byRow[r]
+		if len(t.cells) == 0 {
+			// Nothing to write: the row as read already holds everything (an edit set a
+			// cell back to what a restore would have put there, or to what it holds).
+			for _, i := range t.edits {
+				w.final[i] = &outcome{applied: &model.Applied{Edit: w.edits[i], Row: r + 1}}
+			}
+			w.settle(t.restores...)
+			continue
+		}
+		sort.Slice(t.cells, func(a, b int) bool { return t.cells[a].col < t.cells[b].col })
+		p.targets = append(p.targets, t)
+	}
+	return nil
 }
 
 // request is the round's write: delete checked entries, add this one, copy the header row
@@ -520,12 +539,23 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 		}
 	}
 	now := contentOf(keys, before)
-	// At most one: two owed restores that both fit are of rows that read alike, and the
-	// other is still owed to the other row.
+	// At most one, and one that reads exactly as left before one found by identity: two owed
+	// restores that both fit are of rows that read alike, and the other is still owed to the
+	// other row.
+	var candidates []*restore
 	for _, old := range prior {
-		if old.wi != t.wi || !slices.Contains(w.owed, old) || !old.fits(tc, hm, keys, before) {
-			continue
+		if old.wi == t.wi && slices.Contains(w.owed, old) && old.readsAsLeft(keys, before) {
+			candidates = append(candidates, old)
 		}
+	}
+	if len(candidates) == 0 {
+		for _, old := range prior {
+			if old.wi == t.wi && slices.Contains(w.owed, old) && old.fits(tc, hm, keys, before) {
+				candidates = append(candidates, old)
+			}
+		}
+	}
+	for _, old := range candidates {
 		for k, oc := range old.cells {
 			if mine, ok := rs.cells[k]; ok {
 				mine.before, mine.raw = oc.before, oc.raw
@@ -550,8 +580,20 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 	if len(rs.cells) == 0 {
 		return
 	}
-	rs.ident = model.RowIdentity(tc, hm, back)
+	rs.ident = distinctIdentity(tc, hm, back)
 	w.owed = append(w.owed, rs)
+}
+
+// distinctIdentity is a row's identity where something of the row itself decides it (an ID, a
+// key, what a key is minted from), else "": rows blank but for our values all mint the same
+// key, and that tells no row from another.
+func distinctIdentity(tc model.TabConfig, hm model.HeaderMap, cells []string) string {
+	for _, f := range []model.Field{model.FID, model.FKey, model.FPayload, model.FSource, model.FURL, model.FTimestamp} {
+		if c := hm.Col(f); c >= 0 && strings.TrimSpace(cellAt(cells, c)) != "" {
+			return model.RowIdentity(tc, hm, cells)
+		}
+	}
+	return ""
 }
 
 // owedIn returns the owed restores of one tab.

@@ -189,25 +189,8 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	endpoint := a.Endpoint
-	if endpoint == "" {
-		if h := strings.TrimSpace(getenv(EmulatorHostEnv)); h != "" {
-			endpoint = "http://" + h + "/"
-		}
-	}
-	if endpoint != "" {
-		endpoint = normalizeEndpoint(endpoint)
-		opts := []option.ClientOption{option.WithEndpoint(endpoint), option.WithUserAgent(userAgent)}
-		if a.HTTPClient != nil {
-			opts = append(opts, option.WithHTTPClient(a.HTTPClient))
-		} else {
-			opts = append(opts, option.WithoutAuthentication())
-		}
-		svc, err := sheetsapi.NewService(ctx, opts...)
-		if err != nil {
-			return nil, Identity{}, fmt.Errorf("connect to the emulator at %s: %w", endpoint, err)
-		}
-		return svc, Identity{Kind: KindEmulator, Source: endpoint}, nil
+	if endpoint := emulatorEndpoint(a.Endpoint, getenv); endpoint != "" {
+		return connectEmulator(ctx, endpoint, a.HTTPClient)
 	}
 
 	scopes := a.Scopes
@@ -221,13 +204,6 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 	// The token source outlives Connect's ctx (it refreshes for the whole session).
 	tokCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, tokenClient)
 
-	var (
-		ts       oauth2.TokenSource
-		id       Identity
-		tokenURI string
-		quota    string
-		metadata bool // ADC from the GCE metadata server: no file at all
-	)
 	credFile, credEnv := a.CredentialsFile, a.CredentialsFromEnv
 	if credFile == "" {
 		credFile = getenv("GOOGLE_APPLICATION_CREDENTIALS")
@@ -237,98 +213,31 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 	if home == "" {
 		home = getenv("HOME")
 	}
+	var (
+		cred credSource
+		err  error
+	)
 	switch {
 	case credFile != "":
-		b, err := os.ReadFile(credFile)
-		if err != nil {
-			via := "--credentials"
-			if credEnv {
-				via = "GOOGLE_APPLICATION_CREDENTIALS"
-			}
-			return nil, Identity{}, fmt.Errorf("%w: can't read the credentials file %s (from %s): %v", ErrNoCredentials, credFile, via, err)
-		}
-		var kf keyFile
-		if err := json.Unmarshal(b, &kf); err != nil {
-			return nil, Identity{}, fmt.Errorf("%w: %s is not a Google credentials JSON file: %v", ErrNoCredentials, credFile, err)
-		}
-		// Checked before the library is handed the file: it would send the signed
-		// assertion (or the refresh token and client secret) to any token_uri, in clear.
-		if err := checkTokenURI(credFile, "credentials file", kf.TokenURI); err != nil {
-			return nil, Identity{}, err
-		}
-		var ctype google.CredentialsType
-		switch kf.Type {
-		case "service_account":
-			ctype, id = google.ServiceAccount, Identity{Kind: KindServiceAccount, Email: kf.ClientEmail, Source: credFile}
-		case "authorized_user":
-			ctype, id = google.AuthorizedUser, Identity{Kind: KindAuthorizedUser, Source: credFile}
-		default:
-			return nil, Identity{}, fmt.Errorf("%w: %s has credentials of type %q; triage takes a service-account key (\"service_account\") or an authorized-user file (\"authorized_user\")", ErrNoCredentials, credFile, kf.Type)
-		}
-		creds, err := google.CredentialsFromJSONWithType(tokCtx, b, ctype, scopes...)
-		if err != nil {
-			return nil, Identity{}, fmt.Errorf("%w: %s: %v", ErrNoCredentials, credFile, err)
-		}
-		ts, tokenURI, quota = creds.TokenSource, kf.TokenURI, kf.QuotaProjectID
+		cred, err = fromCredentialsFile(tokCtx, credFile, credEnv, scopes)
 	case a.TokenCacheFile != "" && fileExists(a.TokenCacheFile):
-		c, err := ReadCachedLogin(a.TokenCacheFile)
-		if err != nil {
-			return nil, Identity{}, fmt.Errorf("%w: the saved login is unusable (%v): run `triage auth login` again", ErrNoCredentials, err)
-		}
-		tokenURI = c.TokenURI
-		if tokenURI == "" {
-			tokenURI = google.Endpoint.TokenURL
-		}
-		if err := checkTokenURI(a.TokenCacheFile, "saved login", tokenURI); err != nil {
-			return nil, Identity{}, err
-		}
-		cfg := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Scopes: scopes,
-			Endpoint: oauth2.Endpoint{AuthURL: google.Endpoint.AuthURL, TokenURL: tokenURI, AuthStyle: oauth2.AuthStyleInParams}}
-		ts = SavingTokenSource(a.TokenCacheFile, c.Token, cfg.TokenSource(tokCtx, c.Token))
-		id = Identity{Kind: KindCachedLogin, Email: c.Email, Source: a.TokenCacheFile}
+		cred, err = fromCachedLogin(tokCtx, a.TokenCacheFile, scopes)
 	default:
-		creds, err := google.FindDefaultCredentials(tokCtx, scopes...)
-		if err != nil {
-			return nil, Identity{}, noCredentials(fmt.Sprintf("no --credentials, no GOOGLE_APPLICATION_CREDENTIALS, no saved login, and Application Default Credentials said: %v", err))
-		}
-		ts = creds.TokenSource
-		id = Identity{Kind: KindADC, Source: "GCE metadata server"}
-		if len(creds.JSON) > 0 {
-			var kf keyFile
-			_ = json.Unmarshal(creds.JSON, &kf)
-			id.Email, tokenURI, quota = kf.ClientEmail, kf.TokenURI, kf.QuotaProjectID
-			id.Source = adcWellKnownFile(home)
-			if err := checkTokenURI(id.Source, "Application Default Credentials file", tokenURI); err != nil {
-				return nil, Identity{}, err
-			}
-		} else {
-			metadata = true
-		}
+		cred, err = fromDefaultCredentials(tokCtx, home, scopes)
 	}
-	if tokenURI == "" && !metadata {
-		tokenURI = google.Endpoint.TokenURL
+	if err != nil {
+		return nil, Identity{}, err
+	}
+	if cred.tokenURI == "" && !cred.metadata {
+		cred.tokenURI = google.Endpoint.TokenURL
 	}
 
-	ts = oauth2.ReuseTokenSource(nil, ts)
+	ts := oauth2.ReuseTokenSource(nil, cred.ts)
 	if _, err := fetchToken(ctx, ts); err != nil {
-		return nil, Identity{}, tokenError(err, id, tokenURI, metadata)
+		return nil, Identity{}, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
 	}
 
-	base := http.DefaultTransport
-	client := &http.Client{}
-	if a.HTTPClient != nil {
-		if a.HTTPClient.Transport != nil {
-			base = a.HTTPClient.Transport
-		}
-		client.Timeout = a.HTTPClient.Timeout
-		client.CheckRedirect = a.HTTPClient.CheckRedirect
-		client.Jar = a.HTTPClient.Jar
-	}
-	if quota != "" {
-		base = quotaTransport{base: base, project: quota}
-	}
-	client.Transport = &oauth2.Transport{Source: ts, Base: base}
-	opts := []option.ClientOption{option.WithHTTPClient(client), option.WithUserAgent(userAgent)}
+	opts := []option.ClientOption{option.WithHTTPClient(apiHTTPClient(a.HTTPClient, ts, cred.quota)), option.WithUserAgent(userAgent)}
 	if a.APIEndpoint != "" {
 		opts = append(opts, option.WithEndpoint(normalizeEndpoint(a.APIEndpoint)))
 	}
@@ -336,7 +245,162 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 	if err != nil {
 		return nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
 	}
-	return svc, id, nil
+	return svc, cred.id, nil
+}
+
+// emulatorEndpoint settles, before any credentials are looked for, whether Connect talks to
+// an emulator instead ("": it authenticates). SHEETS_EMULATOR_HOST is read only through
+// getenv because the caller decides whether the environment counts at all (see
+// AuthOptions.Getenv).
+func emulatorEndpoint(endpoint string, getenv func(string) string) string {
+	if endpoint == "" {
+		if h := strings.TrimSpace(getenv(EmulatorHostEnv)); h != "" {
+			endpoint = "http://" + h + "/"
+		}
+	}
+	if endpoint != "" {
+		endpoint = normalizeEndpoint(endpoint)
+	}
+	return endpoint
+}
+
+// connectEmulator builds the client for an emulator, which takes no credentials: none are
+// looked for, so a machine without any can still run against one. Without a caller's HTTP
+// client the library has to be told so (WithoutAuthentication), or it would go looking for
+// Application Default Credentials itself.
+func connectEmulator(ctx context.Context, endpoint string, hc *http.Client) (*sheetsapi.Service, Identity, error) {
+	opts := []option.ClientOption{option.WithEndpoint(endpoint), option.WithUserAgent(userAgent)}
+	if hc != nil {
+		opts = append(opts, option.WithHTTPClient(hc))
+	} else {
+		opts = append(opts, option.WithoutAuthentication())
+	}
+	svc, err := sheetsapi.NewService(ctx, opts...)
+	if err != nil {
+		return nil, Identity{}, fmt.Errorf("connect to the emulator at %s: %w", endpoint, err)
+	}
+	return svc, Identity{Kind: KindEmulator, Source: endpoint}, nil
+}
+
+// credSource is what one way of finding credentials yields. The three ways share it so that
+// Connect fetches the first token, and explains a failure, the same way whichever was used.
+type credSource struct {
+	ts       oauth2.TokenSource
+	id       Identity
+	tokenURI string
+	quota    string
+	metadata bool // ADC from the GCE metadata server: no file at all
+}
+
+// fromCredentialsFile reads an explicit credentials file (--credentials or
+// GOOGLE_APPLICATION_CREDENTIALS). It parses the file itself before the Google library does,
+// so that the operator learns which of the two named the file, a type triage can't use is
+// refused by name, and the token_uri is vetted before any secret is sent to it.
+func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, scopes []string) (credSource, error) {
+	b, err := os.ReadFile(credFile)
+	if err != nil {
+		via := "--credentials"
+		if credEnv {
+			via = "GOOGLE_APPLICATION_CREDENTIALS"
+		}
+		return credSource{}, fmt.Errorf("%w: can't read the credentials file %s (from %s): %v", ErrNoCredentials, credFile, via, err)
+	}
+	var kf keyFile
+	if err := json.Unmarshal(b, &kf); err != nil {
+		return credSource{}, fmt.Errorf("%w: %s is not a Google credentials JSON file: %v", ErrNoCredentials, credFile, err)
+	}
+	// Checked before the library is handed the file: it would send the signed
+	// assertion (or the refresh token and client secret) to any token_uri, in clear.
+	if err := checkTokenURI(credFile, "credentials file", kf.TokenURI); err != nil {
+		return credSource{}, err
+	}
+	var (
+		ctype google.CredentialsType
+		id    Identity
+	)
+	switch kf.Type {
+	case "service_account":
+		ctype, id = google.ServiceAccount, Identity{Kind: KindServiceAccount, Email: kf.ClientEmail, Source: credFile}
+	case "authorized_user":
+		ctype, id = google.AuthorizedUser, Identity{Kind: KindAuthorizedUser, Source: credFile}
+	default:
+		return credSource{}, fmt.Errorf("%w: %s has credentials of type %q; triage takes a service-account key (\"service_account\") or an authorized-user file (\"authorized_user\")", ErrNoCredentials, credFile, kf.Type)
+	}
+	creds, err := google.CredentialsFromJSONWithType(tokCtx, b, ctype, scopes...)
+	if err != nil {
+		return credSource{}, fmt.Errorf("%w: %s: %v", ErrNoCredentials, credFile, err)
+	}
+	return credSource{ts: creds.TokenSource, id: id, tokenURI: kf.TokenURI, quota: kf.QuotaProjectID}, nil
+}
+
+// fromCachedLogin uses the token `triage auth login` saved. Its token source writes every
+// refresh back to the file (SavingTokenSource), so the next run need not refresh again; a
+// saved login that can't be used is an error naming `triage auth login`, the one fix for it.
+func fromCachedLogin(tokCtx context.Context, path string, scopes []string) (credSource, error) {
+	c, err := ReadCachedLogin(path)
+	if err != nil {
+		return credSource{}, fmt.Errorf("%w: the saved login is unusable (%v): run `triage auth login` again", ErrNoCredentials, err)
+	}
+	tokenURI := c.TokenURI
+	if tokenURI == "" {
+		tokenURI = google.Endpoint.TokenURL
+	}
+	if err := checkTokenURI(path, "saved login", tokenURI); err != nil {
+		return credSource{}, err
+	}
+	cfg := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Scopes: scopes,
+		Endpoint: oauth2.Endpoint{AuthURL: google.Endpoint.AuthURL, TokenURL: tokenURI, AuthStyle: oauth2.AuthStyleInParams}}
+	return credSource{
+		ts:       SavingTokenSource(path, c.Token, cfg.TokenSource(tokCtx, c.Token)),
+		id:       Identity{Kind: KindCachedLogin, Email: c.Email, Source: path},
+		tokenURI: tokenURI,
+	}, nil
+}
+
+// fromDefaultCredentials is the last resort, Application Default Credentials. When the
+// library found a file (gcloud's), its token_uri gets the same vetting as an explicit
+// credentials file's; when it found only the GCE metadata server, metadata is set, because
+// that server's refusal means "no credentials", not "bad credentials".
+func fromDefaultCredentials(tokCtx context.Context, home string, scopes []string) (credSource, error) {
+	creds, err := google.FindDefaultCredentials(tokCtx, scopes...)
+	if err != nil {
+		return credSource{}, noCredentials(fmt.Sprintf("no --credentials, no GOOGLE_APPLICATION_CREDENTIALS, no saved login, and Application Default Credentials said: %v", err))
+	}
+	cs := credSource{ts: creds.TokenSource, id: Identity{Kind: KindADC, Source: "GCE metadata server"}}
+	if len(creds.JSON) == 0 {
+		cs.metadata = true
+		return cs, nil
+	}
+	var kf keyFile
+	_ = json.Unmarshal(creds.JSON, &kf)
+	cs.id.Email, cs.tokenURI, cs.quota = kf.ClientEmail, kf.TokenURI, kf.QuotaProjectID
+	cs.id.Source = adcWellKnownFile(home)
+	if err := checkTokenURI(cs.id.Source, "Application Default Credentials file", cs.tokenURI); err != nil {
+		return credSource{}, err
+	}
+	return cs, nil
+}
+
+// apiHTTPClient builds the client API requests go through. It copies the caller's client
+// rather than changing it: the token requests themselves go through the caller's client
+// (Connect's tokCtx), which must not carry the token transport, while its transport,
+// timeout, redirect policy and cookie jar should still apply to API calls.
+func apiHTTPClient(hc *http.Client, ts oauth2.TokenSource, quota string) *http.Client {
+	base := http.DefaultTransport
+	client := &http.Client{}
+	if hc != nil {
+		if hc.Transport != nil {
+			base = hc.Transport
+		}
+		client.Timeout = hc.Timeout
+		client.CheckRedirect = hc.CheckRedirect
+		client.Jar = hc.Jar
+	}
+	if quota != "" {
+		base = quotaTransport{base: base, project: quota}
+	}
+	client.Transport = &oauth2.Transport{Source: ts, Base: base}
+	return client
 }
 
 // checkTokenURI applies the OAuth client file's rule (checkEndpointURL) to a credentials

@@ -332,34 +332,12 @@ func (t *tabView) apply(e model.Edit, actor, now string) (applied *model.Applied
 			Reason: fmt.Sprintf("the same ID is on rows %s (make it unique, then retry)", strings.Join(rows, ", "))}, false, false
 	}
 	row := found[0]
-	for _, f := range sortedFields(e.Expect) {
-		want := e.Expect[f]
-		col := t.hm.Col(f)
-		if col < 0 {
-			if want != "" {
-				return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Reason: fmt.Sprintf("column %s is no longer in the tab", f)}, false, false
-			}
-			continue
-		}
-		if now := t.value(row, col); now != want {
-			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Now: now}, false, false
-		}
+	if c := t.expectConflict(e, row); c != nil {
+		return nil, c, false, false
 	}
-	changes := false
-	for _, f := range sortedFields(e.Set) {
-		col := t.hm.Col(f)
-		if col < 0 {
-			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Reason: fmt.Sprintf("the tab has no %s column (add it or map it in config)", f)}, false, false
-		}
-		cur := t.value(row, col)
-		// Invariant 3: a key cell that holds a value is never written.
-		if f == model.FKey && t.tc.Role == model.RoleDeadLetter && strings.TrimSpace(cur) != "" && cur != e.Set[f] {
-			return nil, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Now: cur,
-				Reason: fmt.Sprintf("the key cell already holds %q, and a call's key never changes (invariant 3)", cur)}, false, false
-		}
-		if cur != e.Set[f] {
-			changes = true
-		}
+	changes, c := t.setConflict(e, row)
+	if c != nil {
+		return nil, c, false, false
 	}
 	if !changes {
 		// Nothing to write: the row already holds what the edit sets.
@@ -388,6 +366,44 @@ func (t *tabView) apply(e model.Edit, actor, now string) (applied *model.Applied
 		}
 	}
 	return &model.Applied{Edit: e, Row: row + 1}, nil, false, true
+}
+
+// expectConflict checks an edit's Expect against its row (with this round's pending writes).
+func (t *tabView) expectConflict(e model.Edit, row int) *model.Conflict {
+	for _, f := range sortedFields(e.Expect) {
+		want := e.Expect[f]
+		col := t.hm.Col(f)
+		if col < 0 {
+			if want != "" {
+				return &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Reason: fmt.Sprintf("column %s is no longer in the tab", f)}
+			}
+			continue
+		}
+		if now := t.value(row, col); now != want {
+			return &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: want, Now: now}
+		}
+	}
+	return nil
+}
+
+// setConflict checks that an edit's Set can be written in its row, and says whether it
+// changes anything. Invariant 3: a key cell that holds a value is never written.
+func (t *tabView) setConflict(e model.Edit, row int) (changes bool, c *model.Conflict) {
+	for _, f := range sortedFields(e.Set) {
+		col := t.hm.Col(f)
+		if col < 0 {
+			return false, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Reason: fmt.Sprintf("the tab has no %s column (add it or map it in config)", f)}
+		}
+		cur := t.value(row, col)
+		if f == model.FKey && t.tc.Role == model.RoleDeadLetter && strings.TrimSpace(cur) != "" && cur != e.Set[f] {
+			return false, &model.Conflict{Edit: e, Row: row + 1, Field: f, Saw: e.Expect[f], Now: cur,
+				Reason: fmt.Sprintf("the key cell already holds %q, and a call's key never changes (invariant 3)", cur)}
+		}
+		if cur != e.Set[f] {
+			changes = true
+		}
+	}
+	return changes, nil
 }
 
 // twinOf returns another row (0-based) that reads as row does, as read, in every column but

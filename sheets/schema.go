@@ -116,147 +116,231 @@ func (s *Store) EnsureSchema(ctx context.Context) (InitReport, error) {
 		return InitReport{}, err
 	}
 
-	type plan struct {
-		tc    model.TabConfig
-		title string
-		sheet *sheetsapi.Sheet // nil: to be created
-		rows  [][]any          // the whole tab as it is now: header and data
+	plans, existing := s.initTabs(meta)
+	usedIDs := takenSheetIDs(meta)
+	if err := s.readWholeTabs(ctx, op, existing); err != nil {
+		return InitReport{}, err
 	}
-	var plans []*plan
-	seen := map[string]bool{}
-	var existing []*plan
-	usedIDs := map[int64]bool{}
-	for _, sh := range meta.Sheets {
-		if sh.Properties != nil {
-			usedIDs[sh.Properties.SheetId] = true
+
+	var requests []*sheetsapi.Request
+	var changed []model.TabConfig // the tabs the requests complete
+	for _, p := range plans {
+		reqs := p.schemaRequests(usedIDs, &report)
+		if len(reqs) == 0 {
+			continue
+		}
+		requests = append(requests, reqs...)
+		tc := p.tc
+		tc.Name = p.title
+		changed = append(changed, tc)
+	}
+	if len(requests) > 0 {
+		if err := s.writeSchema(ctx, op, requests, changed); err != nil {
+			return InitReport{Unlabeled: report.Unlabeled}, fmt.Errorf("%w (init's changes are applied all together or not at all; run `triage init` again: it adds only what is still missing)", err)
 		}
 	}
+	report.dropEmpty()
+	return report, nil
+}
+
+// initTab is EnsureSchema's view of one configured tab. The sheet and rows are kept with
+// the configuration so that what is added is decided from the tab as it is now, not from an
+// earlier load.
+type initTab struct {
+	tc    model.TabConfig
+	title string
+	sheet *sheetsapi.Sheet // nil: to be created
+	rows  [][]any          // the whole tab as it is now: header and data
+}
+
+// initTabs pairs each configured tab with its sheet, once per tab whatever its spelling in
+// the configuration, so that a tab named twice is neither created nor completed twice.
+// existing are the plans whose tab is already there: only those have rows to read.
+func (s *Store) initTabs(meta *sheetsapi.Spreadsheet) (plans, existing []*initTab) {
+	seen := map[string]bool{}
 	for _, tc := range s.tabs {
 		if seen[tabKey(tc.Name)] {
 			continue
 		}
 		seen[tabKey(tc.Name)] = true
-		p := &plan{tc: tc, title: tc.Name, sheet: findSheet(meta, tc.Name)}
+		p := &initTab{tc: tc, title: tc.Name, sheet: findSheet(meta, tc.Name)}
 		if p.sheet != nil {
 			p.title = p.sheet.Properties.Title
 			existing = append(existing, p)
 		}
 		plans = append(plans, p)
 	}
-	if len(existing) > 0 {
-		// Whole tabs, not only row 1: whether a column holds data is decided by every row.
-		ranges := make([]string, len(existing))
-		for i, p := range existing {
-			ranges[i] = quoteTab(p.title)
-		}
-		vrs, err := s.batchGet(ctx, op, &budget{}, ranges)
-		if err != nil {
-			return InitReport{}, err
-		}
-		for i, p := range existing {
-			if vrs[i] != nil {
-				p.rows = vrs[i].Values
-			}
-		}
-	}
+	return plans, existing
+}
 
+// takenSheetIDs collects the sheet IDs in use, so that a tab init creates gets one of its
+// own (see newSheetID).
+func takenSheetIDs(meta *sheetsapi.Spreadsheet) map[int64]bool {
+	usedIDs := map[int64]bool{}
+	for _, sh := range meta.Sheets {
+		if sh.Properties != nil {
+			usedIDs[sh.Properties.SheetId] = true
+		}
+	}
+	return usedIDs
+}
+
+// readWholeTabs fills the rows of the existing tabs in one values:batchGet, fresh, because
+// invariant 13 allows structure only where no data is now.
+func (s *Store) readWholeTabs(ctx context.Context, op string, existing []*initTab) error {
+	if len(existing) == 0 {
+		return nil
+	}
+	// Whole tabs, not only row 1: whether a column holds data is decided by every row.
+	ranges := make([]string, len(existing))
+	for i, p := range existing {
+		ranges[i] = quoteTab(p.title)
+	}
+	vrs, err := s.batchGet(ctx, op, &budget{}, ranges)
+	if err != nil {
+		return err
+	}
+	for i, p := range existing {
+		if vrs[i] != nil {
+			p.rows = vrs[i].Values
+		}
+	}
+	return nil
+}
+
+// schemaRequests returns the requests that complete p's tab (none when it lacks nothing),
+// and records in report what they add and which columns it leaves alone. The unlabeled
+// columns are reported even for a complete tab, since they are the operator's to name
+// either way.
+func (p *initTab) schemaRequests(usedIDs map[int64]bool, report *InitReport) []*sheetsapi.Request {
+	missing := p.missingHeaders()
+	used, unlabeled := usedColumns(p.rows)
+	if len(unlabeled) > 0 {
+		report.Unlabeled[p.title] = columnLetters(unlabeled)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
 	var requests []*sheetsapi.Request
-	var changed []model.TabConfig // the tabs the requests complete
-	for _, p := range plans {
-		var header []any
-		if len(p.rows) > 0 {
-			header = p.rows[0]
+	var sheetID int64
+	if p.sheet == nil {
+		sheetID = newSheetID(usedIDs)
+		requests = append(requests, addTabRequest(p.title, sheetID, len(missing)))
+		report.CreatedTabs = append(report.CreatedTabs, p.title)
+	} else {
+		sheetID = p.sheet.Properties.SheetId
+		requests = append(requests, insertColumnsRequest(p.sheet, used, len(missing)))
+	}
+	requests = append(requests, headerCellsRequest(sheetID, used, missing))
+	report.AddedHeaders[p.title] = missing
+	if p.sheet != nil {
+		report.AddedAt[p.title] = model.ColumnLetter(used)
+	}
+	return requests
+}
+
+// missingHeaders returns the schema headers p's tab lacks, matched by field the way a load
+// matches them (model.MapHeaders), so that a header in another case or under an alias
+// counts as present and is never added a second time.
+func (p *initTab) missingHeaders() []string {
+	var header []any
+	if len(p.rows) > 0 {
+		header = p.rows[0]
+	}
+	names := make([]string, len(header))
+	for i, v := range header {
+		names[i] = strings.TrimSpace(model.CellString(v))
+	}
+	hm, _ := model.MapHeaders(p.tc, names) // a missing required header is what we add
+	var missing []string
+	for _, c := range schemaHeaders(p.tc) {
+		if !hm.Has(c.Field) {
+			missing = append(missing, c.Header)
 		}
-		names := make([]string, len(header))
-		for i, v := range header {
-			names[i] = strings.TrimSpace(model.CellString(v))
-		}
-		hm, _ := model.MapHeaders(p.tc, names) // a missing required header is what we add
-		var missing []string
-		for _, c := range schemaHeaders(p.tc) {
-			if !hm.Has(c.Field) {
-				missing = append(missing, c.Header)
+	}
+	return missing
+}
+
+// columnLetters names columns by letter, as the operator sees them in the Sheets UI.
+func columnLetters(cols []int) []string {
+	letters := make([]string, len(cols))
+	for i, c := range cols {
+		letters[i] = model.ColumnLetter(c)
+	}
+	return letters
+}
+
+// addTabRequest creates a missing tab under the ID chosen for it, so that the same atomic
+// request can write its header row; it is made wide enough for every header.
+func addTabRequest(title string, sheetID int64, headers int) *sheetsapi.Request {
+	props := &sheetsapi.SheetProperties{Title: title, SheetId: sheetID,
+		GridProperties: &sheetsapi.GridProperties{RowCount: 1000, ColumnCount: int64(max(26, headers))}}
+	return &sheetsapi.Request{AddSheet: &sheetsapi.AddSheetRequest{Properties: props}}
+}
+
+// insertColumnsRequest makes new, empty columns for the missing headers right after the
+// last used one: cells the same atomic request creates can't hold data typed in since the
+// read, so the headers never land on any (invariant 13).
+func insertColumnsRequest(sh *sheetsapi.Sheet, used, n int) *sheetsapi.Request {
+	cols := int64(0)
+	if gp := sh.Properties.GridProperties; gp != nil {
+		cols = gp.ColumnCount
+	}
+	// Google refuses an insert at the grid's end unless it inherits from the column
+	// before; elsewhere the new columns look like the empty ones to their right.
+	return &sheetsapi.Request{InsertDimension: &sheetsapi.InsertDimensionRequest{
+		Range: &sheetsapi.DimensionRange{SheetId: sh.Properties.SheetId, Dimension: "COLUMNS",
+			StartIndex: int64(used), EndIndex: int64(used + n), ForceSendFields: []string{"SheetId", "StartIndex"}},
+		InheritFromBefore: used > 0 && int64(used) >= cols,
+	}}
+}
+
+// headerCellsRequest writes the missing headers into row 1 from column used on: cells the
+// same batch has just created (new columns, or a new tab), so they can't hold anything yet.
+func headerCellsRequest(sheetID int64, used int, missing []string) *sheetsapi.Request {
+	cells := make([]*sheetsapi.CellData, len(missing))
+	for i, h := range missing {
+		v := h
+		cells[i] = &sheetsapi.CellData{UserEnteredValue: &sheetsapi.ExtendedValue{StringValue: &v}}
+	}
+	return &sheetsapi.Request{UpdateCells: &sheetsapi.UpdateCellsRequest{
+		Start: &sheetsapi.GridCoordinate{SheetId: sheetID, RowIndex: 0, ColumnIndex: int64(used),
+			ForceSendFields: []string{"SheetId", "RowIndex", "ColumnIndex"}},
+		Rows:   []*sheetsapi.RowData{{Values: cells}},
+		Fields: "userEnteredValue",
+	}}
+}
+
+// writeSchema sends init's one batchUpdate. A retry first checks whether an earlier attempt
+// landed after all, since resending it would insert the columns, and so the headers, twice.
+func (s *Store) writeSchema(ctx context.Context, op string, requests []*sheetsapi.Request, changed []model.TabConfig) error {
+	attempt := 0
+	return s.call(ctx, op, func(ctx context.Context) error {
+		// An attempt that failed on the network or with a 5xx may still have been applied,
+		// and inserting columns twice would add every header twice: look before resending.
+		if attempt++; attempt > 1 {
+			done, err := s.schemaInPlace(ctx, changed)
+			if err != nil || done {
+				return err
 			}
 		}
-		used, unlabeled := usedColumns(p.rows)
-		if len(unlabeled) > 0 {
-			letters := make([]string, len(unlabeled))
-			for i, c := range unlabeled {
-				letters[i] = model.ColumnLetter(c)
-			}
-			report.Unlabeled[p.title] = letters
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		var sheetID int64
-		if p.sheet == nil {
-			sheetID = newSheetID(usedIDs)
-			props := &sheetsapi.SheetProperties{Title: p.title, SheetId: sheetID,
-				GridProperties: &sheetsapi.GridProperties{RowCount: 1000, ColumnCount: int64(max(26, len(missing)))}}
-			requests = append(requests, &sheetsapi.Request{AddSheet: &sheetsapi.AddSheetRequest{Properties: props}})
-			report.CreatedTabs = append(report.CreatedTabs, p.title)
-		} else {
-			sheetID = p.sheet.Properties.SheetId
-			cols := int64(0)
-			if gp := p.sheet.Properties.GridProperties; gp != nil {
-				cols = gp.ColumnCount
-			}
-			// Google refuses an insert at the grid's end unless it inherits from the column
-			// before; elsewhere the new columns look like the empty ones to their right.
-			requests = append(requests, &sheetsapi.Request{InsertDimension: &sheetsapi.InsertDimensionRequest{
-				Range: &sheetsapi.DimensionRange{SheetId: sheetID, Dimension: "COLUMNS",
-					StartIndex: int64(used), EndIndex: int64(used + len(missing)), ForceSendFields: []string{"SheetId", "StartIndex"}},
-				InheritFromBefore: used > 0 && int64(used) >= cols,
-			}})
-		}
-		cells := make([]*sheetsapi.CellData, len(missing))
-		for i, h := range missing {
-			v := h
-			cells[i] = &sheetsapi.CellData{UserEnteredValue: &sheetsapi.ExtendedValue{StringValue: &v}}
-		}
-		requests = append(requests, &sheetsapi.Request{UpdateCells: &sheetsapi.UpdateCellsRequest{
-			Start: &sheetsapi.GridCoordinate{SheetId: sheetID, RowIndex: 0, ColumnIndex: int64(used),
-				ForceSendFields: []string{"SheetId", "RowIndex", "ColumnIndex"}},
-			Rows:   []*sheetsapi.RowData{{Values: cells}},
-			Fields: "userEnteredValue",
-		}})
-		report.AddedHeaders[p.title] = missing
-		if p.sheet != nil {
-			report.AddedAt[p.title] = model.ColumnLetter(used)
-		}
-		tc := p.tc
-		tc.Name = p.title
-		changed = append(changed, tc)
+		_, err := s.svc.Spreadsheets.BatchUpdate(s.id, &sheetsapi.BatchUpdateSpreadsheetRequest{Requests: requests}).Context(ctx).Do()
+		return err
+	})
+}
+
+// dropEmpty leaves nil, not an empty map, wherever the report has nothing to say, so that a
+// report that found nothing equals the zero InitReport.
+func (r *InitReport) dropEmpty() {
+	if len(r.AddedHeaders) == 0 {
+		r.AddedHeaders = nil
 	}
-	if len(requests) > 0 {
-		attempt := 0
-		err := s.call(ctx, op, func(ctx context.Context) error {
-			// An attempt that failed on the network or with a 5xx may still have been applied,
-			// and inserting columns twice would add every header twice: look before resending.
-			if attempt++; attempt > 1 {
-				done, err := s.schemaInPlace(ctx, changed)
-				if err != nil || done {
-					return err
-				}
-			}
-			_, err := s.svc.Spreadsheets.BatchUpdate(s.id, &sheetsapi.BatchUpdateSpreadsheetRequest{Requests: requests}).Context(ctx).Do()
-			return err
-		})
-		if err != nil {
-			return InitReport{Unlabeled: report.Unlabeled}, fmt.Errorf("%w (init's changes are applied all together or not at all; run `triage init` again: it adds only what is still missing)", err)
-		}
+	if len(r.AddedAt) == 0 {
+		r.AddedAt = nil
 	}
-	if len(report.AddedHeaders) == 0 {
-		report.AddedHeaders = nil
+	if len(r.Unlabeled) == 0 {
+		r.Unlabeled = nil
 	}
-	if len(report.AddedAt) == 0 {
-		report.AddedAt = nil
-	}
-	if len(report.Unlabeled) == 0 {
-		report.Unlabeled = nil
-	}
-	return report, nil
 }
 
 // usedColumns returns how many columns of rows are in use (one past the rightmost cell that

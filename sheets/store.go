@@ -246,41 +246,14 @@ func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 			}
 		}
 	case isParseRange(valsErr):
-		var again []string
-		var idx []int
-		for i := range s.tabs {
-			if present[i] {
-				again = append(again, quoteTab(sheetsOf[i].Properties.Title))
-				idx = append(idx, i)
-			}
-		}
-		if len(again) > 0 {
-			vrs2, err := s.batchGet(ctx, op, &budget{}, again)
-			if err != nil {
-				return nil, err
-			}
-			for j, i := range idx {
-				if vrs2[j] != nil {
-					rows[i] = vrs2[j].Values
-				}
-			}
+		if err := s.rereadPresentTabs(ctx, op, sheetsOf, rows); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, valsErr
 	}
 
-	wb := &model.Workbook{SpreadsheetID: s.id, Location: time.UTC}
-	if meta.SpreadsheetId != "" {
-		wb.SpreadsheetID = meta.SpreadsheetId
-	}
-	if meta.Properties != nil {
-		wb.Title = meta.Properties.Title
-		if tz := meta.Properties.TimeZone; tz != "" {
-			if loc, err := time.LoadLocation(tz); err == nil {
-				wb.Location = loc
-			}
-		}
-	}
+	wb := newWorkbook(s.id, meta)
 	for i, tc := range s.tabs {
 		if !present[i] {
 			wb.Missing = append(wb.Missing, tc)
@@ -293,19 +266,75 @@ func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 		}
 		sh := sheetsOf[i]
 		t.SheetID = sh.Properties.SheetId
-		t.Hidden = make([]bool, len(t.Header.Headers))
-		if len(sh.Data) > 0 && sh.Data[0] != nil {
-			for c, md := range sh.Data[0].ColumnMetadata {
-				if c < len(t.Hidden) && md != nil {
-					t.Hidden[c] = md.HiddenByUser
-				}
-			}
-		}
+		t.Hidden = hiddenByUser(sh, len(t.Header.Headers))
 		wb.Tabs = append(wb.Tabs, t)
 	}
 	s.applyDropdowns(ctx, wb.Tabs)
 	wb.Loaded = s.now()
 	return wb, nil
+}
+
+// rereadPresentTabs fills rows[i] for every tab that has a sheet (sheetsOf[i] != nil), in
+// one more batchGet. It follows a batchGet that failed because a configured tab is missing:
+// the API answers such a request with an error alone, so the tabs that do exist must be
+// asked for again, under the titles the sheet gives them.
+func (s *Store) rereadPresentTabs(ctx context.Context, op string, sheetsOf []*sheetsapi.Sheet, rows [][][]any) error {
+	var again []string
+	var idx []int
+	for i, sh := range sheetsOf {
+		if sh != nil {
+			again = append(again, quoteTab(sh.Properties.Title))
+			idx = append(idx, i)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	vrs, err := s.batchGet(ctx, op, &budget{}, again)
+	if err != nil {
+		return err
+	}
+	for j, i := range idx {
+		if vrs[j] != nil {
+			rows[i] = vrs[j].Values
+		}
+	}
+	return nil
+}
+
+// newWorkbook starts a Workbook from the spreadsheet's metadata. Date serials carry no zone
+// of their own and are read in the spreadsheet's time zone; UTC stands in when the sheet
+// names none or one this machine can't load, so that a load never fails for it.
+func newWorkbook(id string, meta *sheetsapi.Spreadsheet) *model.Workbook {
+	wb := &model.Workbook{SpreadsheetID: id, Location: time.UTC}
+	if meta.SpreadsheetId != "" {
+		wb.SpreadsheetID = meta.SpreadsheetId
+	}
+	if meta.Properties != nil {
+		wb.Title = meta.Properties.Title
+		if tz := meta.Properties.TimeZone; tz != "" {
+			if loc, err := time.LoadLocation(tz); err == nil {
+				wb.Location = loc
+			}
+		}
+	}
+	return wb
+}
+
+// hiddenByUser returns which of a tab's n header columns the operator hid, from the column
+// metadata of Load's spreadsheets.get. It always has one flag per header column, because
+// that metadata can be shorter or longer than the header, or absent, and Table.Hidden is
+// indexed by header column.
+func hiddenByUser(sh *sheetsapi.Sheet, n int) []bool {
+	hidden := make([]bool, n)
+	if len(sh.Data) > 0 && sh.Data[0] != nil {
+		for c, md := range sh.Data[0].ColumnMetadata {
+			if c < len(hidden) && md != nil {
+				hidden[c] = md.HiddenByUser
+			}
+		}
+	}
+	return hidden
 }
 
 // applyDropdowns sets Table.Statuses from the Status column's data validation for tabs with

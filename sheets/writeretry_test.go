@@ -530,3 +530,25 @@ func TestApplyStampIsPerApply(t *testing.T) {
 		}
 	}
 }
+
+// A request has a deadline (DESIGN §4), and a write whose deadline passes may still have been
+// applied: an unknown outcome, never a failure. The emulator applies the write and holds its
+// answer until the client gives up (whatever the machine's speed, the deadline always passes
+// first); the fence then finds the write's entry, and the edit is applied once.
+func TestApplyDeadlineIsAnUnknownOutcome(t *testing.T) {
+	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "dl", Title: "dl", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
+	t.Cleanup(f.emu.ReleaseHeld)
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Retry: sheets.RetryPolicy{RequestTimeout: time.Second, MaxAttempts: 10}})
+	loadThenReset(t, f, s)
+	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Hold: true})
+	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m2", "new", "done")})
+	if err != nil || len(res.Applied) != 1 || !res.OK() {
+		t.Fatalf("%v %+v, want m2 applied", err, res)
+	}
+	if got := cellAt(f.emu.Cells(f.id, "Inbox"), 2, 4); got != "done" {
+		t.Errorf("m2 status %q, want done", got)
+	}
+	if n := f.emu.Count(mBatchUpdate); n != 2 {
+		t.Errorf("%d writes, want 2 (the held write, its fence): the write is never sent twice", n)
+	}
+}
