@@ -555,7 +555,8 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 			}
 		}
 	}
-	for _, old := range candidates {
+	if len(candidates) > 0 {
+		old := candidates[0]
 		for k, oc := range old.cells {
 			if mine, ok := rs.cells[k]; ok {
 				mine.before, mine.raw = oc.before, oc.raw
@@ -565,7 +566,6 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 			}
 		}
 		w.settle(old)
-		break
 	}
 	back := slices.Clone(after)
 	for k, oc := range rs.cells {
