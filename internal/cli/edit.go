@@ -109,6 +109,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 	if err != nil {
 		return err
 	}
+	defer closeStore(st)
 	if needTab != nil {
 		if err := needTab(t); err != nil {
 			return err

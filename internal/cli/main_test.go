@@ -162,6 +162,12 @@ func TestSetStatusWritesAndReportsUnknownIDs(t *testing.T) {
 	if got := cell(t, emu, "Inbox", 3, 4); got != "read" {
 		t.Errorf("m2 status %q", got)
 	}
+	// The write's journal sheet is deleted before the command exits: nothing hidden is left.
+	for _, sh := range emu.Workbook("s1").Sheets {
+		if strings.HasPrefix(sh.Title, "_triage_journal_") {
+			t.Errorf("journal sheet %q left after set-status", sh.Title)
+		}
+	}
 	r = c.run("set-status", "--tab", "Inbox", "--status", "done", "m1", "nope")
 	if r.code != exitPartial || !strings.Contains(r.stderr, `no row with ID "nope"`) {
 		t.Errorf("unknown ID: exit %d %s", r.code, r.stderr)

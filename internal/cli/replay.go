@@ -98,6 +98,7 @@ code.`,
 		if err != nil {
 			return err
 		}
+		defer closeStore(st)
 		wb, err := loadWorkbook(ctx, st)
 		if err != nil {
 			return err

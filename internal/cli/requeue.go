@@ -43,6 +43,7 @@ Each row is found by its ID; --dry-run lists the stale claims and changes nothin
 		if err != nil {
 			return err
 		}
+		defer closeStore(st)
 		if t.Config.Role != model.RoleQueue {
 			return usageErr("requeue-stale: %q is not a queue tab", t.Config.Name)
 		}

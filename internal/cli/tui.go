@@ -25,6 +25,7 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 	if err != nil {
 		return err
 	}
+	defer closeStore(st)
 	sources, err := buildSources(s.cfg)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}

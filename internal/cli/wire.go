@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
@@ -33,6 +34,18 @@ func openStore(ctx context.Context, s *settings, e *env) (*sheets.Store, sheets.
 		Identity:      ident,
 	})
 	return st, ident, nil
+}
+
+// closeStore deletes the journal sheets of the store's checked writes before the command
+// exits (see sheets.Store.Close), under its own short deadline: the command's context may be
+// cancelled already, and a failure only leaves them for the next write of any triage.
+func closeStore(st *sheets.Store) {
+	if st == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = st.Close(ctx)
 }
 
 // loadWorkbook does the first load; a failure here is a connection or setup problem, which
