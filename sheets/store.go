@@ -1,15 +1,3 @@
-// Package sheets is triage's store: it loads the configured tabs of a Google Sheet, writes
-// edits by row identity (never by a remembered row number), creates missing tabs and headers,
-// and connects to the Sheets API (or a local emulator) with whatever credentials are at hand.
-//
-// Request budget (DESIGN §4): a Load is two concurrent requests for any number of tabs (plus
-// one the first time, for Status dropdowns, and one more only when a configured tab is
-// missing); an Apply of any number of edits is at most two requests. Every request goes
-// through one helper that retries 429, 5xx and network errors with full-jitter backoff,
-// except Apply's write: its cell addresses are row numbers, so a failed write is retried by
-// locating and verifying again, never by resending the same addresses (invariant 1).
-// Writes always use valueInputOption=RAW (invariant 2) and a read-only store sends none
-// (invariant 11).
 package sheets
 
 import (

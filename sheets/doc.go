@@ -1,0 +1,81 @@
+// Package sheets is triage's store: it loads the configured tabs of a Google Sheet, writes
+// edits by row identity (never by a remembered row number), creates missing tabs and headers,
+// records dead letters, and connects to the Sheets API (or a local emulator) with whatever
+// credentials are at hand. The numbered invariants cited here are DESIGN §3's.
+//
+// # Request budget
+//
+// A Load is two concurrent requests for any number of tabs (plus one the first time, for
+// Status dropdowns, and one more only when a configured tab is missing). An Apply of any
+// number of edits is two requests when nothing moves. Every request has a deadline
+// (RetryPolicy.RequestTimeout) and goes through one helper that retries 429, 5xx and network
+// errors with full-jitter backoff, except a write: its cell addresses are row numbers, so a
+// write is never resent; it is settled (below) and planned again. Writes store text as text
+// (invariant 2) and a read-only store sends none (invariant 11).
+//
+// # The write round (Store.Apply)
+//
+// The Sheets API has no compare-and-set, and between any two requests someone may sort,
+// insert or delete rows or insert a column; and any write may be applied by Google while its
+// answer is lost. So a write is done in rounds, each of them:
+//
+//  1. Settle. A write of an earlier round whose answer was lost (a network error, a deadline,
+//     a 5xx) is fenced: triage adds, itself, a sheet with the sheetId and title that write's
+//     journal entry would have (journal.go). Sheets refuses an ID that exists, so either the
+//     fence is created (the write never landed, and now never will: a batchUpdate is atomic
+//     and its addSheet would fail) or it is refused (the write landed, or an earlier fence of
+//     ours whose own answer was lost did; the entry's marker in A1 tells which).
+//  2. Read the tabs (and the entries of lost writes that landed), in one values:batchGet. A
+//     landed entry is checked (step 5) before anything is planned.
+//  3. Plan (plan.go), against this read: first every value of ours still owed back (a
+//     restore), found by its row as our write left it, in the columns the tab had then; then
+//     every undecided edit, by its row's identity, its Expect checked against the row with
+//     those restores applied. Edits that need no write (a conflict, a missing ID, nothing to
+//     change) are decided now: a read is a consistent snapshot.
+//  4. Write, in one spreadsheets.batchUpdate, atomically and in this order: delete checked
+//     entries of earlier writes; add this write's entry (a hidden sheet); copy the header row
+//     and every target row, whole, into it (copyPaste, values only); write the cells
+//     (updateCells, text as text). The answer carries the entry.
+//  5. Check (apply.go). The entry shows each target row and the header exactly as they were
+//     at the instant of the write. A target whose row and header read exactly as in step 2 was
+//     the row meant: its edits are applied, its restores done. Any other target hit a row it
+//     was not meant for (rows moved), or one that changed since the read: each cell the
+//     write changed there becomes a restore, with the value the journal shows it held (exact
+//     even for a row inserted a moment before, and with its type: a date stays a number),
+//     folded together with anything already owed to that row; its edits are planned again.
+//
+// The rounds end when every edit is decided and nothing is owed; after maxWriteRounds an
+// undecided edit is a conflict ("the sheet kept changing"), and restores go on, with waits,
+// for maxRestoreRounds more. A value of ours stays on a wrong row only until the next write,
+// which puts it back exactly. Two cases are left: a restore whose row can't be told from
+// another's (rows alike but for the owed cells) is reported in ApplyResult.Damaged, naming
+// the row, column and values; and a row that someone also edited, in that same moment, in a
+// column we did not write, where its identity can't find it (it has none, or an owed cell
+// decides it) reads as a deleted row, and our value on it is left.
+//
+// Ordering subtleties, each load-bearing:
+//   - The copies come before the cell writes in the batch, so the entry holds the rows as
+//     they were before this write, not after.
+//   - A restore is found by the row as it was left, not by the row's identity: a key of ours
+//     on a row is not that row's identity. The identity is used only where no owed cell
+//     decides it (putting a key back gives any row that key), and blank rows have none.
+//   - A restore made from this write's check is never folded into another target of the same
+//     write: it describes the row after the write, the others describe rows before it.
+//   - A write refused whole (4xx) changed nothing, and is planned again; one whose outcome is
+//     unknown is never resent, only fenced and read.
+//
+// # Journal entries
+//
+// Each write leaves its entry (a hidden sheet `_triage_journal_<time>_<random>`) until the
+// store's next write deletes it, in the same batch; Store.Close deletes what is left (the CLI
+// calls it before it exits). Another writer deletes entries older than staleJournal. Deleting
+// an entry by hand while triage writes loses the proof of that write.
+//
+// # Dead letters (Store.DeadLetter)
+//
+// The sink appends with appendCells (after the last row that holds anything, whatever column
+// A holds) in a batch that also copies the header row into an entry: the header the rows
+// landed under. If someone moved a column since the header read, the rows are cleared (found
+// by their content, as restores) and appended again; a lost answer is settled by the fence,
+// so a letter is never recorded twice.
+package sheets
