@@ -268,3 +268,33 @@ func TestDeadLetterColumnInsertedBeforeAppend(t *testing.T) {
 		t.Errorf("%d rows hold something, want 3", filled)
 	}
 }
+
+// appendCells writes after the last row that holds anything, in any column: a tab whose column
+// A is blank (no timestamps) and which has an empty row in the middle (a table break) still
+// gets the letters after its last row, overwriting nothing, each under its headers.
+func TestDeadLetterAfterBlankColumnAAndGap(t *testing.T) {
+	old := func(key string) []any {
+		return []any{"", "crm", "https://crm.example.com/v1/contacts", `{"id":"` + key + `"}`, "x", "1", "POST", key, "dead", ""}
+	}
+	f := newFixture(t, deadBook(deadHeader, old("a"), []any{}, old("b"), old("c")))
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
+	if err := s.DeadLetter(ctx(t), []model.DeadLetter{letter(1), letter(2)}); err != nil {
+		t.Fatal(err)
+	}
+	rows := f.emu.Cells(f.id, "failed_calls")
+	key := colOf(rows, "key")
+	var keys []string
+	for _, r := range rows[1:] {
+		if len(r) > key {
+			keys = append(keys, model.CellString(r[key]))
+		} else {
+			keys = append(keys, "")
+		}
+	}
+	if got := strings.Join(keys, ","); got != "a,,b,c,ord-1,ord-2" {
+		t.Errorf("key column %q, want a,,b,c,ord-1,ord-2", got)
+	}
+	if got := cellAt(rows, 5, colOf(rows, "payload")); got != letter(1).Payload {
+		t.Errorf("ord-1 payload %q", got)
+	}
+}
