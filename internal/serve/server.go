@@ -134,7 +134,7 @@ func New(set Settings, factory Factory, log *slog.Logger) (*Server, error) {
 	s := &Server{set: set, factory: factory, log: log, now: time.Now, sessions: map[*conn]struct{}{}}
 	s.auth.Store(set.Auth)
 	s.limiter = newAuthLimiter(set.MaxAuthFailures, set.AuthFailureWindow, func() time.Time { return s.now() })
-	signer, created, err := loadHostKey(set.HostKeyPath)
+	keyPEM, signer, created, err := loadHostKey(set.HostKeyPath)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +146,10 @@ func New(set Settings, factory Factory, log *slog.Logger) (*Server, error) {
 	log.Info(verb, "path", set.HostKeyPath, "fingerprint", s.Fingerprint())
 
 	srv, err := wish.NewServer(
+		// The host key must be an option: a wish server built without one writes its own
+		// id_ed25519 into the working directory (and chmods that directory 0700), which
+		// serve must never touch (it may be / or a read-only checkout).
+		wish.WithHostKeyPEM(keyPEM),
 		wish.WithAddress(set.Addr),
 		wish.WithPublicKeyAuth(s.publicKey),
 		// The connection's own idle limit only catches what the session's can't (a
@@ -160,7 +164,6 @@ func New(set Settings, factory Factory, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh server: %w", err)
 	}
-	srv.AddHostKey(signer)
 	srv.HandshakeTimeout = 30 * time.Second
 	srv.ConnCallback = s.accept
 	s.ssh = srv

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http/httptest"
@@ -500,6 +501,60 @@ func TestHostKey(t *testing.T) {
 	if _, err := New(Settings{HostKeyPath: path}, factory, nil); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Errorf("a 0644 host key: err = %v, want refused with how to fix it", err)
 	}
+}
+
+// TestHostKeyNothingInWorkingDir: the server wish builds serves exactly the host key from
+// the state directory, and building it writes nothing into the working directory (wish
+// makes its own id_ed25519 there, and chmods the directory 0700, when given no key).
+func TestHostKeyNothingInWorkingDir(t *testing.T) {
+	cwd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cwd, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cwd, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(cwd, 0o755) })
+	before := dirState(t, cwd)
+	t.Chdir(cwd)
+
+	path := filepath.Join(t.TempDir(), "state", "ssh_host_ed25519")
+	factory := func(User, []string) (tui.Options, func()) { return tui.Options{}, nil }
+	s, err := New(Settings{HostKeyPath: path}, factory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := dirState(t, cwd); after != before {
+		t.Errorf("the working directory changed:\nbefore\n%safter\n%s", before, after)
+	}
+	if n := len(s.ssh.HostSigners); n != 1 {
+		t.Fatalf("%d host keys, want only the one from %s", n, path)
+	}
+	if got := gossh.FingerprintSHA256(s.ssh.HostSigners[0].PublicKey()); got != s.Fingerprint() {
+		t.Errorf("wish serves host key %s, the state directory's is %s", got, s.Fingerprint())
+	}
+}
+
+// dirState lists dir's entries, recursively, with their modes, and dir's own mode.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %v %d\n", rel, fi.Mode(), fi.Size())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // TestShutdownSaysGoodbye: cancelling the server's context ends each open session with the
