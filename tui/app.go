@@ -153,6 +153,9 @@ type Model struct {
 	exitNote  string        // what to print once the screen is gone (ExitNote)
 	ending    bool          // told to end (ShutdownMsg): nothing new starts
 	staleTick time.Time     // when the queue tabs' stale counts were last recomputed
+	// tmuxSetClipboard is tmux's set-clipboard when it drops OSC 52 (tmuxClipOff), for the
+	// advice.
+	tmuxSetClipboard string
 
 	// Memoised lines that rarely change but cost lipgloss renders each frame; keyed by
 	// everything they depend on.

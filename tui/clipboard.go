@@ -50,15 +50,17 @@ func (m *Model) copyText(what, s string) tea.Cmd {
 }
 
 // copyAndSay copies s and toasts said, unless the copy can't arrive: inside tmux whose
-// set-clipboard and allow-passthrough are both off, tmux swallows OSC 52, and "copied" would
-// be a lie. The first copy inside tmux asks tmux (in a Cmd) and corrects itself if so.
+// set-clipboard isn't on (off, or external: tmux's default, which takes the clipboard from
+// tmux's own copy mode but drops OSC 52 from applications) and whose allow-passthrough is
+// off, tmux swallows OSC 52, and "copied" would be a lie. The first copy inside tmux asks
+// tmux (in a Cmd) and corrects itself if so.
 func (m *Model) copyAndSay(s, said string) tea.Cmd {
 	if !m.c.term.tmux {
 		return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said))
 	}
 	switch m.tmuxClip {
 	case tmuxClipOff:
-		return m.toast(toastError, "%s", tmuxClipboardAdvice)
+		return m.toast(toastError, "%s", tmuxClipboardAdvice(m.tmuxSetClipboard))
 	case tmuxClipUnknown:
 		if m.opts.Tmux != "" {
 			m.tmuxClip = tmuxClipAsking
@@ -68,20 +70,29 @@ func (m *Model) copyAndSay(s, said string) tea.Cmd {
 	return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said))
 }
 
+// clipboardDropped says a copy can't arrive: tmux said it swallows OSC 52.
+func (m *Model) clipboardDropped() bool { return m.c.term.tmux && m.tmuxClip == tmuxClipOff }
+
 // tmuxClipState is what tmux said about passing the clipboard on.
 type tmuxClipState int
 
 const (
 	tmuxClipUnknown  tmuxClipState = iota // not asked yet (or no tmux binary to ask)
 	tmuxClipAsking                        // a query is on its way
-	tmuxClipOn                            // set-clipboard on/external, or allow-passthrough on
-	tmuxClipOff                           // both off: OSC 52 never reaches the terminal
+	tmuxClipOn                            // set-clipboard on, or allow-passthrough on
+	tmuxClipOff                           // neither: OSC 52 never reaches the terminal
 	tmuxClipNoAnswer                      // tmux couldn't be asked: copies go out as usual
 )
 
-// tmuxClipboardAdvice is what to do when tmux swallows the clipboard.
-const tmuxClipboardAdvice = "nothing copied: tmux drops the clipboard sequence (set-clipboard off). " +
-	"Run `tmux set -g set-clipboard on` (and add it to ~/.tmux.conf), then copy again"
+// tmuxClipboardAdvice is what to do when tmux swallows the clipboard, its set-clipboard
+// being setting.
+func tmuxClipboardAdvice(setting string) string {
+	if setting == "" {
+		setting = "not on"
+	}
+	return "nothing copied: tmux drops the clipboard sequence (set-clipboard " + cellLine(setting) + "). " +
+		"Run `tmux set -g set-clipboard on` (and add it to ~/.tmux.conf), then copy again"
+}
 
 // tmuxClipMsg is tmux's answer about its clipboard options.
 type tmuxClipMsg struct {
@@ -109,16 +120,18 @@ func queryTmuxClipboard(ctx context.Context, bin string) tea.Cmd {
 	}
 }
 
-// onTmuxClip takes tmux's answer. With both options off the copy that asked was lost: say so
-// and what to set, once; every later copy says it at once instead of "copied".
+// onTmuxClip takes tmux's answer. Only set-clipboard on passes an application's OSC 52 on
+// (external, the default, and off drop it), or allow-passthrough on/all the wrapped copy:
+// with neither, the copy that asked was lost: say so and what to set, once; every later copy
+// says it at once instead of "copied".
 func (m *Model) onTmuxClip(msg tmuxClipMsg) tea.Cmd {
 	switch {
 	case msg.err != nil:
 		m.tmuxClip = tmuxClipNoAnswer
 		return nil
-	case msg.setClipboard == "off" && msg.passthrough != "on" && msg.passthrough != "all":
-		m.tmuxClip = tmuxClipOff
-		return m.toast(toastError, "%s", tmuxClipboardAdvice)
+	case msg.setClipboard != "on" && msg.passthrough != "on" && msg.passthrough != "all":
+		m.tmuxClip, m.tmuxSetClipboard = tmuxClipOff, msg.setClipboard
+		return m.toast(toastError, "%s", tmuxClipboardAdvice(msg.setClipboard))
 	}
 	m.tmuxClip = tmuxClipOn
 	return nil

@@ -66,14 +66,18 @@ func TestDemoCopyLinkSaysNoSheet(t *testing.T) {
 	}
 }
 
-// Inside tmux that drops OSC 52 (set-clipboard off, no passthrough), y must not claim a copy:
+// Inside tmux that drops OSC 52 (set-clipboard off, or external: tmux's default, which
+// takes the clipboard from its own copy mode only; no passthrough), y and m must not claim a copy:
 // the first copy asks tmux and corrects itself; later copies say it at once. A tmux that
-// passes it on is left alone.
+// passes it on (set-clipboard on, or allow-passthrough on/all) is left alone.
 func TestTmuxClipboardOffIsSaid(t *testing.T) {
 	for _, c := range []struct {
 		setClipboard, passthrough string
 		off                       bool
-	}{{"off", "off", true}, {"on", "off", false}, {"external", "off", false}, {"off", "on", false}} {
+	}{
+		{"off", "off", true}, {"external", "off", true}, {"external", "", true},
+		{"on", "off", false}, {"off", "on", false}, {"external", "on", false}, {"external", "all", false},
+	} {
 		dir := t.TempDir()
 		bin := filepath.Join(dir, "tmux")
 		script := "#!/bin/sh\ncase \"$3\" in\nset-clipboard) echo " + c.setClipboard + ";;\nallow-passthrough) echo " + c.passthrough + ";;\n*) exit 1;;\nesac\n"
@@ -92,7 +96,7 @@ func TestTmuxClipboardOffIsSaid(t *testing.T) {
 			t.Fatalf("%+v: the first copy in tmux doesn't ask tmux", c)
 		}
 		send(m, answer)
-		if got := strings.Contains(toastTexts(m), "tmux drops the clipboard"); got != c.off {
+		if got := strings.Contains(toastTexts(m), "tmux drops the clipboard sequence (set-clipboard "+c.setClipboard+")"); got != c.off {
 			t.Errorf("%+v: toasts %q", c, toastTexts(m))
 		}
 		m.toasts.items = nil
@@ -106,11 +110,29 @@ func TestTmuxClipboardOffIsSaid(t *testing.T) {
 		if asked {
 			t.Errorf("%+v: tmux is asked once, not on every copy", c)
 		}
-		if c.off && !strings.Contains(toastTexts(m), "set -g set-clipboard on") {
-			t.Errorf("%+v: a later copy says what to set at once: %q", c, toastTexts(m))
+		if c.off && (!strings.Contains(toastTexts(m), "set -g set-clipboard on") || strings.Contains(toastTexts(m), "copied ")) {
+			t.Errorf("%+v: a later copy says what to set at once, not copied: %q", c, toastTexts(m))
+		}
+		sends := false
+		for _, msg := range msgs {
+			sends = sends || strings.Contains(strings.ToLower(typeName(msg)), "clipboard") || typeName(msg) == "tea.RawMsg"
+		}
+		if sends == c.off {
+			t.Errorf("%+v: a later copy sends the clipboard sequence: %v", c, sends)
 		}
 		if !c.off && !strings.Contains(toastTexts(m), "copied") {
 			t.Errorf("%+v: toasts %q", c, toastTexts(m))
+		}
+		// m (reply) copies a mailto: link the same way; when tmux drops it, it says so and
+		// offers no "replied" to answer for a link that isn't on the clipboard.
+		m.toasts.items = nil
+		keys(m, "j") // msg-001, Grace Hopper, new
+		texts := clipboardTexts(t, send(m, press("m")))
+		if c.off && (len(texts) != 0 || m.dialog != nil || !strings.Contains(toastTexts(m), "set -g set-clipboard on") || strings.Contains(toastTexts(m), "copied a mailto")) {
+			t.Errorf("%+v: m copied %q, toasts %q, dialog %v: want the advice only", c, texts, toastTexts(m), m.dialog != nil)
+		}
+		if !c.off && (len(texts) == 0 || !strings.Contains(toastTexts(m), "copied a mailto: reply") || m.dialog == nil) {
+			t.Errorf("%+v: m copied %q, toasts %q, dialog %v", c, texts, toastTexts(m), m.dialog != nil)
 		}
 	}
 }

@@ -141,7 +141,12 @@ func (m *Model) startReply(inDetail bool) tea.Cmd {
 	if rl.shortened {
 		note = fmt.Sprintf(" (the quote is the first %d characters)", replyQuoteMax)
 	}
-	cmds := []tea.Cmd{m.clipboardCmd(rl.link), m.toast(toastInfo, "copied a mailto: reply to %s%s", truncate(cellLine(rl.to), 40), note)}
+	said := fmt.Sprintf("copied a mailto: reply to %s%s", truncate(cellLine(rl.to), 40), note)
+	if m.clipboardDropped() {
+		// tmux swallows the link: say what to set, and offer nothing to answer.
+		return m.copyAndSay(rl.link, said)
+	}
+	cmds := []tea.Cmd{m.copyAndSay(rl.link, said)}
 	if r.Status == statusReplied || r.ID == "" || !t.HasStatus(statusReplied) || m.c.readOnly {
 		return tea.Batch(cmds...)
 	}

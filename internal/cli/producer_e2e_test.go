@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/triage-dev/triage/model"
@@ -68,6 +70,10 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 		}
 		return producerFault(i, attempt)
 	}}
+	// The replay at the end goes over real sockets (the CLI, faults off); the producer's
+	// sends, where timeouts decide the outcome, run in a synctest bubble over in-memory
+	// transports to the same receiver and emulator, so its 100ms timeout and the 250ms slow
+	// answers are read on a fake clock, whatever the machine's load.
 	crm := httptest.NewServer(rcv)
 	t.Cleanup(crm.Close)
 
@@ -76,37 +82,46 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 		Sheets: []*sheetstest.Sheet{{Title: replayTab, Rows: [][]any{replayHeader}}}})
 	emuSrv := httptest.NewServer(emu)
 	t.Cleanup(emuSrv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	svc, _, err := sheets.Connect(ctx, sheets.AuthOptions{Endpoint: emuSrv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: replayID, Tabs: []model.TabConfig{model.DefaultTabConfig(model.RoleDeadLetter)}})
 
-	// The caller: keys from the payload's order_id, a fast backoff, short timeouts.
-	p := &replay.Producer{
-		Client: &replay.Client{Base: time.Millisecond, Cap: 20 * time.Millisecond, Sources: map[string]*replay.Source{
-			"crm": {Name: "crm", URLPrefixes: []string{crm.URL + "/v1/"}, Timeout: 100 * time.Millisecond}}},
-		Sink:               store,
-		KeyFields:          map[string]string{"crm": "order_id"},
-		Concurrency:        16,
-		HaltAfterRetryable: -1, // independent events: a flaky destination doesn't stop the others
-	}
 	sent := make([]replay.Sent, 0, n)
 	halts := 0
-	for b := 0; b < n; b += 100 {
-		calls := make([]replay.Call, 100)
-		for i := range calls {
-			calls[i] = replay.Call{Source: "crm", URL: crm.URL + "/v1/orders",
-				Body: fmt.Appendf(nil, `{"order_id":"ord-%04d","n":%d,"note":"=SUM(A1)"}`, b+i, b+i)}
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		svc, _, err := sheets.Connect(ctx, sheets.AuthOptions{Endpoint: emuSrv.URL,
+			HTTPClient: &http.Client{Transport: replaytest.Transport(emu)}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		got, halt := p.SendAll(ctx, calls)
-		if halt != nil {
-			halts++
+		store := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: replayID, Tabs: []model.TabConfig{model.DefaultTabConfig(model.RoleDeadLetter)}})
+
+		// The caller: keys from the payload's order_id, a fast backoff, short timeouts.
+		p := &replay.Producer{
+			Client: &replay.Client{HTTP: &http.Client{Transport: replaytest.Transport(rcv)},
+				Base: time.Millisecond, Cap: 20 * time.Millisecond, Sources: map[string]*replay.Source{
+					"crm": {Name: "crm", URLPrefixes: []string{crm.URL + "/v1/"}, Timeout: 100 * time.Millisecond}}},
+			Sink:               store,
+			KeyFields:          map[string]string{"crm": "order_id"},
+			Concurrency:        16,
+			HaltAfterRetryable: -1, // independent events: a flaky destination doesn't stop the others
 		}
-		sent = append(sent, got...)
-	}
+		for b := 0; b < n; b += 100 {
+			calls := make([]replay.Call, 100)
+			for i := range calls {
+				calls[i] = replay.Call{Source: "crm", URL: crm.URL + "/v1/orders",
+					Body: fmt.Appendf(nil, `{"order_id":"ord-%04d","n":%d,"note":"=SUM(A1)"}`, b+i, b+i)}
+			}
+			got, halt := p.SendAll(ctx, calls)
+			if halt != nil {
+				halts++
+			}
+			sent = append(sent, got...)
+		}
+		// The slow answers' handlers act after their callers gave up: let them finish (on the
+		// bubble's fake clock) before the receiver is read.
+		time.Sleep(time.Second)
+		synctest.Wait()
+	})
 	if halts != 1 {
 		t.Errorf("%d batches halted, want 1 (the one with ord-0500's 401)", halts)
 	}
@@ -186,6 +201,8 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, "[sources.crm]\nurl_prefixes = [%q]\n", crm.URL+"/v1/"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	f := &replayFixture{t: t, emu: emu, cfgPath: cfg, env: map[string]string{
 		"SHEETS_EMULATOR_HOST": strings.TrimPrefix(emuSrv.URL, "http://"),
 		"XDG_CONFIG_HOME":      dir, "XDG_STATE_HOME": dir, "HOME": dir,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -65,9 +66,21 @@ func TestConfigCheckReadsServeFiles(t *testing.T) {
 
 // TestServeReloadsUsersOnHangup runs `triage serve` against the emulator: SIGHUP after a
 // person is added lets them in; a broken config on SIGHUP keeps the users as they were;
-// cancelling stops it with exit 0.
+// cancelling stops it with exit 0. It runs in a fresh read-only working directory, which
+// serve must leave as it was (entries and modes): its only file is the host key in the
+// state directory.
 func TestServeReloadsUsersOnHangup(t *testing.T) {
 	_, url := startEmu(t, smallWorkbook())
+	cwd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cwd, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cwd, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(cwd, 0o755) })
+	cwdBefore := dirState(t, cwd)
+	t.Chdir(cwd)
 	dir := t.TempDir()
 	alice, aliceLine := sshKey(t)
 	carol, carolLine := sshKey(t)
@@ -150,6 +163,31 @@ func TestServeReloadsUsersOnHangup(t *testing.T) {
 	if strings.Contains(stderr.String(), "PRIVATE KEY") {
 		t.Error("the log holds the private key")
 	}
+	if after := dirState(t, cwd); after != cwdBefore {
+		t.Errorf("serve changed its working directory:\nbefore\n%safter\n%s", cwdBefore, after)
+	}
+}
+
+// dirState lists dir's entries, recursively, with their modes and sizes, and dir's own mode.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %v %d\n", rel, fi.Mode(), fi.Size())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // env_ builds an env for run with the test's writers.

@@ -50,6 +50,9 @@ type Hub struct {
 	log      *slog.Logger
 	now      func() time.Time
 	ctx      context.Context // the hub's life: reads are not cut short by one session leaving
+	// ticks, when set (by tests, before Run), replaces the refresh ticker: each value
+	// received is one refresh.
+	ticks <-chan time.Time
 
 	mu sync.Mutex
 	// gen counts load starts and write landings; a load started at gen g has seen every write
@@ -101,14 +104,18 @@ func NewHub(ctx context.Context, opts HubOptions) *Hub {
 // Run is the refresh loop: one read at once, then one per interval, each pushed to every
 // session, until ctx is done. A read a session asked for meanwhile is joined, not repeated.
 func (h *Hub) Run(ctx context.Context) {
-	t := time.NewTicker(h.refresh)
-	defer t.Stop()
+	ticks := h.ticks
+	if ticks == nil {
+		t := time.NewTicker(h.refresh)
+		defer t.Stop()
+		ticks = t.C
+	}
 	for {
 		h.load(ctx, 0)
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-ticks:
 		}
 	}
 }

@@ -51,6 +51,9 @@ type Settings struct {
 	ShutdownGrace time.Duration
 	// Auth is who may connect (config.Config.ServeAuth).
 	Auth *config.ServeAuth
+
+	// afterFunc starts a session's idle timer (time.AfterFunc unless a test fires its own).
+	afterFunc func(time.Duration, func()) idleTimer
 }
 
 // Messages a client sees. They are the whole of what the server says outside the TUI.
@@ -131,10 +134,13 @@ func New(set Settings, factory Factory, log *slog.Logger) (*Server, error) {
 	if set.ShutdownGrace <= 0 {
 		set.ShutdownGrace = 10 * time.Second
 	}
+	if set.afterFunc == nil {
+		set.afterFunc = func(d time.Duration, f func()) idleTimer { return time.AfterFunc(d, f) }
+	}
 	s := &Server{set: set, factory: factory, log: log, now: time.Now, sessions: map[*conn]struct{}{}}
 	s.auth.Store(set.Auth)
 	s.limiter = newAuthLimiter(set.MaxAuthFailures, set.AuthFailureWindow, func() time.Time { return s.now() })
-	signer, created, err := loadHostKey(set.HostKeyPath)
+	keyPEM, signer, created, err := loadHostKey(set.HostKeyPath)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +152,10 @@ func New(set Settings, factory Factory, log *slog.Logger) (*Server, error) {
 	log.Info(verb, "path", set.HostKeyPath, "fingerprint", s.Fingerprint())
 
 	srv, err := wish.NewServer(
+		// The host key must be an option: a wish server built without one writes its own
+		// id_ed25519 into the working directory (and chmods that directory 0700), which
+		// serve must never touch (it may be / or a read-only checkout).
+		wish.WithHostKeyPEM(keyPEM),
 		wish.WithAddress(set.Addr),
 		wish.WithPublicKeyAuth(s.publicKey),
 		// The connection's own idle limit only catches what the session's can't (a
@@ -160,7 +170,6 @@ func New(set Settings, factory Factory, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh server: %w", err)
 	}
-	srv.AddHostKey(signer)
 	srv.HandshakeTimeout = 30 * time.Second
 	srv.ConnCallback = s.accept
 	s.ssh = srv
@@ -367,7 +376,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		opts.NoColor = true
 	}
 	m := tui.New(opts)
-	idle := newIdleInput(sess, s.set.IdleTimeout, func() {
+	idle := newIdleInput(sess, s.set.IdleTimeout, s.set.afterFunc, func() {
 		se.stop(fmt.Sprintf(msgIdleFormat, s.set.IdleTimeout))
 	}, func() {
 		// The client closed the session (its connection may live on, multiplexed): the
@@ -442,13 +451,21 @@ func firstNonEmpty(v ...string) string {
 type idleInput struct {
 	r     io.Reader
 	d     time.Duration
-	timer *time.Timer
+	timer idleTimer
 	onEnd func()
 	ended sync.Once
 }
 
-func newIdleInput(r io.Reader, d time.Duration, onIdle, onEnd func()) *idleInput {
-	return &idleInput{r: r, d: d, timer: time.AfterFunc(d, onIdle), onEnd: onEnd}
+// idleTimer is the part of *time.Timer the idle limit uses.
+type idleTimer interface {
+	Reset(time.Duration) bool
+	Stop() bool
+}
+
+// newIdleInput watches r: onIdle runs (through afterFunc, time.AfterFunc) once d passes
+// without input.
+func newIdleInput(r io.Reader, d time.Duration, afterFunc func(time.Duration, func()) idleTimer, onIdle, onEnd func()) *idleInput {
+	return &idleInput{r: r, d: d, timer: afterFunc(d, onIdle), onEnd: onEnd}
 }
 
 func (in *idleInput) Read(p []byte) (int, error) {

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http/httptest"
@@ -29,8 +30,9 @@ import (
 	"github.com/triage-dev/triage/tui"
 )
 
-// wait is how long a test waits for something that should happen at once.
-const wait = 3 * time.Second
+// wait is how long a test waits for something that should happen at once: a bound for a
+// hang, generous enough that a loaded machine (-race, both cores busy) never reaches it.
+const wait = 10 * time.Second
 
 // syncBuffer is a bytes.Buffer that a session's output and the test can share.
 type syncBuffer struct {
@@ -375,19 +377,105 @@ func TestIdleTimeoutClosesASilentSession(t *testing.T) {
 		t.Errorf("closed after %s, before the idle timeout", d)
 	}
 	f.logs.waitFor(t, "reason=\"triage: no input for 400ms")
+}
 
-	// Typing keeps a session open past the timeout.
+// TestTypingKeepsASessionOpen: each keystroke restarts the session's idle timer, and the
+// timer running out closes it. The timer is the test's, fired by hand, so how fast the
+// machine delivers the keys can't decide the outcome.
+func TestTypingKeepsASessionOpen(t *testing.T) {
+	alice := newSigner(t)
+	timers := &fakeTimers{}
+	f := startServer(t, alice, nil, func(s *Settings) {
+		s.IdleTimeout = 400 * time.Millisecond
+		s.afterFunc = timers.afterFunc
+	})
 	sess, out, typeKeys := f.terminal(t, "alice", alice, "xterm")
 	out.waitFor(t, "Acme Studio")
+	tm := timers.only(t)
+	if tm.d != 400*time.Millisecond {
+		t.Errorf("idle timer of %v, want the idle timeout (400ms)", tm.d)
+	}
 	for range 8 {
-		time.Sleep(100 * time.Millisecond)
+		n := tm.resets()
 		typeKeys("j")
+		if !sheetstest.Poll(wait, func() bool { return tm.resets() > n }) {
+			t.Fatal("a keystroke did not restart the idle timer")
+		}
+	}
+	if got := tm.lastReset(); got != 400*time.Millisecond {
+		t.Errorf("a keystroke restarted the idle timer with %v, want 400ms", got)
 	}
 	if strings.Contains(out.String(), "no input for") {
 		t.Error("a session with input was closed as idle")
 	}
-	_ = sess.Close()
+	tm.fire()
+	out.waitFor(t, "triage: no input for 400ms; the session is closed")
+	_ = waitEnd(t, sess)
 }
+
+// fakeTimers stand in for time.AfterFunc: they run their func only when the test fires them.
+type fakeTimers struct {
+	mu     sync.Mutex
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	d       time.Duration
+	f       func()
+	mu      sync.Mutex
+	reset   []time.Duration
+	stopped bool
+}
+
+func (ft *fakeTimers) afterFunc(d time.Duration, f func()) idleTimer {
+	tm := &fakeTimer{d: d, f: f}
+	ft.mu.Lock()
+	ft.timers = append(ft.timers, tm)
+	ft.mu.Unlock()
+	return tm
+}
+
+// only is the one timer started so far.
+func (ft *fakeTimers) only(t *testing.T) *fakeTimer {
+	t.Helper()
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	if len(ft.timers) != 1 {
+		t.Fatalf("%d idle timers, want 1", len(ft.timers))
+	}
+	return ft.timers[0]
+}
+
+func (tm *fakeTimer) Reset(d time.Duration) bool {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	tm.reset = append(tm.reset, d)
+	tm.stopped = false
+	return true
+}
+
+func (tm *fakeTimer) Stop() bool {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	was := !tm.stopped
+	tm.stopped = true
+	return was
+}
+
+func (tm *fakeTimer) resets() int {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return len(tm.reset)
+}
+
+func (tm *fakeTimer) lastReset() time.Duration {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.reset[len(tm.reset)-1]
+}
+
+// fire runs the timer's func, as its time running out would.
+func (tm *fakeTimer) fire() { go tm.f() }
 
 // TestAuthFailureLimit: after max_auth_failures refused keys from one address, that address
 // is refused even with a listed key (logged once); another address still gets in, and so
@@ -502,6 +590,60 @@ func TestHostKey(t *testing.T) {
 	}
 }
 
+// TestHostKeyNothingInWorkingDir: the server wish builds serves exactly the host key from
+// the state directory, and building it writes nothing into the working directory (wish
+// makes its own id_ed25519 there, and chmods the directory 0700, when given no key).
+func TestHostKeyNothingInWorkingDir(t *testing.T) {
+	cwd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cwd, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cwd, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(cwd, 0o755) })
+	before := dirState(t, cwd)
+	t.Chdir(cwd)
+
+	path := filepath.Join(t.TempDir(), "state", "ssh_host_ed25519")
+	factory := func(User, []string) (tui.Options, func()) { return tui.Options{}, nil }
+	s, err := New(Settings{HostKeyPath: path}, factory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := dirState(t, cwd); after != before {
+		t.Errorf("the working directory changed:\nbefore\n%safter\n%s", before, after)
+	}
+	if n := len(s.ssh.HostSigners); n != 1 {
+		t.Fatalf("%d host keys, want only the one from %s", n, path)
+	}
+	if got := gossh.FingerprintSHA256(s.ssh.HostSigners[0].PublicKey()); got != s.Fingerprint() {
+		t.Errorf("wish serves host key %s, the state directory's is %s", got, s.Fingerprint())
+	}
+}
+
+// dirState lists dir's entries, recursively, with their modes, and dir's own mode.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %v %d\n", rel, fi.Mode(), fi.Size())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // TestShutdownSaysGoodbye: cancelling the server's context ends each open session with the
 // goodbye line, and Serve returns.
 func TestShutdownSaysGoodbye(t *testing.T) {
@@ -558,7 +700,9 @@ func TestRolesOverSSH(t *testing.T) {
 // its goodbye.
 func TestShutdownLetsWritesLand(t *testing.T) {
 	alice := newSigner(t)
-	f := startServer(t, alice, nil, nil)
+	// A grace no loaded machine runs out of: the write lands because the session waits for
+	// it, not because it happened to be fast enough.
+	f := startServer(t, alice, nil, func(s *Settings) { s.ShutdownGrace = time.Minute })
 	held, release := make(chan struct{}, 1), make(chan struct{})
 	f.emu.SetHook(func(r sheetstest.Request) {
 		if r.Method == "spreadsheets.batchUpdate" {
@@ -577,7 +721,13 @@ func TestShutdownLetsWritesLand(t *testing.T) {
 		t.Fatal("the write never reached the sheet")
 	}
 	f.cancel()
-	time.Sleep(200 * time.Millisecond) // the shutdown is under way while the write is held
+	f.logs.waitFor(t, "shutting down") // the shutdown is under way while the write is held
+	// Time for a session that quit at once (tea.Quit) to be gone: a session that waits for its
+	// write says nothing until it lands, however long this takes.
+	time.Sleep(200 * time.Millisecond)
+	if strings.Contains(out.String(), msgShutdown) {
+		t.Error("the session ended while its write was held")
+	}
 	close(release)
 	out.waitFor(t, "triage: the server is shutting down; goodbye")
 	if n := f.emu.Count("spreadsheets.batchUpdate"); n != 1 {
