@@ -57,10 +57,15 @@ type Conflict struct {
 }
 
 func (c Conflict) String() string {
-	if c.Reason != "" {
-		return fmt.Sprintf("%s row %d (%s): %s; not written", c.Edit.Tab, c.Row, c.Edit.ID, c.Reason)
+	// A conflict found before its row was (it never was) names the ID alone.
+	where := fmt.Sprintf("%s row %d (%s)", c.Edit.Tab, c.Row, c.Edit.ID)
+	if c.Row <= 0 {
+		where = fmt.Sprintf("%s %s", c.Edit.Tab, c.Edit.ID)
 	}
-	return fmt.Sprintf("%s row %d (%s): %s was %q when you looked, is %q now; not overwritten", c.Edit.Tab, c.Row, c.Edit.ID, c.Field, c.Saw, c.Now)
+	if c.Reason != "" {
+		return fmt.Sprintf("%s: %s; not written", where, c.Reason)
+	}
+	return fmt.Sprintf("%s: %s was %q when you looked, is %q now; not overwritten", where, c.Field, c.Saw, c.Now)
 }
 
 // Applied is an edit that was written, and the row it landed on.

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,7 +35,7 @@ import (
 // writes it before the row's first request: invariant 3); a few are not waiting (delivered,
 // rejected, discarded) and must never be sent; and some rows of the other editor's (source
 // "other", which no url_prefixes allow) sit among them. The receiver rejects about a third
-// of the keys (410, 413 or 451, which the rest outcome table classifies as rejected, on every
+// of the keys (410, 413 or 451, which the rest preset's outcome table classifies as rejected, on every
 // attempt), answers 503 to the first attempt of some others, and accepts the rest, acting
 // once per key.
 //
@@ -46,7 +47,8 @@ import (
 // batchUpdates (writes and fences alike) are applied with their answer lost: the connection
 // dropped, or a 503 after the write.
 //
-// After the run:
+// After the first run (each wrong cell saying whether the store reported it as
+// model.Damage):
 //
 //	(a) no payload was sent under two keys, and every attempt carried its own row's key
 //	    (the key cell's, or the key minted from the row's content);
@@ -124,6 +126,7 @@ func advStats(m map[string]int) string {
 const (
 	advID       = "replay-adversary"
 	advSource   = "crm"
+	advCRM      = "http://crm.test"
 	advOther    = "other"
 	advOtherURL = "https://other.example/in"
 )
@@ -220,6 +223,13 @@ func (e *advEditor) logf(format string, a ...any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.log = append(e.log, fmt.Sprintf(format, a...))
+}
+
+// count adds to a counter of the case (the hook's goroutines count too).
+func (e *advEditor) count(k string, n int) {
+	e.mu.Lock()
+	e.stats[k] += n
+	e.mu.Unlock()
 }
 
 func (e *advEditor) setOn(on bool) {
@@ -426,7 +436,15 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		return replaytest.Fault{}, false
 	}
 	srv := serve(t, rcv)
-	url := srv.URL + "/crm/hook"
+	// The rows name the receiver by a fixed host (a minted key hashes the url, and the other
+	// editor may sort by the key or url column: the case must not depend on the port); every
+	// connection goes to the receiver's socket.
+	url := advCRM + "/crm/hook"
+	var dialer net.Dialer
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return dialer.DialContext(ctx, network, srv.Listener.Addr().String())
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
 
 	// The fixture.
 	tc := dlConfig
@@ -535,7 +553,7 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 	}
 
 	// The case's adversary.
-	ed.storm = rng.IntN(3) == 0
+	ed.storm = seed%4 == 3 // one case in four
 	fe := 4 + rng.IntN(13)
 	for range rng.IntN(3) {
 		ed.lostAt[1+rng.IntN(3+n/fe)] = []string{"drop", "503"}[rng.IntN(2)]
@@ -544,7 +562,7 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 	if ed.storm {
 		mode = "storm"
 	}
-	ed.stats["mode:"+mode]++
+	ed.count("mode:"+mode, 1)
 	lost := slices.Sorted(maps.Keys(ed.lostAt))
 	var lostText []string
 	for _, w := range lost {
@@ -562,11 +580,14 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		ed.logf("  fixture %d: key %s (minted %v), status %q, waiting %v, receiver %s %d, payload %s", i, fr.key, fr.minted, fr.r.status, fr.waiting, fr.fault, fr.code, fr.r.payload)
 	}
 	defer func() {
+		ed.mu.Lock()
+		defer ed.mu.Unlock()
+		if t.Failed() {
+			ed.stats["failed:"+mode]++
+		}
 		for k, v := range ed.stats {
 			stats[k] += v
 		}
-		ed.mu.Lock()
-		defer ed.mu.Unlock()
 		h := fnv.New64a()
 		for _, l := range ed.log {
 			h.Write([]byte(l))
@@ -578,8 +599,9 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		t.Logf("seed %d: mode %s, %d rows, lost %v, fingerprint %016x", seed, mode, n, lostText, h.Sum64())
 	}()
 
-	crm := &replay.Source{Name: advSource, URLPrefixes: []string{srv.URL + "/crm/"}, MaxAttempts: 3, Concurrency: 1}
+	crm := &replay.Source{Name: advSource, URLPrefixes: []string{advCRM + "/crm/"}, MaxAttempts: 3, Concurrency: 1}
 	c := fastClient(crm)
+	c.HTTP = &http.Client{Transport: tr}
 	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 	c.Now = func() time.Time { return now }
 	opts := replay.RunOptions{Concurrency: 4, FlushEvery: fe, FlushInterval: time.Hour}
@@ -602,15 +624,15 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 	for _, rf := range sum1.Refused {
 		if !rf.Skipped && !strings.Contains(rf.Reason, `source "other" is not configured`) {
 			ed.logf("run 1: refused %s", rf.Reason)
-			ed.stats["run1:refused-at-check"]++
+			ed.count("run1:refused-at-check", 1)
 		}
 	}
-	ed.stats["run1:write-conflicts"] += len(sum1.WriteConflicts)
-	ed.stats["run1:write-errors"] += len(sum1.WriteErrors)
+	ed.count("run1:write-conflicts", len(sum1.WriteConflicts))
+	ed.count("run1:write-errors", len(sum1.WriteErrors))
 	for _, call := range rec1.calls {
-		ed.stats["run1:damaged-cells"] += len(call.res.Damaged)
+		ed.count("run1:damaged-cells", len(call.res.Damaged))
 		if call.err != nil {
-			ed.stats["run1:apply-errors"]++
+			ed.count("run1:apply-errors", 1)
 		}
 	}
 	if sum1.Halted != nil {
@@ -619,18 +641,20 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 	after1 := ed.cells()
 	advCheckRun1(t, sum1, byKey)
 	advCheckReceiver(t, "run 1", rcv.Attempts(), byPayload)
-	status1 := advCheckSheet(t, "after run 1", after1, rcv, fixture, byPayload, ed, false, now)
+	var dmg advDamage
+	dmg.add(rec1.calls)
+	status1 := advCheckSheet(t, "after run 1", after1, rcv, fixture, byPayload, ed, dmg, false, now)
 	for _, fr := range fixture {
 		if !fr.waiting {
 			continue
 		}
 		switch status1[fr.r.payload] {
 		case "delivered":
-			ed.stats["run1:delivered"]++
+			ed.count("run1:delivered", 1)
 		case "rejected":
-			ed.stats["run1:rejected"]++
+			ed.count("run1:rejected", 1)
 		default:
-			ed.stats["run1:left-waiting"]++
+			ed.count("run1:left-waiting", 1)
 		}
 	}
 	sent1 := map[string]bool{}
@@ -639,7 +663,7 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 	}
 	for _, fr := range fixture {
 		if fr.minted && sent1[fr.r.payload] {
-			ed.stats["run1:minted-key-sent"]++
+			ed.count("run1:minted-key-sent", 1)
 		}
 	}
 
@@ -673,13 +697,14 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 			continue // reported by advCheckReceiver
 		}
 		if fr := byPayload[p]; fr != nil && fr.fault != advReject && status1[p] != "delivered" && sent1[p] {
-			ed.stats["run2:resent-after-lost-write-back"]++
+			ed.count("run2:resent-after-lost-write-back", 1)
 		}
 	}
-	ed.stats["run2:attempts"] += len(attempts) - attemptsBefore
+	ed.count("run2:attempts", len(attempts)-attemptsBefore)
 	advCheckReceiver(t, "both runs", attempts, byPayload)
 	advCheckEffects(t, rcv, fixture)
-	advCheckSheet(t, "after run 2", ed.cells(), rcv, fixture, byPayload, ed, true, now)
+	dmg.add(rec2.calls)
+	advCheckSheet(t, "after run 2", ed.cells(), rcv, fixture, byPayload, ed, dmg, true, now)
 }
 
 // advCheckRun1: what the first run reports for each row it planned: its own key, and the
@@ -774,17 +799,47 @@ func advCheckEffects(t *testing.T, rcv *replaytest.Receiver, fixture []*advRow) 
 	}
 }
 
+// advDamage is what the store reported it could not put back (model.Damage).
+type advDamage []model.Damage
+
+func (d *advDamage) add(calls []advApply) {
+	for _, c := range calls {
+		*d = append(*d, c.res.Damaged...)
+	}
+}
+
+// note says whether a wrong cell (of the row whose identity is id, holding holds) is one the
+// store reported: under that identity, or under another (a damaged row's identity is read
+// from the row as triage left it, which may hold another value of triage's).
+func (d advDamage) note(id, column, holds string) string {
+	var other []string
+	for _, dm := range d {
+		if dm.Column != strconv.Quote(column) || dm.Ours != holds { // Column is the header quoted
+			continue
+		}
+		if dm.ID == id {
+			return " [reported by the store as damage]"
+		}
+		other = append(other, dm.ID)
+	}
+	if len(other) > 0 {
+		return fmt.Sprintf(" [a damage of %s %q reported by the store under another identity: %q]", column, holds, other)
+	}
+	return " [NOT reported by the store]"
+}
+
 // advCheckSheet checks the sheet, row by row, and returns each fixture row's status by
-// payload.
+// payload. Each wrong cell says whether the store reported it (model.Damage).
 //
 // Always: each fixture row is on the sheet once, the cells triage never writes as they were,
 // its key cell its original key, or (minted) nothing or its own minted key, which it must hold
 // if it was sent; a row marked delivered was accepted by the receiver, one marked rejected was
-// rejected by it; a row not waiting is as it was. The other editor's rows are as it made them,
-// each once; no row is no one's. final (after the quiet rerun): every waiting row ends as its
-// receiver answered, with its own key, replayed_at and error.
-func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *replaytest.Receiver, fixture []*advRow, byPayload map[string]*advRow, ed *advEditor, final bool, now time.Time) map[string]string {
+// rejected by it; a row not waiting is as it was (values and types). The other editor's rows
+// are as it made them, each once; no row is no one's. final (after the quiet rerun): every
+// waiting row ends as its receiver answered, with its own key, replayed_at and error.
+func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *replaytest.Receiver, fixture []*advRow, byPayload map[string]*advRow, ed *advEditor, dmg advDamage, final bool, now time.Time) map[string]string {
 	t.Helper()
+	hm, _ := model.MapHeaders(dlConfig, dlHeader)
 	rows, at := advRows(cells)
 	sent := map[string]bool{}
 	answered := map[string]bool{} // payload → the receiver gave a final answer (not the 503)
@@ -807,9 +862,11 @@ func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *replaytest.Rec
 		p := advText(r, "payload")
 		seen[p]++
 		if want, ok := others[p]; ok {
-			if !maps.Equal(want, r) {
-				t.Errorf("%s: row %d, the other editor's, changed:\n  holds %s\n  made  %s", when, at[j], sortedMap(r), sortedMap(want))
+			cells := make([]string, len(dlHeader))
+			for c, h := range dlHeader {
+				cells[c] = advText(want, h)
 			}
+			advSame(t, fmt.Sprintf("%s: row %d, the other editor's %s,", when, at[j], p), model.RowIdentity(dlConfig, hm, cells), want, r, dmg)
 			continue
 		}
 		fr := byPayload[p]
@@ -817,28 +874,9 @@ func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *replaytest.Rec
 			t.Errorf("%s: row %d is no one's (no fixture row's, not the other editor's or one it deleted): %s", when, at[j], sortedMap(r))
 			continue
 		}
+		what := fmt.Sprintf("%s: row %d (%s, payload %s)", when, at[j], fr.key, p)
 		st := advText(r, "status")
 		status[p] = st
-		// The cells triage never writes.
-		for c, h := range dlHeader {
-			switch c {
-			case cError, cAttempts, cKey, cStatus, cReplayedAt:
-				continue
-			}
-			if v := fr.r.cells()[c]; advText(r, h) != v {
-				t.Errorf("%s: row %d (%s): %s = %q, was %q: triage never writes it", when, at[j], fr.key, h, advText(r, h), v)
-			}
-		}
-		// (c) its own key.
-		key := advText(r, "key")
-		switch {
-		case !fr.minted && key != fr.r.key:
-			t.Errorf("%s: row %d (payload %s): key cell %q, its key is %q", when, at[j], p, key, fr.r.key)
-		case fr.minted && key != "" && key != fr.key:
-			t.Errorf("%s: row %d (payload %s): key cell %q, its minted key is %q", when, at[j], p, key, fr.key)
-		case fr.minted && key == "" && (sent[p] || final):
-			t.Errorf("%s: row %d (payload %s) was sent with minted key %q, yet its key cell is empty", when, at[j], p, fr.key)
-		}
 		if !fr.waiting {
 			want := map[string]string{}
 			for c, v := range fr.r.cells() {
@@ -846,40 +884,58 @@ func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *replaytest.Rec
 					want[dlHeader[c]] = "s:" + v
 				}
 			}
-			if !maps.Equal(want, r) {
-				t.Errorf("%s: row %d, not waiting, changed:\n  holds %s\n  was   %s", when, at[j], sortedMap(r), sortedMap(want))
-			}
+			advSame(t, what+", not waiting,", fr.key, want, r, dmg)
 			continue
+		}
+		// The cells triage never writes.
+		for c, h := range dlHeader {
+			switch c {
+			case cError, cAttempts, cKey, cStatus, cReplayedAt:
+				continue
+			}
+			if v := fr.r.cells()[c]; advText(r, h) != v {
+				t.Errorf("%s: %s = %q, was %q: triage never writes it%s", what, h, advText(r, h), v, dmg.note(fr.key, h, advText(r, h)))
+			}
+		}
+		// (c) its own key.
+		key := advText(r, "key")
+		switch {
+		case !fr.minted && key != fr.r.key:
+			t.Errorf("%s: key cell %q, its key is %q%s", what, key, fr.r.key, dmg.note(fr.key, "key", key))
+		case fr.minted && key != "" && key != fr.key:
+			t.Errorf("%s: key cell %q, its minted key is %q%s", what, key, fr.key, dmg.note(fr.key, "key", key))
+		case fr.minted && key == "" && (sent[p] || final):
+			t.Errorf("%s: sent with its minted key, yet its key cell is empty%s", what, dmg.note(fr.key, "key", key))
 		}
 		// (b) the status as the receiver answered, or as it was.
 		switch st {
 		case "delivered":
 			if fr.fault == advReject {
-				t.Errorf("%s: row %d (%s): marked delivered, but the receiver rejected its key (%d)", when, at[j], fr.key, fr.code)
+				t.Errorf("%s: marked delivered, but the receiver rejected its key (%d)%s", what, fr.code, dmg.note(fr.key, "status", st))
 			} else if !answered[p] {
-				t.Errorf("%s: row %d (%s): marked delivered, but the receiver never accepted it", when, at[j], fr.key)
+				t.Errorf("%s: marked delivered, but the receiver never accepted it%s", what, dmg.note(fr.key, "status", st))
 			}
 		case "rejected":
 			if fr.fault != advReject {
-				t.Errorf("%s: row %d (%s): marked rejected, but the receiver accepted its key", when, at[j], fr.key)
+				t.Errorf("%s: marked rejected, but the receiver accepted its key%s", what, dmg.note(fr.key, "status", st))
 			} else if !answered[p] {
-				t.Errorf("%s: row %d (%s): marked rejected, but it was never sent", when, at[j], fr.key)
+				t.Errorf("%s: marked rejected, but it was never sent%s", what, dmg.note(fr.key, "status", st))
 			} else if e := advText(r, "error"); !strings.HasPrefix(e, strconv.Itoa(fr.code)+" ") {
-				t.Errorf("%s: row %d (%s): rejected with error %q, want the receiver's %d", when, at[j], fr.key, e, fr.code)
+				t.Errorf("%s: rejected with error %q, want the receiver's %d%s", what, e, fr.code, dmg.note(fr.key, "error", e))
 			}
 		case fr.r.status:
 			if final {
-				t.Errorf("%s: row %d (%s, %s): still %q after the quiet rerun", when, at[j], fr.key, fr.fault, st)
+				t.Errorf("%s: still %q after the quiet rerun (receiver: %s)", what, st, fr.fault)
 			}
 		default:
-			t.Errorf("%s: row %d (%s): status %q, was %q: neither, nor an outcome", when, at[j], fr.key, st, fr.r.status)
+			t.Errorf("%s: status %q, was %q: neither, nor an outcome%s", what, st, fr.r.status, dmg.note(fr.key, "status", st))
 		}
 		if final && (st == "delivered" || st == "rejected") {
 			if got := advText(r, "replayed_at"); got != model.FormatTime(now) {
-				t.Errorf("%s: row %d (%s): replayed_at %q", when, at[j], fr.key, got)
+				t.Errorf("%s: replayed_at %q%s", what, got, dmg.note(fr.key, "replayed_at", got))
 			}
-			if st == "delivered" && advText(r, "error") != "" {
-				t.Errorf("%s: row %d (%s): delivered with error %q", when, at[j], fr.key, advText(r, "error"))
+			if e := advText(r, "error"); st == "delivered" && e != "" {
+				t.Errorf("%s: delivered with error %q%s", what, e, dmg.note(fr.key, "error", e))
 			}
 		}
 	}
@@ -894,4 +950,31 @@ func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *replaytest.Rec
 		}
 	}
 	return status
+}
+
+// advSame reports each cell of a row that is not as it was: its text, or only its type (text
+// "2" become the number 2: the same text, but not the cell it was).
+func advSame(t *testing.T, what, id string, want, got map[string]string, dmg advDamage) {
+	t.Helper()
+	for _, k := range slices.Sorted(maps.Keys(mergeKeys(want, got))) {
+		w, g := want[k], got[k]
+		switch {
+		case w == g:
+		case advText(want, k) == advText(got, k):
+			t.Errorf("%s %s cell: %s, was %s: same text, another type (a value of triage's that hit it was not put back exactly)%s", what, k, g, w, dmg.note(id, k, advText(got, k)))
+		default:
+			t.Errorf("%s %s = %q, was %q%s", what, k, advText(got, k), advText(want, k), dmg.note(id, k, advText(got, k)))
+		}
+	}
+}
+
+func mergeKeys(a, b map[string]string) map[string]bool {
+	m := map[string]bool{}
+	for k := range a {
+		m[k] = true
+	}
+	for k := range b {
+		m[k] = true
+	}
+	return m
 }

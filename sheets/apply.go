@@ -85,7 +85,7 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		actor = a
 	}
 	w := &writer{s: s, op: op, work: work, edits: edits, actor: actor, now: s.stamp(), b: &budget{},
-		final: make([]*outcome, len(edits))}
+		final: make([]*outcome, len(edits)), lastRow: map[int]int{}}
 	return w.run(ctx)
 }
 
@@ -141,8 +141,10 @@ type writer struct {
 	actor, now string
 	b          *budget
 
-	// final[i] is edit i's outcome once decided.
-	final []*outcome
+	// final[i] is edit i's outcome once decided; lastRow[i] the row (1-based) it was last
+	// found on, for the message if it never lands.
+	final   []*outcome
+	lastRow map[int]int
 	// owed are values of ours on rows they were not meant for, to put back.
 	owed []*restore
 	// lost are writes whose answer never came: each is settled (fenced, then read) before
@@ -412,6 +414,7 @@ func (w *writer) planTab(p *writePlan, wi int, rows [][]any, gone, stopEdits boo
 		}
 		t := targetAt(applied.Row - 1)
 		t.edits = append(t.edits, i)
+		w.lastRow[i] = applied.Row
 	}
 	// Only now is every pending cell final: keep those whose value changes.
 	for _, c := range v.order {
@@ -640,7 +643,9 @@ func (w *writer) finish() model.ApplyResult {
 		if w.final[i] != nil {
 			continue
 		}
-		w.final[i] = &outcome{conflict: &model.Conflict{Edit: e, Reason: "the sheet kept changing under triage's writes (rows moved between its read and its write every time); not written, try again"}}
+		// Row is where it was last found (0 if it never was); the reason ends before
+		// Conflict.String's own "not written".
+		w.final[i] = &outcome{conflict: &model.Conflict{Edit: e, Row: w.lastRow[i], Reason: "the sheet kept changing under triage's writes (rows moved between its read and its write every time, try again)"}}
 	}
 	for wi, tw := range w.work {
 		w.giveUp(tw.tc.Name, w.owedIn(wi)...)

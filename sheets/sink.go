@@ -84,7 +84,7 @@ func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) erro
 		// Someone moved a column between the read and the append: clear those rows (ours
 		// whole), then append again under the header as it is now.
 		keys := columnKeys(trimAll(written))
-		w := &writer{s: s, op: op, work: work, b: b}
+		w := &writer{s: s, op: op, work: work, b: b, lastRow: map[int]int{}}
 		for _, row := range rows {
 			rs := newRestore(0, keys, row)
 			for c, v := range row {
