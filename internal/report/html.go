@@ -24,8 +24,16 @@ func HTML(w io.Writer, r Run) error {
 	return nil
 }
 
-var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"refusals": newRefusalSection, "rows": func(n int) string { return model.Count(n, "row", "rows") }, "count": model.Count}).
+var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"refusals": newRefusalSection, "rows": func(n int) string { return model.Count(n, "row", "rows") }, "count": model.Count, "keyStyle": keyStyle}).
 	Parse(htmlSource)).New("refusals").Parse(htmlRefusals))
+
+// keyCellStyle is the style of a key's cell. A key is an exact string a receiver matches, so it
+// is never broken inside: the column grows to the longest key (white-space:nowrap; no
+// word-break), which a mail client honours as an inline style.
+const keyCellStyle = "border-bottom:1px solid #eaeef2;font-family:Menlo,Consolas,monospace;white-space:nowrap"
+
+// keyStyle is keyCellStyle for the template: a constant of ours, so safe as a CSS value.
+func keyStyle() template.CSS { return template.CSS(keyCellStyle) }
 
 // refusalSection is one list of rows that were not sent, with its heading.
 type refusalSection struct {
@@ -60,9 +68,13 @@ Nothing new was sent after the halt; {{rows .NotAttempted}} not attempted. Fix t
 <tr><td style="padding:12px 20px;background:#fff8c5;border-top:3px solid #bf8700;border-bottom:1px solid #d0d7de;color:#633c01">
 <strong>Interrupted:</strong> requests in flight finished and were written back; {{rows .NotAttempted}} not attempted. Run the same command again to continue.
 </td></tr>
-{{- else if ne .ExitCode 0}}
+{{- else if .NotDoneCount}}
 <tr><td style="padding:12px 20px;background:#fff8c5;border-top:3px solid #bf8700;border-bottom:1px solid #d0d7de;color:#633c01">
 <strong>{{rows .NotDoneCount}} not done.</strong> Each is listed below with a link to its row.
+</td></tr>
+{{- else if ne .ExitCode 0}}
+<tr><td style="padding:12px 20px;background:#fff8c5;border-top:3px solid #bf8700;border-bottom:1px solid #d0d7de;color:#633c01">
+<strong>No row is left not done, but {{count (len .WriteBack) "write-back problem" "write-back problems"}}: the sheet does not show every outcome.</strong> See Write-back below; replaying those rows again is harmless.
 </td></tr>
 {{- else}}
 <tr><td style="padding:12px 20px;background:#dafbe1;border-top:3px solid #1a7f37;border-bottom:1px solid #d0d7de;color:#116329">
@@ -84,24 +96,18 @@ Nothing new was sent after the halt; {{rows .NotAttempted}} not attempted. Fix t
 </table>
 </td></tr>
 <tr><td style="padding:0 20px 16px 20px">
-<h2 style="font-size:16px;margin:8px 0">Rows not done ({{len .NotDone}})</h2>
+<h2 style="font-size:16px;margin:8px 0">Rows not done ({{.NotDoneCount}})</h2>
 {{- if .NotDone}}
 <table width="100%" cellpadding="6" cellspacing="0" border="0" style="border-collapse:collapse;border:1px solid #d0d7de;font-size:13px">
-<tr style="background:#f6f8fa;text-align:left"><th style="border-bottom:1px solid #d0d7de">Row</th><th style="border-bottom:1px solid #d0d7de">Key</th><th style="border-bottom:1px solid #d0d7de">Source</th><th style="border-bottom:1px solid #d0d7de">Status</th><th style="border-bottom:1px solid #d0d7de">Error</th><th style="border-bottom:1px solid #d0d7de">Attempts</th></tr>
+<tr style="background:#f6f8fa;text-align:left"><th style="border-bottom:1px solid #d0d7de">Row</th><th style="border-bottom:1px solid #d0d7de">Key</th><th style="border-bottom:1px solid #d0d7de">Source</th><th style="border-bottom:1px solid #d0d7de">Status</th><th style="border-bottom:1px solid #d0d7de">Error or reason</th><th style="border-bottom:1px solid #d0d7de">Attempts</th></tr>
 {{- range .NotDone}}
-<tr style="vertical-align:top"><td style="border-bottom:1px solid #eaeef2;white-space:nowrap">{{if .Link}}<a href="{{.Link}}" style="color:#0969da">row {{.Row}}</a>{{else}}row {{.Row}}{{end}}</td><td style="border-bottom:1px solid #eaeef2;font-family:Menlo,Consolas,monospace;word-break:break-all">{{.ID}}</td><td style="border-bottom:1px solid #eaeef2">{{.Source}}</td><td style="border-bottom:1px solid #eaeef2;white-space:nowrap">{{.State}}</td><td style="border-bottom:1px solid #eaeef2;word-break:break-word">{{.Error}}</td><td style="border-bottom:1px solid #eaeef2;text-align:right">{{.Attempts}}</td></tr>
+<tr style="vertical-align:top"><td style="border-bottom:1px solid #eaeef2;white-space:nowrap">{{if .Link}}<a href="{{.Link}}" style="color:#0969da">row {{.Row}}</a>{{else if gt .Row 0}}row {{.Row}}{{else}}&ndash;{{end}}</td><td style="{{keyStyle}}">{{.ID}}</td><td style="border-bottom:1px solid #eaeef2">{{if .Source}}{{.Source}}{{else}}&ndash;{{end}}</td><td style="border-bottom:1px solid #eaeef2;white-space:nowrap">{{.State}}</td><td style="border-bottom:1px solid #eaeef2;word-break:break-word">{{.Error}}</td><td style="border-bottom:1px solid #eaeef2;text-align:right">{{.Attempts}}</td></tr>
 {{- end}}
 </table>
 {{- else}}
 <p style="margin:0;color:#57606a">None.</p>
 {{- end}}
-{{- template "refusals" (refusals "Refused (a problem with the row; not sent)" .Refused)}}
 {{- template "refusals" (refusals "Skipped by rule (nothing wrong)" .Skipped)}}
-{{- template "refusals" (refusals "Not selected (another source than --source)" .Excluded)}}
-{{- if .Unknown}}
-<h2 style="font-size:16px;margin:16px 0 8px 0">Unknown IDs ({{len .Unknown}})</h2>
-<p style="margin:0">No row of the tab has these IDs: {{range $i, $id := .Unknown}}{{if $i}}, {{end}}<code>{{$id}}</code>{{end}}</p>
-{{- end}}
 <h2 style="font-size:16px;margin:16px 0 8px 0">Write-back</h2>
 <p style="margin:0">{{count .WriteRequests "request" "requests"}} to the sheet; {{count (len .WriteBack) "problem" "problems"}}.</p>
 {{- if .WriteBack}}
@@ -146,7 +152,7 @@ const htmlRefusals = `
 <table width="100%" cellpadding="6" cellspacing="0" border="0" style="border-collapse:collapse;border:1px solid #d0d7de;font-size:13px">
 <tr style="background:#f6f8fa;text-align:left"><th style="border-bottom:1px solid #d0d7de">Row</th><th style="border-bottom:1px solid #d0d7de">Key</th><th style="border-bottom:1px solid #d0d7de">Reason</th></tr>
 {{- range .Items}}
-<tr style="vertical-align:top"><td style="border-bottom:1px solid #eaeef2;white-space:nowrap">{{if .Link}}<a href="{{.Link}}" style="color:#0969da">row {{.Row}}</a>{{else}}&ndash;{{end}}</td><td style="border-bottom:1px solid #eaeef2;font-family:Menlo,Consolas,monospace;word-break:break-all">{{.ID}}</td><td style="border-bottom:1px solid #eaeef2;word-break:break-word">{{.Reason}}</td></tr>
+<tr style="vertical-align:top"><td style="border-bottom:1px solid #eaeef2;white-space:nowrap">{{if .Link}}<a href="{{.Link}}" style="color:#0969da">row {{.Row}}</a>{{else}}&ndash;{{end}}</td><td style="{{keyStyle}}">{{.ID}}</td><td style="border-bottom:1px solid #eaeef2;word-break:break-word">{{.Reason}}</td></tr>
 {{- end}}
 </table>
 {{- end}}

@@ -30,8 +30,10 @@ func Markdown(w io.Writer, r Run) error {
 		p("> Nothing new was sent after the halt; %s not attempted. Fix the cause, then run the same command again: every row keeps its key, so nothing is applied twice.\n\n", model.Count(v.NotAttempted, "row", "rows"))
 	case v.Cancelled:
 		p("> **Interrupted:** requests in flight finished and were written back; %s not attempted. Run the same command again to continue.\n\n", model.Count(v.NotAttempted, "row", "rows"))
-	case v.ExitCode != 0:
+	case v.NotDoneCount > 0:
 		p("> **%s not done.** Each is listed below with a link to its row.\n\n", model.Count(v.NotDoneCount, "row", "rows"))
+	case v.ExitCode != 0:
+		p("> **No row is left not done, but %s: the sheet does not show every outcome.** See Write-back below; replaying those rows again is harmless.\n\n", model.Count(len(v.WriteBack), "write-back problem", "write-back problems"))
 	default:
 		p("> **Every selected row is done.**\n\n")
 	}
@@ -56,7 +58,7 @@ func Markdown(w io.Writer, r Run) error {
 	if len(v.NotDone) == 0 {
 		p("None.\n\n")
 	} else {
-		p("| Row | Key | Source | Status | Error | Attempts |\n|---|---|---|---|---|---:|\n")
+		p("| Row | Key | Source | Status | Error or reason | Attempts |\n|---|---|---|---|---|---:|\n")
 		for _, row := range v.NotDone {
 			p("| %s | %s | %s | %s | %s | %d |\n", mdRow(row.Row, row.Link), mdCell(row.ID), mdCell(row.Source), row.State, mdCell(row.Error), row.Attempts)
 		}
@@ -72,16 +74,7 @@ func Markdown(w io.Writer, r Run) error {
 		}
 		p("\n")
 	}
-	refusals("Refused (a problem with the row; not sent)", v.Refused)
 	refusals("Skipped by rule (nothing wrong)", v.Skipped)
-	refusals("Not selected (another source than --source)", v.Excluded)
-	if len(v.Unknown) > 0 {
-		ids := make([]string, len(v.Unknown))
-		for i, id := range v.Unknown {
-			ids[i] = md(id)
-		}
-		p("## Unknown IDs (%d)\n\nNo row of the tab has these IDs: %s\n\n", len(v.Unknown), strings.Join(ids, ", "))
-	}
 	p("## Write-back\n\n%s to the sheet; %s.\n\n", model.Count(v.WriteRequests, "request", "requests"), model.Count(len(v.WriteBack), "problem", "problems"))
 	for _, x := range v.WriteBack {
 		p("- %s\n", md(x))

@@ -78,8 +78,11 @@ func NewAlert(r Run, reportPath string) (Alert, bool) {
 		fmt.Fprintf(&t, " halted: %s, source %s: %s", chat(a.Cause), chat(a.HaltSource), chat(a.HaltDetail))
 	case r.Summary.Cancelled:
 		t.WriteString(" was interrupted")
-	default:
+	case a.NotDone > 0:
 		fmt.Fprintf(&t, ": %s not done", model.Count(a.NotDone, "row", "rows"))
+	default:
+		// Exit 1 with every row done: outcomes the sheet does not show.
+		fmt.Fprintf(&t, ": %s", model.Count(len(r.Summary.WriteConflicts)+len(r.Summary.WriteErrors), "write-back problem", "write-back problems"))
 	}
 	fmt.Fprintf(&t, " · %d delivered, %d not done", a.Delivered, a.NotDone)
 	if len(bad) > 0 {

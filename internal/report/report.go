@@ -169,22 +169,66 @@ func (r *Run) RowLink(row int) string {
 	return fmt.Sprintf("https://docs.google.com/spreadsheets/d/%s/edit#gid=%d&range=A%d", url.PathEscape(r.SpreadsheetID), r.SheetGID, row)
 }
 
-// NotDone counts the selected rows that did not end delivered, duplicate or skipped by rule:
-// the rows the report's table lists, the refused, unknown and excluded ones.
-func (r *Run) NotDone() int {
-	n := len(r.UnknownIDs) + len(r.Excluded)
-	for _, rf := range r.Summary.Refused {
-		if !rf.Skipped || slices.Contains(r.Stuck, rf.ID) {
-			n++
-		}
-	}
-	for _, row := range r.Summary.Rows {
-		if !row.State.Success() {
-			n++
-		}
-	}
-	return n
+// NotDoneRow is one selected row that is not done, as every part of the report and the alert
+// counts it: a row sent without success (or never sent), a refused row, a sticky row named on
+// the command line, an excluded ID or an unknown one. Label is the count it falls under.
+type NotDoneRow struct {
+	Row      int // 0 when no row has the ID (unknown)
+	ID       string
+	Source   string
+	Label    string
+	Detail   string
+	Attempts int
 }
+
+// Labels of the not-done rows that are not a replay state.
+const (
+	// LabelSticky: a rejected or discarded row named on the command line, skipped by rule.
+	LabelSticky = "sticky"
+	// LabelUnknown: an ID given that no row has.
+	LabelUnknown = "unknown"
+	// LabelExcluded: an ID given whose row is of another source than --source.
+	LabelExcluded = "excluded"
+)
+
+// NotDoneRows is the one list of the selected rows that are not done: the report's stat card,
+// its "Rows not done" title and table, the Markdown and the alert all count this list, so they
+// agree. A row refused while sending is in both Summary.Rows and Summary.Refused, and is
+// listed once.
+func (r *Run) NotDoneRows() []NotDoneRow {
+	var out []NotDoneRow
+	sentRefused := map[string]bool{}
+	for _, row := range r.Summary.Rows {
+		if row.State.Success() {
+			continue
+		}
+		if row.State == model.StateRefused {
+			sentRefused[row.ID] = true
+		}
+		out = append(out, NotDoneRow{Row: row.Row, ID: row.ID, Source: row.Source, Label: string(row.State), Detail: row.Detail, Attempts: row.Attempts})
+	}
+	for _, rf := range r.Summary.Refused {
+		switch {
+		case !rf.Skipped && !sentRefused[rf.ID]:
+			out = append(out, NotDoneRow{Row: rf.Row, ID: rf.ID, Label: string(model.StateRefused), Detail: rf.Reason})
+		case rf.Skipped && r.stuck(rf.ID):
+			out = append(out, NotDoneRow{Row: rf.Row, ID: rf.ID, Label: LabelSticky, Detail: rf.Reason + "; named on the command line, so not done"})
+		}
+	}
+	for _, id := range r.UnknownIDs {
+		out = append(out, NotDoneRow{ID: id, Label: LabelUnknown, Detail: "no row of the tab has this ID"})
+	}
+	for _, rf := range r.Excluded {
+		out = append(out, NotDoneRow{Row: rf.Row, ID: rf.ID, Label: LabelExcluded, Detail: rf.Reason})
+	}
+	return out
+}
+
+// stuck reports whether a skipped row's ID is one of Run.Stuck.
+func (r *Run) stuck(id string) bool { return slices.Contains(r.Stuck, id) }
+
+// NotDone counts the selected rows that are not done: len(NotDoneRows()).
+func (r *Run) NotDone() int { return len(r.NotDoneRows()) }
 
 // Delivered counts the rows the destinations have acted on (delivered and duplicate).
 func (r *Run) Delivered() int {
@@ -197,24 +241,33 @@ func (r *Run) Delivered() int {
 	return n
 }
 
-// Counts are the rows by final state, in the order the report shows them, zeros included.
+// Counts are the rows by final state, in the order the report shows them, zeros included
+// for the replay states. The Bad counts are NotDoneRows by label, so they add up to NotDone.
 func (r *Run) Counts() []Count {
-	by := map[model.RowState]int{}
+	by := map[string]int{}
 	for _, row := range r.Summary.Rows {
-		by[row.State]++
+		if row.State.Success() {
+			by[string(row.State)]++
+		}
 	}
 	for _, rf := range r.Summary.Refused {
-		by[rf.State()]++
+		if rf.Skipped && !r.stuck(rf.ID) {
+			by[string(model.StateSkipped)]++
+		}
 	}
-	out := make([]Count, 0, len(countOrder)+2)
+	var extra []string // labels of not-done rows beyond countOrder (e.g. a row left queued)
+	for _, nd := range r.NotDoneRows() {
+		if by[nd.Label] == 0 && !slices.Contains(countOrder, model.RowState(nd.Label)) {
+			extra = append(extra, nd.Label)
+		}
+		by[nd.Label]++
+	}
+	out := make([]Count, 0, len(countOrder)+len(extra))
 	for _, s := range countOrder {
-		out = append(out, Count{Label: string(s), N: by[s], Bad: !s.Success() && s != model.StateSkipped})
+		out = append(out, Count{Label: string(s), N: by[string(s)], Bad: !s.Success() && s != model.StateSkipped})
 	}
-	if n := len(r.UnknownIDs); n > 0 {
-		out = append(out, Count{Label: "unknown", N: n, Bad: true})
-	}
-	if n := len(r.Excluded); n > 0 {
-		out = append(out, Count{Label: "excluded", N: n, Bad: true})
+	for _, l := range extra {
+		out = append(out, Count{Label: l, N: by[l], Bad: true})
 	}
 	return out
 }

@@ -29,12 +29,9 @@ type view struct {
 	NotAttempted  int
 	Selected      int
 	NotDoneCount  int
-	Cards         [][]statCard // rows of cards (a mail client lays out a table, not a grid)
-	NotDone       []rowView
-	Refused       []refusalView
-	Skipped       []refusalView
-	Excluded      []refusalView
-	Unknown       []string
+	Cards         [][]statCard  // rows of cards (a mail client lays out a table, not a grid)
+	NotDone       []rowView     // Run.NotDoneRows: NotDoneCount is its length
+	Skipped       []refusalView // skipped by rule and done (a sticky row named by ID is in NotDone)
 	WriteBack     []string
 	WriteRequests int
 	Settings      settingsView
@@ -136,7 +133,6 @@ func (r *Run) view() *view {
 		Cancelled:     r.Summary.Cancelled,
 		NotAttempted:  len(r.Summary.NotAttempted),
 		Selected:      r.Selected,
-		NotDoneCount:  r.NotDone(),
 		WriteRequests: r.Summary.WriteRequests,
 	}
 	v.Title = "triage replay of " + v.Tab + ": " + v.Outcome
@@ -151,6 +147,11 @@ func (r *Run) view() *view {
 	} else if d > 0 {
 		v.Duration = d.Round(time.Millisecond).String()
 	}
+	for _, nd := range r.NotDoneRows() {
+		v.NotDone = append(v.NotDone, rowView{Row: nd.Row, Link: r.RowLink(nd.Row), ID: r.text(nd.ID, capID),
+			Source: r.text(nd.Source, capName), State: r.text(nd.Label, capName), Error: r.text(nd.Detail, capDetail), Attempts: nd.Attempts})
+	}
+	v.NotDoneCount = len(v.NotDone)
 	if h := r.Summary.Halted; h != nil {
 		v.Halted = true
 		v.Halt = haltView{Cause: r.text(h.Cause, capName), Source: r.text(h.Source, capName), Detail: r.text(h.Detail, capDetail)}
@@ -178,28 +179,10 @@ func (r *Run) view() *view {
 		v.Cards = append(v.Cards, cards[:n])
 		cards = cards[n:]
 	}
-	for _, row := range r.Summary.Rows {
-		if row.State.Success() {
-			continue
-		}
-		v.NotDone = append(v.NotDone, rowView{Row: row.Row, Link: r.RowLink(row.Row), ID: r.text(row.ID, capID),
-			Source: r.text(row.Source, capName), State: string(row.State), Error: r.text(row.Detail, capDetail), Attempts: row.Attempts})
-	}
-	refusal := func(rf model.Refusal) refusalView {
-		return refusalView{Row: rf.Row, Link: r.RowLink(rf.Row), ID: r.text(rf.ID, capID), Reason: r.text(rf.Reason, capDetail)}
-	}
 	for _, rf := range r.Summary.Refused {
-		if rf.Skipped {
-			v.Skipped = append(v.Skipped, refusal(rf))
-		} else {
-			v.Refused = append(v.Refused, refusal(rf))
+		if rf.Skipped && !r.stuck(rf.ID) {
+			v.Skipped = append(v.Skipped, refusalView{Row: rf.Row, Link: r.RowLink(rf.Row), ID: r.text(rf.ID, capID), Reason: r.text(rf.Reason, capDetail)})
 		}
-	}
-	for _, rf := range r.Excluded {
-		v.Excluded = append(v.Excluded, refusal(rf))
-	}
-	for _, id := range r.UnknownIDs {
-		v.Unknown = append(v.Unknown, r.text(id, capID))
 	}
 	for _, c := range r.Summary.WriteConflicts {
 		v.WriteBack = append(v.WriteBack, "conflict: "+r.text(c.String(), capDetail))
