@@ -238,6 +238,7 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
 	m.syncGroups()
+	m.toasts.prune()
 	m.relayout()
 	return m, cmd
 }

@@ -165,7 +165,7 @@ func (m *Model) copyLink(ts *tabState, r *model.Record) tea.Cmd {
 		return nil
 	}
 	if m.opts.Demo {
-		return m.toast(toastInfo, "the demo's spreadsheet lives only in this process: there is no Google Sheets link to copy (%s copies one on a real sheet)", hintKeys(m.c.keys.CopyLink.Keys()...))
+		return m.toast(toastInfo, "the demo's sheet exists only in this process: it has no Google Sheets link (%s copies one on a real sheet)", hintKeys(m.c.keys.CopyLink.Keys()...))
 	}
 	if m.spreadsheetID == "" {
 		return m.toast(toastInfo, "no spreadsheet ID to link to")

@@ -339,7 +339,10 @@ func (m *Model) onRowKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
 		ts.move(1, m.tableH)
 	case key.Matches(msg, k.MarkAll):
 		ts.markVisible()
-		return m.toast(toastInfo, "%d marked", ts.nMarked)
+		// The toast tells of the marks as they are: it goes when they change (V, space, a
+		// write) or the tab does.
+		n := ts.nMarked
+		return m.toasts.pushWhile(toastInfo, itoa(n)+" marked", func() bool { return m.activeTab() == ts && ts.nMarked == n })
 	case key.Matches(msg, k.UnmarkAll):
 		ts.unmarkAll()
 	case key.Matches(msg, k.Sort):
@@ -390,9 +393,14 @@ func (m *Model) switchTab(i int) {
 	m.selectTab(i % len(m.tabs))
 }
 
+// selectTab makes tab i the active one. The info toasts go: they told of the tab that was on
+// screen ("2 set to done · u undoes"); errors stay.
 func (m *Model) selectTab(i int) {
 	if i < 0 || i >= len(m.tabs) {
 		return
+	}
+	if i != m.active {
+		m.toasts.dismissInfo()
 	}
 	m.active = i
 }

@@ -56,7 +56,7 @@ func TestMissingTabsHintFits(t *testing.T) {
 func TestDemoCopyLinkSaysNoSheet(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Demo = true })
 	cmd := send(m, press("o"))
-	if !strings.Contains(toastTexts(m), "no Google Sheets link to copy") {
+	if !strings.Contains(toastTexts(m), "it has no Google Sheets link") {
 		t.Errorf("toast: %q", toastTexts(m))
 	}
 	for _, msg := range cmdMsgs(t, cmd) {

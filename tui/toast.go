@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
@@ -10,11 +11,15 @@ import (
 
 // How long toasts stay. Errors (conflicts, failed writes) stay longer: they are what the user
 // must not miss, and they are longer to read.
+// An info toast longer than a line stays longer, toastReadRate characters a second, so a
+// toast that wraps can be read to its end before it goes.
 const (
 	toastInfoFor  = 4 * time.Second
 	toastErrorFor = 15 * time.Second
-	// toastErrorLines is how many footer lines an error toast may take before it is cut.
-	toastErrorLines = 3
+	toastReadRate = 15
+	// toastMaxLines is how many footer lines a toast may take (fewer on a short terminal,
+	// toastLines); one longer than that is cut after its last whole word, with "…".
+	toastMaxLines = 4
 )
 
 type toastLevel int
@@ -28,6 +33,9 @@ type toast struct {
 	id    int
 	level toastLevel
 	text  string
+	// holds, when set, says whether what the toast says is still so ("25 marked"): the toast
+	// goes as soon as it isn't (prune), rather than telling of a state the screen has left.
+	holds func() bool
 }
 
 // toastExpiredMsg removes one toast; the id makes a late tick harmless.
@@ -53,6 +61,9 @@ func (t *toasts) push(level toastLevel, text string) tea.Cmd {
 		t.items = t.items[len(t.items)-8:]
 	}
 	d := toastInfoFor
+	if read := time.Duration(utf8.RuneCountInString(text)) * time.Second / toastReadRate; read > d {
+		d = min(read, toastErrorFor)
+	}
 	if level == toastError {
 		d = toastErrorFor
 	}
@@ -69,6 +80,39 @@ func (t *toasts) expire(id int) {
 			return
 		}
 	}
+}
+
+// pushWhile is push for a toast that tells of a state: it goes when holds stops being true
+// (checked after every message, prune), or when its time is up.
+func (t *toasts) pushWhile(level toastLevel, text string, holds func() bool) tea.Cmd {
+	cmd := t.push(level, text)
+	t.items[len(t.items)-1].holds = holds
+	return cmd
+}
+
+// prune drops the toasts whose state no longer holds; it reports whether one went.
+func (t *toasts) prune() bool {
+	kept := t.items[:0]
+	for _, it := range t.items {
+		if it.holds == nil || it.holds() {
+			kept = append(kept, it)
+		}
+	}
+	changed := len(kept) != len(t.items)
+	t.items = kept
+	return changed
+}
+
+// dismissInfo drops every info toast: they told of the view that was on screen (switching
+// tabs leaves it). Errors stay until esc or their time is up: they must not be missed.
+func (t *toasts) dismissInfo() {
+	kept := t.items[:0]
+	for _, it := range t.items {
+		if it.level == toastError {
+			kept = append(kept, it)
+		}
+	}
+	t.items = kept
 }
 
 // dismissErrors clears error toasts (esc): the user has read them.
@@ -98,37 +142,54 @@ func (t *toasts) current() (toast, bool) {
 	return toast{}, false
 }
 
-// lines renders the current toast for a footer of width w: one line for info, up to
-// toastErrorLines wrapped lines for an error.
-func (t *toasts) lines(c *common, w int) []string {
+// toastLines is how many footer lines a toast may take on a terminal h lines high: up to
+// toastMaxLines, fewer when the screen is short, so the table keeps some rows.
+func toastLines(h int) int { return max(1, min(toastMaxLines, (h-minHeight)/2+3)) }
+
+// lines renders the current toast for a footer of w x h: wrapped whole, word by word, in at
+// most toastLines(h) lines; a longer one ends with its last whole word that fits and "…",
+// never a word cut in two.
+func (t *toasts) lines(c *common, w, h int) []string {
 	cur, ok := t.current()
 	if !ok {
 		return nil
 	}
 	st := c.styles
-	if cur.level != toastError {
-		return []string{st.paint(st.ToastInfo, fit(" "+cur.text, w))}
-	}
-	prefix := " ✗ "
-	if st.NoColor {
-		prefix = " ERROR: "
+	prefix, style := " ", st.ToastInfo
+	if cur.level == toastError {
+		prefix, style = " ✗ ", st.ToastError
+		if st.NoColor {
+			prefix = " ERROR: "
+		}
 	}
 	indent := strings.Repeat(" ", textWidth(prefix))
-	wrapped := wrapText(cur.text, w-textWidth(prefix)-1)
-	if len(wrapped) > toastErrorLines {
-		wrapped = wrapped[:toastErrorLines]
-		wrapped[toastErrorLines-1] = truncate(wrapped[toastErrorLines-1]+" …", w-textWidth(prefix)-1)
-	}
-	for i := range wrapped {
-		if i == 0 {
-			wrapped[i] = prefix + wrapped[i]
-		} else {
-			wrapped[i] = indent + wrapped[i]
-		}
+	room := max(1, w-textWidth(prefix)-1)
+	wrapped := wrapText(cur.text, room)
+	if n := toastLines(h); len(wrapped) > n {
+		wrapped = wrapped[:n]
+		wrapped[n-1] = cutWords(wrapped[n-1], room)
 	}
 	out := make([]string, len(wrapped))
 	for i, l := range wrapped {
-		out[i] = st.paint(st.ToastError, fit(l, w))
+		if i == 0 {
+			l = prefix + l
+		} else {
+			l = indent + l
+		}
+		out[i] = st.paint(style, fit(l, w))
 	}
 	return out
+}
+
+// cutWords ends line with " …" in at most w cells, dropping its last words (whole) until it
+// fits.
+func cutWords(line string, w int) string {
+	for textWidth(line)+2 > w {
+		i := strings.LastIndexByte(strings.TrimRight(line, " "), ' ')
+		if i <= 0 {
+			return truncate(line, w) // one word longer than the line: wrapText broke it already
+		}
+		line = strings.TrimRight(line[:i], " ")
+	}
+	return line + " …"
 }

@@ -391,14 +391,14 @@ func (m *Model) inputWidth() int { return max(1, m.c.width-filterPromptWidth-1) 
 // footerHeight is the toast lines, the status bar, the unknown-field note and the help (or
 // filter prompt) line.
 func (m *Model) footerHeight() int {
-	return len(m.toasts.lines(m.c, m.c.width)) + 2 + len(m.filterNoteLines(m.c.width))
+	return len(m.toasts.lines(m.c, m.c.width, m.c.height)) + 2 + len(m.filterNoteLines(m.c.width))
 }
 
 // footerLines: toasts, the status bar (position, filter, marks, hints), then the filter
 // prompt while typing, else the key hints.
 func (m *Model) footerLines(w int) []string {
 	st := m.c.styles
-	lines := m.toasts.lines(m.c, w)
+	lines := m.toasts.lines(m.c, w, m.c.height)
 	lines = append(lines, m.statusBar(w))
 	lines = append(lines, m.filterNoteLines(w)...)
 	if m.filtering {

@@ -145,6 +145,10 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 	}
 	// One toast per write: what was done, then (loudly, if anything) what wasn't and why.
 	parts := writeReport(op, res, keySays(m.c.keys.Refresh, "refreshes"))
+	if ts := m.activeTab(); len(parts) > 0 && op.kind != writeUndo && (ts == nil || !strings.EqualFold(ts.name(), op.tab)) {
+		// The write ended after a switch to another tab: say which tab it changed.
+		parts[0] = cellLine(op.tab) + ": " + parts[0]
+	}
 	switch {
 	case !res.OK():
 		cmds = append(cmds, m.toast(toastError, "%s%s", d.prefix, strings.Join(parts, "; ")))
