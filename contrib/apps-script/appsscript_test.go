@@ -3,11 +3,13 @@ package appsscript
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -112,6 +114,113 @@ process.stdout.write(JSON.stringify(out));
 		}
 		if want := model.MintKey(c.Source, c.URL, c.Payload, ""); got[i].Minted != want {
 			t.Errorf("payload %s: drop-in mints %q, triage mints %q", c.Payload, got[i].Minted, want)
+		}
+	}
+}
+
+// columnCase is a dead-letter header row and a [tabs.deadletter.columns] mapping, given to
+// triage as its config and to the drop-in as SAFEFETCH.deadLetter.columns.
+type columnCase struct {
+	Header  []string          `json:"header"`
+	Columns map[string]string `json:"columns"`
+}
+
+// TestColumnsMatchTriage checks the drop-in's column finding against triage's: a mapping the
+// drop-in accepts is one `triage config check` accepts (and the reverse), and on every header
+// row it finds each field in the column triage finds it in (model.MapHeaders through
+// config.TabConfigs), so a call dead-lettered by the drop-in is read by triage with the key
+// it was sent with.
+func TestColumnsMatchTriage(t *testing.T) {
+	std := []string{"timestamp", "source", "url", "payload", "error", "attempts", "method", "key", "status", "replayed_at"}
+	cases := []columnCase{
+		{std, nil},
+		{[]string{"Notes", " KEY ", "status", "Payload", "source", "Idempotency Key", "url", "error", "tries", "Method", "timestamp"}, nil},
+		{[]string{"Notes", " KEY ", "status", "Payload", "source", "Idempotency Key", "url", "error", "tries", "Method", "timestamp"}, map[string]string{"key": "Idempotency Key"}},
+		{std, map[string]string{"key": "Request-Id"}},
+		{[]string{"When", "Source", "URL", "Body", "Err", "Tries", "Verb", "Request-Id", "State"}, map[string]string{" Key ": "request-id", "ERROR": "err"}},
+		{[]string{"timestamp", "source", "Endpoint", "payload", "error", "attempts", "method", "url", "status"}, map[string]string{"key": "url", "url": "Endpoint"}},
+		{std, map[string]string{"key": "URL"}},
+		{std, map[string]string{"key": "Ref", "error": "ref"}},
+		{std, map[string]string{"key": "  "}},
+		{std, map[string]string{"bogus": "x"}},
+		{std, map[string]string{"key": "a", "Key": "b"}},
+		{[]string{"İDEMPOTENCY KEY", "source\u0085", "\ufeffurl", "url", "payload\u00a0", "Body", "ΣTATUΣ", "status"}, nil},
+		{[]string{"idempotency key", "source", "url", "payload"}, map[string]string{"key": "Idempotency\u2003Key"}},
+		{[]string{"key", "key", "url", "source", "payload", "Body", "endpoint"}, nil},
+		{append([]string{"Done At"}, std...), map[string]string{"replayed_at": "Done At"}},
+		{[]string{"state", "status", "source", "url", "payload"}, map[string]string{"status": "State"}},
+		{[]string{"tries", "attempts", "time", "created", "timestamp"}, nil},
+	}
+	in, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `
+const {load} = require('./standins.js');
+const cases = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+const out = cases.map((c) => {
+  const env = load({config: {sources: {}, deadLetter: {columns: c.columns || {}}}});
+  try {
+    const mapping = env.ctx.safeFetchColumnMapping_();
+    return {ok: true, cols: env.ctx.safeFetchFindColumns_(c.header, mapping)};
+  } catch (e) {
+    return {ok: false, error: String(e.message)};
+  }
+});
+process.stdout.write(JSON.stringify(out));
+`
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node(t), "-e", script)
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("node failed (%v): %s", err, stderr)
+	}
+	var got []struct {
+		OK    bool           `json:"ok"`
+		Error string         `json:"error"`
+		Cols  map[string]int `json:"cols"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node's answer is not JSON (%v): %s", err, out)
+	}
+	if len(got) != len(cases) {
+		t.Fatalf("node answered %d cases, want %d", len(got), len(cases))
+	}
+	for i, c := range cases {
+		var toml strings.Builder
+		toml.WriteString("[tabs.deadletter.columns]\n")
+		for f, h := range c.Columns {
+			kf, _ := json.Marshal(f)
+			kh, _ := json.Marshal(h)
+			fmt.Fprintf(&toml, "%s = %s\n", kf, kh)
+		}
+		cfg, probs := config.Parse([]byte(toml.String()))
+		if accepted := len(probs) == 0; accepted != got[i].OK {
+			t.Errorf("case %d %q: triage accepts the mapping: %v (%v); the drop-in: %v (%s)", i, c.Columns, accepted, probs, got[i].OK, got[i].Error)
+			continue
+		}
+		if !got[i].OK {
+			continue
+		}
+		var tc model.TabConfig
+		for _, x := range cfg.TabConfigs() {
+			if x.Role == model.RoleDeadLetter {
+				tc = x
+			}
+		}
+		hm, _ := model.MapHeaders(tc, c.Header) // a missing required column is fine here: compare what is found
+		want := map[string]int{}
+		for f, idx := range hm.Index {
+			want[string(f)] = idx
+		}
+		if fmt.Sprint(want) != fmt.Sprint(got[i].Cols) {
+			t.Errorf("case %d: header %q, columns %q:\n triage finds %v\ndrop-in finds %v", i, c.Header, c.Columns, want, got[i].Cols)
 		}
 	}
 }

@@ -28,7 +28,10 @@
  *      nothing is sent and the call is dead-lettered saying which property to set.
  *   4. The `failed_calls` tab must exist with a header row naming (any order, any case, extra
  *      columns allowed) timestamp, source, url, payload, error, attempts, method, key, status.
- *      `triage init` adds missing header cells; safeFetch creates nothing.
+ *      `triage init` adds missing header cells; safeFetch creates nothing. If your triage
+ *      config renames columns under [tabs.deadletter.columns], copy those lines into
+ *      SAFEFETCH.deadLetter.columns (key = "Idempotency Key" becomes
+ *      columns: {key: 'Idempotency Key'}): then both write and read the same columns.
  *   5. Call it:  var r = safeFetch('crm', 'https://api.example.com/v1/orders',
  *                                  {method: 'post', payload: JSON.stringify(order)});
  *                if (!r.ok) { ... r.outcome, r.error; the call is in failed_calls ... }
@@ -69,7 +72,16 @@
  *   overrides        {'404': 'retryable', 'network': 'systemic', ...}: the table, per source.
  * deadLetter:
  *   spreadsheetId    '' = the spreadsheet this script is bound to.
- *   sheetName        default 'failed_calls'.
+ *   sheetName        default 'failed_calls' (triage's [tabs.deadletter] name).
+ *   columns          header names that differ from the defaults, exactly as in triage's
+ *                    [tabs.deadletter.columns]: {field: 'Header name'}, e.g.
+ *                    {key: 'Idempotency Key', url: 'Endpoint URL'}. Fields: timestamp, source,
+ *                    url, payload, error, attempts, method, key, status (and replayed_at,
+ *                    triaged_by, triaged_at, which safeFetch leaves empty). A renamed field is
+ *                    found by that header only (case and spacing aside), never by an alias,
+ *                    as triage finds it. A mapping triage's `config check` would refuse (an
+ *                    unknown field, a blank name, two fields on one header, a field on another
+ *                    column's default header) throws before anything is sent.
  *   on               which outcomes are dead-lettered (default all four).
  */
 var SAFEFETCH = {
@@ -90,6 +102,9 @@ var SAFEFETCH = {
   deadLetter: {
     spreadsheetId: '',
     sheetName: 'failed_calls',
+    // The same lines as triage's [tabs.deadletter.columns], e.g.:
+    //   key: 'Idempotency Key',
+    columns: {},
     on: ['retryable', 'deferred', 'systemic', 'rejected'],
   },
 };
@@ -155,6 +170,9 @@ function safeFetch(source, url, options) {
     body = safeFetchWithBodyKey_(payload, src.bodyKeyField, key);
   }
 
+  // A column mapping triage would refuse is a configuration error: found before sending, so
+  // a call that fails can always be recorded where triage reads it.
+  safeFetchColumnMapping_();
   if (body.length > SAFEFETCH_MAX_CELL) {
     // Checked before sending: once sent, a call that fails must fit its dead-letter row whole
     // (a shortened payload would change what a replay sends).
@@ -641,7 +659,12 @@ function safeFetchCap_(s) {
 // ---------------------------------------------------------------------------------------
 // The dead-letter queue.
 
-/** The dead-letter columns: the name triage writes, then the aliases it also reads (model/schema.go). */
+/**
+ * The dead-letter columns, in triage's schema order: the name triage writes, then the aliases
+ * it also reads (model/schema.go). safeFetch fills the first nine (SAFEFETCH_WRITTEN); the
+ * last three are triage's own, listed so that a mapping may name them and so that columns are
+ * found exactly as triage finds them (model.MapHeaders).
+ */
 var SAFEFETCH_COLUMNS = {
   timestamp: ['timestamp', 'time', 'failed_at', 'failed at', 'created'],
   source: ['source'],
@@ -652,11 +675,124 @@ var SAFEFETCH_COLUMNS = {
   method: ['method', 'verb'],
   key: ['key', 'idempotency_key', 'idempotency key', 'idempotency-key'],
   status: ['status', 'state'],
+  replayed_at: ['replayed_at', 'replayed at', 'replayedat'],
+  triaged_by: ['triaged_by', 'triaged by'],
+  triaged_at: ['triaged_at', 'triaged at'],
 };
 
+/** The fields appendToDeadLetterQueue writes: each needs a column. */
+var SAFEFETCH_WRITTEN = ['timestamp', 'source', 'url', 'payload', 'error', 'attempts', 'method', 'key', 'status'];
+
+/** White space as Go's unicode.IsSpace has it (JavaScript's \s adds U+FEFF and lacks U+0085). */
+var SAFEFETCH_SPACE_ = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
+
 /**
- * Appends a failed call to the dead-letter tab: one row, columns found by header name (so
- * operators may reorder them and add their own), every value written as text (a payload
+ * A header as triage compares it (model.NormHeader): lower case, words split on white space
+ * and joined by one space. Lower case is per character, as Go's strings.ToLower (no final
+ * sigma, U+0130 to "i").
+ */
+function safeFetchNormHeader_(h) {
+  var low = Array.from(String(h == null ? '' : h), function (c) { return c === '\u0130' ? 'i' : c.toLowerCase(); }).join('');
+  return low.split(SAFEFETCH_SPACE_).filter(function (w) { return w !== ''; }).join(' ');
+}
+
+/** Go's strings.TrimSpace. */
+function safeFetchTrimSpace_(s) {
+  return String(s).replace(new RegExp('^' + SAFEFETCH_SPACE_.source), '').replace(new RegExp(SAFEFETCH_SPACE_.source + '$'), '');
+}
+
+/**
+ * SAFEFETCH.deadLetter.columns as triage reads [tabs.deadletter.columns]: each field trimmed
+ * and in lower case, checked by the rules of triage's `config check` (model.CheckColumns).
+ * Returns {field: header}; throws on a mapping triage would refuse.
+ */
+function safeFetchColumnMapping_() {
+  var given = (SAFEFETCH.deadLetter || {}).columns || {};
+  var where = 'SAFEFETCH.deadLetter.columns';
+  if (typeof given !== 'object' || Array.isArray(given)) {
+    throw new Error('safeFetch: ' + where + ' must be an object {field: \'Header name\'}, as [tabs.deadletter.columns] in triage\'s config; not sent');
+  }
+  var mapping = {};
+  var from = {};
+  Object.keys(given).forEach(function (f) {
+    var field = safeFetchTrimSpace_(f).toLowerCase();
+    if (!Object.prototype.hasOwnProperty.call(SAFEFETCH_COLUMNS, field)) {
+      throw new Error('safeFetch: ' + where + ': failed_calls has no column ' + JSON.stringify(f) + ' to rename (the fields: ' + Object.keys(SAFEFETCH_COLUMNS).join(', ') + '); not sent');
+    }
+    if (from[field] != null) {
+      throw new Error('safeFetch: ' + where + ' names the field ' + field + ' twice (' + JSON.stringify(from[field]) + ' and ' + JSON.stringify(f) + '); not sent');
+    }
+    if (typeof given[f] !== 'string') {
+      throw new Error('safeFetch: ' + where + '.' + f + ' must be a header name (a string); not sent');
+    }
+    from[field] = f;
+    mapping[field] = given[f];
+  });
+  var fields = Object.keys(mapping).sort();
+  fields.forEach(function (f) {
+    var n = safeFetchNormHeader_(mapping[f]);
+    if (n === '') {
+      throw new Error('safeFetch: ' + where + ': column ' + f + ' is mapped to a blank header name: name its header, or remove the line to use the default (' + JSON.stringify(SAFEFETCH_COLUMNS[f][0]) + '); not sent');
+    }
+    fields.forEach(function (g) {
+      if (g !== f && f < g && safeFetchNormHeader_(mapping[g]) === n) {
+        throw new Error('safeFetch: ' + where + ': columns ' + f + ' and ' + g + ' are both mapped to the header ' + JSON.stringify(mapping[f]) + ': each field needs its own column; not sent');
+      }
+    });
+    Object.keys(SAFEFETCH_COLUMNS).forEach(function (c) {
+      if (c !== f && mapping[c] == null && safeFetchNormHeader_(SAFEFETCH_COLUMNS[c][0]) === n) {
+        throw new Error('safeFetch: ' + where + ': column ' + f + ' is mapped to ' + JSON.stringify(mapping[f]) + ', which is the ' + c + ' column\'s own header: both would claim one column; pick another header, or map ' + c + ' too; not sent');
+      }
+    });
+  });
+  return mapping;
+}
+
+/**
+ * Finds each dead-letter field in a header row as triage does (model.MapHeaders): a mapped
+ * field by its mapped header only; else its default header, else its first alias not taken
+ * by an earlier field; the first matching column wins, and a column serves one field.
+ * Returns {field: column index (0-based)} for the fields found.
+ */
+function safeFetchFindColumns_(header, mapping) {
+  var norm = header.map(safeFetchNormHeader_);
+  var find = function (name) {
+    var n = safeFetchNormHeader_(name);
+    return n === '' ? -1 : norm.indexOf(n);
+  };
+  var cols = {};
+  var used = {};
+  Object.keys(SAFEFETCH_COLUMNS).forEach(function (field) {
+    var names = SAFEFETCH_COLUMNS[field];
+    var idx;
+    if (mapping[field] != null && mapping[field] !== '') {
+      idx = find(mapping[field]);
+    } else {
+      idx = find(names[0]);
+      if (idx < 0 || used[idx]) {
+        idx = -1;
+        for (var i = 1; i < names.length; i++) {
+          var j = find(names[i]);
+          if (j >= 0 && !used[j]) {
+            idx = j;
+            break;
+          }
+        }
+      }
+    }
+    if (idx >= 0 && used[idx]) idx = -1;
+    if (idx >= 0) {
+      used[idx] = true;
+      cols[field] = idx;
+    }
+  });
+  return cols;
+}
+
+/**
+ * Appends a failed call to the dead-letter tab: one row, columns found by header name as
+ * triage finds them, with SAFEFETCH.deadLetter.columns for renamed headers (so operators may
+ * reorder them and add their own), every value written as text (a payload
  * starting with "=" must never become a formula: invariant 2), the key that was sent in
  * `key`, status `dead`. Creates nothing: a missing tab or column throws, naming it.
  *
@@ -680,21 +816,10 @@ function appendToDeadLetterQueue(call, result) {
   }
   var width = sheet.getLastColumn();
   var header = width > 0 ? sheet.getRange(1, 1, 1, width).getValues()[0] : [];
-  var norm = header.map(function (h) { return String(h).trim().toLowerCase().split(/\s+/).join(' '); });
-  var cols = {};
-  var missing = [];
-  var used = {};
-  Object.keys(SAFEFETCH_COLUMNS).forEach(function (field) {
-    var names = SAFEFETCH_COLUMNS[field];
-    for (var i = 0; i < names.length; i++) {
-      var j = norm.indexOf(names[i]);
-      if (j >= 0 && !used[j]) {
-        cols[field] = j;
-        used[j] = true;
-        return;
-      }
-    }
-    missing.push(field);
+  var mapping = safeFetchColumnMapping_();
+  var cols = safeFetchFindColumns_(header, mapping);
+  var missing = SAFEFETCH_WRITTEN.filter(function (f) { return cols[f] == null; }).map(function (f) {
+    return mapping[f] != null ? f + ' (headed ' + JSON.stringify(mapping[f]) + ', as SAFEFETCH.deadLetter.columns maps it)' : f;
   });
   if (missing.length) {
     throw new Error('appendToDeadLetterQueue: the tab ' + JSON.stringify(tabName) + ' has no ' + missing.join(', ') +
@@ -712,7 +837,7 @@ function appendToDeadLetterQueue(call, result) {
     status: 'dead',
   };
   var row = header.map(function () { return ''; });
-  Object.keys(cols).forEach(function (field) { row[cols[field]] = values[field]; });
+  SAFEFETCH_WRITTEN.forEach(function (field) { row[cols[field]] = values[field]; });
 
   var lock = LockService.getScriptLock();
   var mine = !lock.hasLock(); // a caller's lock is the caller's to release

@@ -451,6 +451,84 @@ test('dead letter: a missing tab or column throws naming it, and writes nothing'
   assert.throws(() => env.ctx.safeFetch('api', API, {payload: '{}'}), /tab "dead letters" does not exist/);
 });
 
+// --- renamed headers: SAFEFETCH.deadLetter.columns, triage's [tabs.deadletter.columns] ---
+
+test('dead letter: a renamed key header (key = "Idempotency Key") gets the key, not an operator\'s "Key" column', () => {
+  // The operator's own "Key" column (a customer key) comes first; triage's config maps the
+  // call's key to "Idempotency Key", so triage reads the key there and nowhere else.
+  const header = ['timestamp', 'source', 'url', 'payload', 'error', 'attempts', 'method', 'Key', 'status', 'Idempotency Key'];
+  const env = setup({header, over: (c) => { c.deadLetter.columns = {key: 'Idempotency Key'}; }});
+  env.UrlFetchApp.script.push({status: 410});
+  const r = env.ctx.safeFetch('api', API, {payload: '{"id":"ord-77"}'});
+  assert.equal(r.deadLettered, true);
+  const row = env.sheet.rowObject(2);
+  assert.equal(row['Idempotency Key'], 'ord-77', 'the key is in the column triage reads it from');
+  assert.equal(row.Key, '', 'the operator\'s column is left alone');
+  assert.equal(row.status, 'dead');
+  assert.equal(row.payload, '{"id":"ord-77"}');
+});
+
+test('dead letter: headers no alias knows are found through the mapping, any case and spacing', () => {
+  const header = ['When', 'Source System', 'Endpoint URL', 'Body JSON', 'Last Failure', 'Tries So Far', 'HTTP Verb', 'Request-Id', 'Queue State'];
+  const columns = {
+    timestamp: 'when', source: 'SOURCE  SYSTEM', url: ' Endpoint URL ', payload: 'Body JSON', error: 'last failure',
+    attempts: 'Tries so far', method: 'http verb', ' Key ': 'request-id', STATUS: 'Queue State',
+  };
+  const env = setup({header, over: (c) => { c.deadLetter.columns = columns; }});
+  env.UrlFetchApp.script.push({status: 403});
+  const r = env.ctx.safeFetch('api', API, {method: 'post', payload: '{"n":1}', key: 'k-renamed'});
+  assert.equal(r.outcome, 'systemic');
+  assert.equal(r.deadLettered, true);
+  assert.deepEqual(env.sheet.rowObject(2), {
+    'When': new Date(env.clock.now).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    'Source System': 'api',
+    'Endpoint URL': API,
+    'Body JSON': '{"n":1}',
+    'Last Failure': r.error,
+    'Tries So Far': '1',
+    'HTTP Verb': 'POST',
+    'Request-Id': 'k-renamed',
+    'Queue State': 'dead',
+  });
+});
+
+test('dead letter: a renamed field is found by its mapped header only, never by the default or an alias', () => {
+  // The tab still says "key": triage, told key = "Request-Id", would not read it there
+  // either, so writing it there would lose the key.
+  const env = setup({over: (c) => { c.deadLetter.columns = {key: 'Request-Id'}; }});
+  env.UrlFetchApp.script.push({status: 401});
+  assert.throws(() => env.ctx.safeFetch('api', API, {payload: '{}'}),
+    /"failed_calls" has no key \(headed "Request-Id", as SAFEFETCH\.deadLetter\.columns maps it\) column/);
+  assert.equal(env.sheet.getLastRow(), 1, 'nothing written');
+});
+
+test('dead letter: a mapping triage\'s config check refuses throws before anything is sent', () => {
+  const bad = [
+    [{idempotency_key: 'Idempotency Key'}, /no column "idempotency_key" to rename/],
+    [{key: '  '}, /column key is mapped to a blank header name/],
+    [{key: 'Ref', error: 'ref'}, /columns error and key are both mapped to the header/],
+    [{key: 'URL'}, /column key is mapped to "URL", which is the url column's own header/],
+    [{key: 'Id', KEY: 'Id2'}, /names the field key twice/],
+    [{key: 7}, /must be a header name/],
+    [['key'], /must be an object/],
+  ];
+  for (const [columns, want] of bad) {
+    const env = setup({over: (c) => { c.deadLetter.columns = columns; }});
+    env.UrlFetchApp.script.push({status: 401});
+    assert.throws(() => env.ctx.safeFetch('api', API, {payload: '{}'}), want, JSON.stringify(columns));
+    assert.equal(env.UrlFetchApp.requests.length, 0, JSON.stringify(columns) + ': nothing sent');
+    assert.equal(env.sheet.getLastRow(), 1);
+  }
+  // Mapping the other field too makes it fine, as in triage.
+  const env = setup({header: ['timestamp', 'source', 'Endpoint', 'payload', 'error', 'attempts', 'method', 'url', 'status'],
+    over: (c) => { c.deadLetter.columns = {key: 'url', url: 'Endpoint'}; }});
+  env.UrlFetchApp.script.push({status: 401});
+  env.ctx.safeFetch('api', API, {payload: '{}', key: 'k-swapped'});
+  const row = env.sheet.rowObject(2);
+  assert.equal(row.url, 'k-swapped');
+  assert.equal(row.Endpoint, API);
+});
+
 test('dead letter: which outcomes are dead-lettered is configurable; delivered never is', () => {
   const env = setup({over: (c) => { c.deadLetter.on = ['systemic']; c.sources.api.maxAttempts = 1; }});
   env.UrlFetchApp.script.push({status: 410}, {status: 503}, {status: 200}, {status: 419}, {status: 403});
