@@ -418,7 +418,8 @@ func (w *writer) planTab(p *writePlan, wi int, rows [][]any, gone, stopEdits boo
 	}
 	// Only now is every pending cell final: keep those whose value changes.
 	for _, c := range v.order {
-		if val := v.pending[c]; val != v.read(c.row, c.col) {
+		raw, restoring := v.pendingRaw[c]
+		if val := v.pending[c]; val != v.read(c.row, c.col) || (restoring && kindOf(raw) != kindOf(v.rawAt(c.row, c.col))) {
 			t := targetAt(c.row)
 			t.cells = append(t.cells, cellWrite{col: c.col, field: v.fieldOf(c.col), value: val, raw: v.pendingRaw[c]})
 		}
@@ -537,8 +538,10 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 	rs := newRestore(t.wi, keys, after)
 	rs.row = t.row + 1
 	for _, cw := range t.cells {
-		if b := cellAt(before, cw.col); b != cw.value {
-			rs.cells[keyAt(keys, cw.col)] = &owedCell{header: headerAt(trimmed, cw.col), ours: cw.value, before: b, raw: rawAt(raw, cw.col)}
+		// Changed: another text, or the same text with another type (the number 2 over the
+		// text "2").
+		if b, braw := cellAt(before, cw.col), rawAt(raw, cw.col); b != cw.value || kindOf(braw) != cw.kind() {
+			rs.cells[keyAt(keys, cw.col)] = &owedCell{header: headerAt(trimmed, cw.col), ours: cw.value, oursKind: cw.kind(), before: b, raw: braw}
 		}
 	}
 	now := contentOf(keys, before)
@@ -572,7 +575,7 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 	}
 	back := slices.Clone(after)
 	for k, oc := range rs.cells {
-		if oc.ours == oc.before {
+		if oc.ours == oc.before && oc.oursKind == kindOf(oc.raw) {
 			delete(rs.cells, k)
 			continue
 		}
@@ -779,6 +782,37 @@ func (s *Store) readForWrite(ctx context.Context, op string, b *budget, work []*
 	return rowsOf, gone, extraRows, nil
 }
 
+// kind is how a cell write is stored: "number", "bool", "text", or "" for a cleared cell.
+func (cw cellWrite) kind() string {
+	d := cellData(cw.field, cw.value, cw.raw)
+	switch {
+	case d.UserEnteredValue == nil:
+		return ""
+	case d.UserEnteredValue.NumberValue != nil:
+		return "number"
+	case d.UserEnteredValue.BoolValue != nil:
+		return "bool"
+	}
+	return "text"
+}
+
+// kindOf is how a value read (UNFORMATTED_VALUE) is stored, in cellWrite.kind's words.
+func kindOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case string:
+		if x == "" {
+			return ""
+		}
+	}
+	return "text"
+}
+
 // cellData is the CellData written for a field: a restore with its value's own type (raw:
 // a date serial stays a number), attempts as a number when it is an integer (so the sheet
 // can sum it), everything else as text. A stringValue is stored as-is, never
@@ -796,6 +830,9 @@ func cellData(f model.Field, v string, raw any) *sheetsapi.CellData {
 		if model.CellString(x) == v {
 			return &sheetsapi.CellData{UserEnteredValue: &sheetsapi.ExtendedValue{BoolValue: &x}}
 		}
+	case string:
+		// A restore of text stays text, even where triage itself writes numbers (attempts).
+		return &sheetsapi.CellData{UserEnteredValue: &sheetsapi.ExtendedValue{StringValue: &v}}
 	}
 	if f == model.FAttempts {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && strings.TrimSpace(v) == v {

@@ -107,6 +107,14 @@ func (t *tabView) read(row, col int) string {
 	return ""
 }
 
+// rawAt is a cell as read, with its type.
+func (t *tabView) rawAt(row, col int) any {
+	if row >= 0 && row < len(t.rows) {
+		return rawAt(t.rows[row], col)
+	}
+	return nil
+}
+
 // put queues a cell to write; raw, when not nil, is the value with its type (a restore).
 func (t *tabView) put(row, col int, v string, raw any) {
 	c := cell{row, col}
@@ -159,11 +167,13 @@ type restore struct {
 	row int
 }
 
-// owedCell is one cell of a restore: ours is what our write left, before what it held.
+// owedCell is one cell of a restore: ours is what our write left (stored as oursKind, see
+// cellWrite.kind), before what it held, raw that value with its type.
 type owedCell struct {
 	header       string
 	ours, before string
-	raw          any // before with its type (nil: text)
+	oursKind     string
+	raw          any
 }
 
 // newRestore starts a restore of a row as our write left it (cells positional under keys).
@@ -251,7 +261,8 @@ func (t *tabView) placeRestores(owed []*restore) (placed map[int][]*restore, set
 		any := false
 		for k, oc := range rs.cells {
 			c := t.colOfKey(k)
-			if c < 0 || t.read(r, c) != oc.ours {
+			if c < 0 || t.read(r, c) != oc.ours || kindOf(t.rawAt(r, c)) != oc.oursKind {
+				// Someone wrote the cell since (or took its column away): their value stands.
 				delete(rs.cells, k)
 				continue
 			}

@@ -89,7 +89,7 @@ func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) erro
 			rs := newRestore(0, keys, row)
 			for c, v := range row {
 				if v != "" {
-					rs.cells[keyAt(keys, c)] = &owedCell{header: headerAt(trimAll(written), c), ours: v}
+					rs.cells[keyAt(keys, c)] = &owedCell{header: headerAt(trimAll(written), c), ours: v, oursKind: "text"}
 				}
 			}
 			w.owed = append(w.owed, rs)
