@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"charm.land/fang/v2"
 	"github.com/spf13/cobra"
@@ -119,16 +120,26 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	if cmd.HasSubCommands() {
-		return usageErr("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+		return usageErr("unknown command %q for %q (see %s --help)", args[0], cmdName(cmd), cmd.CommandPath())
 	}
-	return usageErr("%s takes no arguments, got %q (see %s --help)", cmd.CommandPath(), args[0], cmd.CommandPath())
+	return usageErr("%s takes no arguments, got %q (see %s --help)", cmdName(cmd), args[0], cmd.CommandPath())
+}
+
+// cmdName is how an error message names cmd: every message is printed after "triage: ", so
+// a subcommand is named by its path without the root ("set-status", "auth login"), and only
+// the root itself as "triage".
+func cmdName(cmd *cobra.Command) string {
+	if !cmd.HasParent() {
+		return cmd.Name()
+	}
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
 // minArgs wants at least n positional arguments, named what in the message.
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < n {
-			return usageErr("%s: want at least %d %s (see %s --help)", cmd.CommandPath(), n, what, cmd.CommandPath())
+			return usageErr("%s: want at least %d %s (see %s --help)", cmdName(cmd), n, what, cmd.CommandPath())
 		}
 		return nil
 	}

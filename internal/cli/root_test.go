@@ -248,5 +248,9 @@ func TestCLIUsageErrors(t *testing.T) {
 		if strings.Count(r.stderr, "triage:") != 1 {
 			t.Errorf("%v: the error should be printed once: %q", tc.args, r.stderr)
 		}
+		// The message follows "triage: ": it names a subcommand without the program again.
+		if strings.Contains(r.stderr, "triage: triage ") {
+			t.Errorf("%v: the program is named twice: %q", tc.args, r.stderr)
+		}
 	}
 }
