@@ -517,26 +517,67 @@ func (b *book) span(d dimRange, inGrid bool) (*sheet, bool, int, int, *apiError)
 }
 
 // checkRect refuses a block that is not inside the grid of sh, with the
-// messages Google uses for a GridRange.
+// messages Google uses for a GridRange. Indexes may come straight from a
+// request (any int, MaxInt64 included): a start outside the grid is named
+// as such before any index is turned into a number to show, so no message
+// holds an index that overflowed (R-9223372036854775808), and the R1C1 form
+// is built only from indexes the grid can hold.
 func checkRect(sh *sheet, x rect) *apiError {
-	if x.r0 < 0 || x.c0 < 0 || x.r1 < x.r0 || x.c1 < x.c0 {
+	switch {
+	case x.r0 < 0 || x.r0 > sh.rowCount:
+		return badRequest("Invalid range: row index %d must be between 0 and %d (%s)", x.r0, sh.rowCount, gridRows(sh))
+	case x.c0 < 0 || x.c0 > sh.colCount:
+		return badRequest("Invalid range: column index %d must be between 0 and %d (%s)", x.c0, sh.colCount, gridCols(sh))
+	case x.r1 < x.r0 || x.c1 < x.c0:
 		return badRequest("Invalid range: rows [%d, %d), columns [%d, %d)", x.r0, x.r1, x.c0, x.c1)
-	}
-	if x.r1 > sh.rowCount || x.c1 > sh.colCount {
+	case x.r1 > maxRows:
+		return badRequest("Invalid range: end row index %d must be between %d and %d (%s)", x.r1, x.r0, sh.rowCount, gridRows(sh))
+	case x.c1 > maxColumns:
+		return badRequest("Invalid range: end column index %d must be between %d and %d (%s)", x.c1, x.c0, sh.colCount, gridCols(sh))
+	case x.r1 > sh.rowCount || x.c1 > sh.colCount:
+		// Every index is now at most maxRows or maxColumns: r0+1 can't overflow.
 		return badRequest("Range ('%s'!R%dC%d:R%dC%d) exceeds grid limits. Max rows: %d, max columns: %d",
 			strings.ReplaceAll(sh.title, "'", "''"), x.r0+1, x.c0+1, x.r1, x.c1, sh.rowCount, sh.colCount)
 	}
 	return nil
 }
 
+// gridRows and gridCols name a tab's rows or columns in an index error.
+func gridRows(sh *sheet) string {
+	return "the rows of '" + strings.ReplaceAll(sh.title, "'", "''") + "'"
+}
+
+func gridCols(sh *sheet) string {
+	return "the columns of '" + strings.ReplaceAll(sh.title, "'", "''") + "'"
+}
+
 // gridSpan resolves a GridRange of a request: a missing bound is the
-// grid's edge (Google's rule); every bound must lie in the grid.
+// grid's edge (Google's rule); every bound must lie in the grid. Each index
+// is checked as it was sent, in Google's words ("GridRange.startRowIndex[N]
+// must be between 0 and M"), before any is used: a start past the grid, an
+// end before its start, and an end no grid can reach (past maxRows or
+// maxColumns: MaxInt64 from the client, say) are named with the bounds the
+// grid allows; an end within those limits but past this grid's edge is
+// Google's "exceeds grid limits" (checkRect).
 func (b *book) gridSpan(g gridRange) (*sheet, rect, *apiError) {
 	sh, _ := b.sheetByID(g.SheetID)
 	if sh == nil {
 		return nil, rect{}, badRequest("No grid with id: %d", g.SheetID)
 	}
 	x := rect{deref(g.StartRowIndex, 0), deref(g.EndRowIndex, sh.rowCount), deref(g.StartColumnIndex, 0), deref(g.EndColumnIndex, sh.colCount)}
+	bad := func(field string, v, lo, hi int, what string) *apiError {
+		return badRequest("GridRange.%s[%d] must be between %d and %d (%s)", field, v, lo, hi, what)
+	}
+	switch {
+	case x.r0 < 0 || x.r0 > sh.rowCount:
+		return nil, rect{}, bad("startRowIndex", x.r0, 0, sh.rowCount, gridRows(sh))
+	case x.r1 < x.r0 || x.r1 > maxRows:
+		return nil, rect{}, bad("endRowIndex", x.r1, x.r0, sh.rowCount, gridRows(sh))
+	case x.c0 < 0 || x.c0 > sh.colCount:
+		return nil, rect{}, bad("startColumnIndex", x.c0, 0, sh.colCount, gridCols(sh))
+	case x.c1 < x.c0 || x.c1 > maxColumns:
+		return nil, rect{}, bad("endColumnIndex", x.c1, x.c0, sh.colCount, gridCols(sh))
+	}
 	if err := checkRect(sh, x); err != nil {
 		return nil, rect{}, err
 	}
