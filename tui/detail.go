@@ -266,15 +266,18 @@ func noteWidth(n string) int {
 }
 
 // Update scrolls like a pager (a line, half a page, a page, top, bottom) or moves the
-// focused field (what `y` copies); the mouse wheel scrolls. Scrolling that leaves the focused
-// field off screen focuses the first field on screen, so `y` copies something you can see.
+// focused field (what `y` copies); the mouse wheel scrolls. The focus follows the scroll, as
+// a reader of less or neomutt expects: at the top it is the first field, at the bottom the
+// last, and a focused field scrolled out of view gives way to the first field on screen, so
+// `y` copies something you can see.
 func (d *detail) Update(msg tea.Msg) (*detail, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		d.onKey(msg)
 	case tea.MouseWheelMsg:
+		y := d.vp.YOffset()
 		d.vp, _ = d.vp.Update(msg)
-		d.followScroll()
+		d.followScroll(y)
 	}
 	return d, nil
 }
@@ -283,6 +286,7 @@ func (d *detail) Update(msg tea.Msg) (*detail, tea.Cmd) {
 func (d *detail) onKey(km tea.KeyPressMsg) bool {
 	k := d.c.keys
 	h := d.vp.Height()
+	y := d.vp.YOffset()
 	switch {
 	case key.Matches(km, k.Down):
 		d.vp.ScrollDown(1)
@@ -297,13 +301,15 @@ func (d *detail) onKey(km tea.KeyPressMsg) bool {
 	case key.Matches(km, k.HalfUp):
 		d.vp.ScrollUp(max(1, h/2))
 	case key.Matches(km, k.Top):
-		// The first and last fields come with the top and the bottom (as before the pager):
-		// G then y copies the payload.
-		d.refocus(0)
+		// The top is the first field, however the pager got there (g, b, k): G then y
+		// copies the payload, g then y the first field.
 		d.vp.GotoTop()
+		d.refocus(0)
+		return true
 	case key.Matches(km, k.Bottom):
-		d.refocus(len(d.fields) - 1)
 		d.vp.GotoBottom()
+		d.refocus(len(d.fields) - 1)
+		return true
 	case key.Matches(km, k.NextField):
 		d.setFocus(d.focus + 1)
 		return true
@@ -313,7 +319,7 @@ func (d *detail) onKey(km tea.KeyPressMsg) bool {
 	default:
 		return false
 	}
-	d.followScroll()
+	d.followScroll(y)
 	return true
 }
 
@@ -332,10 +338,20 @@ func (d *detail) refocus(i int) {
 	d.vp.SetYOffset(y)
 }
 
-// followScroll moves the focus to the first field on screen when the focused one scrolled
-// out of view.
-func (d *detail) followScroll() {
-	if len(d.fields) == 0 || len(d.starts) != len(d.fields) {
+// followScroll moves the focus after a scroll from line y: arriving at the top focuses the
+// first field and at the bottom the last (as g and G do); elsewhere a focused field that
+// scrolled out of view gives way to the first field on screen. A key that didn't scroll
+// (k at the top) leaves the focus alone.
+func (d *detail) followScroll(y int) {
+	if len(d.fields) == 0 || len(d.starts) != len(d.fields) || d.vp.YOffset() == y {
+		return
+	}
+	switch {
+	case d.vp.AtTop():
+		d.refocus(0)
+		return
+	case d.vp.AtBottom():
+		d.refocus(len(d.fields) - 1)
 		return
 	}
 	y, h := d.vp.YOffset(), max(1, d.vp.Height())

@@ -162,6 +162,55 @@ func TestPagerFieldFocus(t *testing.T) {
 	}
 }
 
+// TestPagerFocusFollowsTheTop: the focus follows the scroll the same way whatever key scrolled:
+// the top is the first field (g, b, k, ctrl+u alike), the bottom the last (G, space); a key
+// that doesn't scroll leaves the focus alone. The demo's case: a dead letter, tab to Key,
+// down a page, back up with b or g.
+func TestPagerFocusFollowsTheTop(t *testing.T) {
+	wb := testWorkbook(t)
+	rows := deadRows()
+	for _, r := range rows[1:] {
+		r[3] = `{"note":"` + strings.Repeat("a long payload line ", 60) + `"}`
+	}
+	wb.Tabs[1] = mustDecode(t, model.RoleDeadLetter, rows)
+	for _, back := range []string{"g", "b", "k", "ctrl+u", "pgup"} {
+		m := newLoaded(t, wb, 80, 24)
+		keys(m, "2", "enter")
+		if m.detail == nil || len(m.detail.lines) <= m.detail.vp.Height() {
+			t.Fatalf("the detail is not longer than a screen")
+		}
+		label := func() string { f, _ := m.detail.focused(); return f.label }
+		if label() != "Destination" {
+			t.Fatalf("opened on %q", label())
+		}
+		keys(m, "tab")
+		if label() != "Key" || m.detail.vp.YOffset() != 0 {
+			t.Fatalf("tab: %q at line %d", label(), m.detail.vp.YOffset())
+		}
+		keys(m, "k") // at the top already: nothing scrolls, the focus stays
+		if label() != "Key" {
+			t.Errorf("k at the top moved the focus to %q", label())
+		}
+		keys(m, "j")
+		if label() != "Key" {
+			t.Errorf("j with Key still on screen moved the focus to %q", label())
+		}
+		for m.detail.vp.YOffset() > 0 {
+			keys(m, back)
+		}
+		if label() != "Destination" {
+			t.Errorf("%s back to the top left the focus on %q, want the first field (as g does)", back, label())
+		}
+		keys(m, "tab")
+		for !m.detail.vp.AtBottom() {
+			keys(m, "space")
+		}
+		if last := m.detail.fields[len(m.detail.fields)-1].label; label() != last {
+			t.Errorf("space to the bottom focuses %q, want the last field %q (as G does)", label(), last)
+		}
+	}
+}
+
 // TestPagerNextPrevRow: n and N open the next and previous row of the table as shown (the
 // filter respected) without leaving the view, and esc lands on the last row read.
 func TestPagerNextPrevRow(t *testing.T) {
