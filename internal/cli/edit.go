@@ -21,7 +21,8 @@ type editDoc struct {
 	Unchanged []editDocNote `json:"unchanged"`
 	// Conflicts are rows whose cells changed since they were read; nothing was written there.
 	Conflicts []string `json:"conflicts"`
-	// Missing are IDs no row had at write time (deleted, or their ID changed).
+	// Missing are IDs no row had: none when the tab was loaded (a mistyped ID), or none at
+	// write time (deleted, or their ID changed since the load).
 	Missing []string `json:"missing"`
 	// Damaged are cells of rows inserted while triage wrote that its write hit and could not
 	// put back exactly (model.Damage): someone must look at them.
@@ -120,9 +121,10 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 	for _, id := range ids {
 		i := t.Index(id)
 		if i < 0 {
-			why := fmt.Sprintf("no row with ID %q in %q", id, t.Config.Name)
+			// No row has it: missing, as an ID whose row is gone by the time of the write.
+			why := fmt.Sprintf("no row with ID %q in %q; nothing written", id, t.Config.Name)
 			fmt.Fprintf(e.stderr, "%s: %s\n", model.SanitizeLine(id), model.SanitizeLine(why))
-			doc.Unchanged = append(doc.Unchanged, editDocNote{ID: id, Reason: why})
+			doc.Missing = append(doc.Missing, id)
 			continue
 		}
 		r := &t.Records[i]

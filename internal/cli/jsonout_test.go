@@ -69,8 +69,9 @@ func TestEditCommandsSanitiseOutput(t *testing.T) {
 	if len(doc.Changed) != 1 || doc.Changed[0].ID != id || doc.Changed[0].Set["status"] != "done" || doc.ExitCode != exitPartial {
 		t.Errorf("set-status --json: %+v", doc)
 	}
-	if len(doc.Unchanged) != 1 || doc.Unchanged[0].ID != "nope"+hostile || doc.Unchanged[0].Done {
-		t.Errorf("set-status --json: the unknown ID should decode as given: %+v", doc.Unchanged)
+	// An ID no row has is missing (as the README says), not unchanged, and decodes as given.
+	if len(doc.Missing) != 1 || doc.Missing[0] != "nope"+hostile || len(doc.Unchanged) != 0 {
+		t.Errorf("set-status --json: the unknown ID should be under missing, as given: missing %q, unchanged %+v", doc.Missing, doc.Unchanged)
 	}
 	if got := cell(t, emu, "Inbox", 2, 4); got != "done" {
 		t.Errorf("status cell = %q", got)
