@@ -114,6 +114,15 @@ func (g *groupsView) recount(d *tabData, gen int) {
 	g.cursor = max(0, min(g.cursor, len(g.rows)-1))
 }
 
+// position is the status bar's counter in the group view: "group 3/17", as the table's is
+// "3/25".
+func (g *groupsView) position() string {
+	if len(g.rows) == 0 {
+		return "no groups"
+	}
+	return "group " + itoa(g.cursor+1) + "/" + itoa(len(g.rows))
+}
+
 // listHeight is how many groups fit in a body of h lines: less the title, the column
 // header and the hint line.
 func groupsListHeight(h int) int { return max(1, h-3) }

@@ -213,6 +213,31 @@ func TestGroupsRefreshAndKeys(t *testing.T) {
 	}
 }
 
+// The group view's status bar counts groups, not the table's rows: "group 2/17", never the
+// table's "1/25" under it; back in the table, the table's counter again.
+func TestGroupsStatusBarCountsGroups(t *testing.T) {
+	m := newLoaded(t, demoWorkbook(t), 80, 24)
+	keys(m, "2")
+	table := m.statusBar(80)
+	keys(m, "c", "j")
+	n := len(m.groups.rows)
+	bar := strings.TrimSpace(ansiStripLine(m.statusBar(80)))
+	if want := fmt.Sprintf("group 2/%d", n); !strings.HasPrefix(bar, want) {
+		t.Errorf("the group view's status bar is %q, want %q", bar, want)
+	}
+	if strings.Contains(bar, strings.TrimSpace(ansiStripLine(table))) {
+		t.Errorf("the group view shows the table's counter %q", table)
+	}
+	keys(m, "G")
+	if bar := strings.TrimSpace(ansiStripLine(m.statusBar(80))); bar != fmt.Sprintf("group %d/%d", n, n) {
+		t.Errorf("G: %q", bar)
+	}
+	keys(m, "esc")
+	if bar := m.statusBar(80); bar != table {
+		t.Errorf("back in the table the status bar is %q, want %q", bar, table)
+	}
+}
+
 // groupRowsFrom turns a decoded table back into rows (header first).
 func groupRowsFrom(t *model.Table) [][]any {
 	var out [][]any

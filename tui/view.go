@@ -418,7 +418,10 @@ func (m *Model) footerLines(w int) []string {
 func (m *Model) statusBar(w int) string {
 	st := m.c.styles
 	var left []string
-	if ts := m.activeTab(); ts != nil && ts.data != nil {
+	if m.groups != nil {
+		// The group view's own place: the table's row counter would say nothing here.
+		left = append(left, m.groups.position())
+	} else if ts := m.activeTab(); ts != nil && ts.data != nil {
 		total := len(ts.data.table.Records)
 		pos := "0/0"
 		if len(ts.visible) > 0 {
