@@ -109,6 +109,7 @@ Exit codes: 0 ok; 1 some rows not done (rejected, deferred, conflict, unknown ID
 		newConfigCmd(g, e),
 		newServeCmd(g, e),
 		newVersionCmd(e),
+		newCompletionCmd(),
 		newManCmd(),
 	)
 	return root

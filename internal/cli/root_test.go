@@ -147,7 +147,7 @@ func TestVersion(t *testing.T) {
 
 func TestCompletion(t *testing.T) {
 	c := &cli{t: t, env: map[string]string{}}
-	for _, sh := range []string{"bash", "zsh", "fish"} {
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
 		r := c.run("completion", sh)
 		if r.code != exitOK || !strings.Contains(r.stdout, "triage") {
 			t.Fatalf("completion %s: exit %d, stderr %q", sh, r.code, r.stderr)
@@ -235,6 +235,9 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"config"}, []string{"check"}},
 		{[]string{"config", "check", "extra"}, []string{"takes no arguments"}},
 		{[]string{"version", "extra"}, []string{"takes no arguments"}},
+		{[]string{"completion", "tcsh"}, []string{`unknown shell "tcsh"`, "bash, zsh, fish or powershell"}},
+		{[]string{"completion"}, []string{"name a shell", "bash, zsh, fish or powershell"}},
+		{[]string{"completion", "bash", "zsh"}, []string{"want one shell"}},
 	} {
 		r := c.run(tc.args...)
 		if r.code != exitUsage || r.stdout != "" {
