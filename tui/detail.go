@@ -152,6 +152,10 @@ func cellField(c *common, t *model.Table, r *model.Record, i int, f model.Field,
 		}
 	case model.FMessage, model.FError, model.FLastError:
 		block = block || v != ""
+	case model.FStatus:
+		// The status as the table shows it: a blank cell is the tab's default (new, dead,
+		// pending), case and spaces aside, so the two views never disagree on a row's status.
+		v = r.Status
 	}
 	df := detailField{label: label, note: strings.Join(notes, ", "), value: v, raw: raw, block: block}
 	if f == model.FPayload && v != "" {

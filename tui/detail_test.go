@@ -120,3 +120,52 @@ func TestDetail(t *testing.T) {
 		t.Error("esc closes the detail view")
 	}
 }
+
+// A status reads the same in the table and the detail view: a blank cell is the tab's
+// default (new on the inbox, dead on failed_calls, pending on Jobs), " Read " is read.
+func TestDetailStatusAsTheTableShowsIt(t *testing.T) {
+	inbox := inboxRows()
+	inbox[2][4] = " Read "
+	dead := deadRows() // k-3's status is blank
+	queue := queueRows()
+	queue[1][3] = ""
+	wb := testWorkbook(t)
+	wb.Tabs[0] = mustDecode(t, model.RoleInbox, inbox)
+	wb.Tabs[1] = mustDecode(t, model.RoleDeadLetter, dead)
+	wb.Tabs[2] = mustDecode(t, model.RoleQueue, queue)
+	for _, c := range []struct{ tab, id, want string }{
+		{"1", "msg-000", "new"}, {"1", "msg-001", "read"}, {"2", "k-3", "dead"}, {"3", "job-1", "pending"},
+	} {
+		m := newLoaded(t, wb, 100, 30)
+		keys(m, c.tab)
+		for cursorID(m) != c.id {
+			before := cursorID(m)
+			keys(m, "j")
+			if cursorID(m) == before {
+				t.Fatalf("no row %s on tab %s", c.id, c.tab)
+			}
+		}
+		if r, _ := m.activeTab().current(); r.Status != c.want {
+			t.Errorf("%s: the table's status is %q, want %q", c.id, r.Status, c.want)
+		}
+		keys(m, "enter")
+		var status string
+		for _, f := range m.detail.fields {
+			if f.label == "Status" || f.label == "status" {
+				status = f.value
+			}
+		}
+		if status != c.want {
+			t.Errorf("%s: the detail's Status is %q, the table's %q", c.id, status, c.want)
+		}
+		found := false
+		for _, l := range strings.Split(plainScreen(m), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && strings.EqualFold(f[0], "status") && f[1] == c.want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: the detail view doesn't show the status %q:\n%s", c.id, c.want, plainScreen(m))
+		}
+	}
+}
