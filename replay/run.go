@@ -451,10 +451,17 @@ func checkRows(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *m
 				refuse(j.ID, why)
 			}
 		} else {
-			// A key of ours that hit a row inserted meanwhile was cleared from it; that row's
-			// own key cell may have held something: say so loudly (it is not one of the jobs).
+			// A cell the check's write hit by mistake and could not put back (rows kept moving
+			// through every round): it may be a key cell, this row's or another's, so no row's
+			// key is proven. Nothing is sent (invariant 3), and the cells are named.
 			for _, d := range res.Damaged {
 				sum.WriteErrors = append(sum.WriteErrors, d.String())
+			}
+			if n := len(res.Damaged); n > 0 {
+				why := fmt.Sprintf("the sheet kept moving while triage checked the rows and saved their keys, and %d cell(s) it hit could not be put back (%s): no key is proven, so nothing was sent; fix those cells, then run again", n, res.Damaged[0].String())
+				for _, j := range jobs {
+					refuse(j.ID, why)
+				}
 			}
 			applied := map[string]int{} // edits of the row applied or counted as such
 			for _, a := range res.Applied {

@@ -84,9 +84,17 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
 		actor = a
 	}
+	if err := s.keyBlocked(op, edits); err != nil {
+		return model.ApplyResult{}, err
+	}
 	w := &writer{s: s, op: op, work: work, edits: edits, actor: actor, now: s.stamp(), b: &budget{},
 		final: make([]*outcome, len(edits)), lastRow: map[int]int{}}
-	return w.run(ctx)
+	res, err := w.run(ctx)
+	if len(res.Damaged) > 0 {
+		// Best effort: the damage is in the result whether or not its sheet is made.
+		_ = s.recordDamage(ctx, op, res.Damaged)
+	}
+	return res, err
 }
 
 // Bounds of one call's rounds (see doc.go).
@@ -96,8 +104,10 @@ const (
 	// it an undecided edit is a conflict ("the sheet kept changing").
 	maxWriteRounds = 6
 	// maxRestoreRounds bounds the rounds after maxWriteRounds that only put back values of
-	// ours; they wait (full jitter) between them.
-	maxRestoreRounds = 8
+	// ours; they wait (full jitter) between them. Generous: under an insert before every
+	// write, each round both puts values back and hits new rows, and only rounds end that
+	// (measured: 8 left damage in 7 of 40 storm cases of replay's adversary test, 40 none).
+	maxRestoreRounds = 40
 )
 
 // stampLayout is RFC 3339 in UTC with milliseconds, trailing zeros dropped (so a whole

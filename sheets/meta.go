@@ -75,6 +75,15 @@ func (s *Store) rememberSheetIDs(meta *sheetsapi.Spreadsheet) {
 	if s.sheetCache == nil {
 		s.sheetCache = map[string]sheetInfo{}
 	}
+	// A damage sheet someone deleted is gone from this list: the tab is clear again.
+	s.damaged = map[string]string{}
+	for _, sh := range meta.Sheets {
+		if sh != nil && sh.Properties != nil {
+			if tab, ok := damagedTab(sh.Properties.Title, s.tabs); ok {
+				s.damaged[tabKey(tab)] = sh.Properties.Title
+			}
+		}
+	}
 	for _, sh := range meta.Sheets {
 		if sh == nil || sh.Properties == nil {
 			continue

@@ -100,6 +100,7 @@ func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) erro
 			return fmt.Errorf("%s: the letters landed under the wrong columns (someone moved them meanwhile) and triage could not clear them: %w", op, err)
 		}
 		if len(res.Damaged) > 0 {
+			_ = s.recordDamage(ctx, op, res.Damaged) // best effort, as in Apply
 			msg := make([]string, len(res.Damaged))
 			for i, d := range res.Damaged {
 				msg[i] = d.String()

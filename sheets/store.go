@@ -83,6 +83,9 @@ type Store struct {
 	// prunable are journal entries (see journal.go) the next write deletes: this store's,
 	// checked, and other writers' stale ones.
 	prunable map[int64]bool
+	// damaged are the damage sheets (see damage.go) by normalised tab name, as the last
+	// metadata or this store's own writes showed them.
+	damaged map[string]string
 }
 
 // New returns a store for a spreadsheet reached through svc (built by Connect, or by a test

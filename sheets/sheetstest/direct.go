@@ -39,6 +39,17 @@ func (e *Emulator) mutate(id, tab string, f func(b *book, sh *sheet) error) erro
 	return e.commit(work)
 }
 
+// DeleteSheet deletes a tab, as a person would from the tab's menu (and as deleteSheet does:
+// never the last visible one).
+func (e *Emulator) DeleteSheet(id, tab string) error {
+	return e.mutate(id, tab, func(b *book, sh *sheet) error {
+		if _, err := b.deleteSheet(fmt.Appendf(nil, `{"sheetId":%d}`, sh.id)); err != nil {
+			return fmt.Errorf("sheetstest: DeleteSheet: %s", err.msg)
+		}
+		return nil
+	})
+}
+
 // Cells returns a copy of a tab's rows (trailing empties trimmed; a
 // formula cell holds its "=..." text), nil if the tab does not exist.
 func (e *Emulator) Cells(id, tab string) [][]any {
