@@ -42,10 +42,10 @@ func run(ctx context.Context, args []string, e *env) int {
 	// (fang styles only for a terminal). Everything a command prints goes through e.stdout.
 	root.SetOut(rawOut)
 	root.SetErr(e.stderr)
-	bi := readBuildInfo()
+	// --version prints what `triage version` prints.
+	root.SetVersionTemplate("{{.Version}}\n")
 	err := fang.Execute(ctx, root,
-		fang.WithVersion(bi.Version),
-		fang.WithCommit(bi.Revision),
+		fang.WithVersion(readBuildInfo().String()),
 		fang.WithoutManpage(),                                         // ours (man.go) writes to the command's stdout, not os.Stdout
 		fang.WithErrorHandler(func(io.Writer, fang.Styles, error) {}), // printed below, once
 	)

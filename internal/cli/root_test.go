@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -141,6 +143,46 @@ func TestVersion(t *testing.T) {
 	for _, want := range []string{"triage v1.2.3", "commit:     0123456789abcdef (modified)", "date:       2026-11-30T10:00:00Z", "go:         go1.26.8"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("version text lacks %q:\n%s", want, got)
+		}
+	}
+	// --version prints what `triage version` prints.
+	if a, b := c.run("--version"), c.run("version"); a.stdout != b.stdout {
+		t.Errorf("--version says %q, version says %q", a.stdout, b.stdout)
+	}
+}
+
+// TestVersionWithoutVCS: a build that recorded no version, commit or date (VCS stamping off)
+// says so instead of a bare "(devel)"; one that recorded a version but no commit says the
+// commit and date were not recorded; values set at link time (-ldflags -X) win over what the
+// toolchain recorded; and the README's release command sets this package's variables.
+func TestVersionWithoutVCS(t *testing.T) {
+	bare := buildInfoFrom(&debug.BuildInfo{Main: debug.Module{Path: "github.com/triage-dev/triage", Version: "(devel)"}}, "", "", "").String()
+	if !strings.Contains(bare, "triage (devel)\nbuilt without version information") || strings.Contains(bare, "commit:") {
+		t.Errorf("no VCS stamp:\n%s", bare)
+	}
+	if got := buildInfoFrom(nil, "", "", "").String(); !strings.Contains(got, "built without version information") {
+		t.Errorf("no build info at all:\n%s", got)
+	}
+	tagged := buildInfoFrom(&debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "", "", "").String()
+	for _, want := range []string{"triage v1.4.0\n", "commit:     not recorded", "date:       not recorded"} {
+		if !strings.Contains(tagged, want) {
+			t.Errorf("go install @v1.4.0 (no VCS): lacks %q:\n%s", want, tagged)
+		}
+	}
+	stamped := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "1111111111111111"}, {Key: "vcs.time", Value: "2026-01-01T00:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	rel := buildInfoFrom(stamped, "v2.0.0", "2222222222222222", "2026-12-01T10:00:00Z")
+	if rel.Version != "v2.0.0" || rel.Revision != "2222222222222222" || rel.Time != "2026-12-01T10:00:00Z" || rel.Modified {
+		t.Errorf("link-time values should win: %+v", rel)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := reflect.TypeOf(buildInfo{}).PkgPath()
+	for _, want := range []string{"pkg=" + pkg + "\n", "-X $pkg.version=", "-X $pkg.commit=", "-X $pkg.date="} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README's release build lacks %q", want)
 		}
 	}
 }
