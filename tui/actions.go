@@ -56,6 +56,29 @@ func (m *Model) readOnlyNote() string {
 	return "read-only: opened with --readonly"
 }
 
+// roleRefusal is why this person's role over triage serve can't do what need allows, as a
+// whole sentence naming the roles that can ("bob is a viewer: only a triager or an operator
+// can set a status"); "" when it can, or with no role (one's own machine).
+func (m *Model) roleRefusal(need model.Access, what string) string {
+	if roleAllows(m.c.role, need) {
+		return ""
+	}
+	who := cellLine(m.opts.User)
+	if who == "" {
+		who, _, _ = strings.Cut(cellLine(m.opts.Identity), " · ")
+	}
+	return (&model.AccessError{Who: cmp.Or(who, "this person"), Role: m.c.role, Why: "only " + rolesThatCan(need) + " can " + what}).Error()
+}
+
+// mayChange is why this person can't make a change (what: "set a status") now: their role,
+// else canWrite's reason; "" when they can.
+func (m *Model) mayChange(what string) string {
+	if why := m.roleRefusal(model.AccessTriager, what); why != "" && !m.ending {
+		return why
+	}
+	return m.canWrite()
+}
+
 // planningNote is the toast for a write or a refresh while a big replay plan is computed: the
 // plan's snapshot would no longer match the sheet, and the confirm would replay a row just
 // discarded or set.
@@ -69,6 +92,8 @@ func (m *Model) canWrite() string {
 	switch {
 	case m.ending:
 		return endingNote
+	case !roleAllows(m.c.role, model.AccessTriager):
+		return m.roleRefusal(model.AccessTriager, "change rows")
 	case m.c.readOnly:
 		return m.readOnlyNote()
 	case m.writes.writing:
@@ -190,7 +215,7 @@ func (x noIDInfo) note() string {
 
 // startSetStatus opens the status picker for the targets.
 func (m *Model) startSetStatus(inDetail bool) tea.Cmd {
-	if why := m.canWrite(); why != "" {
+	if why := m.mayChange("set a status"); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
 	ts, p, ok := m.collectTargets(inDetail)
@@ -367,7 +392,7 @@ func (m *Model) setStatus(status string) tea.Cmd {
 // startClearError releases sticky errors (rejected dead letters, error jobs): a person's
 // decision, never automation's (invariant 6).
 func (m *Model) startClearError(inDetail bool) tea.Cmd {
-	if why := m.canWrite(); why != "" {
+	if why := m.mayChange("clear a sticky error"); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
 	ts, p, ok := m.collectTargets(inDetail)
@@ -436,7 +461,7 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 // startUndo reverts the last applied change with the inverse edits (which expect the values
 // the change wrote, so a row changed since is reported as a conflict, not overwritten).
 func (m *Model) startUndo() tea.Cmd {
-	if why := m.canWrite(); why != "" {
+	if why := m.mayChange("undo a change"); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
 	last, ok := m.writes.lastChange()
@@ -620,7 +645,7 @@ func rederive(t *model.Table, r *model.Record) {
 // startDiscard drops dead letters an operator decided not to replay (status → discarded):
 // the cursor row (or the detail's record) at once, marked rows after a confirm. u undoes it.
 func (m *Model) startDiscard(inDetail bool) tea.Cmd {
-	if why := m.canWrite(); why != "" {
+	if why := m.mayChange("discard a dead letter"); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
 	ts, p, ok := m.collectTargets(inDetail)

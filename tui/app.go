@@ -94,6 +94,13 @@ type Options struct {
 	// ReadOnlyWhy says why the store is read-only ("alice is a viewer"), for the toast of a
 	// write key; "" says it was opened with --readonly.
 	ReadOnlyWhy string
+	// Access is the person's role over `triage serve` (viewer, triager, operator) and User
+	// their name; "" on one's own machine, where only --readonly limits what is offered. The
+	// footer, the help and every hint offer only what the role allows, and a key beyond it
+	// says which role it needs ("bob is a viewer: only an operator can replay dead
+	// letters"). The store and the replayer enforce the role anyway.
+	Access model.Access
+	User   string
 }
 
 // Minimum usable terminal size; below it the UI says so instead of drawing a broken layout.
@@ -190,6 +197,7 @@ func New(opts Options) *Model {
 	if opts.Store != nil {
 		c.readOnly = opts.Store.ReadOnly()
 	}
+	c.role, c.remote = opts.Access, opts.Remote
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
 	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, brokenOK: map[string]bool{}, spreadsheetID: opts.SpreadsheetID}

@@ -3,6 +3,8 @@ package tui
 import (
 	"strings"
 	"time"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // common is the context every component shares: styles, keys, the terminal size and the
@@ -16,7 +18,11 @@ type common struct {
 	bodyH    int // the body's height (between header and footer), for dialogs that scroll
 	now      func() time.Time
 	readOnly bool
-	noColor  bool // Options.NoColor
+	// role is the person's role over triage serve ("" on one's own machine) and remote marks
+	// a session served over SSH: with readOnly they decide what is offered (offers).
+	role    model.Access
+	remote  bool
+	noColor bool // Options.NoColor
 	// No styling for another reason: the environment (TERM=dumb, NO_COLOR in tea.EnvMsg) or a
 	// color profile without colors (where the cursor row would be invisible without markers).
 	envPlain, profilePlain bool

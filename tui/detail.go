@@ -69,7 +69,7 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 		d.fields = append(d.fields, deadLetterFields(t, r)...)
 	}
 	if t.Stale(r, c.now()) {
-		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), inZone(r.Time, t.Location)) + ", past the " + shortDur(t.Config.StaleAfter) + " threshold" + withHint("", " (", keySays(c.keys.Requeue, "requeues it)"))})
+		d.fields = append(d.fields, detailField{label: "Claim", value: "stale: claimed " + ago(c.now(), inZone(r.Time, t.Location)) + ", past the " + shortDur(t.Config.StaleAfter) + " threshold" + withHint("", " (", requeueHint(c))})
 	}
 	mapped := map[int]model.Field{}
 	for f, i := range t.Header.Index {
@@ -94,6 +94,15 @@ func newDetail(c *common, t *model.Table, r *model.Record) *detail {
 	d.vp.KeyMap = viewport.KeyMap{}
 	d.vp.MouseWheelEnabled = true
 	return d
+}
+
+// requeueHint is "Q requeues it)" for a stale claim, "" when requeueing isn't this person's
+// (or Q is unbound).
+func requeueHint(c *common) string {
+	if !c.offers(c.keys.Requeue) {
+		return ""
+	}
+	return keySays(c.keys.Requeue, "requeues it)")
 }
 
 // deadLetterFields are a dead letter's derived facts, shown first: where a replay goes and

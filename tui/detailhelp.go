@@ -4,6 +4,8 @@
 package tui
 
 import (
+	"slices"
+
 	"charm.land/bubbles/v2/key"
 	"github.com/triage-dev/triage/model"
 )
@@ -41,29 +43,31 @@ func (m *Model) detailShortHelp(back string) []key.Binding {
 	case model.RoleQueue:
 		hs = append(hs, withDesc(k.ClearError, "clear error"))
 	}
-	return append(hs, pair(k.NextField, k.PrevField, "field"), k.Undo, withDesc(k.CopyLink, "copy link"))
+	hs = append(hs, pair(k.NextField, k.PrevField, "field"), k.Undo, withDesc(k.CopyLink, "copy link"))
+	return slices.DeleteFunc(hs, func(b key.Binding) bool { return !m.c.offers(b) })
 }
 
 // helpGroups are the groups the `?` screen lists: the detail view's when it is open, else
 // the table's.
 func (m *Model) helpGroups() []helpGroup {
 	if m.detail != nil {
-		return m.c.keys.detailHelp(m.detailRole())
+		return m.offered(m.c.keys.detailHelp(m.detailRole()))
 	}
 	role := model.Role("")
 	if ts := m.activeTab(); ts != nil && ts.data != nil {
 		role = ts.cfg.Role
 	}
-	groups := m.c.keys.tableHelp(role)
-	if !m.c.readOnly {
-		return groups
-	}
-	// Read-only: the help lists what this person can do, like the footer.
+	return m.offered(m.c.keys.tableHelp(role))
+}
+
+// offered is groups with only the bindings this person is offered (common.offers): the help
+// lists what they can do, like the footer.
+func (m *Model) offered(groups []helpGroup) []helpGroup {
 	var out []helpGroup
 	for _, g := range groups {
 		var bs []key.Binding
 		for _, b := range g.bindings {
-			if !m.writesRows(b) {
+			if m.c.offers(b) {
 				bs = append(bs, b)
 			}
 		}

@@ -282,7 +282,7 @@ func (g *groupsView) hint(off, end, w int) string {
 		return " " + strings.TrimSuffix(pos, " · ")
 	}
 	long, short := "enter shows a group in the table", "enter filters to it"
-	if a := firstKey(k.ReplayAll); a != "" {
+	if a := firstKey(k.ReplayAll); a != "" && g.c.offers(k.ReplayAll) {
 		long += ", then " + a + " replays it"
 		short += ", " + a + " replays it"
 	}
@@ -416,7 +416,7 @@ func (m *Model) pickGroup(g groupRow) tea.Cmd {
 			truncate(cellLine(g.source), 20), countRows(len(ts.visible)), g.count)
 	}
 	s := fmt.Sprintf("showing %s: %s", name, countRows(len(ts.visible)))
-	if a := firstKey(m.c.keys.ReplayAll); a != "" {
+	if a := firstKey(m.c.keys.ReplayAll); a != "" && m.c.offers(m.c.keys.ReplayAll) {
 		s += " · " + a + " replays them all"
 	}
 	return m.toast(toastInfo, "%s", s)

@@ -27,8 +27,13 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.replay.showRun && m.replay.run != nil:
 		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
 	case m.watching() && !m.watch.run.finished:
-		// Another person's run (watch.go): their run goes on whatever this session does.
-		return []key.Binding{withDesc(k.Cancel, "cancel "+cellLine(m.watch.run.who)+"'s run (asks first)"), bindingHelp(back, "back (it goes on)"), scroll}
+		// Another person's run (watch.go): their run goes on whatever this session does; x
+		// only for who may cancel it.
+		hs := []key.Binding{bindingHelp(back, "back (it goes on)"), scroll}
+		if m.c.offers(k.Cancel) && m.watch.refusal == "" {
+			hs = append([]key.Binding{withDesc(k.Cancel, "cancel "+cellLine(m.watch.run.who)+"'s run (asks first)")}, hs...)
+		}
+		return hs
 	case m.watching():
 		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
 	case m.groups != nil:
@@ -63,23 +68,70 @@ func (m *Model) ShortHelp() []key.Binding {
 		hs = append(hs, withDesc(k.ClearError, "clear error"), withDesc(k.Requeue, "requeue"))
 	}
 	hs = append(hs, withDesc(k.Sort, "sort"), k.Preview, k.NextTab, k.Help)
-	if m.c.readOnly {
-		// Read-only (--readonly, or a viewer over triage serve): the footer's room goes to
-		// what this person can do; the store refuses the rest anyway.
-		hs = slices.DeleteFunc(hs, func(b key.Binding) bool { return m.writesRows(b) })
-	}
-	return hs
+	// Read-only (--readonly), or a role over triage serve that doesn't allow it: the footer's
+	// room goes to what this person can do; the store refuses the rest anyway.
+	return slices.DeleteFunc(hs, func(b key.Binding) bool { return !m.c.offers(b) })
 }
 
-// writesRows reports whether b is a binding that changes the sheet or sends calls.
-func (m *Model) writesRows(b key.Binding) bool {
-	k := m.c.keys
-	for _, w := range []key.Binding{k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Replay, k.ReplayAll, k.Undo, k.EditPayload} {
+// needs is the role the action of binding b needs (DESIGN §9): a triager's to change rows
+// (set a status, clear a sticky error, discard, undo), an operator's to send calls or stop
+// them and to change what a replay sends (replay, requeue, edit a payload, cancel a run); ""
+// for the rest (read, filter, copy). A binding is told by its keys, as the footer's hints
+// are.
+func (c *common) needs(b key.Binding) model.Access {
+	k := c.keys
+	switch {
+	case bindingIn(b, k.Replay, k.ReplayAll, k.Requeue, k.EditPayload, k.Cancel):
+		return model.AccessOperator
+	case bindingIn(b, k.SetStatus, k.ClearError, k.Discard, k.Undo):
+		return model.AccessTriager
+	}
+	return ""
+}
+
+// bindingIn reports whether b is one of ws (the same binding, or the same keys).
+func bindingIn(b key.Binding, ws ...key.Binding) bool {
+	for _, w := range ws {
 		if sameBinding(w, b) || (len(b.Keys()) > 0 && slices.Equal(b.Keys(), w.Keys())) {
 			return true
 		}
 	}
 	return false
+}
+
+// offers reports whether hints and help offer b: not a change when the store is read-only,
+// nothing beyond the person's role over triage serve, and neither E nor ctrl+z over triage
+// serve (they would run on the shared host).
+func (c *common) offers(b key.Binding) bool {
+	need := c.needs(b)
+	switch {
+	case need != "" && c.readOnly:
+		return false
+	case need != "" && !roleAllows(c.role, need):
+		return false
+	case c.remote && bindingIn(b, c.keys.EditPayload, c.keys.Suspend):
+		return false
+	}
+	return true
+}
+
+// roleAllows reports whether role have may do what role need may; "" (no role: triage on
+// one's own machine) may do anything.
+func roleAllows(have, need model.Access) bool {
+	return have == "" || need == "" || slices.Index(model.Accesses, have) >= slices.Index(model.Accesses, need)
+}
+
+// rolesThatCan names the roles that may do what need may: "a triager or an operator".
+func rolesThatCan(need model.Access) string {
+	var names []string
+	for _, a := range model.Accesses[max(0, slices.Index(model.Accesses, need)):] {
+		article := "a "
+		if strings.ContainsRune("aeiou", rune(a[0])) {
+			article = "an "
+		}
+		names = append(names, article+string(a))
+	}
+	return strings.Join(names, " or ")
 }
 
 // FullHelp is every binding of the view that is open, grouped by area (the `?` overlay).

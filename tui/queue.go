@@ -56,6 +56,9 @@ func (m *Model) startRequeue() tea.Cmd {
 	if ts == nil || ts.data == nil {
 		return nil
 	}
+	if why := m.roleRefusal(model.AccessOperator, "requeue stale claims"); why != "" {
+		return m.toast(toastInfo, "%s", why)
+	}
 	t := ts.data.table
 	if t.Config.Role != model.RoleQueue {
 		return m.toast(toastInfo, "%s only on the queue (the %s tab)", cmp.Or(keySays(m.c.keys.Requeue, "requeues stale claims"), "requeuing stale claims works"), model.DefaultTabName(model.RoleQueue))

@@ -76,6 +76,9 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	if m.ending {
 		return m.toast(toastInfo, "%s", endingNote)
 	}
+	if why := m.roleRefusal(model.AccessOperator, "replay dead letters"); why != "" {
+		return m.toast(toastInfo, "%s", why)
+	}
 	ts := m.activeTab()
 	if inDetail {
 		ts = m.tabNamed(m.detail.tab)

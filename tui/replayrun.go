@@ -577,6 +577,9 @@ func (m *Model) showProgress() tea.Cmd {
 		}
 	}
 	if m.replay.run == nil {
+		if !m.c.offers(m.c.keys.Replay) {
+			return m.toast(toastInfo, "no replay to show")
+		}
 		return m.toast(toastInfo, "no replay to show: %s replays the marked rows or the cursor row", firstKey(m.c.keys.Replay))
 	}
 	m.replay.showRun = true

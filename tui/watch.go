@@ -79,6 +79,9 @@ type watchState struct {
 	listH  int
 	// opening is a Watch in flight (P pressed), so a second P doesn't open another.
 	opening bool
+	// refusal is why this person may not cancel the watched run (RunWatch.CancelRefusal, asked
+	// off the UI goroutine when it opened), "" when they may: the footer offers x only then.
+	refusal string
 }
 
 // runsMsg is the hub's runs as of a change (ok false: the session ended).
@@ -89,10 +92,11 @@ type runsMsg struct {
 
 // watchOpenedMsg is the result of Watch.
 type watchOpenedMsg struct {
-	seq int
-	w   RunWatch
-	ok  bool
-	tab string
+	seq     int
+	w       RunWatch
+	ok      bool
+	tab     string
+	refusal string // w.CancelRefusal()
 }
 
 // watchEventsMsg is a batch of a watched run's progress; sum is its report once it ended.
@@ -246,7 +250,11 @@ func (m *Model) showOthersRun() (tea.Cmd, bool) {
 		sr, seq := m.sharedRuns(), m.watch.seq
 		return func() tea.Msg {
 			w, ok := sr.Watch(o.Tab)
-			return watchOpenedMsg{seq: seq, w: w, ok: ok, tab: o.Tab}
+			msg := watchOpenedMsg{seq: seq, w: w, ok: ok, tab: o.Tab}
+			if ok {
+				msg.refusal = w.CancelRefusal()
+			}
+			return msg
 		}, true
 	}
 	if wr != nil && (m.replay.run == nil || wr.ended.After(m.replay.run.ended)) {
@@ -293,7 +301,7 @@ func (m *Model) onWatchOpened(msg watchOpenedMsg) tea.Cmd {
 	if info.CancelledBy != "" {
 		run.cancelling, run.cancelledBy = true, info.CancelledBy
 	}
-	m.watch.w, m.watch.run, m.watch.runID = msg.w, run, info.ID
+	m.watch.w, m.watch.run, m.watch.runID, m.watch.refusal = msg.w, run, info.ID, msg.refusal
 	m.showWatch()
 	return tea.Batch(watchNext(msg.w, msg.seq), m.spinner.Tick)
 }
@@ -367,8 +375,11 @@ func (m *Model) askCancelWatched() tea.Cmd {
 	if r.cancelling {
 		return m.toast(toastInfo, "already cancelling: calls in flight finish and are written back")
 	}
+	if why := m.roleRefusal(model.AccessOperator, "cancel "+r.label()); why != "" {
+		return m.toast(toastInfo, "%s", why) // names the person, their role and the role that may
+	}
 	if why := w.CancelRefusal(); why != "" {
-		return m.toast(toastInfo, "%s", why) // names the person, their role and what it may not do
+		return m.toast(toastInfo, "%s", why) // the replayer's word, as the hub will check it
 	}
 	question := func() string {
 		return fmt.Sprintf("Cancel %s (%d/%d)?", r.label(), r.done, r.total)
