@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/tui"
 )
 
 // Inbox columns of the fixture.
@@ -55,7 +56,7 @@ func TestViewerApplyRefused(t *testing.T) {
 	f.emu.ResetCounts()
 	_, err := s.Store.Apply(context.Background(), []model.Edit{setStatus("Inbox", "id-1", "new", "done")})
 	var ae *model.AccessError
-	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "vera is a viewer: a viewer can't change rows") {
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "vera is a viewer: only a triager or an operator can change rows") {
 		t.Fatalf("err = %v", err)
 	}
 	if n := f.total(); n != 0 {
@@ -81,7 +82,7 @@ func TestTriagerRequeueRefusedStatusAllowed(t *testing.T) {
 		Set:    map[model.Field]string{model.FStatus: "pending", model.FClaimedBy: ""}}
 	f.emu.ResetCounts()
 	_, err := s.Store.Apply(context.Background(), []model.Edit{setStatus("Inbox", "id-2", "new", "done"), requeue})
-	if err == nil || !strings.Contains(err.Error(), "tom is a triager: requeueing a claimed job is an operator's") {
+	if err == nil || !strings.Contains(err.Error(), "tom is a triager: only an operator can requeue a claimed job") {
 		t.Fatalf("err = %v", err)
 	}
 	if n := f.emu.Count(mBatchUpdate); n != 0 {
@@ -170,5 +171,45 @@ func TestSessionClose(t *testing.T) {
 	f.clock.add(time.Minute)
 	if _, err := f.hub.Session(tom).Store.Load(context.Background()); err != nil { // pushes to all: must not panic
 		t.Fatal(err)
+	}
+}
+
+// A refusal for the role is a whole sentence naming the role that may (never "…is an
+// operator's"), for every kind of edit a role may not make.
+func TestRefusedEditNamesTheRoleNeeded(t *testing.T) {
+	requeue := model.Edit{Tab: "Jobs", ID: "job-1",
+		Expect: map[model.Field]string{model.FStatus: "claimed", model.FClaimedBy: "worker-7"},
+		Set:    map[model.Field]string{model.FStatus: "pending", model.FClaimedBy: ""}}
+	payload := model.Edit{Tab: "failed_calls", ID: "k-1",
+		Set: map[model.Field]string{model.FPayload: `{"a":1}`, model.FURL: "https://x", model.FStatus: "dead"}}
+	status := setStatus("Inbox", "id-1", "new", "done")
+	for _, c := range []struct {
+		a    model.Access
+		e    model.Edit
+		want string
+	}{
+		{model.AccessViewer, status, "only a triager or an operator can change rows"},
+		{model.AccessViewer, requeue, "only an operator can requeue a claimed job"},
+		{model.AccessTriager, requeue, "only an operator can requeue a claimed job"},
+		{model.AccessTriager, payload, "only an operator can write payload, url (a triager sets statuses, clears sticky errors and discards)"},
+		{model.AccessTriager, status, ""},
+		{model.AccessOperator, payload, ""},
+	} {
+		if got := refusedEdit(c.a, c.e); got != c.want {
+			t.Errorf("a %s's %v: %q, want %q", c.a, c.e.Set, got, c.want)
+		}
+	}
+}
+
+// A session's TUI options carry the person's role and name, so the TUI offers only what
+// the role allows.
+func TestSessionOptionsCarryTheRole(t *testing.T) {
+	f := newFixture(t, time.Hour, 4)
+	f.run(t)
+	s := f.hub.Session(tom)
+	defer s.Close()
+	o := s.Options(tui.Options{})
+	if o.Access != model.AccessTriager || o.User != "tom" || o.Identity != "tom · triager" {
+		t.Errorf("options: access %q user %q identity %q", o.Access, o.User, o.Identity)
 	}
 }

@@ -20,7 +20,7 @@ func deadLetters(t *testing.T, f *fixture) (*model.Table, []*model.Record) {
 	return tb, recs
 }
 
-// Replays are an operator's: a triager's plan and run are refused with who and why, and
+// Replays are an operator's to make: a triager's plan and run are refused with who and why, and
 // nothing reaches the destination.
 func TestReplayRefusesTriager(t *testing.T) {
 	f := newFixture(t, time.Hour, 2)
@@ -29,7 +29,7 @@ func TestReplayRefusesTriager(t *testing.T) {
 	defer s.Close()
 	tb, recs := deadLetters(t, f)
 	p := s.Replayer.Plan(tb, recs)
-	if len(p.Calls) != 0 || len(p.Refused) != 2 || !strings.Contains(p.Refused[0].Reason, "tom is a triager: replays are an operator's") {
+	if len(p.Calls) != 0 || len(p.Refused) != 2 || !strings.Contains(p.Refused[0].Reason, "tom is a triager: only an operator can replay dead letters") {
 		t.Errorf("plan = %+v", p)
 	}
 	sum := s.Replayer.Replay(context.Background(), tb, recs, nil)

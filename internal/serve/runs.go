@@ -71,7 +71,7 @@ var _ tui.SharedRuns = (*sessionReplayer)(nil)
 func (r *sessionReplayer) refusal(tab string) string {
 	u := r.s.u
 	if !u.Access.CanReplay() {
-		return (&model.AccessError{Who: u.Name, Role: u.Access, Why: "replays are an operator's"}).Error()
+		return (&model.AccessError{Who: u.Name, Role: u.Access, Why: "only an operator can replay dead letters"}).Error()
 	}
 	h := r.s.h
 	h.mu.Lock()
@@ -321,7 +321,7 @@ func (w *runWatch) Next() ([]model.ReplayEvent, *model.ReplaySummary) {
 func (w *runWatch) CancelRefusal() string {
 	u := w.s.u
 	if !u.Access.CanReplay() {
-		return (&model.AccessError{Who: u.Name, Role: u.Access, Why: "cancelling another person's replay is an operator's"}).Error()
+		return (&model.AccessError{Who: u.Name, Role: u.Access, Why: "only an operator can cancel another person's replay"}).Error()
 	}
 	return ""
 }

@@ -74,7 +74,7 @@ func (h *Hub) Session(u User) *Session {
 }
 
 // Options fills in base the parts of a TUI's options that come from the session: its store,
-// replayer, updates, identity; no refresh of its own (the hub refreshes for everyone) and no
+// replayer, updates, identity and role; no refresh of its own (the hub refreshes for everyone) and no
 // Initial (the first push is the first screen).
 func (s *Session) Options(base tui.Options) tui.Options {
 	base.Store = s.Store
@@ -84,6 +84,9 @@ func (s *Session) Options(base tui.Options) tui.Options {
 	base.Updates = s.Updates
 	base.Identity = s.Identity
 	base.ReadOnlyWhy = s.ReadOnlyWhy
+	// The role and name: the TUI offers only what the role allows and says which role a key
+	// beyond it needs (the store and the replayer check it anyway).
+	base.Access, base.User = s.s.u.Access, s.s.u.Name
 	base.Refresh = 0
 	base.Initial = nil
 	return base
@@ -150,7 +153,7 @@ func (st *sessionStore) Apply(ctx context.Context, edits []model.Edit) (model.Ap
 	h, u := st.s.h, st.s.u
 	op := fmt.Sprintf("write %d edit%s", len(edits), model.Plural(len(edits), "", "s"))
 	for _, e := range edits {
-		if why := u.Access.Check(e); why != "" {
+		if why := refusedEdit(u.Access, e); why != "" {
 			h.log.Warn("refused", "who", u.Name, "role", string(u.Access), "key", u.Key, "tab", e.Tab, "ids", editIDs(edits), "why", why)
 			return model.ApplyResult{}, fmt.Errorf("%s: %w; nothing was written", op, &model.AccessError{Who: u.Name, Role: u.Access, Why: why})
 		}
@@ -175,6 +178,30 @@ func (st *sessionStore) Apply(ctx context.Context, edits []model.Edit) (model.Ap
 	h.wrote()
 	h.load(ctx, 0)
 	return res, err
+}
+
+// refusedEdit is why role a may not make edit e (model.Access.Check), said as a whole
+// sentence naming the role that may: "only an operator can requeue a claimed job", "only a
+// triager or an operator can change rows"; "" when it may.
+func refusedEdit(a model.Access, e model.Edit) string {
+	if a.Check(e) == "" {
+		return ""
+	}
+	if model.AccessTriager.Check(e) == "" {
+		return "only a triager or an operator can change rows"
+	}
+	// An operator's edit: the fields a triager may not write, else (each field alone is a
+	// triager's) the claim it releases.
+	var fields []string
+	for _, f := range setFields(e) {
+		if model.AccessTriager.Check(model.Edit{Tab: e.Tab, ID: e.ID, Set: map[model.Field]string{f: e.Set[f]}}) != "" {
+			fields = append(fields, string(f))
+		}
+	}
+	if len(fields) == 0 {
+		return "only an operator can requeue a claimed job"
+	}
+	return "only an operator can write " + strings.Join(fields, ", ") + " (a triager sets statuses, clears sticky errors and discards)"
 }
 
 // setFields are the fields an edit writes, in order, one log line each.

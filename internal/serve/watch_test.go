@@ -143,9 +143,15 @@ func TestWatchAndCancelAnotherPersonsReplay(t *testing.T) {
 
 	c.wait(t, "alice is replaying 1/4")
 	c.keys("P")
-	c.wait(t, "alice's replay of failed_calls", "1/4 25%", "1 delivered · 1 sending · 2 queued")
+	scr := c.wait(t, "alice's replay of failed_calls", "1/4 25%", "1 delivered · 1 sending · 2 queued")
+	if strings.Contains(scr, "cancel alice's run") {
+		t.Errorf("a triager is offered to cancel alice's run:\n%s", scr)
+	}
+	if scr := b.wait(t, "alice's replay of failed_calls"); !strings.Contains(scr, "x cancel alice's run") {
+		t.Errorf("an operator isn't offered to cancel alice's run:\n%s", scr)
+	}
 	c.keys("x")
-	c.wait(t, "carol is a triager: cancelling another person's replay is an operator's")
+	c.wait(t, "carol is a triager: only an operator can cancel alice's replay of failed_calls")
 	if strings.Contains(f.log.String(), "replay cancelled") {
 		t.Fatalf("carol's cancel reached the run:\n%s", f.log.String())
 	}
@@ -234,7 +240,7 @@ func TestSlowWatcherDoesntBlockTheRun(t *testing.T) {
 	if rows != 6 {
 		t.Errorf("the backlog held %d row entries, want one per row (6)", rows)
 	}
-	if why := w.CancelRefusal(); !strings.Contains(why, "dave is a viewer") {
+	if why := w.CancelRefusal(); why != "dave is a viewer: only an operator can cancel another person's replay" {
 		t.Errorf("a viewer's cancel refusal = %q", why)
 	}
 	if err := w.Cancel(); err == nil {
