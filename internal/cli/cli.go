@@ -28,6 +28,9 @@ type env struct {
 	getenv         func(string) string // read only by settings.go
 	environ        *environment        // what settings.go read from getenv
 	applyKeys      func(*tui.KeyMap, map[string][]string) error
+	// termWidth, when set, says how wide the terminal a writer goes to is (0: not a terminal,
+	// or unknown); nil measures the real one (terminal.go). Tests set it.
+	termWidth func(io.Writer) int
 }
 
 // exitError carries an exit code through a command's error return.

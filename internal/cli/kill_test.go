@@ -16,8 +16,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TRIAGE_TEST_MAIN") == "1" {
 		os.Exit(Main(context.Background(), nil))
 	}
-	// fang sizes help to the terminal; the help goldens want one width everywhere.
-	os.Setenv("__FANG_TEST_WIDTH", "100")
 	os.Exit(m.Run())
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -20,6 +21,8 @@ import (
 type cli struct {
 	t   *testing.T
 	env map[string]string
+	// width, when set, is the width of the terminal stdout and stderr are (else: not one).
+	width int
 }
 
 type result struct {
@@ -31,6 +34,9 @@ func (c *cli) run(args ...string) result {
 	c.t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return c.env[k] }}
+	if c.width > 0 {
+		e.termWidth = func(io.Writer) int { return c.width }
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	code := run(ctx, args, e)

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -530,17 +529,6 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 		list("write-back conflict:", wb.Conflicts)
 		list("write-back error:", wb.Errors)
 	}
-}
-
-// isTerminal reports whether w is a terminal (a character device), where the progress line
-// is redrawn in place.
-func isTerminal(w io.Writer) bool {
-	f, ok := unwrapWriter(w).(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // progressLine prints a run's progress on stderr: redrawn in place ("\r") a few times a

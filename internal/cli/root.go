@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"charm.land/fang/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/model"
@@ -33,23 +32,25 @@ func run(ctx context.Context, args []string, e *env) int {
 		_ = out.Flush()
 		_ = errw.Flush()
 	}()
-	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, applyKeys: e.applyKeys}
+	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, applyKeys: e.applyKeys, termWidth: e.termWidth}
 	root := newRootCmd(&globals{}, e)
 	root.SetArgs(args)
 	root.SetIn(e.stdin)
 	// cobra's own output (help, completion scripts, the man page) is triage's own text, never
-	// a cell: it goes to the terminal as it is, so fang's styled help keeps its colours there
-	// (fang styles only for a terminal). Everything a command prints goes through e.stdout.
+	// a cell: it goes to the terminal as it is, so styled help keeps its colours there (it is
+	// styled only for a terminal). Everything a command prints goes through e.stdout.
 	root.SetOut(rawOut)
 	root.SetErr(e.stderr)
+	// Errors are printed once, by exitCode; a usage error names the help to read, not the
+	// whole usage.
+	root.SilenceErrors, root.SilenceUsage = true, true
 	// --version prints what `triage version` prints.
+	root.Version = readBuildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")
-	err := fang.Execute(ctx, root,
-		fang.WithVersion(readBuildInfo().String()),
-		fang.WithoutManpage(),                                         // ours (man.go) writes to the command's stdout, not os.Stdout
-		fang.WithErrorHandler(func(io.Writer, fang.Styles, error) {}), // printed below, once
-	)
-	return exitCode(err, e)
+	// Help (help.go) is drawn in fang's layout, wrapped to the terminal stdout is (80 columns
+	// when piped); every command inherits it.
+	root.SetHelpFunc(newHelpFunc(e, rawOut))
+	return exitCode(root.ExecuteContext(ctx), e)
 }
 
 // exitCode maps a command's error to its exit code and prints it, sanitised, on stderr.
@@ -83,8 +84,8 @@ environment, which beats the config file ($XDG_CONFIG_HOME/triage/config.toml).
 
 Exit codes: 0 ok; 1 some rows not done (rejected, deferred, conflict, unknown ID);
 2 usage, config or connection error; 3 a replay run halted.`,
-		Example: `  triage --spreadsheet 1AbC...          # the TUI on a sheet
-  triage demo                            # the TUI on an embedded demo workbook
+		Example: `  triage --spreadsheet 1AbC...           # the TUI on a sheet
+  triage demo                            # the TUI on a demo workbook
   triage list --tab Inbox --status new   # rows as a table
   triage replay --all --dry-run          # what a replay would send`,
 		Args: noArgs,

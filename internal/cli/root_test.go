@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/spf13/cobra"
 )
@@ -50,6 +52,55 @@ func TestHelp(t *testing.T) {
 			}
 			golden.RequireEqual(t, r.stdout)
 		})
+	}
+}
+
+// TestHelpFitsTheWidth: help is wrapped to the terminal's width, or to 80 columns when
+// piped: no line is longer, none ends in padding, one blank line at most between two blocks
+// (none doubled after a title), and a description's paragraphs are wrapped once, greedily
+// (each line ends where the next word would not fit: no orphan lines left by text
+// hard-wrapped at another width and wrapped again).
+func TestHelpFitsTheWidth(t *testing.T) {
+	for _, width := range []int{0, 60, 80, 132} {
+		want := width
+		switch {
+		case width == 0:
+			want = helpPipedWidth
+		case width > helpMaxWidth:
+			want = helpMaxWidth
+		}
+		for _, args := range helpCommands {
+			name := fmt.Sprintf("%s@%d", strings.Join(append([]string{"triage"}, args...), "_"), width)
+			t.Run(name, func(t *testing.T) {
+				c := &cli{t: t, env: map[string]string{}, width: width}
+				r := c.run(append(append([]string{}, args...), "--help")...)
+				if r.code != exitOK || r.stderr != "" {
+					t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+				}
+				lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+				desc := true // the description comes first, up to the first title
+				for i, l := range lines {
+					if w := ansi.StringWidth(l); w > want {
+						t.Errorf("line %d is %d columns wide, over %d: %q", i+1, w, want, l)
+					}
+					if strings.TrimRight(l, " \t") != l {
+						t.Errorf("line %d ends in spaces: %q", i+1, l)
+					}
+					if i > 0 && l == "" && lines[i-1] == "" {
+						t.Errorf("two blank lines in a row at line %d", i+1)
+					}
+					if strings.HasPrefix(l, "  ") && strings.ToUpper(l) == l && strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "   ") {
+						desc = false // a title: USAGE
+					}
+					if next := ""; desc && l != "" && i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != "" {
+						next = strings.Fields(lines[i+1])[0]
+						if ansi.StringWidth(l)+1+ansi.StringWidth(next) <= want {
+							t.Errorf("line %d ends early: %q, then %q (an orphan line)", i+1, l, lines[i+1])
+						}
+					}
+				}
+			})
+		}
 	}
 }
 

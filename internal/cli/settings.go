@@ -49,6 +49,9 @@ type environment struct {
 	ssh               bool   // SSH_CONNECTION or SSH_TTY: a remote session
 	display           bool   // DISPLAY or WAYLAND_DISPLAY: a local browser can open
 	tmux              bool   // TMUX: the TUI runs inside tmux (whose clipboard option matters)
+	// colorEnv is what decides whether help may be drawn in colour (colorprofile.Detect):
+	// TERM, COLORTERM, NO_COLOR, CLICOLOR, CLICOLOR_FORCE, TTY_FORCE, TMUX, as KEY=VALUE.
+	colorEnv []string
 	// secret reads a source header's "env:NAME" value at send time (config §8).
 	secret func(string) string
 }
@@ -72,6 +75,11 @@ func readEnvironment(getenv func(string) string) environment {
 		display:           getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "",
 		tmux:              getenv("TMUX") != "",
 		secret:            getenv,
+	}
+	for _, k := range []string{"TERM", "COLORTERM", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TTY_FORCE", "TMUX"} {
+		if val := getenv(k); val != "" {
+			v.colorEnv = append(v.colorEnv, k+"="+val)
+		}
 	}
 	if v.stateHome == "" && v.home != "" {
 		v.stateHome = filepath.Join(v.home, ".local", "state")
