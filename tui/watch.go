@@ -159,7 +159,12 @@ func (m *Model) onRuns(msg runsMsg) tea.Cmd {
 		}
 		others = append(others, r)
 		if !known[r.ID] {
-			cmds = append(cmds, m.toast(toastInfo, "%s started replaying %s%s", cellLine(r.Who), cellLine(r.Tab), withHintKey(" (", p, " shows it)")))
+			// Told until it is watched or has ended: then it would be news of the past.
+			id := r.ID
+			text := fmt.Sprintf("%s started replaying %s%s", cellLine(r.Who), cellLine(r.Tab), withHintKey(" (", p, " shows it)"))
+			cmds = append(cmds, m.toasts.pushWhile(toastInfo, text, func() bool {
+				return !(m.watching() && m.watch.runID == id) && slices.ContainsFunc(m.watch.others, func(o RunInfo) bool { return o.ID == id })
+			}))
 		}
 	}
 	m.watch.others = others

@@ -211,3 +211,22 @@ func TestGoldenMatrixWatch(t *testing.T) {
 			w: &fakeWatch{info: aliceRun, plan: plan}}
 	})
 }
+
+// "alice started replaying failed_calls (P shows it)" is news until the run is watched or
+// has ended: P, or the end of the run, takes it off the screen.
+func TestWatchStartToastGoesWhenWatched(t *testing.T) {
+	m, _ := newWatchModel(t, 100, 30)
+	if !strings.Contains(plainScreen(m), "alice started replaying failed_calls") {
+		t.Fatal("no start toast")
+	}
+	openWatch(t, m)
+	if got := toastTexts(m); strings.Contains(got, "alice started replaying") {
+		t.Errorf("watching alice's run, the toast still says %q", got)
+	}
+
+	m, _ = newWatchModel(t, 100, 30)
+	send(m, runsMsg{ok: true}) // the run ended before anyone looked
+	if got := toastTexts(m); strings.Contains(got, "alice started replaying") {
+		t.Errorf("after the run ended, the toast still says %q", got)
+	}
+}
