@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -277,9 +278,43 @@ func TestManPage(t *testing.T) {
 	if r.code != exitOK || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	for _, want := range []string{".TH TRIAGE 1", ".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", "set-status", "requeue-stale"} {
+	for _, want := range []string{".TH TRIAGE 1", ".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH OPTIONS", ".SH COMMANDS", ".SH EXIT STATUS",
+		`.SS "triage set\-status ID... [\-\-flags]"`, `.SS "triage requeue\-stale [\-\-flags]"`, `.SS "triage completion SHELL [\-\-flags]"`} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("man page lacks %q", want)
+		}
+	}
+	lines := strings.Split(r.stdout, "\n")
+	// The title line: .TH TITLE SECTION DATE SOURCE MANUAL. man centres MANUAL between two
+	// "TRIAGE(1)" in the header: a long one (the command's whole summary) overlaps them.
+	th := regexp.MustCompile(`^\.TH (\S+) (\d) "([^"]*)" "([^"]*)" "([^"]*)"$`).FindStringSubmatch(lines[0])
+	if th == nil {
+		t.Fatalf("the first line is not .TH with five arguments: %q", lines[0])
+	}
+	if manual := th[5]; len(manual) > 80-2*len("TRIAGE(1)")-10 || manual == "" {
+		t.Errorf(".TH's manual name %q doesn't fit between the header's two TRIAGE(1) at 80 columns", manual)
+	}
+	// DESCRIPTION: each paragraph of the root's description is one paragraph (.PP and one
+	// text line, which roff fills), not one per source line: a sentence is never cut in two.
+	var desc []string
+	for i := slices.Index(lines, ".SH DESCRIPTION") + 1; i < len(lines) && !strings.HasPrefix(lines[i], ".SH"); i++ {
+		desc = append(desc, lines[i])
+	}
+	want := len(regexp.MustCompile(`\n\s*\n`).Split(strings.TrimSpace(newRootCmd(&globals{}, &env{}).Long), -1))
+	if len(desc) != 2*want {
+		t.Errorf("DESCRIPTION should be %d paragraphs, each .PP and one line:\n%s", want, strings.Join(desc, "\n"))
+	}
+	for i, l := range desc {
+		if (i%2 == 0) != (l == ".PP") {
+			t.Errorf("DESCRIPTION line %d: %q (want .PP, then a paragraph's one line)", i+1, l)
+		}
+		if i%2 == 1 && !strings.HasSuffix(l, ".") {
+			t.Errorf("DESCRIPTION paragraph %q ends mid-sentence", l)
+		}
+	}
+	for i := 1; i < len(lines); i++ {
+		if lines[i-1] == ".PP" && (lines[i] == ".PP" || strings.HasPrefix(lines[i], ".SH") || strings.HasPrefix(lines[i], ".SS")) {
+			t.Errorf("line %d: an empty paragraph", i)
 		}
 	}
 	if man, err := exec.LookPath("man"); err == nil {
