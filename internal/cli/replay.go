@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 	"github.com/triage-dev/triage/internal/report"
 	"github.com/triage-dev/triage/model"
@@ -135,7 +136,7 @@ code.`,
 		opts := replay.RunOptions{Concurrency: *conc, DryRun: *dry, Force: *force}
 		var prog *progressLine
 		if !*dry {
-			prog = newProgressLine(e.stderr, isTerminal(e.stderr), time.Now)
+			prog = newProgressLine(e.stderr, isTerminal(e.stderr), func() int { return e.widthOf(e.stderr) }, time.Now)
 			opts.Progress = prog.event
 		}
 		started := time.Now()
@@ -553,8 +554,15 @@ type progressLine struct {
 	stopped chan struct{}
 	tick    <-chan time.Time // redraw on a terminal (nil otherwise)
 	stop    func()           // stops tick's source; called before stopped is closed
-	width   int              // of the last line drawn in place
+	width   int              // of the last line drawn in place, in columns
+	// columns is the terminal's width, asked before each redraw (it may be resized); 0 when
+	// unknown.
+	columns func() int
 }
+
+// progressColumns is the width the progress line is fitted to on a terminal whose width is
+// unknown.
+const progressColumns = 80
 
 // progressRedraw is how often the terminal progress line is redrawn.
 const progressRedraw = 200 * time.Millisecond
@@ -563,19 +571,20 @@ const progressRedraw = 200 * time.Millisecond
 // terminal.
 const progressEvery = 50
 
-func newProgressLine(w io.Writer, tty bool, now func() time.Time) *progressLine {
+func newProgressLine(w io.Writer, tty bool, columns func() int, now func() time.Time) *progressLine {
 	if !tty {
-		return startProgressLine(w, false, now, nil, func() {})
+		return startProgressLine(w, false, columns, now, nil, func() {})
 	}
 	t := time.NewTicker(progressRedraw)
-	return startProgressLine(w, true, now, t.C, t.Stop)
+	return startProgressLine(w, true, columns, now, t.C, t.Stop)
 }
 
 // startProgressLine starts a progress line whose terminal redraws happen on each receive from
-// tick (tests drive it by hand); stop is called when the line is finished.
-func startProgressLine(w io.Writer, tty bool, now func() time.Time, tick <-chan time.Time, stop func()) *progressLine {
+// tick (tests drive it by hand); stop is called when the line is finished. columns is the
+// terminal's width (0: unknown).
+func startProgressLine(w io.Writer, tty bool, columns func() int, now func() time.Time, tick <-chan time.Time, stop func()) *progressLine {
 	p := &progressLine{w: w, tty: tty, now: now, start: now(), wake: make(chan struct{}, 1),
-		quit: make(chan struct{}), stopped: make(chan struct{}), tick: tick, stop: stop}
+		quit: make(chan struct{}), stopped: make(chan struct{}), tick: tick, stop: stop, columns: columns}
 	go p.loop()
 	return p
 }
@@ -617,7 +626,7 @@ func (p *progressLine) loop() {
 			p.mu.Lock()
 			line, ok := "", p.changed
 			if ok {
-				line, p.changed = p.render(p.last), false
+				line, p.changed = p.renderFit(p.last, p.fitWidth()), false
 			}
 			p.mu.Unlock()
 			if ok {
@@ -627,6 +636,9 @@ func (p *progressLine) loop() {
 			p.flushQueued()
 			p.mu.Lock()
 			line, started := p.render(p.last), p.last.Total > 0
+			if p.tty {
+				line = p.renderFit(p.last, p.fitWidth())
+			}
 			p.mu.Unlock()
 			if !started {
 				if p.tty && p.width > 0 {
@@ -656,14 +668,29 @@ func (p *progressLine) flushQueued() {
 }
 
 // drawInPlace redraws the terminal line, padding over a longer previous one (no escape
-// sequences, so it works on any terminal).
+// sequences, so it works on any terminal). The line was fitted to the terminal (renderFit):
+// a line that wrapped would leave its first part behind on every redraw.
 func (p *progressLine) drawInPlace(line string) {
 	pad := ""
-	if n := len([]rune(line)); n < p.width {
+	n := ansi.StringWidth(line)
+	if n < p.width {
 		pad = strings.Repeat(" ", p.width-n)
 	}
-	p.width = len([]rune(line))
+	p.width = n
 	redrawLine(p.w, line+pad)
+}
+
+// fitWidth is how many columns the line drawn in place may take: one less than the
+// terminal's width (writing the last column makes some terminals wrap).
+func (p *progressLine) fitWidth() int {
+	cols := 0
+	if p.columns != nil {
+		cols = p.columns()
+	}
+	if cols <= 0 {
+		cols = progressColumns
+	}
+	return max(cols-1, 1)
 }
 
 // finish prints the final progress line and stops the printer.
@@ -675,24 +702,65 @@ func (p *progressLine) finish() {
 // render formats an event: "replay: 37/120 delivered 30 duplicate 2 rejected 1 retryable 4 ·
 // 12.3 rows/s · ETA 7s", with the halt appended once it has tripped. Call with p.mu held.
 func (p *progressLine) render(ev model.ReplayEvent) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "replay: %d/%d", ev.Done, ev.Total)
+	return p.renderFit(ev, 0)
+}
+
+// renderFit is render within width columns (0: any width), for the line redrawn in place.
+// What gives way, in turn: the counts, from the last ("delivered 30 …"), the halt's detail
+// (cut, then left out), the rate and ETA, the halt's cause and source; "HALTED" and the
+// done/total count stay.
+func (p *progressLine) renderFit(ev model.ReplayEvent, width int) string {
+	head := fmt.Sprintf("replay: %d/%d", ev.Done, ev.Total)
+	var counts []string
 	for _, o := range replay.Outcomes {
 		if n := ev.Counts[o.State()]; n > 0 {
-			fmt.Fprintf(&b, " %s %d", o, n)
+			counts = append(counts, fmt.Sprintf(" %s %d", o, n))
 		}
 	}
+	var rate string
 	el := p.now().Sub(p.start).Seconds()
 	if el > 0 && ev.Done > 0 {
-		rate := float64(ev.Done) / el
-		fmt.Fprintf(&b, " · %.1f rows/s", rate)
+		r := float64(ev.Done) / el
+		rate = fmt.Sprintf(" · %.1f rows/s", r)
 		if left := ev.Total - ev.Done; left > 0 && ev.Halted == nil {
-			eta := time.Duration(float64(left) / rate * float64(time.Second)).Round(time.Second)
-			fmt.Fprintf(&b, " · ETA %s", eta)
+			eta := time.Duration(float64(left) / r * float64(time.Second)).Round(time.Second)
+			rate += fmt.Sprintf(" · ETA %s", eta)
 		}
 	}
+	var halt, detail string
 	if ev.Halted != nil {
-		fmt.Fprintf(&b, " · HALTED (%s, source %s): %s", ev.Halted.Cause, model.SanitizeLine(ev.Halted.Source), model.SanitizeLine(ev.Halted.Detail))
+		halt = fmt.Sprintf(" · HALTED (%s, source %s)", ev.Halted.Cause, model.SanitizeLine(ev.Halted.Source))
+		detail = ": " + model.SanitizeLine(ev.Halted.Detail)
 	}
-	return b.String()
+	full := head + strings.Join(counts, "") + rate + halt + detail
+	if width <= 0 || ansi.StringWidth(full) <= width {
+		return full
+	}
+	fits := func(s string) bool { return ansi.StringWidth(s) <= width }
+	// The counts that fit, then "…" for the rest.
+	tails := []string{rate + halt + detail, rate + halt, halt, ""}
+	if halt != "" {
+		tails[3] = " · HALTED" // the cause and source are in the summary below it
+	}
+	for _, t := range tails {
+		for n := len(counts); n >= 0; n-- {
+			s := head + strings.Join(counts[:n], "")
+			if n < len(counts) {
+				s += " …"
+			}
+			if s += t; fits(s) {
+				if t == rate+halt && detail != "" {
+					// the detail cut to what room is left
+					if room := width - ansi.StringWidth(s); room > len(": …") {
+						s += ansi.Truncate(detail, room, "…")
+					}
+				}
+				return s
+			}
+			if n == 0 {
+				break
+			}
+		}
+	}
+	return ansi.Truncate(head, width, "…")
 }

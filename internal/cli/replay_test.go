@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay/replaytest"
 	"github.com/triage-dev/triage/sheets/sheetstest"
@@ -520,7 +521,7 @@ func TestReplayProgressLine(t *testing.T) {
 	clock := time.Unix(0, 0)
 	var cmu sync.Mutex
 	now := func() time.Time { cmu.Lock(); defer cmu.Unlock(); return clock }
-	p := newProgressLine(&buf, false, now)
+	p := newProgressLine(&buf, false, nil, now)
 	total := 120
 	for i := 1; i <= total; i++ {
 		cmu.Lock()
@@ -554,7 +555,7 @@ func TestReplayProgressLine(t *testing.T) {
 	}
 	tick := make(chan time.Time)
 	var stopped atomic.Bool
-	p = startProgressLine(tty, true, now, tick, func() { stopped.Store(true) })
+	p = startProgressLine(tty, true, func() int { return 100 }, now, tick, func() { stopped.Store(true) })
 	p.event(replayEvent(1, 2))
 	tick <- time.Time{}
 	drawn()
@@ -583,6 +584,66 @@ func TestReplayProgressLine(t *testing.T) {
 	}
 	if !stopped.Load() {
 		t.Error("the redraw ticker was not stopped")
+	}
+}
+
+// TestReplayProgressLineFitsTheTerminal: on a terminal, every redraw of the progress line
+// fits in the terminal's width (stderr's; 80 when unknown), one column to spare: a line that
+// wraps leaves a piece behind at each "\r". Counts give way first ("…"), then the halt's
+// detail, then the rate; the done/total count stays.
+func TestReplayProgressLineFitsTheTerminal(t *testing.T) {
+	ev := model.ReplayEvent{Done: 1234, Total: 5000, Counts: map[model.RowState]int{}}
+	for i, st := range []model.RowState{model.StateDelivered, model.StateDuplicate, model.StateRejected,
+		model.StateSystemic, model.StateRetryable, model.StateDeferred} {
+		ev.Counts[st] = 1000 + i
+	}
+	halted := ev
+	halted.Halted = &model.Halt{Cause: "3 retryable in a row", Source: "contact-form",
+		Detail: strings.Repeat("the destination looks down or overloaded; ", 10)}
+	for _, cols := range []int{0, 80, 60, 40} {
+		for _, e := range []model.ReplayEvent{ev, halted} {
+			clock := time.Unix(0, 0)
+			now := func() time.Time { return clock }
+			tty := &lockedWriter{writes: make(chan struct{}, 16)}
+			tick := make(chan time.Time)
+			p := startProgressLine(tty, true, func() int { return cols }, now, tick, func() {})
+			clock = clock.Add(10 * time.Second)
+			p.event(e)
+			tick <- time.Time{}
+			select {
+			case <-tty.writes:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no redraw after a tick")
+			}
+			p.finish()
+			want := cols - 1
+			if cols == 0 {
+				want = 79
+			}
+			out := tty.String()
+			for _, seg := range strings.Split(strings.TrimSuffix(out, "\n"), "\r")[1:] {
+				if w := ansi.StringWidth(seg); w > want {
+					t.Errorf("%d columns: a redraw is %d wide, over %d: %q", cols, w, want, seg)
+				}
+				if !strings.HasPrefix(seg, "replay: 1234/5000") {
+					t.Errorf("%d columns: the count is gone: %q", cols, seg)
+				}
+				if e.Halted != nil && cols >= 60 && !strings.Contains(seg, "HALTED") {
+					t.Errorf("%d columns: the halt is gone: %q", cols, seg)
+				}
+			}
+			if !strings.HasSuffix(out, "\n") {
+				t.Errorf("no newline after the last line: %q", out)
+			}
+		}
+	}
+	// Not a terminal: whole lines (a log has no width).
+	var buf lockedWriter
+	p := newProgressLine(&buf, false, func() int { return 40 }, func() time.Time { return time.Unix(0, 0) })
+	p.event(halted)
+	p.finish()
+	if !strings.Contains(buf.String(), halted.Halted.Detail[:200]) {
+		t.Errorf("a log line was cut: %q", buf.String())
 	}
 }
 
