@@ -21,7 +21,11 @@ type Store interface {
 
 // RunOptions tune a bulk run.
 type RunOptions struct {
-	// Concurrency bounds the requests in flight at once (default 4, at most 20).
+	// Concurrency bounds the requests in flight at once (at most 20); a source's own
+	// Concurrency, when lower, bounds its own. Unset (0: the CLI without --concurrency), a
+	// default nobody asked for doesn't cap what the config says: each source with its own
+	// Concurrency gets it (`concurrency = 10` means 10), the sources without one share
+	// DefaultConcurrency (4), and the run's bound is their sum (at most 20).
 	Concurrency int
 	// DryRun plans and reports what would be sent; nothing is sent or written.
 	DryRun bool
@@ -176,21 +180,12 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	started := make([]bool, len(jobs))
 	w := newWriter(wctx, st, opts, len(jobs))
 
-	sem := make(chan struct{}, opts.Concurrency)
-	acquire := func(ctx context.Context) (func(), error) {
-		select {
-		case sem <- struct{}{}:
-			return func() { <-sem }, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-
 	// One lane per source, in order of first appearance; each lane works through its rows in
-	// plan order with up to twice Concurrency rows in progress (or the source's own bound,
-	// which then also bounds its requests in flight). Only a request in flight holds one of the
-	// Concurrency slots: rows waiting for their source's rate or sleeping in backoff hold none,
-	// so a throttled source doesn't slow the others and a sleeping row doesn't idle a slot.
+	// plan order with up to twice the bound it shares rows in progress (or the source's own
+	// bound, which then also bounds its requests in flight: see runBounds). Only a request in
+	// flight holds one of the run's slots (and of the pool its source shares, if any): rows
+	// waiting for their source's rate or sleeping in backoff hold none, so a throttled source
+	// doesn't slow the others and a sleeping row doesn't idle a slot.
 	var order []string
 	lanes := map[string][]int{}
 	for i, j := range jobs {
@@ -199,12 +194,30 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 		}
 		lanes[j.Call.Source] = append(lanes[j.Call.Source], i)
 	}
+	b := runBounds(opts.Concurrency, order, c.Sources)
+	runSem := make(chan struct{}, b.run)
 	var wg sync.WaitGroup
 	for _, name := range order {
 		idx := lanes[name]
-		width := 2 * opts.Concurrency
-		if src := c.Sources[name]; src != nil && src.Concurrency > 0 {
-			width = min(src.Concurrency, opts.Concurrency)
+		width := b.width[name]
+		laneSem := b.shared[name]
+		// A request takes its lane's slot (when it has one) first, then the run's: none
+		// holds a run slot while it waits for its lane.
+		acquire := func(ctx context.Context) (func(), error) {
+			releaseLane := func() {}
+			if laneSem != nil {
+				r, err := take(ctx, laneSem)
+				if err != nil {
+					return nil, err
+				}
+				releaseLane = r
+			}
+			releaseRun, err := take(ctx, runSem)
+			if err != nil {
+				releaseLane()
+				return nil, err
+			}
+			return func() { releaseRun(); releaseLane() }, nil
 		}
 		var next int
 		var nmu sync.Mutex
@@ -262,10 +275,72 @@ func stopReason(ctx context.Context) string {
 	return "the run was cancelled before this row"
 }
 
-func withRunDefaults(o RunOptions) RunOptions {
-	if o.Concurrency <= 0 {
-		o.Concurrency = 4
+// DefaultConcurrency is the requests in flight at once of a run, and of each of its sources,
+// when neither RunOptions.Concurrency nor the source says.
+const DefaultConcurrency = 4
+
+// bounds are a run's limits on requests in flight (see RunOptions.Concurrency).
+type bounds struct {
+	// run bounds the run's requests in flight.
+	run int
+	// width is how many rows of a source are in progress at once: its own Concurrency when it
+	// has one (which then bounds its requests in flight too), else twice the bound it shares,
+	// so that rows sleeping in backoff don't idle its slots.
+	width map[string]int
+	// shared are the slots a source's requests take besides the run's, where the run's don't
+	// bound them: the one pool the sources without their own Concurrency share when no bound
+	// was given (nil: none).
+	shared map[string]chan struct{}
+}
+
+// runBounds works out a run's bounds for the sources in names: given (conc > 0), conc bounds
+// the run and caps every source's own Concurrency; unset, each source with its own
+// Concurrency gets it, those without share DefaultConcurrency, and the run's bound is the
+// sum; both at most MaxConcurrency.
+func runBounds(conc int, names []string, sources map[string]*Source) bounds {
+	b := bounds{width: map[string]int{}, shared: map[string]chan struct{}{}}
+	given := conc > 0
+	base := DefaultConcurrency
+	if given {
+		base = min(conc, MaxConcurrency)
+		b.run = base
 	}
+	var pool chan struct{}
+	for _, name := range names {
+		if src := sources[name]; src != nil && src.Concurrency > 0 {
+			own := min(src.Concurrency, MaxConcurrency)
+			if given {
+				own = min(own, base)
+			} else {
+				b.run += own
+			}
+			b.width[name] = own
+			continue
+		}
+		b.width[name] = 2 * base
+		if !given {
+			if pool == nil {
+				pool = make(chan struct{}, base)
+				b.run += base
+			}
+			b.shared[name] = pool
+		}
+	}
+	b.run = max(min(b.run, MaxConcurrency), 1)
+	return b
+}
+
+// take waits for a slot of sem (or ctx's end) and returns its release.
+func take(ctx context.Context, sem chan struct{}) (func(), error) {
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func withRunDefaults(o RunOptions) RunOptions {
 	if o.Concurrency > MaxConcurrency {
 		o.Concurrency = MaxConcurrency
 	}

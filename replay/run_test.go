@@ -500,9 +500,11 @@ func TestWriteBackFlushInterval(t *testing.T) {
 // when lower), and the runner does fill the bound. To check the second half without betting on
 // the scheduler of a loaded machine, every request is held until the bound is reached (or 10s
 // have passed, when it never is): a runner that sends fewer at once fails the test (slowly),
-// one that sends more fails it at once.
+// one that sends more fails it at once. With no bound given (0: the CLI without
+// --concurrency), a source's own concurrency stands, above the default 4 too; a bound given
+// caps it.
 func TestConcurrencyBound(t *testing.T) {
-	for _, tc := range []struct{ conc, srcConc, want int }{{5, 0, 5}, {20, 3, 3}, {50, 0, 20}} {
+	for _, tc := range []struct{ conc, srcConc, want int }{{5, 0, 5}, {20, 3, 3}, {50, 0, 20}, {0, 10, 10}, {0, 0, 4}, {0, 2, 2}, {3, 10, 3}} {
 		t.Run(fmt.Sprintf("run %d source %d", tc.conc, tc.srcConc), func(t *testing.T) {
 			rcv := replaytest.NewReceiver()
 			rcv.Latency = 5 * time.Millisecond
@@ -544,6 +546,63 @@ func TestConcurrencyBound(t *testing.T) {
 				t.Errorf("never %d requests in flight at once: the runner doesn't fill its bound", tc.want)
 			}
 		})
+	}
+}
+
+// TestConcurrencyUnsetPerSource: with no bound given, a source with its own concurrency (10)
+// gets it, while a source without one in the same run keeps the default 4: the run's larger
+// bound is not handed to it. Requests are held until both sources are at their bounds (or
+// 10s have passed).
+func TestConcurrencyUnsetPerSource(t *testing.T) {
+	reached := make(chan struct{})
+	var once sync.Once
+	giveUp, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	inFlight, peak := map[string]int{}, map[string]int{}
+	want := map[string]int{"wide": 10, "plain": replay.DefaultConcurrency}
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		src := strings.Trim(r.URL.Path, "/")
+		mu.Lock()
+		inFlight[src]++
+		peak[src] = max(peak[src], inFlight[src])
+		if inFlight["wide"] >= want["wide"] && inFlight["plain"] >= want["plain"] {
+			once.Do(func() { close(reached) })
+		}
+		mu.Unlock()
+		select {
+		case <-reached:
+		case <-giveUp.Done():
+		}
+		mu.Lock()
+		inFlight[src]--
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	var rows []row
+	for i, r := range append(keyRows(40, "wide", srv.URL+"/wide"), keyRows(40, "plain", srv.URL+"/plain")...) {
+		r.key = fmt.Sprintf("k-%s-%d", r.source, i)
+		rows = append(rows, r)
+	}
+	st := newMemStore(dlConfig, rows)
+	tab := st.table(t)
+	c := fastClient(&replay.Source{Name: "wide", URLPrefixes: []string{srv.URL}, Concurrency: 10},
+		&replay.Source{Name: "plain", URLPrefixes: []string{srv.URL}})
+	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{})
+	if sum.Counts["delivered"] != 80 {
+		t.Fatalf("counts %v", sum.Counts)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for src, n := range want {
+		if peak[src] > n {
+			t.Errorf("%s: %d requests in flight at once, want at most %d", src, peak[src], n)
+		}
+	}
+	select {
+	case <-reached:
+	default:
+		t.Errorf("never %v requests in flight at once (peak %v)", want, peak)
 	}
 }
 

@@ -59,7 +59,7 @@ code.`,
 	source := fs.String("source", "", "only rows of this source")
 	all := fs.Bool("all", false, "every row of the tab (delivered, rejected and discarded rows are skipped)")
 	dry := fs.Bool("dry-run", false, "list what would be sent (method, URL, key, source, redacted headers); send and write nothing")
-	conc := fs.Int("concurrency", 0, fmt.Sprintf("requests in flight at once (default 4, at most %d)", replay.MaxConcurrency))
+	conc := fs.Int("concurrency", 0, fmt.Sprintf("requests in flight at once, at most %d (default: each source's own concurrency, and %d for the sources without one)", replay.MaxConcurrency, replay.DefaultConcurrency))
 	asJSON := fs.Bool("json", false, "one JSON document on stdout")
 	force := fs.Bool("force", false, "also replay rows older than their source's key_ttl (a duplicate may result)")
 	reportPath := fs.String("report", "", "write a report of the run to FILE.html or FILE.md (the extension picks the format)")
@@ -74,7 +74,7 @@ code.`,
 			return usageErr("replay: nothing selected: pass --all (every waiting row; add --source S for one source) or the IDs of the rows (their keys, as `triage list --tab deadletter` shows them)")
 		case fs.Changed("concurrency") && (*conc < 1 || *conc > replay.MaxConcurrency):
 			// 0 is not "the default": it would be a run that can't send, so it is refused like -3.
-			return usageErr("replay: --concurrency %d: want a number of requests in flight from 1 to %d (leave it out for 4)", *conc, replay.MaxConcurrency)
+			return usageErr("replay: --concurrency %d: want a number of requests in flight from 1 to %d (leave it out for each source's own concurrency, else 4)", *conc, replay.MaxConcurrency)
 		case *dry && (*reportPath != "" || *notifyURL != ""):
 			return usageErr("replay: --report and --notify describe a run, and a dry run sends nothing (its list of calls is on stdout)")
 		}
@@ -133,7 +133,13 @@ code.`,
 		}
 
 		client := newReplayClient(sources, e.vars().secret)
-		opts := replay.RunOptions{Concurrency: *conc, DryRun: *dry, Force: *force}
+		// A --concurrency left out is no bound (0): a source's own concurrency in the config
+		// stands, where a default of 4 would cap it.
+		concurrency := 0
+		if fs.Changed("concurrency") {
+			concurrency = *conc
+		}
+		opts := replay.RunOptions{Concurrency: concurrency, DryRun: *dry, Force: *force}
 		var prog *progressLine
 		if !*dry {
 			prog = newProgressLine(e.stderr, isTerminal(e.stderr), func() int { return e.widthOf(e.stderr) }, time.Now)
@@ -148,7 +154,7 @@ code.`,
 
 		doc := newReplayDoc(t, sel, sum, *dry)
 		run := reportRun(s, t, sel, sum, doc, started, ended,
-			report.Settings{All: *all, IDs: ids, SourceFilter: srcFilter, Concurrency: *conc, Force: *force}, e.vars().secret)
+			report.Settings{All: *all, IDs: ids, SourceFilter: srcFilter, Concurrency: concurrency, Force: *force}, e.vars().secret)
 		written := ""
 		if rep != nil {
 			if err := rep.write(run); err != nil {

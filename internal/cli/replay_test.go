@@ -587,6 +587,63 @@ func TestReplayProgressLine(t *testing.T) {
 	}
 }
 
+// TestReplaySourceConcurrencyWithoutFlag: a source's `concurrency = 10` in the config stands
+// when --concurrency is left out (the flag's default must not cap it to 4), and --concurrency
+// given caps it. Each request is held until the expected number are in flight at once (or
+// 10s have passed, when they never are).
+func TestReplaySourceConcurrencyWithoutFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{{nil, 10}, {[]string{"--concurrency", "3"}, 3}} {
+		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
+			reached := make(chan struct{})
+			var once sync.Once
+			giveUp, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var inFlight, peak atomic.Int32
+			gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer inFlight.Add(-1)
+				n := inFlight.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				if int(n) >= tc.want {
+					once.Do(func() { close(reached) })
+				}
+				select {
+				case <-reached:
+				case <-giveUp.Done():
+				}
+				w.WriteHeader(http.StatusOK)
+			}))
+			t.Cleanup(gate.Close)
+			f := newReplayFixture(t, func(f *replayFixture) []dl {
+				var rows []dl
+				for i := range 30 {
+					rows = append(rows, dl{"gate", gate.URL + "/in", fmt.Sprintf(`{"n":%d}`, i), fmt.Sprintf("g-%02d", i), "dead"})
+				}
+				return rows
+			})
+			cfg := fmt.Sprintf("[sources.gate]\nurl_prefixes = [%q]\nconcurrency = 10\n", gate.URL+"/")
+			if err := os.WriteFile(f.cfgPath, []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := f.runCtx(append([]string{"--all", "--json"}, tc.args...)...)
+			if r.code != exitOK {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if p := int(peak.Load()); p > tc.want {
+				t.Errorf("%d requests in flight at once, want at most %d", p, tc.want)
+			}
+			select {
+			case <-reached:
+			default:
+				t.Errorf("never %d requests in flight at once (peak %d)", tc.want, peak.Load())
+			}
+		})
+	}
+}
+
 // TestReplayProgressLineFitsTheTerminal: on a terminal, every redraw of the progress line
 // fits in the terminal's width (stderr's; 80 when unknown), one column to spare: a line that
 // wraps leaves a piece behind at each "\r". Counts give way first ("…"), then the halt's
