@@ -44,8 +44,19 @@ func MintKey(source, url, payload, timestamp string) string {
 	return "triage-" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// PayloadKey returns the string at a top-level field of a JSON object payload.
+// PayloadKey returns the string at a top-level field of a JSON object payload, trimmed like a
+// key cell (a key saved from the payload must read back the same); see payloadKeyAsHeld.
 func PayloadKey(payload, field string) (string, bool) {
+	s, ok := payloadKeyAsHeld(payload, field)
+	if s = strings.TrimSpace(s); !ok || s == "" {
+		return "", false
+	}
+	return s, true
+}
+
+// payloadKeyAsHeld returns the string at a top-level field of a JSON object payload as the
+// payload holds it (untrimmed), or a number's text.
+func payloadKeyAsHeld(payload, field string) (string, bool) {
 	if field == "" {
 		return "", false
 	}
@@ -59,9 +70,7 @@ func PayloadKey(payload, field string) (string, bool) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		// Trimmed like a key cell: a key saved from the payload must read back the same.
-		s = strings.TrimSpace(s)
-		return s, s != ""
+		return s, true
 	}
 	var n json.Number
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -90,6 +99,25 @@ func EffectiveKey(tc TabConfig, hm HeaderMap, cells []string) (key string, origi
 		return pk, KeyPayload, ""
 	}
 	return MintKey(source, strings.TrimSpace(get(cells, hm.Col(FURL))), payload, get(cells, hm.Col(FTimestamp))), KeyMinted, ""
+}
+
+// KeyAsHeld is a dead-letter row's key exactly as the row holds it, where EffectiveKey trims
+// it to find the row by: the key cell as it is, else the payload's key field as it is, else
+// the minted key (the same rules as EffectiveKey pick which). A key is sent exactly, so a row
+// whose key differs from its trimmed self (" k-1", "CRKEY\r", "k\u2028") is refused before
+// sending: CheckKey(KeyAsHeld(...)) says why (invariant 3).
+func KeyAsHeld(tc TabConfig, hm HeaderMap, cells []string) string {
+	key, origin, _ := EffectiveKey(tc, hm, cells)
+	switch origin {
+	case KeyCell:
+		return get(cells, hm.Col(FKey))
+	case KeyPayload:
+		source := strings.TrimSpace(get(cells, hm.Col(FSource)))
+		if s, ok := payloadKeyAsHeld(get(cells, hm.Col(FPayload)), tc.BodyKeyFields[source]); ok {
+			return s
+		}
+	}
+	return key
 }
 
 // RowIdentity is the identity a row is located by at write time (invariant 1): the ID cell,

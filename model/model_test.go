@@ -314,6 +314,41 @@ func TestRequeueReleasesTheClaimAndUndoRestoresIt(t *testing.T) {
 	}
 }
 
+// TestKeyAsHeld: the key a row is found by (EffectiveKey) is trimmed; the key it would be sent
+// with is the one it holds, from the same place, so CheckKey refuses what a trim would hide.
+func TestKeyAsHeld(t *testing.T) {
+	tc := DefaultTabConfig(RoleDeadLetter)
+	tc.BodyKeyFields = map[string]string{"form": "id"}
+	hm, err := MapHeaders(tc, []string{"timestamp", "source", "url", "payload", "key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		source, payload, cell string
+		found, held           string
+	}{
+		{"crm", `{}`, "CRKEY\r", "CRKEY", "CRKEY\r"},
+		{"crm", `{}`, " k-1 ", "k-1", " k-1 "},
+		{"crm", `{}`, "k\u2028", "k", "k\u2028"},
+		{"crm", `{}`, "k-2", "k-2", "k-2"},
+		{"form", `{"id":" p-1\u0085"}`, "", "p-1", " p-1\u0085"},
+		{"form", `{"id":42}`, "", "42", "42"},
+	} {
+		cells := []string{"1", c.source, "https://x", c.payload, c.cell}
+		found, _, _ := EffectiveKey(tc, hm, cells)
+		if held := KeyAsHeld(tc, hm, cells); found != c.found || held != c.held {
+			t.Errorf("cell %q payload %s: found by %q, held %q; want %q, %q", c.cell, c.payload, found, held, c.found, c.held)
+		}
+		if err := CheckKey(KeyAsHeld(tc, hm, cells)); (err == nil) != (c.found == c.held) {
+			t.Errorf("cell %q payload %s: CheckKey(%q) = %v", c.cell, c.payload, c.held, err)
+		}
+	}
+	minted := []string{"1", "crm", "https://x", `{}`, ""}
+	if k, _, _ := EffectiveKey(tc, hm, minted); KeyAsHeld(tc, hm, minted) != k {
+		t.Errorf("a minted key is held as minted")
+	}
+}
+
 func TestPayloadKeyIsTrimmedLikeAKeyCell(t *testing.T) {
 	if k, ok := PayloadKey(`{"id":"  abc "}`, "id"); !ok || k != "abc" {
 		t.Errorf("got %q %v", k, ok)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -23,10 +24,15 @@ import (
 //   - invalid UTF-8 is refused in both (a sheet cell can't hold it; a library caller's bytes
 //     might).
 
-// CheckKey reports why an idempotency key can't be sent in a header, or nil. The message
-// names the first offending character, escaped (never the raw control), and its 1-based
-// position: "key contains a control character (\r at position 12); it can't be sent in a
-// header". The caller says where the key came from and what to fix.
+// CheckKey reports why an idempotency key can't be sent, or nil. A key is an exact string to
+// the receiver: it is sent as the row (or the caller) holds it, never trimmed or cleaned, so
+// one that a header can't carry as it is, or that would not read back as the same string, is
+// refused: a control character (C0, DEL, C1 such as U+0085 NEL: a "\r" left by a CRLF file),
+// a line or paragraph separator (U+2028, U+2029), invalid UTF-8, or whitespace at either end
+// (a space, a tab, U+00A0, U+2028...: trimmed by one reader and not another, the same key
+// would arrive as two). The message names the first offending character, escaped (never the
+// raw control), and its 1-based position: "key contains a control character (\r at position
+// 12); it can't be sent in a header". The caller says where the key came from and what to fix.
 func CheckKey(key string) error {
 	if strings.TrimSpace(key) == "" {
 		return errors.New("key is empty")
@@ -37,7 +43,30 @@ func CheckKey(key string) error {
 		}
 		return fmt.Errorf("key contains a control character (%s at position %d); it can't be sent in a header", describeRune(r), pos)
 	}
+	pos := 0
+	for _, r := range key {
+		pos++
+		if r == '\u2028' || r == '\u2029' {
+			return fmt.Errorf("key contains a line separator (%s at position %d); it can't be sent as it is", describeRune(r), pos)
+		}
+	}
+	first, _ := utf8.DecodeRuneInString(key)
+	last, _ := utf8.DecodeLastRuneInString(key)
+	switch {
+	case unicode.IsSpace(first):
+		return fmt.Errorf("key starts with whitespace (%s at position 1); a key is sent exactly as written, never trimmed", describeSpace(first))
+	case unicode.IsSpace(last):
+		return fmt.Errorf("key ends with whitespace (%s at position %d); a key is sent exactly as written, never trimmed", describeSpace(last), utf8.RuneCountInString(key))
+	}
 	return nil
+}
+
+// describeSpace names a whitespace character for a message: "a space", else as describeRune.
+func describeSpace(r rune) string {
+	if r == ' ' {
+		return "a space"
+	}
+	return describeRune(r)
 }
 
 // CheckHeaderValue reports why v can't be sent as an HTTP header value, or nil; see CheckKey

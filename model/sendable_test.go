@@ -20,6 +20,18 @@ func TestCheckKey(t *testing.T) {
 		"k\xffx":                "not valid UTF-8",
 		"":                      "empty",
 		"   ":                   "empty",
+		// A key is sent exactly as written: whatever a reader might trim is refused.
+		"CRKEY\r":            `\r at position 6`,
+		"k\u0085":            `\u0085 at position 2`,
+		"\u0085k":            `\u0085 at position 1`,
+		"k\u2028":            "line separator (U+2028 at position 2)",
+		"a\u2028b":           "line separator (U+2028 at position 2)",
+		"a\u2029b":           "line separator (U+2029 at position 2)",
+		" order-42":          "starts with whitespace (a space at position 1)",
+		"order-42 ":          "ends with whitespace (a space at position 9)",
+		"\u00a0order-42":     "starts with whitespace (U+00A0 at position 1)",
+		"order-42\u3000":     "ends with whitespace (U+3000 at position 9)",
+		" spaced both ends ": "starts with whitespace",
 	}
 	for k, want := range bad {
 		err := CheckKey(k)
@@ -27,11 +39,11 @@ func TestCheckKey(t *testing.T) {
 			t.Errorf("CheckKey(%q) = %v, want it to say %q", k, err, want)
 			continue
 		}
-		if strings.ContainsAny(err.Error(), "\r\n\t\x00\x01\x1b\x7f\u0085") {
+		if strings.ContainsAny(err.Error(), "\r\n\t\x00\x01\x1b\x7f\u0085\u2028\u2029\u00a0\u3000") {
 			t.Errorf("CheckKey(%q) echoes a raw control: %q", k, err)
 		}
 	}
-	for _, k := range []string{"order-42", "triage-0123abcd", "évènement-1", "a b", "k:1/2"} {
+	for _, k := range []string{"order-42", "triage-0123abcd", "évènement-1", "a b", "k:1/2", "a\u00a0b"} {
 		if err := CheckKey(k); err != nil {
 			t.Errorf("CheckKey(%q) = %v", k, err)
 		}

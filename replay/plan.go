@@ -38,8 +38,9 @@ type Job struct {
 // naming the row: rows that aren't waiting (delivered, rejected, discarded, unknown status:
 // invariant 6); rows without an identity or whose payload key disagrees with the key cell;
 // rows whose source isn't configured, has no url_prefixes or doesn't allow the URL
-// (invariant 8); rows whose payload can't carry a body key; rows whose key no HTTP header
-// can carry (a control character: invariant 3); rows older than the source's KeyTTL, or
+// (invariant 8); rows whose payload can't carry a body key; rows whose key, as the row holds
+// it, can't be sent exactly (a control character, a line separator, whitespace at either end:
+// invariant 3, model.CheckKey); rows older than the source's KeyTTL, or
 // dated in the future, unless force is set; a row whose key is that of an earlier row of recs (replaying
 // both would be one call: the receiver would act once, for one of them); and a row whose key
 // was minted on a tab without a key column to keep it in. A record listed twice is planned
@@ -99,7 +100,8 @@ func Plan(t *model.Table, recs []*model.Record, sources map[string]*Source, now 
 			refuse(false, "its key changed since it was loaded (%q, now %q): refresh first", r.ID, key)
 			continue
 		}
-		if why := unsendableKey(t, r, key, origin); why != "" {
+		// Checked as the row holds it: it is sent exactly so, never trimmed (invariant 3).
+		if why := unsendableKey(t, r, model.KeyAsHeld(t.Config, t.Header, r.Cells), origin); why != "" {
 			refuse(false, "%s", why)
 			continue
 		}

@@ -76,6 +76,64 @@ func TestUnsendableKeysRefusedBeforeSending(t *testing.T) {
 	}
 }
 
+// TestKeysNotExactRefusedBeforeSending (invariant 3): a key is an exact string to the
+// receiver, so one that a trim would change ("CRKEY\r" from a CRLF file, U+2028, U+0085 or
+// spaces at its ends, in the key cell or in the payload's key field) is refused with the
+// reason, never trimmed and sent: nothing reaches the receiver for it, nothing is written to
+// its row, it is no attempt, and five in a row don't halt the run.
+func TestKeysNotExactRefusedBeforeSending(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	u := srv.URL + "/hook"
+	rows := []row{
+		{source: "crm", url: u, payload: `{}`, key: "CRKEY\r", attempts: "1", status: "dead"},
+		{source: "crm", url: u, payload: `{}`, key: "k-ls\u2028", attempts: "1", status: "dead"},
+		{source: "crm", url: u, payload: `{}`, key: "k-nel\u0085", attempts: "1", status: "dead"},
+		{source: "crm", url: u, payload: `{}`, key: "  k-spaced ", attempts: "1", status: "dead"},
+		{source: "form", url: u, payload: `{"id":" p-1 "}`, attempts: "1", status: "dead"}, // key from the payload
+		{source: "crm", url: u, payload: `{}`, key: "k-ok", attempts: "1", status: "dead"},
+	}
+	tc := dlConfig
+	tc.BodyKeyFields = map[string]string{"form": "id"}
+	st := newMemStore(tc, rows)
+	tab := st.table(t)
+	c := fastClient(&replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}},
+		&replay.Source{Name: "form", URLPrefixes: []string{srv.URL}, Key: []replay.KeySpec{{In: "body", Name: "id"}}})
+	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: 1})
+	if sum.Halted != nil {
+		t.Fatalf("halted: %s", sum.Halted)
+	}
+	if got := attemptsByKey(rcv); len(got) != 1 || len(got["k-ok"]) != 1 {
+		t.Fatalf("the receiver got %v, want only k-ok", got)
+	}
+	want := map[int]string{
+		2: `control character (\r at position 6); it can't be sent in a header; fix the key cell`,
+		3: `line separator (U+2028 at position 5)`,
+		4: `control character (\u0085 at position 6)`,
+		5: `starts with whitespace (a space at position 1); a key is sent exactly as written, never trimmed; fix the key cell`,
+		6: `starts with whitespace (a space at position 1); a key is sent exactly as written, never trimmed; fix the payload's "id" field`,
+	}
+	if len(sum.Refused) != len(want) || sum.Counts[model.StateRefused] != len(want) {
+		t.Fatalf("refused %+v, counts %v", sum.Refused, sum.Counts)
+	}
+	for _, r := range sum.Refused {
+		if !strings.Contains(r.Reason, want[r.Row]) || r.Skipped {
+			t.Errorf("row %d refused %q, want it to say %q", r.Row, r.Reason, want[r.Row])
+		}
+		if strings.ContainsAny(r.Reason, rawControls+"\u2028\u0085") {
+			t.Errorf("row %d: the reason echoes a raw control: %q", r.Row, r.Reason)
+		}
+	}
+	for i := range len(want) {
+		if got := st.rowAt(i); got["attempts"] != "1" || got["status"] != "dead" || got["error"] != "" {
+			t.Errorf("refused row %d was written: %v", i+2, got)
+		}
+	}
+	if got := st.rowAt(len(want)); got["status"] != "delivered" {
+		t.Errorf("the row after the refused ones ended %v", got)
+	}
+}
+
 // TestSecretEndingInCRRefusedNotHalting: a secret read from the environment that ends in
 // "\r" (a token file with Windows line endings) can't be sent in a header. Each of the
 // source's rows is refused before sending, with no attempt counted, no backoff, and three of
