@@ -110,7 +110,15 @@ type RowResult struct {
 	Attempts int
 	// Detail says what happened, in one line.
 	Detail string
+	// WriteBack says why the row's outcome was not written back to its row ("" when it was, or
+	// there was nothing to write): the sheet still shows the row as before the run, so it is
+	// not done, whatever the destination answered.
+	WriteBack string
 }
+
+// Done reports whether the row is done: the destination acted on it (delivered or duplicate)
+// and its row says so (its outcome was written back).
+func (r RowResult) Done() bool { return r.State.Success() && r.WriteBack == "" }
 
 // ReplayEvent is one progress report of a run: a row's state change with the run's totals so
 // far. An event whose Row has no ID only reports totals or a halt.
@@ -137,8 +145,9 @@ type ReplaySummary struct {
 	NotAttempted []string
 	// Refused are rows that were not planned or not sent, each with its reason.
 	Refused []Refusal
-	// WriteRequests counts store writes (the check-and-key write before sending, and
-	// outcome flushes).
+	// WriteRequests counts the write requests the store sent for the run (the check-and-key
+	// write before sending and the outcome flushes: every round, fence and retry of each, when
+	// the store counts them, see replay.WriteCounter; else one per write).
 	WriteRequests int
 	// WriteConflicts are write-back edits not written because a cell changed meanwhile.
 	WriteConflicts []Conflict
@@ -164,7 +173,8 @@ func (s ReplaySummary) Skipped() int {
 
 // ExitCode is the exit status of `triage replay` for the summary (DESIGN §7): 3 when the run
 // halted; 1 when some row isn't done (rejected, retryable, deferred, systemic, not attempted,
-// refused for a problem, or a write-back conflict or error); else 0.
+// refused for a problem, a write-back conflict or error, or an outcome not written back);
+// else 0.
 func (s ReplaySummary) ExitCode() int {
 	if s.Halted != nil {
 		return 3
@@ -178,7 +188,7 @@ func (s ReplaySummary) ExitCode() int {
 		}
 	}
 	for _, r := range s.Rows {
-		if !r.State.Success() && r.State != StateQueued {
+		if !r.Done() && r.State != StateQueued {
 			return 1
 		}
 	}

@@ -19,6 +19,15 @@ type Store interface {
 	Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error)
 }
 
+// WriteCounter is a Store that counts the write requests it has sent to its backend (the CLI
+// counts sheets.Store's spreadsheets.batchUpdate calls, one per write round, fences and
+// retries included). Run reports how many went out while it ran as
+// ReplaySummary.WriteRequests; of a Store without it, it counts one per Apply, the least an
+// Apply costs.
+type WriteCounter interface {
+	WriteRequests() int
+}
+
 // RunOptions tune a bulk run.
 type RunOptions struct {
 	// Concurrency bounds the requests in flight at once (at most 20); a source's own
@@ -167,6 +176,11 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	}
 	// Writes must land even after a cancel: the outcomes of in-flight calls are facts.
 	wctx := context.WithoutCancel(ctx)
+	counter, counted := st.(WriteCounter)
+	writesBefore := 0
+	if counted {
+		writesBefore = counter.WriteRequests()
+	}
 	if ctx.Err() == nil {
 		jobs = checkRows(wctx, st, t, jobs, &sum)
 	}
@@ -263,8 +277,16 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	sum.Cancelled = ctx.Err() != nil
 	w.close()
 	sum.WriteRequests += w.requests
+	if counted {
+		sum.WriteRequests = counter.WriteRequests() - writesBefore
+	}
 	sum.WriteConflicts = append(sum.WriteConflicts, w.conflicts...)
 	sum.WriteErrors = append(sum.WriteErrors, w.errors...)
+	for i := range sum.Rows {
+		if why, ok := w.unwritten[sum.Rows[i].ID]; ok {
+			sum.Rows[i].WriteBack = why
+		}
+	}
 	return sum
 }
 
@@ -598,6 +620,8 @@ type writer struct {
 	requests  int
 	conflicts []model.Conflict
 	errors    []string
+	// unwritten says, by row ID, why a row's outcome was not written back.
+	unwritten map[string]string
 	iv        time.Duration
 }
 
@@ -607,7 +631,8 @@ type pendingEdit struct {
 }
 
 func newWriter(ctx context.Context, st Store, opts RunOptions, n int) *writer {
-	w := &writer{ctx: ctx, st: st, every: opts.FlushEvery, iv: opts.FlushInterval, in: make(chan pendingEdit, n+1), done: make(chan struct{})}
+	w := &writer{ctx: ctx, st: st, every: opts.FlushEvery, iv: opts.FlushInterval, in: make(chan pendingEdit, n+1), done: make(chan struct{}),
+		unwritten: map[string]string{}}
 	go w.loop()
 	return w
 }
@@ -678,6 +703,7 @@ func (w *writer) flush(batch []pendingEdit) {
 		ids := make([]string, 0, len(batch))
 		for _, p := range batch {
 			ids = append(ids, fmt.Sprintf("row %d", p.job.Row))
+			w.unwritten[p.edit.ID] = fmt.Sprintf("its outcome could not be written back (%v); the row keeps its old status", err)
 		}
 		w.errors = append(w.errors, fmt.Sprintf("writing back %d outcome%s failed (%v): %s keep their old status; replaying them again is harmless",
 			len(batch), model.Plural(len(batch), "", "s"), err, strings.Join(ids, ", ")))
@@ -689,5 +715,26 @@ func (w *writer) flush(batch []pendingEdit) {
 	}
 	for _, m := range res.Missing {
 		w.errors = append(w.errors, fmt.Sprintf("row %d (%s) is no longer in the sheet: its outcome was not written", rows[m.ID], m.ID))
+	}
+	// Every edit whose write the store did not report applied left its row as it was.
+	applied := map[string]bool{}
+	for _, a := range res.Applied {
+		applied[a.Edit.ID] = true
+	}
+	why := map[string]string{}
+	for _, c := range res.Conflicts {
+		why[c.Edit.ID] = "its outcome was not written back: " + c.String()
+	}
+	for _, m := range res.Missing {
+		why[m.ID] = "its outcome was not written back: the row is no longer in the sheet"
+	}
+	for _, e := range edits {
+		if applied[e.ID] {
+			continue
+		}
+		if why[e.ID] == "" {
+			why[e.ID] = "the store did not confirm its outcome was written back"
+		}
+		w.unwritten[e.ID] = why[e.ID]
 	}
 }

@@ -706,3 +706,66 @@ func TestNoStoreSendsNothing(t *testing.T) {
 		t.Errorf("sent %d, refused %+v", len(rcv.Attempts()), sum.Refused)
 	}
 }
+
+// countingStore is a memStore whose every Apply costs three write requests, as a store with
+// rounds and fences may, and which has sent some before the run.
+type countingStore struct {
+	*memStore
+	mu     sync.Mutex
+	writes int
+}
+
+func (c *countingStore) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
+	c.mu.Lock()
+	c.writes += 3
+	c.mu.Unlock()
+	return c.memStore.Apply(ctx, edits)
+}
+
+func (c *countingStore) WriteRequests() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writes
+}
+
+// TestWriteRequestsAndUnwrittenOutcomes: a store that counts its write requests
+// (replay.WriteCounter) has the run's own reported (not those sent before it, not one per
+// Apply); and a delivered row whose outcome could not be written back is not done: its
+// RowResult says why, Done is false and the exit code is 1.
+func TestWriteRequestsAndUnwrittenOutcomes(t *testing.T) {
+	rcv := replaytest.NewReceiver()
+	srv := serve(t, rcv)
+	mem := newMemStore(dlConfig, keyRows(3, "crm", srv.URL+"/x"))
+	mem.fail, mem.failAfter = errors.New("quota exceeded"), 1 // the check passes, the write-back fails
+	st := &countingStore{memStore: mem, writes: 7}
+	tab := mem.table(t)
+	sum := replay.Run(context.Background(), fastClient(&replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}), st, tab, records(tab),
+		replay.RunOptions{FlushInterval: time.Hour})
+	if sum.Counts[model.StateDelivered] != 3 {
+		t.Fatalf("counts %v", sum.Counts)
+	}
+	if applies := mem.applies; sum.WriteRequests != 3*applies || applies != 2 {
+		t.Errorf("WriteRequests %d after %d Applies of 3 requests each, want %d", sum.WriteRequests, applies, 3*applies)
+	}
+	for _, r := range sum.Rows {
+		if r.Done() || !strings.Contains(r.WriteBack, "quota exceeded") {
+			t.Errorf("row %d: done %v, write-back %q; want not done, saying why", r.Row, r.Done(), r.WriteBack)
+		}
+	}
+	if code := sum.ExitCode(); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	// A store that doesn't count: one per Apply.
+	mem2 := newMemStore(dlConfig, keyRows(3, "crm", srv.URL+"/y"))
+	tab2 := mem2.table(t)
+	sum = replay.Run(context.Background(), fastClient(&replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}), mem2, tab2, records(tab2),
+		replay.RunOptions{FlushInterval: time.Hour})
+	if sum.WriteRequests != mem2.applies || sum.ExitCode() != 0 {
+		t.Errorf("WriteRequests %d after %d Applies, exit %d", sum.WriteRequests, mem2.applies, sum.ExitCode())
+	}
+	for _, r := range sum.Rows {
+		if !r.Done() || r.WriteBack != "" {
+			t.Errorf("row %d written back: done %v, write-back %q", r.Row, r.Done(), r.WriteBack)
+		}
+	}
+}

@@ -94,10 +94,12 @@ code.`,
 		if err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `triage config check`", err)}
 		}
-		st, _, err := openStore(ctx, s, e)
+		// The store counts its write requests: the summary's write_back.requests.
+		cst, err := openCountedStore(ctx, s, e)
 		if err != nil {
 			return err
 		}
+		st := cst.Store
 		defer closeStore(st)
 		wb, err := loadWorkbook(ctx, st)
 		if err != nil {
@@ -146,7 +148,7 @@ code.`,
 			opts.Progress = prog.event
 		}
 		started := time.Now()
-		sum := replay.Run(ctx, client, st, t, sel.recs, opts)
+		sum := replay.Run(ctx, client, cst, t, sel.recs, opts)
 		ended := time.Now()
 		if prog != nil {
 			prog.finish()
@@ -192,7 +194,13 @@ code.`,
 		if doc.ReportError != "" && run.ExitCode == exitOK {
 			return &exitError{code: doc.ExitCode} // said above
 		}
-		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", model.Count(doc.notDone(), "row", "rows"), doc.Selected)}
+		if n := doc.notDone(); n > 0 {
+			return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", model.Count(n, "row", "rows"), doc.Selected)}
+		}
+		// Every selected row is done, but the write-back hit cells of other rows it could not
+		// put back (damage): they need a person.
+		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: every selected row is done, but the write-back reported %s (see above)",
+			model.Count(len(doc.WriteBack.Errors)+len(doc.WriteBack.Conflicts), "problem", "problems"))}
 	}
 	return cmd
 }
@@ -316,6 +324,8 @@ type docRow struct {
 	State    model.RowState `json:"state"`
 	Attempts int            `json:"attempts"`
 	Detail   string         `json:"detail,omitempty"`
+	// WriteBack says why the row's outcome was not written back: not done, whatever its state.
+	WriteBack string `json:"write_back,omitempty"`
 }
 
 type docCall struct {
@@ -364,7 +374,7 @@ func newReplayDoc(t *model.Table, sel replaySelection, sum model.ReplaySummary, 
 			d.Counts[string(r.State)]++
 		}
 		d.Rows = append(d.Rows, docRow{ID: r.ID, Row: r.Row, Source: r.Source, URL: r.URL, Key: r.Key,
-			State: r.State, Attempts: r.Attempts, Detail: r.Detail})
+			State: r.State, Attempts: r.Attempts, Detail: r.Detail, WriteBack: r.WriteBack})
 	}
 	for _, rf := range sum.Refused {
 		x := docRefusal{ID: rf.ID, Row: rf.Row, Reason: rf.Reason}
@@ -411,12 +421,17 @@ func stuckSkipped(t *model.Table, refused []model.Refusal) []string {
 	return ids
 }
 
-// notDone counts the selected rows that did not end delivered, duplicate or skipped.
+// notDone counts the selected rows that did not end delivered, duplicate or skipped, or
+// whose outcome could not be written back to their row (the sheet still says they wait).
 func (d *replayDoc) notDone() int {
 	n := len(d.Refused) + len(d.UnknownIDs) + len(d.Excluded)
 	for _, r := range d.Rows {
 		switch r.State {
-		case model.StateDelivered, model.StateDuplicate, model.StateRefused:
+		case model.StateDelivered, model.StateDuplicate:
+			if r.WriteBack != "" {
+				n++
+			}
+		case model.StateRefused:
 		case model.StateQueued:
 			if !d.DryRun {
 				n++

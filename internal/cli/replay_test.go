@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -176,12 +177,13 @@ type replayJSON struct {
 		Errors    []string `json:"errors"`
 	} `json:"write_back"`
 	Rows []struct {
-		ID       string `json:"id"`
-		Row      int    `json:"row"`
-		Key      string `json:"key"`
-		State    string `json:"state"`
-		Attempts int    `json:"attempts"`
-		Detail   string `json:"detail"`
+		ID        string `json:"id"`
+		Row       int    `json:"row"`
+		Key       string `json:"key"`
+		State     string `json:"state"`
+		Attempts  int    `json:"attempts"`
+		Detail    string `json:"detail"`
+		WriteBack string `json:"write_back"`
 	} `json:"rows"`
 	WouldSend []struct {
 		Method, URL, Key, Source string
@@ -586,6 +588,74 @@ func TestReplayProgressLine(t *testing.T) {
 		t.Error("the redraw ticker was not stopped")
 	}
 }
+
+// TestReplayWriteBackCountedAndNotDone: write_back.requests is the number of write requests
+// the store sent for the run (every spreadsheets.batchUpdate: the check before sending, the
+// fence of its lost answer, the write-back), not the number of writes asked for; and rows
+// delivered whose outcome could not be written back (the sheet still says they wait) are not
+// done: the last line counts them, each JSON row says why, and the exit code is 1.
+func TestReplayWriteBackCountedAndNotDone(t *testing.T) {
+	f := newReplayFixture(t, func(f *replayFixture) []dl {
+		var rows []dl
+		for i := range 6 {
+			rows = append(rows, dl{"crm", f.crmURL, fmt.Sprintf(`{"n":%d}`, i), "", "dead"}) // keys minted
+		}
+		return rows
+	})
+	// The check's write (it saves the minted keys) lands but its answer is lost: the store
+	// fences it, then settles it from its journal. Every write once a call has gone out
+	// fails (400: no retry).
+	f.emu.InjectFault(sheetstest.Fault{Method: sheetstest.MethodBatchUpdate, Drop: true})
+	var failing atomic.Bool
+	f.emu.SetHook(func(r sheetstest.Request) {
+		if r.Method == sheetstest.MethodBatchUpdate && len(f.crm.Attempts()) > 0 && !failing.Swap(true) {
+			f.emu.InjectFault(sheetstest.Fault{Method: sheetstest.MethodBatchUpdate, Status: 400, Times: 100, Message: "test: write refused"})
+		}
+	})
+	// The summary is written once the run is over and before the command deletes its
+	// journal sheets (another write): what the emulator has counted by then is the run's.
+	atSummary := -1
+	out := writerFunc(func(p []byte) (int, error) {
+		if atSummary < 0 {
+			atSummary = f.emu.Count(sheetstest.MethodBatchUpdate)
+		}
+		return len(p), nil
+	})
+	var stdout, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: io.MultiWriter(out, &stdout), stderr: &errb, getenv: func(k string) string { return f.env[k] }}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := run(ctx, []string{"replay", "--spreadsheet", replayID, "--config", f.cfgPath, "--all", "--json"}, e)
+	r := replayRun{code: code, stdout: stdout.String(), stderr: errb.String()}
+	doc := parseReplayJSON(t, r)
+	if r.code != exitPartial {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if doc.Counts["delivered"] != 6 || len(doc.WriteBack.Errors) == 0 {
+		t.Fatalf("counts %v, write-back errors %q\n%s", doc.Counts, doc.WriteBack.Errors, r.stderr)
+	}
+	if got := doc.WriteBack.Requests; got != atSummary || got < 3 {
+		t.Errorf("write_back.requests = %d; the emulator got %d write requests (at least the check, its fence and the write-back)", got, atSummary)
+	}
+	for _, row := range doc.Rows {
+		if row.WriteBack == "" || !strings.Contains(row.WriteBack, "could not be written back") {
+			t.Errorf("row %d (%s): write_back %q, want why its outcome was not written", row.Row, row.ID, row.WriteBack)
+		}
+	}
+	if !strings.Contains(r.stderr, "replay: 6 rows of 6 selected not done") {
+		t.Errorf("the last line should count the 6 rows whose outcome was not written:\n%s", r.stderr)
+	}
+	for i := range 6 {
+		if got := f.cell(i, "status"); got != "dead" {
+			t.Errorf("row %d: status %q, want it still dead", i, got)
+		}
+	}
+}
+
+// writerFunc is a function as an io.Writer.
+type writerFunc func([]byte) (int, error)
+
+func (w writerFunc) Write(p []byte) (int, error) { return w(p) }
 
 // TestReplaySourceConcurrencyWithoutFlag: a source's `concurrency = 10` in the config stands
 // when --concurrency is left out (the flag's default must not cap it to 4), and --concurrency

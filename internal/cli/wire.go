@@ -3,8 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/triage-dev/triage/model"
@@ -13,6 +16,71 @@ import (
 
 // openStore connects to the Sheets API and returns the store for the resolved settings.
 func openStore(ctx context.Context, s *settings, e *env) (*sheets.Store, sheets.Identity, error) {
+	return connectStore(ctx, s, e, nil)
+}
+
+// openCountedStore is openStore whose store also counts the write requests it sends
+// (replay.WriteCounter), for a replay's summary.
+func openCountedStore(ctx context.Context, s *settings, e *env) (*countedStore, error) {
+	writes := &sheetsWrites{base: http.DefaultTransport}
+	st, _, err := connectStore(ctx, s, e, &http.Client{Transport: writes})
+	if err != nil {
+		return nil, err
+	}
+	return &countedStore{Store: st, writes: writes}, nil
+}
+
+// countedStore is a store that says how many write requests it has sent.
+type countedStore struct {
+	*sheets.Store
+	writes *sheetsWrites
+}
+
+// WriteRequests is how many write requests the store has sent (replay.WriteCounter).
+func (c *countedStore) WriteRequests() int { return int(c.writes.n.Load()) }
+
+// sheetsWrites is the store's HTTP transport when its writes are counted: it counts the
+// Sheets API's write requests (every write is a spreadsheets.batchUpdate or a
+// values:batchUpdate, each round, fence and retry its own request) and passes everything on.
+type sheetsWrites struct {
+	base http.RoundTripper
+	n    atomic.Int64
+}
+
+// tokenRequestTimeout bounds a request that is not to the Sheets API (an OAuth token's), as
+// sheets.Connect bounds it when it isn't given a client of ours.
+const tokenRequestTimeout = 30 * time.Second
+
+func (t *sheetsWrites) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasPrefix(req.URL.Path, "/v4/") {
+		ctx, cancel := context.WithTimeout(req.Context(), tokenRequestTimeout)
+		resp, err := t.base.RoundTrip(req.WithContext(ctx))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+		return resp, nil
+	}
+	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, ":batchUpdate") {
+		t.n.Add(1)
+	}
+	return t.base.RoundTrip(req)
+}
+
+// cancelOnClose ends a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	defer c.cancel()
+	return c.ReadCloser.Close()
+}
+
+// connectStore connects with hc as the base HTTP client (nil: sheets.Connect's own).
+func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*sheets.Store, sheets.Identity, error) {
 	if s.spreadsheet == "" {
 		return nil, sheets.Identity{}, usageErr("no spreadsheet: pass --spreadsheet ID, set TRIAGE_SPREADSHEET, or put spreadsheet = \"ID\" in %s (the ID is the part of the sheet's URL between /d/ and /edit)", first(s.cfg.Path(), e.vars().defaultConfigPath))
 	}
@@ -22,6 +90,7 @@ func openStore(ctx context.Context, s *settings, e *env) (*sheets.Store, sheets.
 		CredentialsFromEnv: s.credentialsFromEnv,
 		HomeDir:            e.vars().home,
 		TokenCacheFile:     tokenCachePath(e),
+		HTTPClient:         hc,
 	})
 	if err != nil {
 		return nil, ident, &exitError{code: exitUsage, err: err}
