@@ -1,6 +1,7 @@
 package sheets_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/url"
@@ -93,14 +94,22 @@ func TestLoadTwoRequestsQuotedNames(t *testing.T) {
 func TestLoadConcurrent(t *testing.T) {
 	f := newFixture(t, quotedNamesWorkbook())
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new"), deadTab("failed calls")}})
-	const lat = 300 * time.Millisecond
-	f.emu.SetLatency(lat)
-	start := time.Now()
-	if _, err := s.Load(ctx(t)); err != nil {
-		t.Fatal(err)
+	// Every request waits an hour: both are received while the other still waits, whatever
+	// the machine's speed, only if they were sent together. Then the load is cancelled.
+	f.emu.SetLatency(time.Hour)
+	c, cancel := context.WithCancel(ctx(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Load(c)
+		done <- err
+	}()
+	both := sheetstest.Poll(30*time.Second, func() bool { return f.emu.Count(mGet) == 1 && f.emu.Count(mBatchGet) == 1 })
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("a cancelled load succeeded")
 	}
-	if el := time.Since(start); el >= 2*lat-50*time.Millisecond {
-		t.Errorf("load took %v with %v latency per request: the two requests were not concurrent", el, lat)
+	if !both {
+		t.Errorf("the load's requests were not sent together: %v while the first waited", f.emu.Counts())
 	}
 }
 
