@@ -52,6 +52,10 @@ func notDoneCases(t *testing.T) map[string]struct {
 		"excluded":      {excluded, 1},
 		"stuck":         {stuck, 7},
 		"unknown+queue": {unknown, 2},
+		// Delivered, but its outcome was not written back: not done, as the exit code says.
+		"unwritten": {Run{Tab: "failed_calls", Selected: 2, ExitCode: 1, Summary: model.ReplaySummary{Rows: []model.RowResult{
+			{ID: "w1", Row: 4, State: model.StateDelivered, Attempts: 1, WriteBack: "the write-back failed: 503"},
+			{ID: "w2", Row: 5, State: model.StateDelivered, Attempts: 1}}}}, 1},
 		// k4-k7 and k8, then per hostile text: an unknown ID, a rejected row, an excluded
 		// one, and every other one refused (the rest skipped).
 		"hostile": {hostileRun(t), 5 + 3*len(hostile) + len(hostile)/2},
