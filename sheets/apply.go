@@ -554,25 +554,8 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 			rs.cells[keyAt(keys, cw.col)] = &owedCell{header: headerAt(trimmed, cw.col), ours: cw.value, oursKind: cw.kind(), before: b, raw: braw}
 		}
 	}
-	now := contentOf(keys, before)
-	// At most one, and one that reads exactly as left before one found by identity: two owed
-	// restores that both fit are of rows that read alike, and the other is still owed to the
-	// other row.
-	var candidates []*restore
-	for _, old := range prior {
-		if old.wi == t.wi && slices.Contains(w.owed, old) && old.readsAsLeft(keys, before) {
-			candidates = append(candidates, old)
-		}
-	}
-	if len(candidates) == 0 {
-		for _, old := range prior {
-			if old.wi == t.wi && slices.Contains(w.owed, old) && old.fits(tc, hm, keys, before) {
-				candidates = append(candidates, old)
-			}
-		}
-	}
-	if len(candidates) > 0 {
-		old := candidates[0]
+	if old := w.owedOn(t.wi, tc, hm, keys, before, prior); old != nil {
+		now := contentOf(keys, before)
 		for k, oc := range old.cells {
 			if mine, ok := rs.cells[k]; ok {
 				mine.before, mine.raw = oc.before, oc.raw
@@ -598,6 +581,24 @@ func (w *writer) miss(t *target, tc model.TabConfig, header, before []string, ra
 	}
 	rs.ident = distinctIdentity(tc, hm, back)
 	w.owed = append(w.owed, rs)
+}
+
+// owedOn returns the restore, owed before this write (prior), of the row a write hit (before,
+// under keys), if any. At most one, and one that reads exactly as left before one found by
+// identity: two owed restores that both fit are of rows that read alike, and the other is
+// still owed to the other row.
+func (w *writer) owedOn(wi int, tc model.TabConfig, hm model.HeaderMap, keys, before []string, prior []*restore) *restore {
+	for _, byIdentity := range []bool{false, true} {
+		for _, old := range prior {
+			if old.wi != wi || !slices.Contains(w.owed, old) {
+				continue
+			}
+			if (!byIdentity && old.readsAsLeft(keys, before)) || (byIdentity && old.fits(tc, hm, keys, before)) {
+				return old
+			}
+		}
+	}
+	return nil
 }
 
 // distinctIdentity is a row's identity where something of the row itself decides it (an ID, a
