@@ -1,6 +1,9 @@
 // Package config reads triage's config file (DESIGN §8) and checks it, reporting every
 // problem with the line it is on. It knows the file format only; main turns the result into
 // the store's tab configs and the replayer's sources.
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package config
 
 import (

@@ -1,7 +1,8 @@
 // Package sheets is triage's store: it loads the configured tabs of a Google Sheet, writes
 // edits by row identity (never by a remembered row number), creates missing tabs and headers,
 // records dead letters, and connects to the Sheets API (or a local emulator) with whatever
-// credentials are at hand. The numbered invariants cited here are DESIGN §3's.
+// credentials are at hand. The design it follows, and the section (§N) and invariant numbers its
+// comments cite, are in docs/DESIGN.md.
 //
 // # Request budget
 //

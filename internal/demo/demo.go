@@ -1,6 +1,9 @@
 // Package demo is `triage demo`'s world: the embedded demo workbook (an inbox, a dead-letter
 // queue and a job queue, with hostile text), and the in-process receivers its dead-lettered
 // calls are replayed to.
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package demo
 
 import (

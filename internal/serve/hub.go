@@ -1,6 +1,9 @@
 // Package serve is `triage serve`: the TUI served over SSH to a team from one process that
 // holds the one Sheets credential (DESIGN §9). This file is the hub: the one store, the one
 // refresh loop and the one cache every session shares.
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package serve
 
 import (

@@ -11,6 +11,9 @@
 //		return replaytest.Fault{}, false
 //	}
 //	srv := httptest.NewServer(rcv)
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package replaytest
 
 import (

@@ -39,6 +39,9 @@
 //	svc, _ := sheets.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
 //
 // An Emulator is safe for concurrent use.
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package sheetstest
 
 import (
