@@ -43,12 +43,14 @@ import (
 // that changes an ID cell does not move the identity for later edits of the same call.
 //
 // A value of ours that the journal shows on a row it was not meant for is put back, exactly,
-// by the next round; a cell that can't be (its row changed past recognition before triage
-// could put it back) is reported in ApplyResult.Damaged with what it held. A request that
-// fails for good returns an error; if a write of the call may have landed, the error says so
-// and names what is still owed.
+// by the next round; a cell that can't be (rows kept moving through every round, or its row
+// can't be told from another) is reported in ApplyResult.Damaged with what it held, and
+// listed in a damage sheet that blocks key writes on the tab until someone deletes it
+// (damage.go). A request that fails for good returns an error; if a write of the call may
+// have landed, the error says so and names what is still owed.
 //
-// A read-only store returns ErrReadOnly and sends nothing.
+// A read-only store returns ErrReadOnly and sends nothing; an edit that sets a key cell on a
+// tab with a damage sheet is refused whole, with nothing sent.
 func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
 	op := fmt.Sprintf("write %d edit", len(edits))
 	if len(edits) != 1 {
