@@ -117,10 +117,10 @@ code.`,
 			return usageErr("replay: %q is %s %s tab; only dead-letter rows are replayed", t.Config.Name, article(string(t.Config.Role)), t.Config.Role)
 		}
 		srcFilter := strings.TrimSpace(*source)
-		if srcFilter != "" && sources[srcFilter] == nil && !tabHasSource(t, srcFilter) {
+		if srcFilter != "" && sources[srcFilter] == nil && !replay.TabHasSource(t, srcFilter) {
 			return usageErr("replay: no source %q: no row of %q has it and it is not configured (configured: %s)", srcFilter, t.Config.Name, sourceNames(sources))
 		}
-		sel := selectReplayRows(t, ids, *all, srcFilter)
+		sel := replay.Select(t, ids, *all, srcFilter)
 		var notify *notifier
 		if !*dry {
 			if notify, err = resolveNotify(*notifyURL, s.cfg, e.vars().secret, e.stderr); err != nil {
@@ -148,7 +148,7 @@ code.`,
 			opts.Progress = prog.event
 		}
 		started := time.Now()
-		sum := replay.Run(ctx, client, cst, t, sel.recs, opts)
+		sum := replay.Run(ctx, client, cst, t, sel.Records, opts)
 		ended := time.Now()
 		if prog != nil {
 			prog.finish()
@@ -203,67 +203,6 @@ code.`,
 			model.Count(len(doc.WriteBack.Errors)+len(doc.WriteBack.Conflicts), "problem", "problems"))}
 	}
 	return cmd
-}
-
-func tabHasSource(t *model.Table, src string) bool {
-	for i := range t.Records {
-		if strings.TrimSpace(t.Get(&t.Records[i], model.FSource)) == src {
-			return true
-		}
-	}
-	return false
-}
-
-// replaySelection is what the command line picked out of the tab.
-type replaySelection struct {
-	recs []*model.Record
-	// unknown are IDs given that no row has.
-	unknown []string
-	// excluded are IDs given whose row is of another source than --source.
-	excluded []docRefusal
-	// named is set when the rows were named by ID rather than picked by --all.
-	named bool
-}
-
-// selectReplayRows picks the records to hand to replay.Run: every row (--all) or the rows
-// with the given IDs, in both cases only those of srcFilter when set. Rows that must not be
-// sent (delivered, rejected, discarded, bad) are still passed on: replay.Plan skips or refuses
-// them with a reason, so the summary can say why.
-func selectReplayRows(t *model.Table, ids []string, all bool, srcFilter string) replaySelection {
-	var sel replaySelection
-	ofSource := func(r *model.Record) bool {
-		return srcFilter == "" || strings.TrimSpace(t.Get(r, model.FSource)) == srcFilter
-	}
-	if all {
-		for i := range t.Records {
-			if r := &t.Records[i]; ofSource(r) {
-				sel.recs = append(sel.recs, r)
-			}
-		}
-		return sel
-	}
-	sel.named = true
-	seen := map[string]bool{}
-	for _, id := range ids {
-		id = strings.TrimSpace(id)
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		i := t.Index(id)
-		if i < 0 {
-			sel.unknown = append(sel.unknown, id)
-			continue
-		}
-		r := &t.Records[i]
-		if !ofSource(r) {
-			sel.excluded = append(sel.excluded, docRefusal{ID: id, Row: r.Row,
-				Reason: fmt.Sprintf("row %d: its source is %q, not %q; not sent", r.Row, strings.TrimSpace(t.Get(r, model.FSource)), srcFilter)})
-			continue
-		}
-		sel.recs = append(sel.recs, r)
-	}
-	return sel
 }
 
 // replayDoc is the JSON summary of `triage replay --json`; the human summary is printed from
@@ -345,17 +284,17 @@ var replayCountOrder = []string{
 	string(model.StateSkipped), "unknown", "excluded", string(model.StateQueued),
 }
 
-func newReplayDoc(t *model.Table, sel replaySelection, sum model.ReplaySummary, dry bool) *replayDoc {
+func newReplayDoc(t *model.Table, sel replay.Selection, sum model.ReplaySummary, dry bool) *replayDoc {
 	d := &replayDoc{
 		Tab: t.Config.Name, DryRun: dry,
-		Selected:     len(sel.recs) + len(sel.unknown) + len(sel.excluded),
+		Selected:     sel.Selected(),
 		Counts:       map[string]int{},
 		Cancelled:    sum.Cancelled,
 		NotAttempted: append([]string{}, sum.NotAttempted...),
 		Refused:      []docRefusal{},
 		Skipped:      []docRefusal{},
-		UnknownIDs:   append([]string{}, sel.unknown...),
-		Excluded:     append([]docRefusal{}, sel.excluded...),
+		UnknownIDs:   append([]string{}, sel.Unknown...),
+		Excluded:     []docRefusal{},
 		WriteBack:    docWriteBack{Requests: sum.WriteRequests, Conflicts: []string{}, Errors: append([]string{}, sum.WriteErrors...)},
 		Rows:         []docRow{},
 	}
@@ -386,8 +325,11 @@ func newReplayDoc(t *model.Table, sel replaySelection, sum model.ReplaySummary, 
 			d.Counts[string(model.StateRefused)]++
 		}
 	}
-	d.Counts["unknown"] = len(sel.unknown)
-	d.Counts["excluded"] = len(sel.excluded)
+	for _, x := range sel.Excluded {
+		d.Excluded = append(d.Excluded, docRefusal{ID: x.ID, Row: x.Row, Reason: x.Reason})
+	}
+	d.Counts["unknown"] = len(sel.Unknown)
+	d.Counts["excluded"] = len(sel.Excluded)
 	for _, c := range sum.WriteConflicts {
 		d.WriteBack.Conflicts = append(d.WriteBack.Conflicts, c.String())
 	}
@@ -395,30 +337,8 @@ func newReplayDoc(t *model.Table, sel replaySelection, sum model.ReplaySummary, 
 		d.WouldSend = append(d.WouldSend, docCall{ID: p.ID, Row: p.Row, Method: p.Method, URL: p.URL, Key: p.Key,
 			Source: p.Source, Headers: append([]string{}, p.Headers...)})
 	}
-	d.ExitCode = sum.ExitCode()
-	if d.ExitCode == exitOK && (len(sel.unknown) > 0 || len(sel.excluded) > 0 || sel.named && len(stuckSkipped(t, sum.Refused)) > 0) {
-		d.ExitCode = exitPartial
-	}
+	d.ExitCode = sel.ExitCode(t, sum)
 	return d
-}
-
-// stuckSkipped lists the rows skipped by rule that are not done: a rejected (sticky) or
-// discarded row named on the command line was asked for and not replayed, which DESIGN §7
-// counts as "some rows not done". Under --all, skipping them is the point and doesn't count
-// (the caller only asks when rows were named).
-func stuckSkipped(t *model.Table, refused []model.Refusal) []string {
-	var ids []string
-	for _, rf := range refused {
-		if !rf.Skipped {
-			continue
-		}
-		if i := t.Index(rf.ID); i >= 0 {
-			if st := t.Records[i].Status; st == model.StatusRejected || st == model.StatusDiscarded {
-				ids = append(ids, rf.ID)
-			}
-		}
-	}
-	return ids
 }
 
 // notDone counts the selected rows that did not end delivered, duplicate or skipped, or

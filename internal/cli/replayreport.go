@@ -13,6 +13,7 @@ import (
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/report"
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/replay"
 )
 
 // `triage replay --report FILE` and `--notify URL` (issue 11): what an unattended run leaves
@@ -141,19 +142,11 @@ func (n *notifier) send(ctx context.Context, run report.Run, reportPath string, 
 }
 
 // reportRun gathers what the report and the alert describe.
-func reportRun(s *settings, t *model.Table, sel replaySelection, sum model.ReplaySummary, doc *replayDoc, started, ended time.Time, rs report.Settings, secret func(string) string) report.Run {
-	excl := make([]model.Refusal, len(sel.excluded))
-	for i, x := range sel.excluded {
-		excl[i] = model.Refusal{ID: x.ID, Row: x.Row, Reason: x.Reason}
-	}
+func reportRun(s *settings, t *model.Table, sel replay.Selection, sum model.ReplaySummary, doc *replayDoc, started, ended time.Time, rs report.Settings, secret func(string) string) report.Run {
 	rs.Sources = report.Sources(s.cfg)
-	var stuck []string
-	if sel.named {
-		stuck = stuckSkipped(t, sum.Refused)
-	}
 	return report.Run{
 		Tab: t.Config.Name, SheetGID: t.SheetID, SpreadsheetID: s.spreadsheet,
-		Summary: sum, Selected: doc.Selected, UnknownIDs: sel.unknown, Excluded: excl, Stuck: stuck,
+		Summary: sum, Selected: doc.Selected, UnknownIDs: sel.Unknown, Excluded: sel.Excluded, Stuck: sel.Stuck(t, sum),
 		Started: started, Ended: ended, ExitCode: doc.ExitCode,
 		Settings: rs, Secrets: report.Secrets(s.cfg, secret),
 	}
