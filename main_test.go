@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +33,7 @@ import (
 //	$RECEIVER              local receivers of replayed calls, one per path:
 //	                       $RECEIVER/crm/...      acts once per idempotency key, answers 200
 //	                       $RECEIVER/billing/...  answers 401 (a systemic answer: the run halts)
-//	                       $RECEIVER/warehouse/...  answers {"ok":false}: a permanent rejection
+//	                       $RECEIVER/warehouse/...  answers 422: a permanent rejection
 //	$STALE, $RECENT        times two hours and one minute ago (RFC 3339), for the Jobs tab's claimedAt
 //	HOME, XDG_CONFIG_HOME, XDG_STATE_HOME  under $WORK, so the config file is
 //	                       $WORK/.config/triage/config.toml
@@ -41,7 +42,8 @@ import (
 //
 //	sheets FILE            serve the JSON workbook FILE (sheets/sheetstest's format) on $SHEETS,
 //	                       after expanding $VARS in it (e.g. $RECEIVER in a url cell)
-//	expand IN OUT          copy IN to OUT expanding $VARS (a config file naming $RECEIVER)
+//	expand IN OUT          copy IN to OUT expanding $VARS (a config file naming $RECEIVER),
+//	                       creating OUT's directory
 //	cells ID TAB           print what the emulator's tab holds, one row a line, cells tab-separated
 //	                       (a tab it doesn't hold: nothing)
 //	tabs ID                print the titles of the spreadsheet's tabs, one a line
@@ -88,7 +90,7 @@ func setup(e *testscript.Env) error {
 	rs := receivers{
 		"crm":       replaytest.NewReceiver(),
 		"billing":   {Default: replaytest.Fault{Mode: replaytest.Unauthorized}},
-		"warehouse": {Default: replaytest.Fault{Mode: replaytest.Reject}},
+		"warehouse": {Default: replaytest.Fault{Mode: replaytest.Status, Status: http.StatusUnprocessableEntity}},
 	}
 	rcvSrv := httptest.NewServer(rs)
 	e.Defer(rcvSrv.Close)
@@ -126,7 +128,9 @@ func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: expand IN OUT")
 	}
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(expandFile(ts, args[0])), 0o600))
+	out := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(filepath.Dir(out), 0o700))
+	ts.Check(os.WriteFile(out, []byte(expandFile(ts, args[0])), 0o600))
 }
 
 func cmdCells(ts *testscript.TestScript, neg bool, args []string) {
@@ -156,6 +160,7 @@ func cmdReceived(ts *testscript.TestScript, neg bool, args []string) {
 		path, key string
 		n         int
 	}
+	out := ts.Stdout() // even when nothing was received: stdout is this command's, not the last exec's
 	var all []effect
 	for path, rc := range ts.Value("receivers").(receivers) {
 		for key, n := range rc.Effects() {
@@ -164,7 +169,7 @@ func cmdReceived(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	slices.SortFunc(all, func(a, b effect) int { return cmp.Or(cmp.Compare(a.path, b.path), cmp.Compare(a.key, b.key)) })
 	for _, e := range all {
-		fmt.Fprintf(ts.Stdout(), "%s %s %d\n", e.path, e.key, e.n)
+		fmt.Fprintf(out, "%s %s %d\n", e.path, e.key, e.n)
 	}
 }
 
