@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -16,15 +18,15 @@ import (
 )
 
 // newReplayCmd is `triage replay [--tab NAME] [--source S] [--all | ID...] [--dry-run]
-// [--concurrency N] [--json] [--force] [--report FILE.html|.md] [--notify URL]` (DESIGN §7): it selects dead-letter rows, hands them
+// [--concurrency N] [--json] [--force] [--report FILE.html|.md] [--notify URL]` (DESIGN §7): it selects dead-letter rows (replay.Select), hands them
 // to replay.Run (the one replay-then-write-back loop, shared with the TUI) and reports. Progress
 // goes to stderr; the summary goes to stderr, and with --json one JSON document goes to stdout.
 //
-// Exit codes: 0 every selected row is done (delivered, duplicate, or skipped by rule); 1 some
+// Exit codes (replay.Selection.ExitCode, replay.ExitAfterReport): 0 every selected row is done (delivered, duplicate, or skipped by rule); 1 some
 // row is not (rejected, retryable, deferred, refused for a problem, a write-back conflict or
 // error, an unknown ID, or the run was interrupted; or the --report asked for could not be
 // written after a clean run); 2 usage or config; 3 the run halted. A failed --notify never
-// changes it (replayreport.go).
+// changes it (report.Delivery).
 // Cancelling ctx (Ctrl-C) lets the requests in flight finish, starts nothing new, and still
 // writes their outcomes back and prints the summary.
 func newReplayCmd(g *globals, e *env) *cobra.Command {
@@ -54,155 +56,167 @@ code.`,
 		Args: cobra.ArbitraryArgs,
 	}
 	fs := cmd.Flags()
-	tab := fs.String("tab", "", "name of the dead-letter tab (default: the configured deadletter tab)")
+	f := &replayFlags{}
+	fs.StringVar(&f.tab, "tab", "", "name of the dead-letter tab (default: the configured deadletter tab)")
 	completeTabs(cmd)
-	source := fs.String("source", "", "only rows of this source")
-	all := fs.Bool("all", false, "every row of the tab (delivered, rejected and discarded rows are skipped)")
-	dry := fs.Bool("dry-run", false, "list what would be sent (method, URL, key, source, redacted headers); send and write nothing")
-	conc := fs.Int("concurrency", 0, fmt.Sprintf("requests in flight at once, at most %d (default: each source's own concurrency, and %d for the sources without one)", replay.MaxConcurrency, replay.DefaultConcurrency))
-	asJSON := fs.Bool("json", false, "one JSON document on stdout")
-	force := fs.Bool("force", false, "also replay rows older than their source's key_ttl (a duplicate may result)")
-	reportPath := fs.String("report", "", "write a report of the run to FILE.html or FILE.md (the extension picks the format)")
-	notifyURL := fs.String("notify", "", "post an alert when the run halts or leaves rows not done: a URL under [notify] url_prefixes, or env:NAME (default: [notify] url)")
+	fs.StringVar(&f.source, "source", "", "only rows of this source")
+	fs.BoolVar(&f.all, "all", false, "every row of the tab (delivered, rejected and discarded rows are skipped)")
+	fs.BoolVar(&f.dry, "dry-run", false, "list what would be sent (method, URL, key, source, redacted headers); send and write nothing")
+	fs.IntVar(&f.conc, "concurrency", 0, fmt.Sprintf("requests in flight at once, at most %d (default: each source's own concurrency, and %d for the sources without one)", replay.MaxConcurrency, replay.DefaultConcurrency))
+	fs.BoolVar(&f.asJSON, "json", false, "one JSON document on stdout")
+	fs.BoolVar(&f.force, "force", false, "also replay rows older than their source's key_ttl (a duplicate may result)")
+	fs.StringVar(&f.reportPath, "report", "", "write a report of the run to FILE.html or FILE.md (the extension picks the format)")
+	fs.StringVar(&f.notify, "notify", "", "post an alert when the run halts or leaves rows not done: a URL under [notify] url_prefixes, or env:NAME (default: [notify] url)")
 	g.register(fs, gAll)
 	cmd.RunE = func(cmd *cobra.Command, ids []string) error {
-		ctx := cmd.Context()
-		switch {
-		case *all && len(ids) > 0:
-			return usageErr("replay: give --all or row IDs, not both")
-		case !*all && len(ids) == 0:
-			return usageErr("replay: nothing selected: pass --all (every waiting row; add --source S for one source) or the IDs of the rows (their keys, as `triage list --tab deadletter` shows them)")
-		case fs.Changed("concurrency") && (*conc < 1 || *conc > replay.MaxConcurrency):
-			// 0 is not "the default": it would be a run that can't send, so it is refused like -3.
-			return usageErr("replay: --concurrency %d: want a number of requests in flight from 1 to %d (leave it out for each source's own concurrency, else 4)", *conc, replay.MaxConcurrency)
-		case *dry && (*reportPath != "" || *notifyURL != ""):
-			return usageErr("replay: --report and --notify describe a run, and a dry run sends nothing (its list of calls is on stdout)")
-		}
-		if *reportPath != "" {
-			if _, err := reportFormat(*reportPath); err != nil {
-				return usageErr("%v", err)
-			}
-		}
-		s, err := resolve(g, e)
-		if err != nil {
+		// A --concurrency left out is no bound (0, replay.Run's default): a source's own
+		// concurrency in the config stands, where a default of ours would cap it.
+		f.concGiven = fs.Changed("concurrency")
+		if err := f.check(ids); err != nil {
 			return err
 		}
-		if s.readonly && !*dry {
-			return usageErr("replay: the sheet is open read-only (--readonly or readonly = true), and a replay writes each row's outcome back; use --dry-run to see what would be sent")
-		}
-		sources, err := buildSources(s.cfg)
-		if err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `triage config check`", err)}
-		}
-		// The store counts its write requests: the summary's write_back.requests.
-		cst, err := openCountedStore(ctx, s, e)
-		if err != nil {
-			return err
-		}
-		st := cst.Store
-		defer closeStore(st)
-		wb, err := loadWorkbook(ctx, st)
-		if err != nil {
-			return err
-		}
-		name := *tab
-		if name == "" {
-			name = string(model.RoleDeadLetter)
-		}
-		t, err := findTab(wb, name)
-		if err != nil {
-			return err
-		}
-		if t.Config.Role != model.RoleDeadLetter {
-			return usageErr("replay: %q is %s %s tab; only dead-letter rows are replayed", t.Config.Name, article(string(t.Config.Role)), t.Config.Role)
-		}
-		srcFilter := strings.TrimSpace(*source)
-		if srcFilter != "" && sources[srcFilter] == nil && !replay.TabHasSource(t, srcFilter) {
-			return usageErr("replay: no source %q: no row of %q has it and it is not configured (configured: %s)", srcFilter, t.Config.Name, sourceNames(sources))
-		}
-		sel := replay.Select(t, ids, *all, srcFilter)
-		var notify *notifier
-		if !*dry {
-			if notify, err = resolveNotify(*notifyURL, s.cfg, e.vars().secret, e.stderr); err != nil {
-				return err
-			}
-		}
-		var rep *reportFile
-		if *reportPath != "" {
-			if rep, err = createReportFile(*reportPath); err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-		}
-
-		client := newReplayClient(sources, e.vars().secret)
-		// A --concurrency left out is no bound (0): a source's own concurrency in the config
-		// stands, where a default of 4 would cap it.
-		concurrency := 0
-		if fs.Changed("concurrency") {
-			concurrency = *conc
-		}
-		opts := replay.RunOptions{Concurrency: concurrency, DryRun: *dry, Force: *force}
-		var prog *progressLine
-		if !*dry {
-			prog = newProgressLine(e.stderr, isTerminal(e.stderr), func() int { return e.widthOf(e.stderr) }, time.Now)
-			opts.Progress = prog.event
-		}
-		started := time.Now()
-		sum := replay.Run(ctx, client, cst, t, sel.Records, opts)
-		ended := time.Now()
-		if prog != nil {
-			prog.finish()
-		}
-
-		doc := newReplayDoc(t, sel, sum, *dry)
-		run := reportRun(s, t, sel, sum, doc, started, ended,
-			report.Settings{All: *all, IDs: ids, SourceFilter: srcFilter, Concurrency: concurrency, Force: *force}, e.vars().secret)
-		written := ""
-		if rep != nil {
-			if err := rep.write(run); err != nil {
-				doc.ReportError = err.Error()
-				if doc.ExitCode == exitOK {
-					doc.ExitCode = exitPartial
-				}
-			} else {
-				doc.Report, written = rep.path, rep.path
-			}
-		}
-		if *asJSON {
-			if err := writeJSON(e.stdout, doc); err != nil {
-				// The run happened: its alert still goes out and its exit code (3 for a halt)
-				// still says how it ended; a lost summary can only make a clean run's 0 a 1.
-				notify.send(ctx, run, written, e.stderr)
-				return &exitError{code: max(doc.ExitCode, exitPartial), err: fmt.Errorf("replay: write the JSON summary: %w", err)}
-			}
-		} else {
-			printReplayRows(e.stdout, doc)
-		}
-		printReplaySummary(e.stderr, doc)
-		if doc.ReportError != "" {
-			fmt.Fprintf(e.stderr, "triage: %s\n", doc.ReportError)
-		} else if written != "" {
-			fmt.Fprintf(e.stderr, "report: %s\n", written)
-		}
-		notify.send(ctx, run, written, e.stderr)
-		switch doc.ExitCode {
-		case exitOK:
-			return nil
-		case exitHalted:
-			return &exitError{code: exitHalted, err: fmt.Errorf("replay halted: %s", model.SanitizeLine(doc.Halt.Detail))}
-		}
-		if doc.ReportError != "" && run.ExitCode == exitOK {
-			return &exitError{code: doc.ExitCode} // said above
-		}
-		if n := doc.notDone(); n > 0 {
-			return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", model.Count(n, "row", "rows"), doc.Selected)}
-		}
-		// Every selected row is done, but the write-back hit cells of other rows it could not
-		// put back (damage): they need a person.
-		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: every selected row is done, but the write-back reported %s (see above)",
-			model.Count(len(doc.WriteBack.Errors)+len(doc.WriteBack.Conflicts), "problem", "problems"))}
+		return runReplay(cmd.Context(), g, e, f, ids)
 	}
 	return cmd
+}
+
+// replayFlags are `triage replay`'s flags.
+type replayFlags struct {
+	tab, source        string
+	all, dry, force    bool
+	asJSON             bool
+	conc               int
+	concGiven          bool
+	reportPath, notify string
+}
+
+// check is the flags' cross-checks: usage errors before anything is read or sent.
+func (f *replayFlags) check(ids []string) error {
+	switch {
+	case f.all && len(ids) > 0:
+		return usageErr("replay: give --all or row IDs, not both")
+	case !f.all && len(ids) == 0:
+		return usageErr("replay: nothing selected: pass --all (every waiting row; add --source S for one source) or the IDs of the rows (their keys, as `triage list --tab deadletter` shows them)")
+	case f.concGiven && (f.conc < 1 || f.conc > replay.MaxConcurrency):
+		// 0 is not "the default": it would be a run that can't send, so it is refused like -3.
+		return usageErr("replay: --concurrency %d: want a number of requests in flight from 1 to %d (leave it out for each source's own concurrency, else %d)", f.conc, replay.MaxConcurrency, replay.DefaultConcurrency)
+	case f.dry && (f.reportPath != "" || f.notify != ""):
+		return usageErr("replay: --report and --notify describe a run, and a dry run sends nothing (its list of calls is on stdout)")
+	}
+	if f.reportPath != "" {
+		if err := report.CheckPath(f.reportPath); err != nil {
+			return usageErr("replay: %v", err)
+		}
+	}
+	return nil
+}
+
+// runReplay opens the tab, selects its rows (replay.Select), runs them (replay.Run), prints
+// the summary and hands the run to its report and alert (report.Delivery).
+func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []string) error {
+	s, err := resolve(g, e)
+	if err != nil {
+		return err
+	}
+	if s.readonly && !f.dry {
+		return usageErr("replay: the sheet is open read-only (--readonly or readonly = true), and a replay writes each row's outcome back; use --dry-run to see what would be sent")
+	}
+	sources, err := buildSources(s.cfg)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `triage config check`", err)}
+	}
+	// The store counts its write requests: the summary's write_back.requests.
+	cst, err := openCountedStore(ctx, s, e)
+	if err != nil {
+		return err
+	}
+	st := cst.Store
+	defer closeStore(st)
+	wb, err := loadWorkbook(ctx, st)
+	if err != nil {
+		return err
+	}
+	t, err := findTab(wb, cmp.Or(f.tab, string(model.RoleDeadLetter)))
+	if err != nil {
+		return err
+	}
+	if t.Config.Role != model.RoleDeadLetter {
+		return usageErr("replay: %q is %s %s tab; only dead-letter rows are replayed", t.Config.Name, article(string(t.Config.Role)), t.Config.Role)
+	}
+	srcFilter := strings.TrimSpace(f.source)
+	if srcFilter != "" && sources[srcFilter] == nil && !replay.TabHasSource(t, srcFilter) {
+		return usageErr("replay: no source %q: no row of %q has it and it is not configured (configured: %s)", srcFilter, t.Config.Name, sourceNames(sources))
+	}
+	sel := replay.Select(t, ids, f.all, srcFilter)
+	var out *report.Delivery
+	if !f.dry {
+		tg := report.Targets{ReportPath: f.reportPath, Notify: f.notify, Config: s.cfg, Secret: e.vars().secret}
+		if out, err = report.Prepare(tg, e.stderr); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("replay: %w", err)}
+		}
+	}
+
+	opts := replay.RunOptions{Concurrency: f.conc, DryRun: f.dry, Force: f.force}
+	var prog *progressLine
+	if !f.dry {
+		prog = newProgressLine(e.stderr, isTerminal(e.stderr), func() int { return e.widthOf(e.stderr) }, time.Now)
+		opts.Progress = prog.event
+	}
+	started := time.Now()
+	sum := replay.Run(ctx, newReplayClient(sources, e.vars().secret), cst, t, sel.Records, opts)
+	ended := time.Now()
+	if prog != nil {
+		prog.finish()
+	}
+
+	doc := newReplayDoc(t, sel, sum, f.dry)
+	run := reportRun(s, t, sel, sum, doc, started, ended,
+		report.Settings{All: f.all, IDs: ids, SourceFilter: srcFilter, Concurrency: f.conc, Force: f.force}, e.vars().secret)
+	return out.Deliver(ctx, run, func(w report.Written) error {
+		return printReplay(e, f.asJSON, doc, run.ExitCode, w)
+	}, e.stderr)
+}
+
+// printReplay prints a run: the rows (or, with --json, the document) on stdout, the summary
+// and what became of the report on stderr; it returns the command's error, which carries
+// the exit code.
+func printReplay(e *env, asJSON bool, doc *replayDoc, runExit int, w report.Written) error {
+	if w.Err != nil {
+		doc.ReportError = "replay: " + w.Err.Error()
+		doc.ExitCode = replay.ExitAfterReport(doc.ExitCode, false)
+	} else {
+		doc.Report = w.Path
+	}
+	if asJSON {
+		if err := writeJSON(e.stdout, doc); err != nil {
+			// The run happened: its alert still goes out and its exit code (3 for a halt)
+			// still says how it ended; a lost summary can only make a clean run's 0 a 1.
+			return &exitError{code: max(doc.ExitCode, exitPartial), err: fmt.Errorf("replay: write the JSON summary: %w", err)}
+		}
+	} else {
+		printReplayRows(e.stdout, doc)
+	}
+	printReplaySummary(e.stderr, doc)
+	if doc.ReportError != "" {
+		fmt.Fprintf(e.stderr, "triage: %s\n", doc.ReportError)
+	} else if w.Path != "" {
+		fmt.Fprintf(e.stderr, "report: %s\n", w.Path)
+	}
+	switch {
+	case doc.ExitCode == exitOK:
+		return nil
+	case doc.ExitCode == exitHalted:
+		return &exitError{code: exitHalted, err: fmt.Errorf("replay halted: %s", model.SanitizeLine(doc.Halt.Detail))}
+	case doc.ReportError != "" && runExit == exitOK:
+		return &exitError{code: doc.ExitCode} // said above
+	}
+	if n := doc.notDone(); n > 0 {
+		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", model.Count(n, "row", "rows"), doc.Selected)}
+	}
+	// Every selected row is done, but the write-back hit cells of other rows it could not
+	// put back (damage): they need a person.
+	return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: every selected row is done, but the write-back reported %s (see above)",
+		model.Count(len(doc.WriteBack.Errors)+len(doc.WriteBack.Conflicts), "problem", "problems"))}
 }
 
 // replayDoc is the JSON summary of `triage replay --json`; the human summary is printed from

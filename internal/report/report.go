@@ -11,8 +11,9 @@
 // builds to rows of the spreadsheet on docs.google.com: a URL found in a cell is never made
 // clickable.
 //
-// It imports model and config only: the CLI gathers the Run and calls HTML, Markdown, Alert
-// and Post.
+// It imports model and config only: the CLI gathers the Run, checks where it goes before the
+// run (Prepare) and hands it over after it (Delivery.Deliver), which writes the report (HTML
+// or Markdown) and posts the alert (NewAlert, Post).
 package report
 
 import (
