@@ -32,7 +32,7 @@ var DefaultDeadLetterOn = []Outcome{Retryable, Systemic, Rejected, Refused}
 
 // DefaultProducerConcurrency bounds the calls of a SendAll in progress at once when
 // Producer.Concurrency is 0, as a bulk replay's default does.
-const DefaultProducerConcurrency = 4
+const DefaultProducerConcurrency = DefaultConcurrency
 
 // Producer sends calls for the code that makes them in the first place (seed 003's
 // safeFetch): through Client (the same keys, outcome table, backoff, Retry-After, rate

@@ -18,7 +18,8 @@ type Runner struct {
 	// Store is where outcomes and keys are written back.
 	Store Store
 	// Concurrency bounds the requests in flight (0: Run's default: each source's own
-	// concurrency, 4 shared by the sources without one; see RunOptions.Concurrency).
+	// concurrency, DefaultConcurrency shared by the sources without one; see
+	// RunOptions.Concurrency).
 	Concurrency int
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/demo"
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/sheetstest"
 	"github.com/triage-dev/triage/tui"
@@ -134,6 +133,6 @@ func startDemoReplay(ctx context.Context, readonly bool, secret func(string) str
 		tabs = prefs(tabs)
 	}
 	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: tabs, ReadOnly: readonly, Actor: "demo@localhost"})
-	rp := &replay.Runner{Client: newReplayClient(sources, secret), Store: st, Concurrency: 4}
+	rp := newReplayRunner(sources, secret, st)
 	return st, emu, rp, func() { _ = stop(); stopReceivers() }, nil
 }

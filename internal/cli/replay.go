@@ -15,6 +15,7 @@ import (
 	"github.com/triage-dev/triage/internal/report"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
+	"github.com/triage-dev/triage/sheets"
 )
 
 // newReplayCmd is `triage replay [--tab NAME] [--source S] [--all | ID...] [--dry-run]
@@ -132,20 +133,10 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 	}
 	st := cst.Store
 	defer closeStore(st)
-	wb, err := loadWorkbook(ctx, st)
-	if err != nil {
-		return err
-	}
-	t, err := findTab(wb, cmp.Or(f.tab, string(model.RoleDeadLetter)))
-	if err != nil {
-		return err
-	}
-	if t.Config.Role != model.RoleDeadLetter {
-		return usageErr("replay: %q is %s %s tab; only dead-letter rows are replayed", t.Config.Name, article(string(t.Config.Role)), t.Config.Role)
-	}
 	srcFilter := strings.TrimSpace(f.source)
-	if srcFilter != "" && sources[srcFilter] == nil && !replay.TabHasSource(t, srcFilter) {
-		return usageErr("replay: no source %q: no row of %q has it and it is not configured (configured: %s)", srcFilter, t.Config.Name, sourceNames(sources))
+	t, err := openReplayTab(ctx, st, f.tab, srcFilter, sources)
+	if err != nil {
+		return err
 	}
 	sel := replay.Select(t, ids, f.all, srcFilter)
 	var out *report.Delivery
@@ -175,6 +166,27 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 	return out.Deliver(ctx, run, func(w report.Written) error {
 		return printReplay(e, f.asJSON, doc, run.ExitCode, w)
 	}, e.stderr)
+}
+
+// openReplayTab loads the workbook and finds the dead-letter tab to replay (name, else the
+// configured one), refusing a tab of another role and a --source (srcFilter) that neither a
+// row of it nor the config names.
+func openReplayTab(ctx context.Context, st *sheets.Store, name, srcFilter string, sources map[string]*replay.Source) (*model.Table, error) {
+	wb, err := loadWorkbook(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	t, err := findTab(wb, cmp.Or(name, string(model.RoleDeadLetter)))
+	if err != nil {
+		return nil, err
+	}
+	if t.Config.Role != model.RoleDeadLetter {
+		return nil, usageErr("replay: %q is %s %s tab; only dead-letter rows are replayed", t.Config.Name, article(string(t.Config.Role)), t.Config.Role)
+	}
+	if srcFilter != "" && sources[srcFilter] == nil && !replay.TabHasSource(t, srcFilter) {
+		return nil, usageErr("replay: no source %q: no row of %q has it and it is not configured (configured: %s)", srcFilter, t.Config.Name, sourceNames(sources))
+	}
+	return t, nil
 }
 
 // printReplay prints a run: the rows (or, with --json, the document) on stdout, the summary

@@ -13,7 +13,6 @@ import (
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/serve"
-	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -140,7 +139,7 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 	if err := km.Validate(); err != nil {
 		return nil, usageErr("config [keys]: %v", err)
 	}
-	rp := &replay.Runner{Client: newReplayClient(sources, e.vars().secret), Store: st, Concurrency: 4}
+	rp := newReplayRunner(sources, e.vars().secret, st)
 	// The hub's reads outlive the signal: during the shutdown grace a write that lands is
 	// followed by its read, which must not fail as "context canceled". Its loop stops with ctx.
 	hub := serve.NewHub(context.WithoutCancel(ctx), serve.HubOptions{Store: st, Replayer: rp, Refresh: s.cfg.RefreshInterval(), Logger: log})

@@ -102,6 +102,15 @@ func newReplayClient(sources map[string]*replay.Source, secret func(string) stri
 	return &replay.Client{Sources: sources, Getenv: secret}
 }
 
+// newReplayRunner is the replayer of the interactive front ends (the TUI, demo and serve),
+// the one place their bound on requests in flight is set: replay.DefaultConcurrency for the
+// run, and for every source whatever its own concurrency (RunOptions.Concurrency given).
+// `triage replay` calls replay.Run itself and, without --concurrency, leaves the bound to
+// Run's default (each source's own concurrency stands).
+func newReplayRunner(sources map[string]*replay.Source, secret func(string) string, st replay.Store) *replay.Runner {
+	return &replay.Runner{Client: newReplayClient(sources, secret), Store: st, Concurrency: replay.DefaultConcurrency}
+}
+
 // sourceNames lists the configured sources, sorted, for messages.
 func sourceNames(sources map[string]*replay.Source) string {
 	if len(sources) == 0 {

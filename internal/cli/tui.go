@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/triage-dev/triage/config"
-	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -34,7 +33,7 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 	if err != nil {
 		return err
 	}
-	rp := &replay.Runner{Client: newReplayClient(sources, e.vars().secret), Store: st, Concurrency: 4}
+	rp := newReplayRunner(sources, e.vars().secret, st)
 	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb})
 }
 
