@@ -79,15 +79,15 @@ func (d confirm) Update(msg tea.Msg) (dialog, action) {
 		return d, nil
 	}
 	k := d.c.keys
-	switch km.String() {
-	case "y", "Y":
+	switch {
+	case key.Matches(km, k.ConfirmYes):
 		if d.yes == nil {
 			return d, nil
 		}
 		return d, d.yes
-	case "n", "N", "enter", "esc", "q", "ctrl+c":
+	case key.Matches(km, k.ConfirmNo, k.Back):
 		return d, closeAction{}
-	case "d", "tab":
+	case key.Matches(km, k.ConfirmList):
 		if d.listToggle && len(d.list) > 0 {
 			d.showList = !d.showList
 			d.offset = 0
@@ -156,6 +156,15 @@ func (l confirmLayout) scrolls() bool { return len(l.mid) > l.midH }
 // clamp keeps a scroll offset inside the middle part.
 func (l confirmLayout) clamp(off int) int { return max(0, min(off, len(l.mid)-l.midH)) }
 
+// yn is the answers the question ends with, as bound: "[y/N]" (no is the default).
+func (d confirm) yn() string {
+	y, n := firstKey(d.c.keys.ConfirmYes), d.c.keys.ConfirmNo.Help().Key
+	if !d.c.keys.ConfirmNo.Enabled() {
+		n = firstKey(d.c.keys.Back)
+	}
+	return "[" + y + "/" + n + "]"
+}
+
 // questionLines is the question wrapped, with [y/N] at its end when it has no destinations.
 func (d confirm) questionLines(w int) []string {
 	text := d.question
@@ -164,7 +173,7 @@ func (d confirm) questionLines(w int) []string {
 	}
 	q := cellLine(text)
 	if d.yes != nil && len(d.dests) == 0 {
-		q += " [y/N]"
+		q += " " + d.yn()
 	}
 	var out []string
 	for _, l := range wrapText(q, w) {
@@ -231,7 +240,7 @@ func (d confirm) layout() confirmLayout {
 	q := d.questionLines(w)
 	var yn []string
 	if d.yes != nil && len(d.dests) > 0 {
-		yn = []string{"Q[y/N]"}
+		yn = []string{"Q" + d.yn()}
 	}
 	mid, listAt := d.middleLines(w)
 	l := confirmLayout{mid: mid, listAt: listAt, sep: true}
@@ -260,13 +269,13 @@ func (d confirm) layout() confirmLayout {
 			yn, inline, room = nil, true, h-1-len(dests)
 		}
 		room = max(1, room)
-		last := strings.TrimSuffix(q[min(room, len(q))-1][1:], " [y/N]")
+		last := strings.TrimSuffix(q[min(room, len(q))-1][1:], " "+d.yn())
 		if len(q) > room {
 			q = q[:room]
 			last = truncate(last+" …", w)
 		}
 		if inline {
-			last = truncate(last, w-6) + " [y/N]"
+			last = truncate(last, w-1-ansi.StringWidth(d.yn())) + " " + d.yn()
 		}
 		q[len(q)-1] = "Q" + last
 	}
@@ -351,20 +360,26 @@ func (d confirm) View() string {
 		b.WriteByte('\n')
 	}
 	var keys []string
-	if d.yes != nil {
-		keys = append(keys, st.paint(st.Bold, "y")+" "+d.yesLabel)
-	}
-	if d.listToggle && len(d.list) > 0 {
-		if d.showList {
-			keys = append(keys, st.paint(st.Bold, "d")+" hide dry run")
-		} else {
-			keys = append(keys, st.paint(st.Bold, "d")+" dry run")
+	km := d.c.keys
+	say := func(k, what string) {
+		if k != "" {
+			keys = append(keys, st.paint(st.Bold, k)+" "+what)
 		}
 	}
 	if d.yes != nil {
-		keys = append(keys, st.paint(st.Bold, "N")+" no (enter/esc)")
+		say(firstKey(km.ConfirmYes), d.yesLabel)
+	}
+	if d.listToggle && len(d.list) > 0 {
+		if d.showList {
+			say(firstKey(km.ConfirmList), "hide dry run")
+		} else {
+			say(firstKey(km.ConfirmList), "dry run")
+		}
+	}
+	if d.yes != nil {
+		say(km.noKeys())
 	} else {
-		keys = append(keys, st.paint(st.Bold, "esc")+" close")
+		say(firstKey(km.Back), "close")
 	}
 	kl := strings.Join(keys, " · ")
 	if ansi.StringWidth(kl) > w {

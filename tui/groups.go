@@ -137,12 +137,12 @@ func (pickGroupAction) isAction() {}
 func (g *groupsView) Update(msg tea.KeyPressMsg, listH int) action {
 	k := g.c.keys
 	switch {
-	case msg.String() == "enter":
+	case key.Matches(msg, k.GroupsFilter):
 		if g.cursor < len(g.rows) {
 			return pickGroupAction{g: g.rows[g.cursor]}
 		}
 		return nil
-	case msg.String() == "esc" || key.Matches(msg, k.Clear, k.Quit, k.Groups):
+	case key.Matches(msg, k.Back, k.Clear, k.Quit, k.Groups):
 		return closeAction{}
 	case key.Matches(msg, k.Down):
 		g.cursor++
@@ -281,12 +281,13 @@ func (g *groupsView) hint(off, end, w int) string {
 	if len(g.rows) == 0 {
 		return " " + strings.TrimSuffix(pos, " · ")
 	}
-	long, short := "enter shows a group in the table", "enter filters to it"
+	e := firstKey(k.GroupsFilter)
+	long, short := e+" shows a group in the table", e+" filters to it"
 	if a := firstKey(k.ReplayAll); a != "" && g.c.offers(k.ReplayAll) {
 		long += ", then " + a + " replays it"
 		short += ", " + a + " replays it"
 	}
-	return firstFitting(w, " "+pos+long, " "+pos+short, " "+pos+"enter filters")
+	return firstFitting(w, " "+pos+long, " "+pos+short, " "+pos+e+" filters")
 }
 
 // firstFitting is the first text that fits w cells, else the last one.

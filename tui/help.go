@@ -18,14 +18,14 @@ func (m *Model) ShortHelp() []key.Binding {
 	scroll := bindingHelp(k.scrollHint(), "scroll")
 	switch {
 	case m.showHelp:
-		return []key.Binding{bindingHelp(hintKeys(append(append([]string{"esc"}, k.Clear.Keys()...), k.Help.Keys()...)...), "close help"), scroll}
+		return []key.Binding{bindingHelp(hintKeys(slices.Concat(k.Back.Keys(), k.Clear.Keys(), k.Help.Keys())...), "close help"), scroll}
 	case m.filtering:
-		return []key.Binding{bindingHelp("enter", "keep filter"), bindingHelp("esc", "clear"), bindingHelp("↑/↓", "move"),
-			bindingHelp(m.filterPlaceholder(), "syntax")}
+		return []key.Binding{withDesc(k.FilterKeep, "keep filter"), withDesc(k.FilterCancel, "clear"),
+			bindingHelp(pairKeys(k.FilterPrev, k.FilterNext), "move"), bindingHelp(m.filterPlaceholder(), "syntax")}
 	case m.replay.showRun && m.replay.run != nil && !m.replay.run.finished:
 		return []key.Binding{withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll}
 	case m.replay.showRun && m.replay.run != nil:
-		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
+		return []key.Binding{bindingHelp(hintKeys(append(k.RunClose.Keys(), k.backKeys()...)...), "back to the table"), scroll}
 	case m.watching() && !m.watch.run.finished:
 		// Another person's run (watch.go): their run goes on whatever this session does; x
 		// only for who may cancel it.
@@ -35,9 +35,9 @@ func (m *Model) ShortHelp() []key.Binding {
 		}
 		return hs
 	case m.watching():
-		return []key.Binding{bindingHelp(hintKeys(append([]string{"enter"}, k.backKeys()...)...), "back to the table"), scroll}
+		return []key.Binding{bindingHelp(hintKeys(append(k.RunClose.Keys(), k.backKeys()...)...), "back to the table"), scroll}
 	case m.groups != nil:
-		return []key.Binding{bindingHelp("enter", "filter to group"), bindingHelp(hintKeys(append([]string{"esc"}, k.Clear.Keys()...)...), "back"), k.Help, scroll}
+		return []key.Binding{withDesc(k.GroupsFilter, "filter to group"), bindingHelp(hintKeys(slices.Concat(k.Back.Keys(), k.Clear.Keys())...), "back"), k.Help, scroll}
 	case m.detail != nil:
 		return m.detailShortHelp(back)
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	"unicode"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/model"
@@ -49,36 +50,37 @@ func (in *lineInput) insert(s string) {
 	in.pos += len(add)
 }
 
-// Update edits the line (emacs-style keys, as readline and most prompts have them).
-func (in *lineInput) Update(msg tea.Msg) {
+// Update edits the line with k's input keys (emacs-style by default, as readline and most
+// prompts have them); other keys type their text.
+func (in *lineInput) Update(msg tea.Msg, k *KeyMap) {
 	switch msg := msg.(type) {
 	case tea.PasteMsg:
 		in.insert(msg.Content)
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "backspace", "ctrl+h":
+		switch {
+		case key.Matches(msg, k.InputDeleteBack):
 			if in.pos > 0 {
 				in.value = append(in.value[:in.pos-1], in.value[in.pos:]...)
 				in.pos--
 			}
-		case "delete", "ctrl+d":
+		case key.Matches(msg, k.InputDelete):
 			if in.pos < len(in.value) {
 				in.value = append(in.value[:in.pos], in.value[in.pos+1:]...)
 			}
-		case "left", "ctrl+b":
+		case key.Matches(msg, k.InputLeft):
 			in.pos = max(0, in.pos-1)
-		case "right", "ctrl+f":
+		case key.Matches(msg, k.InputRight):
 			in.pos = min(len(in.value), in.pos+1)
-		case "home", "ctrl+a":
+		case key.Matches(msg, k.InputHome):
 			in.pos = 0
-		case "end", "ctrl+e":
+		case key.Matches(msg, k.InputEnd):
 			in.pos = len(in.value)
-		case "ctrl+u":
+		case key.Matches(msg, k.InputKillBefore):
 			in.value = append([]rune(nil), in.value[in.pos:]...)
 			in.pos = 0
-		case "ctrl+k":
+		case key.Matches(msg, k.InputKillAfter):
 			in.value = in.value[:in.pos]
-		case "ctrl+w", "alt+backspace":
+		case key.Matches(msg, k.InputDeleteWord):
 			i := in.pos
 			for i > 0 && in.value[i-1] == ' ' {
 				i--

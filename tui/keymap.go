@@ -10,9 +10,12 @@ import (
 	"github.com/triage-dev/triage/model"
 )
 
-// KeyMap holds every rebindable key of the TUI, grouped by area. Dialog-local keys (y/n in a
-// confirm, enter in a picker, typing into the filter) are not here: they mean the same thing
-// everywhere and rebinding them would make dialogs unanswerable.
+// KeyMap holds every key of the TUI, grouped by area, each rebindable from the config's [keys]
+// (the product's defaults are keymap.go's table at the module root). No key is matched
+// anywhere else by its name: a dialog's y/n, the picker's enter and the filter prompt's
+// editing keys are bindings here too, so rebinding and the `?` help cover every key
+// (TestNoKeyLiteralsOutsideTheKeyMap holds the code to it). Only typed text (the filter's
+// query, a picker's quick-choice label) is read as text.
 type KeyMap struct {
 	// Navigation within the table (and the detail view, the help and the picker).
 	Up       key.Binding
@@ -87,6 +90,47 @@ type KeyMap struct {
 	// Reply copies a mailto: link answering an inbox message (OSC 52), then offers to set
 	// the row to replied.
 	Reply key.Binding
+
+	// Back leaves whatever is open over the table (the help, the detail view, the progress
+	// view, the group view, a picker, a dialog), whatever clear and quit are bound to.
+	Back key.Binding
+	// Interrupt quits at once, wherever the user is; during a replay it cancels the run
+	// first (then quits once the calls in flight are written back; again quits at once). It
+	// is matched before anything else, so no other action may share its keys.
+	Interrupt key.Binding
+
+	// A confirm dialog: go ahead (the default is no), no, and show or hide its list (a
+	// replay's dry run).
+	ConfirmYes  key.Binding
+	ConfirmNo   key.Binding
+	ConfirmList key.Binding
+
+	// The status and sort pickers: choose the option under the cursor (a digit or letter
+	// label chooses its option directly).
+	PickerChoose key.Binding
+
+	// The group view (dead letters by source × kind of error): filter the table to a group.
+	GroupsFilter key.Binding
+
+	// The progress view of a finished replay: back to the table.
+	RunClose key.Binding
+
+	// The filter prompt: keep the filter, clear it, move the table's cursor while typing.
+	FilterKeep   key.Binding
+	FilterCancel key.Binding
+	FilterPrev   key.Binding
+	FilterNext   key.Binding
+
+	// Editing the filter's line (emacs-style, as readline and most prompts have them).
+	InputDeleteBack key.Binding
+	InputDelete     key.Binding
+	InputLeft       key.Binding
+	InputRight      key.Binding
+	InputHome       key.Binding
+	InputEnd        key.Binding
+	InputKillBefore key.Binding
+	InputKillAfter  key.Binding
+	InputDeleteWord key.Binding
 }
 
 // DefaultKeyMap returns the bindings of DESIGN §6.
@@ -149,6 +193,32 @@ func DefaultKeyMap() KeyMap {
 		NextRow:   b("n", "next row", "n"),
 		PrevRow:   b("N", "previous row", "N"),
 		Reply:     b("m", "reply (mailto: link)", "m"),
+
+		Back:      b("esc", "back / close", "esc"),
+		Interrupt: b("ctrl+c", "stop run / quit", "ctrl+c"),
+
+		ConfirmYes:  b("y", "confirm: yes", "y", "Y"),
+		ConfirmNo:   b("N", "confirm: no", "n", "N", "enter", "q"),
+		ConfirmList: b("d/tab", "confirm: dry run", "d", "tab"),
+
+		PickerChoose: b("enter", "picker: choose", "enter"),
+		GroupsFilter: b("enter", "groups: filter", "enter"),
+		RunClose:     b("enter", "ended run: back", "enter"),
+
+		FilterKeep:   b("enter", "keep filter", "enter"),
+		FilterCancel: b("esc", "clear filter", "esc"),
+		FilterPrev:   b("↑", "cursor up", "up"),
+		FilterNext:   b("↓", "cursor down", "down"),
+
+		InputDeleteBack: b("backspace", "delete back", "backspace", "ctrl+h"),
+		InputDelete:     b("delete", "delete forward", "delete", "ctrl+d"),
+		InputLeft:       b("←", "left", "left", "ctrl+b"),
+		InputRight:      b("→", "right", "right", "ctrl+f"),
+		InputHome:       b("home", "start of line", "home", "ctrl+a"),
+		InputEnd:        b("end", "end of line", "end", "ctrl+e"),
+		InputKillBefore: b("ctrl+u", "delete to start", "ctrl+u"),
+		InputKillAfter:  b("ctrl+k", "delete to end", "ctrl+k"),
+		InputDeleteWord: b("ctrl+w", "delete word", "ctrl+w", "alt+backspace"),
 	}
 }
 
@@ -168,6 +238,13 @@ func (k *KeyMap) actions() []namedBinding {
 		{"refresh", &k.Refresh}, {"help", &k.Help}, {"quit", &k.Quit}, {"suspend", &k.Suspend},
 		{"pager_page_down", &k.PagerDown}, {"pager_page_up", &k.PagerUp}, {"next_field", &k.NextField},
 		{"prev_field", &k.PrevField}, {"next_row", &k.NextRow}, {"prev_row", &k.PrevRow}, {"reply", &k.Reply},
+		{"back", &k.Back}, {"interrupt", &k.Interrupt},
+		{"confirm_yes", &k.ConfirmYes}, {"confirm_no", &k.ConfirmNo}, {"confirm_list", &k.ConfirmList},
+		{"picker_choose", &k.PickerChoose}, {"groups_filter", &k.GroupsFilter}, {"run_close", &k.RunClose},
+		{"filter_keep", &k.FilterKeep}, {"filter_cancel", &k.FilterCancel}, {"filter_prev", &k.FilterPrev}, {"filter_next", &k.FilterNext},
+		{"input_delete_back", &k.InputDeleteBack}, {"input_delete", &k.InputDelete}, {"input_left", &k.InputLeft},
+		{"input_right", &k.InputRight}, {"input_home", &k.InputHome}, {"input_end", &k.InputEnd},
+		{"input_kill_before", &k.InputKillBefore}, {"input_kill_after", &k.InputKillAfter}, {"input_delete_word", &k.InputDeleteWord},
 	}
 }
 
@@ -277,16 +354,29 @@ func (k KeyMap) fullHelp() []helpGroup {
 			joined("up / down", k.Up, k.Down), joined("top / bottom", k.Top, k.Bottom),
 			joined("half page down / up", k.HalfDown, k.HalfUp), joined("page down / up", k.PageDown, k.PageUp),
 		}, k.Up, k.Down, k.Top, k.Bottom, k.HalfDown, k.HalfUp, k.PageDown, k.PageUp),
-		group("Tabs", []helpEntry{
-			joined("next / previous tab", k.NextTab, k.PrevTab), joined("tab 1 / 2 / 3", k.Tab1, k.Tab2, k.Tab3),
-		}, k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3),
 		group("View", nil, k.Detail, k.Preview, k.Filter, k.Sort, k.Clear, k.Groups),
 		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
+		group("Tabs", []helpEntry{
+			joined("next / previous tab", k.NextTab, k.PrevTab), joined("tab 1 / 2 / 3", k.Tab1, k.Tab2, k.Tab3),
+		}, k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3),
 		group("Replay", []helpEntry{entryOf(k.Replay), entryOf(k.ReplayAll), entryOf(k.EditPayload), joined("cancel / show replay", k.Cancel, k.Progress)},
 			k.Replay, k.ReplayAll, k.EditPayload, k.Cancel, k.Progress),
 		group("Copy", nil, k.Copy, k.CopyLink, k.Reply),
-		group("App", nil, k.Refresh, k.Help, k.Quit, k.Suspend),
+		group("App", nil, k.Refresh, k.Help, k.Quit, k.Suspend, k.Interrupt),
+		// Last: the keys of the views and dialogs over the table, which their own key lines
+		// also name; at 80x24 the help scrolls to them.
+		group("Dialogs and views", []helpEntry{
+			entryOf(k.Back), joined("confirm: yes / no", k.ConfirmYes, k.ConfirmNo), entryOf(k.ConfirmList),
+			entryOf(k.PickerChoose), entryOf(k.GroupsFilter), entryOf(k.RunClose),
+		}, k.Back, k.ConfirmYes, k.ConfirmNo, k.ConfirmList, k.PickerChoose, k.GroupsFilter, k.RunClose),
+		group("Filter prompt", []helpEntry{
+			joined("keep / clear filter", k.FilterKeep, k.FilterCancel), joined("move while typing", k.FilterPrev, k.FilterNext),
+			entryOf(k.InputDeleteBack), entryOf(k.InputDelete), entryOf(k.InputDeleteWord),
+			joined("cursor left / right", k.InputLeft, k.InputRight), joined("start / end of line", k.InputHome, k.InputEnd),
+			joined("delete to start / end", k.InputKillBefore, k.InputKillAfter),
+		}, k.FilterKeep, k.FilterCancel, k.FilterPrev, k.FilterNext, k.InputDeleteBack, k.InputDelete, k.InputDeleteWord,
+			k.InputLeft, k.InputRight, k.InputHome, k.InputEnd, k.InputKillBefore, k.InputKillAfter),
 	}
 }
 
@@ -339,45 +429,86 @@ func sameBinding(a, b key.Binding) bool {
 	return a.Help() == b.Help() && slices.Equal(a.Keys(), b.Keys())
 }
 
-// reservedKeys are keys the TUI handles before any binding is looked at: ctrl+c always quits
-// (or, during a replay, cancels it first). Only the actions that do that may list them.
-var reservedKeys = map[string][]string{"ctrl+c": {"quit", "cancel"}}
+// reservedBy are the actions that may share the interrupt key (ctrl+c): quitting and
+// cancelling a run are what it does anyway. Any other action on it could never be reached.
+var reservedBy = []string{"quit", "cancel"}
 
-// detailActions are the actions the detail view answers; the pager's own (pager_*,
-// *_field, *_row) work only there, so their keys may mean something else in the table.
-var detailActions = map[string]bool{
-	"up": true, "down": true, "top": true, "bottom": true, "half_down": true, "half_up": true,
-	"pager_page_down": true, "pager_page_up": true, "next_field": true, "prev_field": true,
-	"next_row": true, "prev_row": true, "clear": true, "help": true, "quit": true, "copy": true,
-	"copy_link": true, "set_status": true, "clear_error": true, "discard": true, "replay": true,
-	"cancel": true, "replay_progress": true, "undo": true, "refresh": true, "reply": true,
+// scope is the set of actions live at the same time in one view. alike are actions that do
+// the same thing there (back, clear and quit all leave the detail view), so sharing a key
+// among them is no conflict.
+type scope struct {
+	actions []string
+	alike   []string
 }
 
-// pagerOnly are the detail actions the table doesn't answer.
-var pagerOnly = map[string]bool{
-	"pager_page_down": true, "pager_page_up": true, "next_field": true, "prev_field": true,
-	"next_row": true, "prev_row": true,
-}
+var (
+	nav     = []string{"up", "down", "top", "bottom", "half_down", "half_up", "page_down", "page_up"}
+	anyView = []string{"interrupt", "suspend"} // matched before any view's own keys
 
-// scopes are the sets of actions live at the same time: the table's and the detail view's.
-// A key may mean one action per scope (space marks a row in the table and pages the detail).
-func (k *KeyMap) scopes() [][]namedBinding {
-	var table, detail []namedBinding
+	// dialogOnly are the actions of a view or dialog over the table: the table doesn't answer them.
+	dialogOnly = []string{
+		"pager_page_down", "pager_page_up", "next_field", "prev_field", "next_row", "prev_row", "back",
+		"confirm_yes", "confirm_no", "confirm_list", "picker_choose", "groups_filter", "run_close",
+		"filter_keep", "filter_cancel", "filter_prev", "filter_next",
+		"input_delete_back", "input_delete", "input_left", "input_right", "input_home", "input_end",
+		"input_kill_before", "input_kill_after", "input_delete_word",
+	}
+
+	// viewScopes are the views and dialogs over the table, each with the actions it answers.
+	viewScopes = []scope{
+		{ // the detail view
+			actions: slices.Concat(anyView, []string{"up", "down", "top", "bottom", "half_down", "half_up",
+				"pager_page_down", "pager_page_up", "next_field", "prev_field", "next_row", "prev_row",
+				"back", "clear", "help", "quit", "copy", "copy_link", "set_status", "clear_error", "discard",
+				"replay", "edit_payload", "cancel", "replay_progress", "undo", "refresh", "reply"}),
+			alike: []string{"back", "clear", "quit"},
+		},
+		{ // the full help
+			actions: slices.Concat(anyView, nav, []string{"back", "clear", "quit", "help"}),
+			alike:   []string{"back", "clear", "quit", "help"},
+		},
+		{ // a confirm
+			actions: slices.Concat(anyView, nav, []string{"confirm_yes", "confirm_no", "confirm_list", "back"}),
+			alike:   []string{"confirm_no", "back"},
+		},
+		{ // a picker (status, sort column)
+			actions: slices.Concat(anyView, []string{"up", "down", "top", "bottom", "picker_choose", "back", "clear", "quit"}),
+			alike:   []string{"back", "clear", "quit"},
+		},
+		{ // the group view
+			actions: slices.Concat(anyView, nav, []string{"groups_filter", "back", "clear", "quit", "groups", "help", "refresh"}),
+			alike:   []string{"back", "clear", "quit", "groups"},
+		},
+		{ // a replay's progress view (one's own run or a watched one)
+			actions: slices.Concat(anyView, nav, []string{"help", "cancel", "back", "clear", "quit", "replay_progress",
+				"run_close", "refresh", "replay", "replay_all"}),
+			alike: []string{"back", "clear", "quit", "replay_progress", "run_close"},
+		},
+		{ // the filter prompt
+			actions: slices.Concat(anyView, []string{"filter_keep", "filter_cancel", "filter_prev", "filter_next",
+				"input_delete_back", "input_delete", "input_left", "input_right", "input_home", "input_end",
+				"input_kill_before", "input_kill_after", "input_delete_word"}),
+		},
+	}
+)
+
+// scopes are the sets of actions live at the same time: the table's, then each view's over it.
+// A key may mean one action per scope (space marks a row in the table and pages the detail; y
+// copies in the table and says yes in a confirm).
+func (k *KeyMap) scopes() []scope {
+	table := scope{}
 	for _, a := range k.actions() {
-		if !pagerOnly[a.name] {
-			table = append(table, a)
-		}
-		if detailActions[a.name] {
-			detail = append(detail, a)
+		if !slices.Contains(dialogOnly, a.name) {
+			table.actions = append(table.actions, a.name)
 		}
 	}
-	return [][]namedBinding{table, detail}
+	return append([]scope{table}, viewScopes...)
 }
 
 // Conflicts lists the keys that would be silently shadowed: a key bound to two or more actions
-// live in the same view (the table, or the detail view; dialogs reuse keys on purpose and are
-// not checked), or a reserved key (ctrl+c) bound to an action it can never reach. Each entry
-// names the key and the actions, e.g.
+// live in the same view (the table, the detail view, the help, a confirm, a picker, the group
+// view, the progress view, the filter prompt), or the interrupt key (ctrl+c) bound to an
+// action it can never reach. Each entry names the key and the actions, e.g.
 //
 //	key "r" is bound to both refresh and replay
 //
@@ -385,8 +516,15 @@ func (k *KeyMap) scopes() [][]namedBinding {
 func (k KeyMap) Conflicts() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, scope := range k.scopes() {
-		for _, c := range conflictsIn(scope) {
+	all := k.actions()
+	for _, sc := range k.scopes() {
+		var live []namedBinding // in actions' order, so a message names them as the table does
+		for _, a := range all {
+			if slices.Contains(sc.actions, a.name) {
+				live = append(live, a)
+			}
+		}
+		for _, c := range conflictsIn(live, sc.alike) {
 			if !seen[c] {
 				seen[c] = true
 				out = append(out, c)
@@ -398,7 +536,7 @@ func (k KeyMap) Conflicts() []string {
 }
 
 // conflictsIn is Conflicts within one scope.
-func conflictsIn(actions []namedBinding) []string {
+func conflictsIn(actions []namedBinding, alike []string) []string {
 	byKey := map[string][]string{}
 	for _, a := range actions {
 		if !a.b.Enabled() {
@@ -422,10 +560,10 @@ func conflictsIn(actions []namedBinding) []string {
 	var out []string
 	for _, key := range keys {
 		names := byKey[key]
-		if allowed, ok := reservedKeys[key]; ok {
+		if slices.Contains(names, "interrupt") {
 			var shadowed []string
 			for _, n := range names {
-				if !slices.Contains(allowed, n) {
+				if n != "interrupt" && !slices.Contains(reservedBy, n) {
 					shadowed = append(shadowed, n)
 				}
 			}
@@ -434,7 +572,14 @@ func conflictsIn(actions []namedBinding) []string {
 			}
 			continue
 		}
-		if len(names) > 1 {
+		meanings := map[string]bool{}
+		for _, n := range names {
+			if slices.Contains(alike, n) {
+				n = alike[0]
+			}
+			meanings[n] = true
+		}
+		if len(meanings) > 1 {
 			both := ""
 			if len(names) == 2 {
 				both = "both "
@@ -528,9 +673,12 @@ func letterKey(b key.Binding) string {
 }
 
 // backKeys are the keys that go back from a view (the detail, the progress view, the help):
-// esc always does, and so do the clear and quit bindings (q is "back" there, not "quit").
+// back (esc) always does, and so do the clear and quit bindings (q is "back" there, not "quit").
 func (k *KeyMap) backKeys() []string {
-	keys := []string{"esc"}
+	var keys []string
+	if k.Back.Enabled() {
+		keys = append(keys, k.Back.Keys()...)
+	}
 	if k.Clear.Enabled() {
 		keys = append(keys, k.Clear.Keys()...)
 	}
@@ -550,4 +698,59 @@ func (k *KeyMap) scrollHint() string {
 		return d + u
 	}
 	return d + "/" + u
+}
+
+// pairKeys is two bindings' keys as one hint ("↑/↓"), or one of them when the other is unbound.
+func pairKeys(a, b key.Binding) string {
+	x, y := firstKey(a), firstKey(b)
+	if x == "" || y == "" {
+		return x + y
+	}
+	return x + "/" + y
+}
+
+// quitKey is the key a message names for quitting: quit's, else the interrupt key (ctrl+c).
+func (k *KeyMap) quitKey() string {
+	if q := firstKey(k.Quit); q != "" {
+		return q
+	}
+	if k.Interrupt.Enabled() && len(k.Interrupt.Keys()) > 0 {
+		return helpKeys(k.Interrupt.Keys()[:1])
+	}
+	return "ctrl+c"
+}
+
+// noKeys is how a confirm names its "no": the help's key for confirm_no ("N"), then the
+// other keys that also answer no, by name ("no (enter/esc)"); the plain letters (n, q) go
+// unsaid, as the [y/N] already says them.
+func (k *KeyMap) noKeys() (string, string) {
+	main := ""
+	if k.ConfirmNo.Enabled() {
+		main = k.ConfirmNo.Help().Key
+	}
+	shown := map[string]bool{}
+	for _, s := range strings.Split(main, "/") {
+		shown[s] = true
+	}
+	var also []string
+	for _, b := range []key.Binding{k.ConfirmNo, k.Back} {
+		if !b.Enabled() {
+			continue
+		}
+		for _, s := range b.Keys() {
+			if len([]rune(s)) > 1 && !shown[s] {
+				shown[s] = true
+				also = append(also, s)
+			}
+		}
+	}
+	switch {
+	case main == "" && len(also) == 0:
+		return "", ""
+	case main == "":
+		return hintKeys(also...), "no"
+	case len(also) == 0:
+		return main, "no"
+	}
+	return main, "no (" + hintKeys(also...) + ")"
 }

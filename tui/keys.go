@@ -4,8 +4,6 @@
 package tui
 
 import (
-	"cmp"
-
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 )
@@ -58,12 +56,12 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 // detail view, else the table.
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
-	if msg.String() == "ctrl+c" {
+	if key.Matches(msg, k.Interrupt) {
 		return m.onCtrlC()
 	}
 	if key.Matches(msg, k.Suspend) {
 		if m.opts.Remote {
-			return m.toast(toastInfo, "suspend is not available over triage serve (the program runs on the shared host); %s quits", cmp.Or(firstKey(k.Quit), "ctrl+c"))
+			return m.toast(toastInfo, "suspend is not available over triage serve (the program runs on the shared host); %s quits", k.quitKey())
 		}
 		return tea.Suspend
 	}
@@ -125,7 +123,7 @@ func (m *Model) onCtrlC() tea.Cmd {
 func (m *Model) onHelpKey(msg tea.KeyPressMsg) {
 	k := m.c.keys
 	switch {
-	case key.Matches(msg, k.Help, k.Clear, k.Quit) || msg.String() == "esc":
+	case key.Matches(msg, k.Help, k.Clear, k.Quit, k.Back):
 		m.showHelp = false
 		m.helpOffset = 0
 	case key.Matches(msg, k.Down):
@@ -145,22 +143,23 @@ func (m *Model) onHelpKey(msg tea.KeyPressMsg) {
 // result where that is safe), enter keeps the filter, esc clears it.
 func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 	ts := m.activeTab()
-	switch msg.String() {
-	case "enter":
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.FilterKeep):
 		m.filtering = false
 		return nil
-	case "esc":
+	case key.Matches(msg, k.FilterCancel):
 		m.filtering = false
 		m.input.SetValue("")
 		if ts != nil {
 			ts.applyFilter("")
 		}
 		return nil
-	case "up", "down":
+	case key.Matches(msg, k.FilterPrev, k.FilterNext):
 		// Arrows move the cursor while typing (letters are text here).
 		if ts != nil && ts.data != nil {
 			d := 1
-			if msg.String() == "up" {
+			if key.Matches(msg, k.FilterPrev) {
 				d = -1
 			}
 			ts.move(d, m.tableH)
@@ -171,7 +170,7 @@ func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) updateInput(msg tea.Msg) tea.Cmd {
-	m.input.Update(msg)
+	m.input.Update(msg, m.c.keys)
 	if ts := m.activeTab(); ts != nil && m.input.Value() != ts.filter.query {
 		ts.applyFilter(m.input.Value())
 		ts.scrollTo(m.tableH)
@@ -184,7 +183,7 @@ func (m *Model) updateInput(msg tea.Msg) tea.Cmd {
 func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	switch {
-	case key.Matches(msg, k.Clear, k.Quit) || msg.String() == "esc":
+	case key.Matches(msg, k.Back, k.Clear, k.Quit):
 		m.detail = nil
 		return nil
 	case key.Matches(msg, k.Help):

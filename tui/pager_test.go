@@ -510,7 +510,7 @@ func TestDetailHelp(t *testing.T) {
 		t.Error("esc closes the help, back to the detail")
 	}
 	keys(m, "esc", "?")
-	if out := plainScreen(m); !strings.Contains(out, "next / previous tab") || strings.Contains(out, "Detail keys") {
+	if out := plainScreen(m); !strings.Contains(out, "mark all shown") || strings.Contains(out, "Detail keys") {
 		t.Errorf("the table's help is the table's:\n%s", out)
 	}
 }

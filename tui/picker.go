@@ -46,9 +46,9 @@ func (p picker) Update(msg tea.Msg) (dialog, action) {
 	}
 	k := p.c.keys
 	switch {
-	case km.String() == "esc" || km.String() == "ctrl+c" || key.Matches(km, k.Quit, k.Clear):
+	case key.Matches(km, k.Back, k.Quit, k.Clear):
 		return p, closeAction{}
-	case km.String() == "enter":
+	case key.Matches(km, k.PickerChoose):
 		if len(p.options) == 0 {
 			return p, closeAction{}
 		}
@@ -119,7 +119,8 @@ func (p picker) window(l pickerLayout) int {
 
 // hint is the key line.
 func (p picker) hint() string {
-	return "key or " + firstKey(p.c.keys.Up) + firstKey(p.c.keys.Down) + " enter · esc cancel"
+	k := p.c.keys
+	return withHint(withHint("key or "+firstKey(k.Up)+firstKey(k.Down), " ", firstKey(k.PickerChoose)), " · ", keySays(k.Back, "cancel"))
 }
 
 // width is the box's inner width: room for the options, the title and the key line, within

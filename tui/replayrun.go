@@ -494,7 +494,7 @@ func (r *replayRun) Update(msg tea.KeyPressMsg, k *KeyMap, listH int) action {
 			return cancelRunAction{}
 		}
 		return hideRunAction{}
-	case msg.String() == "esc" || key.Matches(msg, k.Clear, k.Quit, k.Progress) || (msg.String() == "enter" && r.finished):
+	case key.Matches(msg, k.Back, k.Clear, k.Quit, k.Progress) || (key.Matches(msg, k.RunClose) && r.finished):
 		return hideRunAction{goesOn: !r.finished}
 	case key.Matches(msg, k.Refresh):
 		if !r.finished {

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"cmp"
 	"fmt"
 	"strings"
 
@@ -146,7 +145,7 @@ func (m *Model) renderStart(w, h int) string {
 		if r := firstKey(m.c.keys.Refresh); r != "" {
 			ks = append(ks, st.paint(st.Bold, r)+" retry")
 		}
-		ks = append(ks, st.paint(st.Bold, cmp.Or(firstKey(m.c.keys.Quit), "ctrl+c"))+" quit")
+		ks = append(ks, st.paint(st.Bold, m.c.keys.quitKey())+" quit")
 		lines = append(lines, "", "  "+strings.Join(ks, " · "))
 	}
 	if len(lines) > h {
