@@ -280,7 +280,9 @@ func pad(line []byte, start, width int) []byte {
 // "id", "status", "time", "fields", "problems"}]}, the document writeJSON would write for
 // it (fields by header, in sorted order; time and problems only when there are any), but row
 // by row into a buffer and escaped as it is written (appendJSONString): no document in memory
-// and no second pass over it.
+// and no second pass over it (docs/BENCHMARKS.md, issue 8). It is the one encoder besides
+// writeJSON, held byte for byte equal to it by TestListStreamedOutputMatchesBefore and
+// FuzzListJSONMatchesWriteJSON (list_test.go).
 func writeListJSON(w io.Writer, t *model.Table, recs []*model.Record) error {
 	// The fields of a row: every named column, by header in sorted order (a header that
 	// repeats names its last column, as a map would have it), each key encoded once.
