@@ -102,13 +102,12 @@ func newReplayClient(sources map[string]*replay.Source, secret func(string) stri
 	return &replay.Client{Sources: sources, Getenv: secret}
 }
 
-// newReplayRunner is the replayer of the interactive front ends (the TUI, demo and serve),
-// the one place their bound on requests in flight is set: replay.DefaultConcurrency for the
-// run, and for every source whatever its own concurrency (RunOptions.Concurrency given).
-// `triage replay` calls replay.Run itself and, without --concurrency, leaves the bound to
-// Run's default (each source's own concurrency stands).
+// newReplayRunner is the replayer of the interactive front ends (the TUI, demo and serve). It
+// sets no bound on requests in flight, so Run's default holds, as for `triage replay` without
+// --concurrency: each source at its own configured concurrency, the others sharing
+// replay.DefaultConcurrency (a setting the person didn't give never wins over the config).
 func newReplayRunner(sources map[string]*replay.Source, secret func(string) string, st replay.Store) *replay.Runner {
-	return &replay.Runner{Client: newReplayClient(sources, secret), Store: st, Concurrency: replay.DefaultConcurrency}
+	return &replay.Runner{Client: newReplayClient(sources, secret), Store: st}
 }
 
 // sourceNames lists the configured sources, sorted, for messages.
