@@ -1,5 +1,8 @@
 // Package model is triage's domain: tab roles, their schemas, decoded records, edits and
 // statuses. It does no I/O, so every rule here is testable without a network.
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package model
 
 import (

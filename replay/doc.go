@@ -79,4 +79,7 @@
 // Which ends are recorded is Producer.DeadLetterOn (default: retryable, deferred included,
 // systemic, rejected, and refused unsent). Every record has status dead, rejected ones too:
 // the destination may accept the call once its cause is fixed, and a person decides.
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package replay

@@ -21,6 +21,9 @@
 // screen (clipboard.go). The environment (tea.EnvMsg) and the color profile decide how plain
 // the screen is: NO_COLOR or a profile without colors draws markers instead of colors,
 // TERM=dumb also draws ASCII.
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package tui
 
 import (

@@ -3,6 +3,9 @@
 // This package is the CLI: it parses flags and subcommands, loads the config, wires the
 // packages together and maps outcomes to exit codes. It is the only place that knows every
 // package.
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package cli
 
 import (

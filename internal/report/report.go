@@ -14,6 +14,9 @@
 // It imports model and config only: the CLI gathers the Run, checks where it goes before the
 // run (Prepare) and hands it over after it (Delivery.Deliver), which writes the report (HTML
 // or Markdown) and posts the alert (NewAlert, Post).
+//
+// The design it follows, and the section (§N) and invariant numbers its comments cite, are in
+// docs/DESIGN.md.
 package report
 
 import (
