@@ -20,7 +20,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := cli.Main(ctx, applyKeyOverrides)
+	code := cli.Main(ctx)
 	stop()
 	os.Exit(code)
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // KeyMap holds every key of the TUI, grouped by area, each rebindable from the config's [keys]
-// (the product's defaults are keymap.go's table at the module root). No key is matched
+// (ApplyKeys). The product's defaults are keymap.go's table at the module root, from which
+// keytable.go (DefaultKeyMap and the action names) is generated. No key is matched
 // anywhere else by its name: a dialog's y/n, the picker's enter and the filter prompt's
 // editing keys are bindings here too, so rebinding and the `?` help cover every key
 // (TestNoKeyLiteralsOutsideTheKeyMap holds the code to it). Only typed text (the filter's
@@ -133,121 +134,6 @@ type KeyMap struct {
 	InputDeleteWord key.Binding
 }
 
-// DefaultKeyMap returns the bindings of DESIGN §6.
-func DefaultKeyMap() KeyMap {
-	b := func(help, desc string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
-	}
-	return KeyMap{
-		Up:       b("↑/k", "up", "up", "k"),
-		Down:     b("↓/j", "down", "down", "j"),
-		Top:      b("g/home", "top", "g", "home"),
-		Bottom:   b("G/end", "bottom", "G", "end"),
-		HalfDown: b("ctrl+d", "half page down", "ctrl+d"),
-		HalfUp:   b("ctrl+u", "half page up", "ctrl+u"),
-		PageDown: b("pgdn", "page down", "pgdown"),
-		PageUp:   b("pgup", "page up", "pgup"),
-
-		NextTab: b("tab", "next tab", "tab"),
-		PrevTab: b("shift+tab", "previous tab", "shift+tab"),
-		Tab1:    b("1", "first tab", "1"),
-		Tab2:    b("2", "second tab", "2"),
-		Tab3:    b("3", "third tab", "3"),
-
-		Detail:  b("enter", "detail", "enter"),
-		Preview: b("p", "preview", "p"),
-		Filter:  b("/", "filter", "/"),
-		Sort:    b("S", "sort by column", "S"),
-		Clear:   b("esc", "clear / back", "esc"),
-		Groups:  b("c", "groups: source × error", "c"),
-
-		Mark:      b("space", "mark", "space"),
-		MarkAll:   b("*", "mark all shown", "*"),
-		UnmarkAll: b("V", "unmark all", "V"),
-
-		SetStatus:  b("s", "set status", "s"),
-		ClearError: b("e", "clear sticky error", "e"),
-		Discard:    b("D", "discard dead letter", "D"),
-		Requeue:    b("Q", "requeue stale claims", "Q"),
-		Replay:     b("R", "replay marked / row", "R"),
-		ReplayAll:  b("A", "replay all shown", "A"),
-		Undo:       b("u", "undo last change", "u"),
-
-		EditPayload: b("E", "edit payload & replay", "E"),
-
-		Copy:     b("y", "copy ID / field", "y"),
-		CopyLink: b("o", "copy sheet link", "o"),
-
-		Cancel:   b("x", "cancel replay", "x"),
-		Progress: b("P", "show replay progress", "P"),
-
-		Refresh: b("r", "refresh", "r"),
-		Help:    b("?", "help", "?"),
-		Quit:    b("q", "quit", "q", "ctrl+c"),
-		Suspend: b("ctrl+z", "suspend (fg resumes)", "ctrl+z"),
-
-		PagerDown: b("space/f/pgdn", "page down", "space", "f", "pgdown"),
-		PagerUp:   b("b/pgup", "page up", "b", "pgup"),
-		NextField: b("tab", "next field", "tab"),
-		PrevField: b("shift+tab", "previous field", "shift+tab"),
-		NextRow:   b("n", "next row", "n"),
-		PrevRow:   b("N", "previous row", "N"),
-		Reply:     b("m", "reply (mailto: link)", "m"),
-
-		Back:      b("esc", "back / close", "esc"),
-		Interrupt: b("ctrl+c", "stop run / quit", "ctrl+c"),
-
-		ConfirmYes:  b("y", "confirm: yes", "y", "Y"),
-		ConfirmNo:   b("N", "confirm: no", "n", "N", "enter", "q"),
-		ConfirmList: b("d/tab", "confirm: dry run", "d", "tab"),
-
-		PickerChoose: b("enter", "picker: choose", "enter"),
-		GroupsFilter: b("enter", "groups: filter", "enter"),
-		RunClose:     b("enter", "ended run: back", "enter"),
-
-		FilterKeep:   b("enter", "keep filter", "enter"),
-		FilterCancel: b("esc", "clear filter", "esc"),
-		FilterPrev:   b("↑", "cursor up", "up"),
-		FilterNext:   b("↓", "cursor down", "down"),
-
-		InputDeleteBack: b("backspace", "delete back", "backspace", "ctrl+h"),
-		InputDelete:     b("delete", "delete forward", "delete", "ctrl+d"),
-		InputLeft:       b("←", "left", "left", "ctrl+b"),
-		InputRight:      b("→", "right", "right", "ctrl+f"),
-		InputHome:       b("home", "start of line", "home", "ctrl+a"),
-		InputEnd:        b("end", "end of line", "end", "ctrl+e"),
-		InputKillBefore: b("ctrl+u", "delete to start", "ctrl+u"),
-		InputKillAfter:  b("ctrl+k", "delete to end", "ctrl+k"),
-		InputDeleteWord: b("ctrl+w", "delete word", "ctrl+w", "alt+backspace"),
-	}
-}
-
-// actions maps config action names to bindings, in the order Actions lists them. It is the
-// single source of the names, so Rebind, Actions and the full help can't drift apart.
-func (k *KeyMap) actions() []namedBinding {
-	return []namedBinding{
-		{"up", &k.Up}, {"down", &k.Down}, {"top", &k.Top}, {"bottom", &k.Bottom},
-		{"half_down", &k.HalfDown}, {"half_up", &k.HalfUp}, {"page_down", &k.PageDown}, {"page_up", &k.PageUp},
-		{"next_tab", &k.NextTab}, {"prev_tab", &k.PrevTab}, {"tab_1", &k.Tab1}, {"tab_2", &k.Tab2}, {"tab_3", &k.Tab3},
-		{"detail", &k.Detail}, {"preview", &k.Preview}, {"filter", &k.Filter}, {"sort", &k.Sort}, {"clear", &k.Clear},
-		{"mark", &k.Mark}, {"mark_all", &k.MarkAll}, {"unmark_all", &k.UnmarkAll},
-		{"set_status", &k.SetStatus}, {"clear_error", &k.ClearError}, {"discard", &k.Discard},
-		{"requeue_stale", &k.Requeue}, {"replay", &k.Replay}, {"replay_all", &k.ReplayAll},
-		{"undo", &k.Undo}, {"copy", &k.Copy}, {"copy_link", &k.CopyLink}, {"cancel", &k.Cancel},
-		{"replay_progress", &k.Progress}, {"groups", &k.Groups}, {"edit_payload", &k.EditPayload},
-		{"refresh", &k.Refresh}, {"help", &k.Help}, {"quit", &k.Quit}, {"suspend", &k.Suspend},
-		{"pager_page_down", &k.PagerDown}, {"pager_page_up", &k.PagerUp}, {"next_field", &k.NextField},
-		{"prev_field", &k.PrevField}, {"next_row", &k.NextRow}, {"prev_row", &k.PrevRow}, {"reply", &k.Reply},
-		{"back", &k.Back}, {"interrupt", &k.Interrupt},
-		{"confirm_yes", &k.ConfirmYes}, {"confirm_no", &k.ConfirmNo}, {"confirm_list", &k.ConfirmList},
-		{"picker_choose", &k.PickerChoose}, {"groups_filter", &k.GroupsFilter}, {"run_close", &k.RunClose},
-		{"filter_keep", &k.FilterKeep}, {"filter_cancel", &k.FilterCancel}, {"filter_prev", &k.FilterPrev}, {"filter_next", &k.FilterNext},
-		{"input_delete_back", &k.InputDeleteBack}, {"input_delete", &k.InputDelete}, {"input_left", &k.InputLeft},
-		{"input_right", &k.InputRight}, {"input_home", &k.InputHome}, {"input_end", &k.InputEnd},
-		{"input_kill_before", &k.InputKillBefore}, {"input_kill_after", &k.InputKillAfter}, {"input_delete_word", &k.InputDeleteWord},
-	}
-}
-
 type namedBinding struct {
 	name string
 	b    *key.Binding
@@ -261,6 +147,38 @@ func (k KeyMap) Actions() []string {
 		out[i] = a.name
 	}
 	return out
+}
+
+// KeyProblem is one problem with the config's [keys] table. Key is the config key it is about
+// ("keys.quit" for an action, "keys" for keys shared by actions), for the caller to name its line.
+type KeyProblem struct {
+	Key string
+	Msg string
+}
+
+// ApplyKeys returns the default bindings (DefaultKeyMap) with the config's [keys] overrides
+// applied, and every problem with them: an unknown action (one problem each, naming the valid
+// actions), and each key shared by actions live in the same view or bound with the reserved
+// interrupt key (Conflicts). It is the one validator of [keys]: `triage config check` and every
+// start of the TUI call it, so they accept exactly the same tables (DESIGN invariant 12). The
+// rules are written down with the product's key table, in keymap.go at the module root.
+func ApplyKeys(overrides map[string][]string) (KeyMap, []KeyProblem) {
+	km := DefaultKeyMap()
+	actions := make([]string, 0, len(overrides))
+	for a := range overrides {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	var probs []KeyProblem
+	for _, a := range actions {
+		if err := km.Rebind(a, overrides[a]); err != nil {
+			probs = append(probs, KeyProblem{Key: "keys." + a, Msg: err.Error()})
+		}
+	}
+	for _, c := range km.Conflicts() {
+		probs = append(probs, KeyProblem{Key: "keys", Msg: c})
+	}
+	return km, probs
 }
 
 // Rebind replaces the keys of an action (config overrides). Key names are bubbletea's

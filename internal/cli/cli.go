@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/triage-dev/triage/tui"
 )
 
 // Exit codes (DESIGN §7).
@@ -30,7 +28,6 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string // read only by settings.go
 	environ        *environment        // what settings.go read from getenv
-	applyKeys      func(*tui.KeyMap, map[string][]string) error
 	// termWidth, when set, says how wide the terminal a writer goes to is (0: not a terminal,
 	// or unknown); nil measures the real one (terminal.go). Tests set it.
 	termWidth func(io.Writer) int

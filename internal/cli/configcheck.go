@@ -70,28 +70,36 @@ func runConfigCheck(g *globals, e *env) error {
 }
 
 // keyProblems checks the config's [keys] against the TUI's actions: what config alone can't
-// know (the action names, and two actions on one key).
+// know (the action names, and two actions on one key). It is what the TUI's start checks
+// (keyMap): tui.ApplyKeys.
 func keyProblems(path string) []config.Problem {
 	cfg, _ := config.Load(path, true)
-	if cfg == nil || len(cfg.Keys) == 0 {
+	if cfg == nil {
 		return nil
 	}
-	var probs []config.Problem
-	km := tui.DefaultKeyMap()
-	actions := make([]string, 0, len(cfg.Keys))
-	for a := range cfg.Keys {
-		actions = append(actions, a)
-	}
-	sort.Strings(actions)
-	for _, a := range actions {
-		if err := km.Rebind(a, cfg.Keys[a]); err != nil {
-			probs = append(probs, config.Problem{Line: cfg.Line("keys." + a), Msg: err.Error()})
-		}
-	}
-	for _, c := range km.Conflicts() {
-		probs = append(probs, config.Problem{Line: cfg.Line("keys"), Msg: c})
-	}
+	_, probs := keyBindings(cfg)
 	return probs
+}
+
+// keyBindings is the TUI's key map, the product's defaults (keymap.go at the module root) with
+// the config's [keys] applied by tui.ApplyKeys, and every problem with its line in the config.
+func keyBindings(cfg *config.Config) (tui.KeyMap, []config.Problem) {
+	km, kps := tui.ApplyKeys(cfg.Keys)
+	var probs []config.Problem
+	for _, p := range kps {
+		probs = append(probs, config.Problem{Key: p.Key, Line: cfg.Line(p.Key), Msg: p.Msg})
+	}
+	return km, probs
+}
+
+// keyMap is keyBindings for starting the TUI: a [keys] table with a problem is a usage error
+// listing every problem with its line, as `triage config check` does.
+func keyMap(cfg *config.Config) (tui.KeyMap, error) {
+	km, probs := keyBindings(cfg)
+	if len(probs) > 0 {
+		return km, &exitError{code: exitUsage, err: &config.Error{Path: cfg.Path(), Problems: probs}}
+	}
+	return km, nil
 }
 
 // serveProblems checks the files [serve] names (authorized_keys, trusted_user_ca) as

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,17 +19,6 @@ import (
 	"github.com/triage-dev/triage/tui"
 )
 
-// rebind applies a [keys] table the way the root's applyKeyOverrides does (one Rebind per
-// action); the root's own test covers that function.
-func rebind(km *tui.KeyMap, keys map[string][]string) error {
-	for action, ks := range keys {
-		if err := km.Rebind(action, ks); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // TestDemoReadsTheConfig: `triage demo --config FILE` uses the file's [keys], mouse, refresh
 // and readonly (the demo used to pass an empty config, so none of them did anything there).
 // The program runs under teatest: the rebound key does the action, the old one doesn't.
@@ -40,7 +30,7 @@ func TestDemoReadsTheConfig(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }, applyKeys: rebind}
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
 	opts, stop, err := demoOptions(ctx, &globals{config: path}, e)
 	if err != nil {
 		t.Fatal(err)
@@ -82,4 +72,26 @@ func TestDemoReadsTheConfig(t *testing.T) {
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
 	tm.Send(tea.KeyPressMsg{Code: 'q', Mod: tea.ModCtrl})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+// TestBadKeysStopTheTUIWithTheirLines: a [keys] table with problems stops the TUI (and the demo)
+// before it starts, with every problem on its line, as `triage config check` shows them: both
+// call tui.ApplyKeys (DESIGN invariant 12).
+func TestBadKeysStopTheTUIWithTheirLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	cfg := "refresh = \"7m\"\n[keys]\nqiut = [\"x\"]\nset_status = [\"r\"]\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	_, _, err := demoOptions(context.Background(), &globals{config: path}, e)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage {
+		t.Fatalf("want a usage error, got %v", err)
+	}
+	for _, want := range []string{path + `:3: unknown key action "qiut"`, path + `:2: key "r" is bound to both`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
 }

@@ -14,7 +14,7 @@ import (
 // a test can kill a real process mid-run.
 func TestMain(m *testing.M) {
 	if os.Getenv("TRIAGE_TEST_MAIN") == "1" {
-		os.Exit(Main(context.Background(), nil))
+		os.Exit(Main(context.Background()))
 	}
 	os.Exit(m.Run())
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/tui"
 )
 
 // Run executes one invocation (args without the program name) with the given standard
@@ -32,7 +31,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		_ = out.Flush()
 		_ = errw.Flush()
 	}()
-	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, applyKeys: e.applyKeys, termWidth: e.termWidth}
+	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, termWidth: e.termWidth}
 	root := newRootCmd(&globals{}, e)
 	root.SetArgs(args)
 	root.SetIn(e.stdin)
@@ -148,10 +147,9 @@ func minArgs(n int, what string) cobra.PositionalArgs {
 }
 
 // Main runs the command line of the process (os.Args, the standard streams, the
-// environment) and returns its exit code. applyKeys applies the config's [keys] table to the
-// TUI's key map (keymap.go at the module root).
-func Main(ctx context.Context, applyKeys func(*tui.KeyMap, map[string][]string) error) int {
-	return run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, applyKeys: applyKeys})
+// environment) and returns its exit code.
+func Main(ctx context.Context) int {
+	return run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
 }
 
 // completeTabs offers the tab roles for a command's --tab (a tab's name works too).

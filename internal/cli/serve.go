@@ -130,14 +130,9 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 	if _, err := loadWorkbook(ctx, st); err != nil {
 		return nil, err
 	}
-	km := tui.DefaultKeyMap()
-	if len(s.cfg.Keys) > 0 && e.applyKeys != nil {
-		if err := e.applyKeys(&km, s.cfg.Keys); err != nil {
-			return nil, usageErr("%v", err)
-		}
-	}
-	if err := km.Validate(); err != nil {
-		return nil, usageErr("config [keys]: %v", err)
+	km, err := keyMap(s.cfg)
+	if err != nil {
+		return nil, err
 	}
 	rp := newReplayRunner(sources, e.vars().secret, st)
 	// The hub's reads outlive the signal: during the shutdown grace a write that lands is

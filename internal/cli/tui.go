@@ -49,17 +49,9 @@ func runTUI(ctx context.Context, e *env, cfg *config.Config, opts tui.Options) e
 // terminalOptions applies what the config and the environment say about the terminal: the
 // [keys] overrides, mouse, NO_COLOR, and the tmux to ask about the clipboard.
 func terminalOptions(e *env, cfg *config.Config, opts tui.Options) (tui.Options, error) {
-	km := tui.DefaultKeyMap()
-	if len(cfg.Keys) > 0 {
-		if e.applyKeys == nil {
-			return opts, usageErr("config [keys]: key overrides are not supported by this build")
-		}
-		if err := e.applyKeys(&km, cfg.Keys); err != nil {
-			return opts, usageErr("%v", err)
-		}
-	}
-	if err := km.Validate(); err != nil {
-		return opts, usageErr("config [keys]: %v", err)
+	km, err := keyMap(cfg)
+	if err != nil {
+		return opts, err
 	}
 	opts.KeyMap = km
 	opts.NoColor = e.vars().noColor
