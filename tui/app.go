@@ -135,8 +135,7 @@ type Model struct {
 	dataGen int        // bumped whenever rows change locally (a write landed)
 	writes  writeQueue // the write in flight, the undo stack, quit-after-write (writes.go)
 
-	filtering   bool
-	input       lineInput
+	prompt      filterPrompt // the filter's line (`/`), while it is open (filter.go)
 	showPreview bool
 	preview     previewCache
 	detail      *detail
@@ -145,8 +144,7 @@ type Model struct {
 	editor      string       // $VISUAL or $EDITOR from the program's environment (edit.go)
 	dialog      dialog
 	pending     pendingAction
-	showHelp    bool
-	helpOffset  int // scroll of the help screen, when it is taller than the terminal
+	help        helpView // the full help (`?`) over the screen, and its scroll (help.go)
 	toasts      toasts
 	spinner     spinner.Model
 
@@ -172,9 +170,7 @@ type Model struct {
 	helpLine, tabLine memo
 	tabsGen           int // bumped whenever tabs, names or counts change
 
-	// Layout, recomputed at the end of every Update so View only draws.
-	bodyH, tableW, tableH, previewW, previewH int
-	previewRight                              bool
+	geo geometry // the body's layout, recomputed at the end of every Update (layout.go)
 }
 
 var _ tea.Model = (*Model)(nil)
@@ -203,7 +199,7 @@ func New(opts Options) *Model {
 	c.role, c.remote = opts.Access, opts.Remote
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
-	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, brokenOK: map[string]bool{}, spreadsheetID: opts.SpreadsheetID}
+	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, brokenOK: map[string]bool{}, spreadsheetID: opts.SpreadsheetID, help: helpView{c: c}, prompt: filterPrompt{c: c}}
 	m.spinner = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.loading = true
 	m.loadSeq = 1
@@ -276,8 +272,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		return m.onWheel(msg)
 	case tea.PasteMsg:
-		if m.filtering {
-			return m.updateInput(msg)
+		if m.prompt.open {
+			return m.updatePrompt(msg)
 		}
 		return nil
 	case tea.KeyPressMsg:
@@ -402,7 +398,7 @@ type ShutdownMsg struct{}
 func (m *Model) onShutdown() tea.Cmd {
 	m.ending = true
 	m.dialog = nil
-	m.filtering = false
+	m.prompt.open = false
 	switch {
 	case m.running():
 		m.replay.quitAfterRun = true

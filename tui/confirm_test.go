@@ -44,8 +44,8 @@ func TestDialogsFitTheBody(t *testing.T) {
 						if !ok {
 							t.Fatalf("the box's top or bottom border is off screen:\n%s", out)
 						}
-						if len(box) > m.bodyH {
-							t.Errorf("the box is %d lines, the body %d", len(box), m.bodyH)
+						if len(box) > m.geo.bodyH {
+							t.Errorf("the box is %d lines, the body %d", len(box), m.geo.bodyH)
 						}
 						inBox := strings.Join(box, "\n")
 						for _, w := range dc.wants {

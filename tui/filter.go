@@ -5,6 +5,9 @@ import (
 	"strings"
 	"sync"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/triage-dev/triage/model"
 )
 
@@ -106,7 +109,7 @@ func (m *Model) filterPlaceholder() string {
 // term itself is searched as text meanwhile (usually "No rows match").
 func (m *Model) filterNoteLines(w int) []string {
 	ts := m.activeTab()
-	if ts == nil || ts.filter.problem == "" || m.showHelp || m.detail != nil || m.replay.showRun {
+	if ts == nil || ts.filter.problem == "" || m.help.open || m.detail != nil || m.replay.showRun {
 		return nil
 	}
 	st := m.c.styles
@@ -181,4 +184,49 @@ func (d *tabData) match(f model.Filter, base []int32) []int32 {
 // kind are all taken into account; anything it can't prove is a full scan).
 func narrows(next, prev string) bool {
 	return model.ParseFilter(next).Narrows(model.ParseFilter(prev))
+}
+
+// filterPrompt is the filter's line at the foot of the table (`/`): whether it is open, and the
+// text typed. The root opens it (with the tab's query), draws it and places the cursor.
+type filterPrompt struct {
+	c     *common
+	open  bool
+	input lineInput
+}
+
+// filterQueryAction: the prompt's text is now query (cleared: esc emptied it); the root
+// filters the tab by it.
+type filterQueryAction struct {
+	query   string
+	cleared bool
+}
+
+func (filterQueryAction) isAction() {}
+
+// filterMoveAction: an arrow while typing (letters are text here) moves the table's cursor by d.
+type filterMoveAction struct{ d int }
+
+func (filterMoveAction) isAction() {}
+
+// Update edits the prompt's line: enter keeps the filter (the prompt closes), esc clears it,
+// the filter's arrows move the table's cursor, anything else (a key, a paste) edits the text.
+func (p filterPrompt) Update(msg tea.Msg) (filterPrompt, action) {
+	k := p.c.keys
+	if msg, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(msg, k.FilterKeep):
+			p.open = false
+			return p, nil
+		case key.Matches(msg, k.FilterCancel):
+			p.open = false
+			p.input.SetValue("")
+			return p, filterQueryAction{cleared: true}
+		case key.Matches(msg, k.FilterPrev):
+			return p, filterMoveAction{d: -1}
+		case key.Matches(msg, k.FilterNext):
+			return p, filterMoveAction{d: 1}
+		}
+	}
+	p.input.Update(msg, k)
+	return p, filterQueryAction{query: p.input.Value()}
 }

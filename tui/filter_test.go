@@ -16,7 +16,7 @@ func TestFilter(t *testing.T) {
 	if len(ts.visible) != 10 {
 		t.Errorf("status:new shows %d rows, want 10 (5 blank + 5 new)", len(ts.visible))
 	}
-	if !m.filtering || !strings.Contains(plainScreen(m), "/ status:new") {
+	if !m.prompt.open || !strings.Contains(plainScreen(m), "/ status:new") {
 		t.Errorf("the prompt should show the live query:\n%s", plainScreen(m))
 	}
 	if v := m.View(); v.Cursor == nil || v.Cursor.Y != 23 {
@@ -27,8 +27,8 @@ func TestFilter(t *testing.T) {
 		t.Errorf("status:new grace shows %d rows, want 1 (msg-001)", len(ts.visible))
 	}
 	keys(m, "enter")
-	if m.filtering || ts.filter.query != "status:new grace" {
-		t.Errorf("enter keeps the filter: filtering=%v query=%q", m.filtering, ts.filter.query)
+	if m.prompt.open || ts.filter.query != "status:new grace" {
+		t.Errorf("enter keeps the filter: filtering=%v query=%q", m.prompt.open, ts.filter.query)
 	}
 	if !strings.Contains(plainScreen(m), "1/1 of 30 · filter status:new grace") {
 		t.Errorf("status bar should show the position and the filter:\n%s", plainScreen(m))
@@ -45,8 +45,8 @@ func TestFilter(t *testing.T) {
 		}
 	}
 	keys(m, "esc")
-	if m.filtering || ts.filter.query != "" || len(ts.visible) != 30 {
-		t.Errorf("esc clears the filter: filtering=%v query=%q rows=%d", m.filtering, ts.filter.query, len(ts.visible))
+	if m.prompt.open || ts.filter.query != "" || len(ts.visible) != 30 {
+		t.Errorf("esc clears the filter: filtering=%v query=%q rows=%d", m.prompt.open, ts.filter.query, len(ts.visible))
 	}
 	keys(m, "/")
 	typeText(m, "zzzz-nothing")

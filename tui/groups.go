@@ -376,7 +376,7 @@ func (m *Model) openGroups() tea.Cmd {
 		return m.toast(toastInfo, "groups are for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
 	m.groups = newGroups(m.c, ts, m.dataGen)
-	m.groups.scroll(groupsListHeight(m.bodyH))
+	m.groups.scroll(groupsListHeight(m.geo.bodyH))
 	return nil
 }
 
@@ -386,12 +386,12 @@ func (m *Model) onGroupsKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.help.open = true
 		return nil
 	case key.Matches(msg, k.Refresh):
 		return m.refresh()
 	}
-	switch a := m.groups.Update(msg, groupsListHeight(m.bodyH)).(type) {
+	switch a := m.groups.Update(msg, groupsListHeight(m.geo.bodyH)).(type) {
 	case closeAction:
 		m.groups = nil
 	case pickGroupAction:
@@ -409,8 +409,8 @@ func (m *Model) pickGroup(g groupRow) tea.Cmd {
 	}
 	q, exact := groupQuery(ts.data, g)
 	ts.applyFilter(q)
-	m.input.SetValue(q)
-	ts.setCursor(0, m.tableH)
+	m.prompt.input.SetValue(q)
+	ts.setCursor(0, m.geo.tableH)
 	name := truncate(cellLine(g.source), 20) + " × " + kindLabel(g.kind)
 	if !exact {
 		return m.toast(toastError, "the filter can't spell the source %s exactly: it shows %s, the group has %d; mark the group's rows before acting on them",
@@ -437,5 +437,5 @@ func (m *Model) syncGroups() {
 	if ts.data != m.groups.data || m.dataGen != m.groups.gen {
 		m.groups.recount(ts.data, m.dataGen)
 	}
-	m.groups.scroll(groupsListHeight(m.bodyH))
+	m.groups.scroll(groupsListHeight(m.geo.bodyH))
 }

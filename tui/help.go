@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/model"
 )
@@ -17,9 +18,9 @@ func (m *Model) ShortHelp() []key.Binding {
 	back := hintKeys(k.backKeys()...)
 	scroll := bindingHelp(k.scrollHint(), "scroll")
 	switch {
-	case m.showHelp:
+	case m.help.open:
 		return []key.Binding{bindingHelp(hintKeys(slices.Concat(k.Back.Keys(), k.Clear.Keys(), k.Help.Keys())...), "close help"), scroll}
-	case m.filtering:
+	case m.prompt.open:
 		return []key.Binding{withDesc(k.FilterKeep, "keep filter"), withDesc(k.FilterCancel, "clear"),
 			bindingHelp(pairKeys(k.FilterPrev, k.FilterNext), "move"), bindingHelp(m.filterPlaceholder(), "syntax")}
 	case m.replay.showRun && m.replay.run != nil && !m.replay.run.finished:
@@ -299,7 +300,7 @@ func (m *Model) fullHelp(w, h int) ([]string, int) {
 		rendered = append(rendered, lines)
 		rows = max(rows, len(lines))
 	}
-	off := max(0, min(m.helpOffset, rows-avail))
+	off := max(0, min(m.help.offset, rows-avail))
 	title := st.paint(st.Section, " "+m.helpTitle())
 	if rows > avail {
 		title += st.paint(st.Muted, fmt.Sprintf(" · lines %d-%d of %d", off+1, min(rows, off+avail), rows))
@@ -338,4 +339,33 @@ func flowGroups(groups []helpGroup, limit int) [][]int {
 		used += 1 + n
 	}
 	return cols
+}
+
+// helpView is the full help (`?`) over the screen: whether it is open, and how far it is
+// scrolled when it is taller than the terminal. The root opens it, draws it (fullHelpLines)
+// and clamps its scroll to the page in relayout.
+type helpView struct {
+	c      *common
+	open   bool
+	offset int
+}
+
+// Update scrolls or closes the help. It has no action for the root (nil): closing is its own.
+func (h helpView) Update(msg tea.KeyPressMsg) (helpView, action) {
+	k := h.c.keys
+	switch {
+	case key.Matches(msg, k.Help, k.Clear, k.Quit, k.Back):
+		h.open, h.offset = false, 0
+	case key.Matches(msg, k.Down):
+		h.offset++
+	case key.Matches(msg, k.Up):
+		h.offset = max(0, h.offset-1)
+	case key.Matches(msg, k.PageDown, k.HalfDown):
+		h.offset += h.c.height / 2
+	case key.Matches(msg, k.PageUp, k.HalfUp):
+		h.offset = max(0, h.offset-h.c.height/2)
+	case key.Matches(msg, k.Top):
+		h.offset = 0
+	}
+	return h, nil
 }

@@ -40,7 +40,7 @@ func TestHelpOverlayListsEveryBinding(t *testing.T) {
 			}
 		}
 		keys(m, "esc")
-		if m.showHelp {
+		if m.help.open {
 			t.Error("esc closes help")
 		}
 	}
@@ -77,7 +77,7 @@ func TestHelpScrollsWhenTooTall(t *testing.T) {
 		}
 	}
 	keys(m, "k")
-	if m.helpOffset <= 0 {
+	if m.help.offset <= 0 {
 		t.Error("k scrolls back up right away (the offset is clamped, not left past the end)")
 	}
 }

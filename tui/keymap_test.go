@@ -196,20 +196,20 @@ func TestDialogAndInputKeysRebind(t *testing.T) {
 	keys(m, "/")
 	typeText(m, "abc")
 	keys(m, "backspace")
-	if got := m.input.Value(); got != "abc" {
+	if got := m.prompt.input.Value(); got != "abc" {
 		t.Errorf("backspace still deletes after input_delete_back = [\"ctrl+x\"]: %q", got)
 	}
 	keys(m, "ctrl+x")
-	if got := m.input.Value(); got != "ab" {
+	if got := m.prompt.input.Value(); got != "ab" {
 		t.Errorf("ctrl+x doesn't delete back: %q", got)
 	}
 	keys(m, "enter")
-	if !m.filtering {
+	if !m.prompt.open {
 		t.Error("enter still keeps the filter after filter_keep = [\"ctrl+o\"]")
 	}
 	keys(m, "ctrl+o")
-	if m.filtering || m.activeTab().filter.query != "ab" {
-		t.Errorf("ctrl+o doesn't keep the filter: filtering %v, query %q", m.filtering, m.activeTab().filter.query)
+	if m.prompt.open || m.activeTab().filter.query != "ab" {
+		t.Errorf("ctrl+o doesn't keep the filter: filtering %v, query %q", m.prompt.open, m.activeTab().filter.query)
 	}
 }
 

@@ -15,7 +15,7 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		m.dialog = d
 		return m.onAction(act)
 	}
-	if m.showHelp {
+	if m.help.open {
 		return nil
 	}
 	if m.replay.showRun && m.replay.run != nil {
@@ -45,9 +45,9 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	}
 	switch msg.Button {
 	case tea.MouseWheelDown:
-		ts.move(3, m.tableH)
+		ts.move(3, m.geo.tableH)
 	case tea.MouseWheelUp:
-		ts.move(-3, m.tableH)
+		ts.move(-3, m.geo.tableH)
 	}
 	return nil
 }
@@ -79,9 +79,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.dialog = d
 		return m.onAction(act)
 	}
-	if m.showHelp {
-		m.onHelpKey(msg)
-		return nil
+	if m.help.open {
+		var act action
+		m.help, act = m.help.Update(msg)
+		return m.onAction(act)
 	}
 	if m.replay.showRun && m.replay.run != nil {
 		return m.onRunKey(msg)
@@ -89,8 +90,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.watching() {
 		return m.onWatchKey(msg)
 	}
-	if m.filtering {
-		return m.onFilterKey(msg)
+	if m.prompt.open {
+		return m.updatePrompt(msg)
 	}
 	if m.groups != nil {
 		return m.onGroupsKey(msg)
@@ -119,61 +120,28 @@ func (m *Model) onCtrlC() tea.Cmd {
 	return m.quit()
 }
 
-// onHelpKey scrolls or closes the full help.
-func (m *Model) onHelpKey(msg tea.KeyPressMsg) {
-	k := m.c.keys
-	switch {
-	case key.Matches(msg, k.Help, k.Clear, k.Quit, k.Back):
-		m.showHelp = false
-		m.helpOffset = 0
-	case key.Matches(msg, k.Down):
-		m.helpOffset++
-	case key.Matches(msg, k.Up):
-		m.helpOffset = max(0, m.helpOffset-1)
-	case key.Matches(msg, k.PageDown, k.HalfDown):
-		m.helpOffset += m.c.height / 2
-	case key.Matches(msg, k.PageUp, k.HalfUp):
-		m.helpOffset = max(0, m.helpOffset-m.c.height/2)
-	case key.Matches(msg, k.Top):
-		m.helpOffset = 0
-	}
-}
-
-// onFilterKey edits the live filter: every keystroke re-filters (narrowing from the previous
-// result where that is safe), enter keeps the filter, esc clears it.
-func (m *Model) onFilterKey(msg tea.KeyPressMsg) tea.Cmd {
+// updatePrompt hands a key or a paste to the filter prompt and carries out its action: every
+// keystroke re-filters the tab (narrowing from the previous result where that is safe), esc
+// clears the filter, an arrow moves the table's cursor.
+func (m *Model) updatePrompt(msg tea.Msg) tea.Cmd {
+	var act action
+	m.prompt, act = m.prompt.Update(msg)
 	ts := m.activeTab()
-	k := m.c.keys
-	switch {
-	case key.Matches(msg, k.FilterKeep):
-		m.filtering = false
-		return nil
-	case key.Matches(msg, k.FilterCancel):
-		m.filtering = false
-		m.input.SetValue("")
-		if ts != nil {
-			ts.applyFilter("")
-		}
-		return nil
-	case key.Matches(msg, k.FilterPrev, k.FilterNext):
-		// Arrows move the cursor while typing (letters are text here).
-		if ts != nil && ts.data != nil {
-			d := 1
-			if key.Matches(msg, k.FilterPrev) {
-				d = -1
-			}
-			ts.move(d, m.tableH)
-		}
+	if ts == nil {
 		return nil
 	}
-	return m.updateInput(msg)
-}
-
-func (m *Model) updateInput(msg tea.Msg) tea.Cmd {
-	m.input.Update(msg, m.c.keys)
-	if ts := m.activeTab(); ts != nil && m.input.Value() != ts.filter.query {
-		ts.applyFilter(m.input.Value())
-		ts.scrollTo(m.tableH)
+	switch a := act.(type) {
+	case filterQueryAction:
+		if a.cleared {
+			ts.applyFilter("")
+		} else if a.query != ts.filter.query {
+			ts.applyFilter(a.query)
+			ts.scrollTo(m.geo.tableH)
+		}
+	case filterMoveAction:
+		if ts.data != nil {
+			ts.move(a.d, m.geo.tableH)
+		}
 	}
 	return nil
 }
@@ -187,7 +155,7 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.detail = nil
 		return nil
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.help.open = true
 		return nil
 	case key.Matches(msg, k.Copy):
 		f, ok := m.detail.focused()
@@ -255,7 +223,7 @@ func (m *Model) onViewKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(msg, k.Quit):
 		return m.requestQuit(), true
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.help.open = true
 	case key.Matches(msg, k.NextTab):
 		m.switchTab(m.active + 1)
 	case key.Matches(msg, k.PrevTab):
@@ -291,14 +259,14 @@ func (m *Model) onClearKey() {
 		m.replay.halt = nil
 	case ts != nil && ts.filter.query != "":
 		ts.applyFilter("")
-		m.input.SetValue("")
+		m.prompt.input.SetValue("")
 	}
 }
 
 // onNavKey moves the cursor of tab ts; false for a key that isn't a move.
 func (m *Model) onNavKey(ts *tabState, msg tea.KeyPressMsg) bool {
 	k := m.c.keys
-	h := m.tableH
+	h := m.geo.tableH
 	switch {
 	case key.Matches(msg, k.Down):
 		ts.move(1, h)
@@ -327,15 +295,15 @@ func (m *Model) onRowKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	switch {
 	case key.Matches(msg, k.Filter):
-		m.filtering = true
-		m.input.SetValue(ts.filter.query)
+		m.prompt.open = true
+		m.prompt.input.SetValue(ts.filter.query)
 	case key.Matches(msg, k.Detail):
 		if r, _ := ts.current(); r != nil {
 			return m.openDetail(ts, r)
 		}
 	case key.Matches(msg, k.Mark):
 		ts.toggleMark()
-		ts.move(1, m.tableH)
+		ts.move(1, m.geo.tableH)
 	case key.Matches(msg, k.MarkAll):
 		ts.markVisible()
 		// The toast tells of the marks as they are: it goes when they change (V, space, a

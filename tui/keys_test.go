@@ -32,13 +32,13 @@ func TestNavigation(t *testing.T) {
 		t.Errorf("g: %q, want msg-000", got)
 	}
 	keys(m, "ctrl+d")
-	half := m.tableH / 2
+	half := m.geo.tableH / 2
 	if ts := m.activeTab(); ts.cursor != half {
-		t.Errorf("ctrl+d moved to %d, want %d (half of %d rows)", ts.cursor, half, m.tableH)
+		t.Errorf("ctrl+d moved to %d, want %d (half of %d rows)", ts.cursor, half, m.geo.tableH)
 	}
 	keys(m, "ctrl+u", "pgdown")
-	if ts := m.activeTab(); ts.cursor != m.tableH {
-		t.Errorf("pgdn moved to %d, want %d", ts.cursor, m.tableH)
+	if ts := m.activeTab(); ts.cursor != m.geo.tableH {
+		t.Errorf("pgdn moved to %d, want %d", ts.cursor, m.geo.tableH)
 	}
 	keys(m, "pgup", "k")
 	if ts := m.activeTab(); ts.cursor != 0 {

@@ -2,38 +2,45 @@
 
 package tui
 
+// geometry is the body's layout: the parent (relayout) sets it, and the table, the preview and
+// the page moves read it. View only draws with it.
+type geometry struct {
+	bodyH, tableW, tableH, previewW, previewH int
+	previewRight                              bool
+}
+
 // relayout computes the body geometry from the terminal size and what is on screen, so View
 // only draws and Update's page moves use the real page height.
 func (m *Model) relayout() {
 	w, h := m.c.width, m.c.height
-	m.bodyH = max(1, h-m.headerHeight()-m.footerHeight())
-	m.c.bodyH = m.bodyH
-	m.tableW, m.tableH = w, m.bodyH-1 // minus the column header
-	m.previewW, m.previewH, m.previewRight = 0, 0, false
+	m.geo.bodyH = max(1, h-m.headerHeight()-m.footerHeight())
+	m.c.bodyH = m.geo.bodyH
+	m.geo.tableW, m.geo.tableH = w, m.geo.bodyH-1 // minus the column header
+	m.geo.previewW, m.geo.previewH, m.geo.previewRight = 0, 0, false
 	if m.showPreview && m.detail == nil {
 		if w >= previewWideAt {
-			m.previewRight = true
-			m.previewW = max(40, w*2/5)
-			m.previewH = m.bodyH
-			m.tableW = w - m.previewW - 1
+			m.geo.previewRight = true
+			m.geo.previewW = max(40, w*2/5)
+			m.geo.previewH = m.geo.bodyH
+			m.geo.tableW = w - m.geo.previewW - 1
 		} else {
-			m.previewW = w
-			m.previewH = max(6, m.bodyH/2)
-			m.tableH = max(1, m.bodyH-m.previewH-1-1)
+			m.geo.previewW = w
+			m.geo.previewH = max(6, m.geo.bodyH/2)
+			m.geo.tableH = max(1, m.geo.bodyH-m.geo.previewH-1-1)
 		}
 	}
 	if ts := m.activeTab(); ts != nil && ts.data != nil {
-		ts.relayout(m.c, m.tableW)
-		ts.scrollTo(m.tableH)
+		ts.relayout(m.c, m.geo.tableW)
+		ts.scrollTo(m.geo.tableH)
 	}
 	if m.detail != nil {
-		m.detail.setSize(w, m.bodyH)
+		m.detail.setSize(w, m.geo.bodyH)
 	}
-	if m.showHelp {
+	if m.help.open {
 		// Clamp the help scroll here so View only reads it.
 		_, rows := m.fullHelp(w, h-1)
-		m.helpOffset = max(0, min(m.helpOffset, rows-(h-2)))
+		m.help.offset = max(0, min(m.help.offset, rows-(h-2)))
 	} else {
-		m.helpOffset = 0
+		m.help.offset = 0
 	}
 }

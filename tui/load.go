@@ -124,7 +124,7 @@ func (m *Model) adoptTabs(tabs []*tabState) (newMsgs int, cmds []tea.Cmd) {
 	for _, ts := range tabs {
 		old := m.tabNamed(ts.name())
 		newMsgs += newMessages(old, ts)
-		ts.adopt(old, max(1, m.tableH))
+		ts.adopt(old, max(1, m.geo.tableH))
 		if ts.err != nil && !m.brokenOK[ts.name()] {
 			m.brokenOK[ts.name()] = true
 			cmds = append(cmds, m.toast(toastError, "%v", ts.err))

@@ -38,7 +38,7 @@ func (m *Model) stepDetail(delta int) tea.Cmd {
 			map[bool]string{true: "last", false: "first"}[delta > 0], len(ts.visible), model.Plural(len(ts.visible), "row", "rows"), firstKey(k))
 	}
 	label := d.focusLabel()
-	ts.setCursor(target, m.tableH)
+	ts.setCursor(target, m.geo.tableH)
 	r, _ := ts.current()
 	if r == nil {
 		return nil

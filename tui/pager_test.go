@@ -506,7 +506,7 @@ func TestDetailHelp(t *testing.T) {
 		}
 	}
 	keys(m, "esc")
-	if m.showHelp || m.detail == nil {
+	if m.help.open || m.detail == nil {
 		t.Error("esc closes the help, back to the detail")
 	}
 	keys(m, "esc", "?")

@@ -179,7 +179,7 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	m.replay.showRun = true
 	m.watch.show = false
 	m.detail = nil
-	m.filtering = false
+	m.prompt.open = false
 	rp, snap, recs, sink, id := m.opts.Replayer, p.snap, p.recs, run.sink, run.id
 	do := func() tea.Msg {
 		defer close(sink.done)
@@ -538,7 +538,7 @@ func (m *Model) onRunKey(msg tea.KeyPressMsg) tea.Cmd {
 func (m *Model) onRunAction(a action) tea.Cmd {
 	switch a := a.(type) {
 	case helpAction:
-		m.showHelp = true
+		m.help.open = true
 	case cancelRunAction:
 		return m.cancelRun()
 	case hideRunAction:
@@ -585,7 +585,7 @@ func (m *Model) showProgress() tea.Cmd {
 	m.replay.showRun = true
 	m.watch.show = false
 	m.detail = nil
-	m.filtering = false
+	m.prompt.open = false
 	return nil
 }
 

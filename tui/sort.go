@@ -378,6 +378,6 @@ func (m *Model) applySort(a sortAction) tea.Cmd {
 	if s.col >= 0 && s.col == ts.sort.col {
 		s.desc = !ts.sort.desc
 	}
-	ts.setSort(s, m.tableH)
+	ts.setSort(s, m.geo.tableH)
 	return nil
 }

@@ -16,13 +16,13 @@ func TestToastsExpire(t *testing.T) {
 		t.Fatal("toast missing")
 	}
 	id := m.toasts.items[len(m.toasts.items)-1].id
-	before := m.tableH
+	before := m.geo.tableH
 	send(m, toastExpiredMsg{id: id})
 	if strings.Contains(plainScreen(m), "copied ID") {
 		t.Error("an expired toast is gone")
 	}
-	if m.tableH != before+1 {
-		t.Errorf("the table gets its row back: %d → %d", before, m.tableH)
+	if m.geo.tableH != before+1 {
+		t.Errorf("the table gets its row back: %d → %d", before, m.geo.tableH)
 	}
 	// Errors are dismissed with esc.
 	send(m, appliedMsg{op: writeOp{kind: writeSetStatus, tab: "Inbox"}, err: errors.New("boom")})

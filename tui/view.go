@@ -44,8 +44,8 @@ func (m *Model) View() tea.View {
 	if m.opts.Mouse {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
-	if m.filtering && m.usable() && !m.showHelp && m.dialog == nil && !m.replay.showRun {
-		_, x := m.input.View(m.inputWidth())
+	if m.prompt.open && m.usable() && !m.help.open && m.dialog == nil && !m.replay.showRun {
+		_, x := m.prompt.input.View(m.inputWidth())
 		v.Cursor = tea.NewCursor(filterPromptWidth+x, m.c.height-1)
 		v.Cursor.Shape = tea.CursorBar
 		v.Cursor.Blink = false
@@ -66,7 +66,7 @@ func (m *Model) render() string {
 	if !m.hasData {
 		return m.renderStart(w, h)
 	}
-	if m.showHelp {
+	if m.help.open {
 		lines := m.fullHelpLines(w, h-1)
 		lines = append(lines, m.shortHelpLine(w))
 		return strings.Join(lines, "\n")
@@ -74,7 +74,7 @@ func (m *Model) render() string {
 	lines := make([]string, 0, h)
 	lines = append(lines, m.headerLines(w)...)
 	lines = append(lines, m.bannerLines(w)...)
-	body := m.bodyLines(w, m.bodyH)
+	body := m.bodyLines(w, m.geo.bodyH)
 	if m.dialog != nil {
 		reset := ansi.ResetStyle
 		if m.c.styles.NoColor {
@@ -355,18 +355,18 @@ func (m *Model) bodyLines(w, h int) []string {
 	if !m.showPreview {
 		return ts.tableLines(m.c, w, h)
 	}
-	table := ts.tableLines(m.c, m.tableW, m.tableH+1)
-	if m.previewRight {
-		prev := m.previewLines(ts, m.previewW-2, m.previewH-1)
+	table := ts.tableLines(m.c, m.geo.tableW, m.geo.tableH+1)
+	if m.geo.previewRight {
+		prev := m.previewLines(ts, m.geo.previewW-2, m.geo.previewH-1)
 		sep := st.paint(st.PaneBorder, "│")
-		head := st.paint(st.PaneBorder, fit(" preview", m.previewW))
+		head := st.paint(st.PaneBorder, fit(" preview", m.geo.previewW))
 		out := make([]string, h)
 		for i := 0; i < h; i++ {
 			right := head
 			if i > 0 {
 				right = " " + prev[i-1] + " "
 			}
-			left := strings.Repeat(" ", m.tableW)
+			left := strings.Repeat(" ", m.geo.tableW)
 			if i < len(table) {
 				left = table[i]
 			}
@@ -376,7 +376,7 @@ func (m *Model) bodyLines(w, h int) []string {
 	}
 	out := append([]string(nil), table...)
 	out = append(out, st.paint(st.PaneBorder, "── preview "+strings.Repeat("─", max(0, w-11))))
-	for _, l := range m.previewLines(ts, m.previewW-2, m.previewH) {
+	for _, l := range m.previewLines(ts, m.geo.previewW-2, m.geo.previewH) {
 		out = append(out, " "+l+" ")
 	}
 	return padLines(out, w, h)
@@ -400,8 +400,8 @@ func (m *Model) footerLines(w int) []string {
 	lines := m.toasts.lines(m.c, w, m.c.height)
 	lines = append(lines, m.statusBar(w))
 	lines = append(lines, m.filterNoteLines(w)...)
-	if m.filtering {
-		text, _ := m.input.View(m.inputWidth())
+	if m.prompt.open {
+		text, _ := m.prompt.input.View(m.inputWidth())
 		if text == "" {
 			text = st.paint(st.Muted, m.filterPlaceholder())
 		}
@@ -430,7 +430,7 @@ func (m *Model) statusBar(w int) string {
 			pos += " of " + itoa(total)
 		}
 		left = append(left, pos)
-		if q := strings.TrimSpace(ts.filter.query); q != "" && !m.filtering {
+		if q := strings.TrimSpace(ts.filter.query); q != "" && !m.prompt.open {
 			left = append(left, "filter "+st.paint(st.FilterPrompt, truncate(cellLine(q), 30)))
 		}
 		if ts.nMarked > 0 {

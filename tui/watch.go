@@ -274,7 +274,7 @@ func (m *Model) showWatch() {
 	m.watch.show = true
 	m.replay.showRun = false
 	m.detail = nil
-	m.filtering = false
+	m.prompt.open = false
 }
 
 // onWatchOpened shows the run just opened: its plan's rows, queued until they move.

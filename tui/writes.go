@@ -195,7 +195,7 @@ func (m *Model) showApplied(ts *tabState, res model.ApplyResult) {
 		// next row comes up, as in a mail client.
 		ts.cursor = max(0, min(idx, len(ts.visible)-1))
 	}
-	ts.scrollTo(m.tableH)
+	ts.scrollTo(m.geo.tableH)
 	m.syncDetail()
 }
 
