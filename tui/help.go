@@ -27,7 +27,7 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll}
 	case m.replay.showRun && m.replay.run != nil:
 		return []key.Binding{bindingHelp(hintKeys(append(k.RunClose.Keys(), k.backKeys()...)...), "back to the table"), scroll}
-	case m.watching() && !m.watch.run.finished:
+	case m.watch.watching() && !m.watch.run.finished:
 		// Another person's run (watch.go): their run goes on whatever this session does; x
 		// only for who may cancel it.
 		hs := []key.Binding{bindingHelp(back, "back (it goes on)"), scroll}
@@ -35,7 +35,7 @@ func (m *Model) ShortHelp() []key.Binding {
 			hs = append([]key.Binding{withDesc(k.Cancel, "cancel "+cellLine(m.watch.run.who)+"'s run (asks first)")}, hs...)
 		}
 		return hs
-	case m.watching():
+	case m.watch.watching():
 		return []key.Binding{bindingHelp(hintKeys(append(k.RunClose.Keys(), k.backKeys()...)...), "back to the table"), scroll}
 	case m.groups != nil:
 		return []key.Binding{withDesc(k.GroupsFilter, "filter to group"), bindingHelp(hintKeys(slices.Concat(k.Back.Keys(), k.Clear.Keys())...), "back"), k.Help, scroll}

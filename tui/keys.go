@@ -26,7 +26,7 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		m.replay.run.scroll(d, m.replay.runListH)
 		return nil
 	}
-	if m.watching() {
+	if m.watch.watching() {
 		d := 3
 		if msg.Button == tea.MouseWheelUp {
 			d = -3
@@ -87,7 +87,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.replay.showRun && m.replay.run != nil {
 		return m.onRunKey(msg)
 	}
-	if m.watching() {
+	if m.watch.watching() {
 		return m.onWatchKey(msg)
 	}
 	if m.prompt.open {

@@ -332,7 +332,7 @@ func (m *Model) bodyLines(w, h int) []string {
 	if m.replay.showRun && m.replay.run != nil {
 		return m.runLines(w, h)
 	}
-	if m.watching() {
+	if m.watch.watching() {
 		return m.runLinesOf(m.watch.run, w, h, &m.watch.listH)
 	}
 	if m.groups != nil {
@@ -449,7 +449,7 @@ func (m *Model) statusBar(w int) string {
 	if m.running() && !m.replay.showRun {
 		// The replay goes on behind the table: its progress, and how to see or stop it.
 		hint = m.runStatusLine()
-	} else if s := m.othersStatusLine(); s != "" && !m.running() && !m.watching() {
+	} else if s := m.watch.statusLine(firstKey(m.c.keys.Progress)); s != "" && !m.running() && !m.watch.watching() {
 		hint = s // another person's run (watch.go)
 	}
 	if hint == "" || room < 12 {

@@ -163,7 +163,7 @@ func (m *Model) onRuns(msg runsMsg) tea.Cmd {
 			id := r.ID
 			text := fmt.Sprintf("%s started replaying %s%s", cellLine(r.Who), cellLine(r.Tab), withHintKey(" (", p, " shows it)"))
 			cmds = append(cmds, m.toasts.pushWhile(toastInfo, text, func() bool {
-				return !(m.watching() && m.watch.runID == id) && slices.ContainsFunc(m.watch.others, func(o RunInfo) bool { return o.ID == id })
+				return !(m.watch.watching() && m.watch.runID == id) && slices.ContainsFunc(m.watch.others, func(o RunInfo) bool { return o.ID == id })
 			}))
 		}
 	}
@@ -197,10 +197,10 @@ func (m *Model) onMyRunInfo(r RunInfo) tea.Cmd {
 }
 
 // otherRun is another person's run in progress on tab, nil when there is none.
-func (m *Model) otherRun(tab string) *RunInfo {
-	for i, r := range m.watch.others {
+func (w *watchState) otherRun(tab string) *RunInfo {
+	for i, r := range w.others {
 		if strings.EqualFold(r.Tab, tab) {
-			return &m.watch.others[i]
+			return &w.others[i]
 		}
 	}
 	return nil
@@ -208,7 +208,7 @@ func (m *Model) otherRun(tab string) *RunInfo {
 
 // refuseOthersRun is why R/A on tab can't start: another person replays it (how to watch).
 func (m *Model) refuseOthersRun(tab string) tea.Cmd {
-	o := m.otherRun(tab)
+	o := m.watch.otherRun(tab)
 	if o == nil {
 		return nil
 	}
@@ -216,25 +216,25 @@ func (m *Model) refuseOthersRun(tab string) tea.Cmd {
 		withHintKey(" · ", firstKey(m.c.keys.Progress), " shows it"))
 }
 
-// othersStatusLine is the footer's line of another person's run: "alice is replaying 37/120 ·
-// P shows it"; "" when nobody else replays.
-func (m *Model) othersStatusLine() string {
-	if len(m.watch.others) == 0 {
+// statusLine is the footer's line of another person's run: "alice is replaying 37/120 · P
+// shows it" (P: the progress key, "" when unbound); "" when nobody else replays.
+func (w *watchState) statusLine(progress string) string {
+	if len(w.others) == 0 {
 		return ""
 	}
-	o := m.watch.others[0]
+	o := w.others[0]
 	s := fmt.Sprintf("%s is replaying %d/%d", cellLine(o.Who), o.Done, o.Total)
 	if o.CancelledBy != "" {
 		s = fmt.Sprintf("%s's replay is cancelling %d/%d", cellLine(o.Who), o.Done, o.Total)
 	}
-	if n := len(m.watch.others) - 1; n > 0 {
+	if n := len(w.others) - 1; n > 0 {
 		s += fmt.Sprintf(" (+%d more)", n)
 	}
-	return s + withHintKey(" · ", firstKey(m.c.keys.Progress), " shows it")
+	return s + withHintKey(" · ", progress, " shows it")
 }
 
 // watching reports whether the watched run's view is on screen.
-func (m *Model) watching() bool { return m.watch.show && m.watch.run != nil }
+func (w *watchState) watching() bool { return w.show && w.run != nil }
 
 // showOthersRun is P when this session has no run of its own going: the run another person
 // is making (opened, or shown again), else the newest finished report. ok is false when there

@@ -153,11 +153,11 @@ func TestWatchShowsProgressAndReport(t *testing.T) {
 		t.Error("the watch wasn't closed at the run's end")
 	}
 	keys(m, "esc")
-	if m.watching() || m.running() {
+	if m.watch.watching() || m.running() {
 		t.Error("esc leaves the report")
 	}
 	keys(m, "P") // the report again (nobody replays now)
-	if !m.watching() {
+	if !m.watch.watching() {
 		t.Error("P doesn't show the watched report again")
 	}
 }
