@@ -59,21 +59,21 @@ func (m *Model) readOnlyNote() string {
 // roleRefusal is why this person's role over triage serve can't do what need allows, as a
 // whole sentence naming the roles that can ("bob is a viewer: only a triager or an operator
 // can set a status"); "" when it can, or with no role (one's own machine).
-func (m *Model) roleRefusal(need model.Access, what string) string {
-	if roleAllows(m.c.role, need) {
+func (c *common) roleRefusal(need model.Access, what string) string {
+	if roleAllows(c.role, need) {
 		return ""
 	}
-	who := cellLine(m.opts.User)
+	who := cellLine(c.user)
 	if who == "" {
-		who, _, _ = strings.Cut(cellLine(m.opts.Identity), " · ")
+		who, _, _ = strings.Cut(cellLine(c.identity), " · ")
 	}
-	return (&model.AccessError{Who: cmp.Or(who, "this person"), Role: m.c.role, Why: "only " + rolesThatCan(need) + " can " + what}).Error()
+	return (&model.AccessError{Who: cmp.Or(who, "this person"), Role: c.role, Why: "only " + rolesThatCan(need) + " can " + what}).Error()
 }
 
 // mayChange is why this person can't make a change (what: "set a status") now: their role,
 // else canWrite's reason; "" when they can.
 func (m *Model) mayChange(what string) string {
-	if why := m.roleRefusal(model.AccessTriager, what); why != "" && !m.ending {
+	if why := m.c.roleRefusal(model.AccessTriager, what); why != "" && !m.ending {
 		return why
 	}
 	return m.canWrite()
@@ -93,7 +93,7 @@ func (m *Model) canWrite() string {
 	case m.ending:
 		return endingNote
 	case !roleAllows(m.c.role, model.AccessTriager):
-		return m.roleRefusal(model.AccessTriager, "change rows")
+		return m.c.roleRefusal(model.AccessTriager, "change rows")
 	case m.c.readOnly:
 		return m.readOnlyNote()
 	case m.writes.writing:
@@ -317,7 +317,10 @@ func (m *Model) onAction(a action) tea.Cmd {
 		m.dialog = nil
 		return m.startRun(a.seq)
 	case watchCancelAction:
-		return m.cancelWatched(a)
+		m.dialog = nil
+		var act action
+		m.watch, act = m.watch.Update(a)
+		return m.onWatchAction(act)
 	case editStepAction:
 		m.dialog = nil
 		return m.onEditStep(a)

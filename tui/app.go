@@ -196,10 +196,12 @@ func New(opts Options) *Model {
 	if opts.Store != nil {
 		c.readOnly = opts.Store.ReadOnly()
 	}
-	c.role, c.remote = opts.Access, opts.Remote
+	c.role, c.remote, c.user, c.identity = opts.Access, opts.Remote, opts.User, opts.Identity
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
 	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, brokenOK: map[string]bool{}, spreadsheetID: opts.SpreadsheetID, help: helpView{c: c}, prompt: filterPrompt{c: c}}
+	m.watch.c = c
+	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.spinner = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.loading = true
 	m.loadSeq = 1
@@ -232,7 +234,7 @@ func (m *Model) Init() tea.Cmd {
 		m.waitPush = m.opts.Initial == nil
 		cmds = append(cmds, listenCmd(m.opts.Updates))
 	}
-	if cmd := m.listenRuns(); cmd != nil {
+	if cmd := m.watch.listen(); cmd != nil {
 		cmds = append(cmds, cmd)
 	}
 	if m.opts.Refresh > 0 {
@@ -267,8 +269,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case replayDoneMsg:
 		return m.onReplayDone(msg)
 	case runsMsg, watchOpenedMsg, watchEventsMsg, watchCancelledMsg:
-		cmd, _ := m.updateWatch(msg)
-		return cmd
+		var a action
+		m.watch, a = m.watch.Update(msg)
+		return m.onWatchAction(a)
 	case tea.MouseWheelMsg:
 		return m.onWheel(msg)
 	case tea.PasteMsg:

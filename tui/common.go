@@ -20,9 +20,12 @@ type common struct {
 	readOnly bool
 	// role is the person's role over triage serve ("" on one's own machine) and remote marks
 	// a session served over SSH: with readOnly they decide what is offered (offers).
-	role    model.Access
-	remote  bool
-	noColor bool // Options.NoColor
+	role   model.Access
+	remote bool
+	// user and identity are Options.User and Options.Identity, for naming the person in a
+	// refusal (roleRefusal).
+	user, identity string
+	noColor        bool // Options.NoColor
 	// No styling for another reason: the environment (TERM=dumb, NO_COLOR in tea.EnvMsg) or a
 	// color profile without colors (where the cursor row would be invisible without markers).
 	envPlain, profilePlain bool

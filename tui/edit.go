@@ -146,7 +146,7 @@ func (m *Model) startEditPayload(inDetail bool) tea.Cmd {
 		// a shell next to the Sheets credential): never over triage serve.
 		return m.toast(toastInfo, "editing a payload is not available over triage serve: the editor would run on the shared host; use triage on your own machine")
 	}
-	if why := m.roleRefusal(model.AccessOperator, "edit a payload"); why != "" {
+	if why := m.c.roleRefusal(model.AccessOperator, "edit a payload"); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
 	if why := m.canWrite(); why != "" {

@@ -88,7 +88,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onRunKey(msg)
 	}
 	if m.watch.watching() {
-		return m.onWatchKey(msg)
+		var a action
+		m.watch, a = m.watch.Update(msg)
+		return m.onWatchAction(a)
 	}
 	if m.prompt.open {
 		return m.updatePrompt(msg)

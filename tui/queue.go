@@ -56,7 +56,7 @@ func (m *Model) startRequeue() tea.Cmd {
 	if ts == nil || ts.data == nil {
 		return nil
 	}
-	if why := m.roleRefusal(model.AccessOperator, "requeue stale claims"); why != "" {
+	if why := m.c.roleRefusal(model.AccessOperator, "requeue stale claims"); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
 	t := ts.data.table

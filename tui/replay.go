@@ -76,7 +76,7 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	if m.ending {
 		return m.toast(toastInfo, "%s", endingNote)
 	}
-	if why := m.roleRefusal(model.AccessOperator, "replay dead letters"); why != "" {
+	if why := m.c.roleRefusal(model.AccessOperator, "replay dead letters"); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
 	ts := m.activeTab()
@@ -106,8 +106,8 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	if m.opts.Replayer == nil {
 		return m.replayHint(ts, all, inDetail)
 	}
-	if cmd := m.refuseOthersRun(ts.name()); cmd != nil {
-		return cmd // another person replays this tab (watch.go)
+	if why := m.watch.refuseRun(ts.name()); why != "" {
+		return m.toasts.push(toastInfo, why) // another person replays this tab (watch.go)
 	}
 	switch {
 	case m.running():

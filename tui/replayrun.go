@@ -572,8 +572,10 @@ func (m *Model) runGoesOnNote() tea.Cmd {
 // report) again.
 func (m *Model) showProgress() tea.Cmd {
 	if !m.running() {
-		if cmd, ok := m.showOthersRun(); ok {
-			return cmd // another person's run (watch.go)
+		var a action
+		var ok bool
+		if m.watch, a, ok = m.watch.showOthers(m.replay.run); ok {
+			return m.onWatchAction(a) // another person's run (watch.go)
 		}
 	}
 	if m.replay.run == nil {

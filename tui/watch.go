@@ -67,11 +67,15 @@ type RunWatch interface {
 	Close()
 }
 
-// watchState is the runs of other people this session knows of, and the one it watches.
+// watchState is the runs of other people this session knows of, and the one it watches. It is
+// a component of the one shape (Update(msg) (watchState, action)): the root carries out its
+// actions (watchActions below).
 type watchState struct {
-	others []RunInfo // other people's runs in progress (footer, P)
-	mine   RunInfo   // this session's own run as the hub tells of it (who cancelled it)
-	seq    int       // tells watches apart: a late message of an old watch is dropped
+	c      *common
+	sr     SharedRuns // the Replayer's SharedRuns side, nil when it has none
+	others []RunInfo  // other people's runs in progress (footer, P)
+	mine   RunInfo    // this session's own run as the hub tells of it (who cancelled it)
+	seq    int        // tells watches apart: a late message of an old watch is dropped
 	w      RunWatch
 	runID  uint64     // the watched run's RunInfo.ID
 	run    *replayRun // the watched run (finished: its report, until another is opened)
@@ -82,6 +86,50 @@ type watchState struct {
 	// refusal is why this person may not cancel the watched run (RunWatch.CancelRefusal, asked
 	// off the UI goroutine when it opened), "" when they may: the footer offers x only then.
 	refusal string
+}
+
+// The actions of watchState.Update, which the root carries out (Model.onWatchAction).
+type (
+	// actions is several actions, carried out in order.
+	actions []action
+	// cmdAction: run cmd (a wait off the UI goroutine).
+	cmdAction struct{ cmd tea.Cmd }
+	// toastAction: a toast of level.
+	toastAction struct {
+		level toastLevel
+		text  string
+	}
+	// runStartedAction: another person started run id; toast text while it is news.
+	runStartedAction struct {
+		id   uint64
+		text string
+	}
+	// myRunAction: the hub's word on this session's own run (who cancelled it).
+	myRunAction struct{ info RunInfo }
+	// showWatchAction: the watched run's view goes on screen (spin: start the spinner).
+	showWatchAction struct{ spin bool }
+	// haltAction: the halt banner shows h.
+	haltAction struct{ h *model.Halt }
+	// dialogAction: open d.
+	dialogAction struct{ d dialog }
+	// cancelNoteAction: the toast saying a run is cancelling.
+	cancelNoteAction struct{ text string }
+)
+
+func (actions) isAction()          {}
+func (cmdAction) isAction()        {}
+func (toastAction) isAction()      {}
+func (runStartedAction) isAction() {}
+func (myRunAction) isAction()      {}
+func (showWatchAction) isAction()  {}
+func (haltAction) isAction()       {}
+func (dialogAction) isAction()     {}
+func (cancelNoteAction) isAction() {}
+
+// tellsOf reports whether run id is another person's run in progress, not watched now: the
+// toast of its start holds while it does.
+func (w *watchState) tellsOf(id uint64) bool {
+	return !(w.watching() && w.runID == id) && slices.ContainsFunc(w.others, func(o RunInfo) bool { return o.ID == id })
 }
 
 // runsMsg is the hub's runs as of a change (ok false: the session ended).
@@ -118,15 +166,9 @@ type watchCancelledMsg struct {
 	err error
 }
 
-// sharedRuns is the Replayer's SharedRuns side, nil when it has none.
-func (m *Model) sharedRuns() SharedRuns {
-	sr, _ := m.opts.Replayer.(SharedRuns)
-	return sr
-}
-
-// listenRuns waits for the next change of the runs, off the UI goroutine.
-func (m *Model) listenRuns() tea.Cmd {
-	sr := m.sharedRuns()
+// listen waits for the next change of the runs, off the UI goroutine; nil without SharedRuns.
+func (w watchState) listen() tea.Cmd {
+	sr := w.sr
 	if sr == nil {
 		return nil
 	}
@@ -139,37 +181,61 @@ func (m *Model) listenRuns() tea.Cmd {
 	}
 }
 
-// onRuns takes the runs as of now: a toast for each run another person started, the cancel
-// of this session's own run by another person, and listens again.
-func (m *Model) onRuns(msg runsMsg) tea.Cmd {
-	if !msg.ok {
-		return nil
+// Update takes the messages of watching (the hub's runs, a watch opened, a watched run's
+// progress, a cancel's answer, a confirmed cancel) and the keys of the watched run's view.
+func (w watchState) Update(msg tea.Msg) (watchState, action) {
+	switch msg := msg.(type) {
+	case runsMsg:
+		return w.onRuns(msg)
+	case watchOpenedMsg:
+		return w.onOpened(msg)
+	case watchEventsMsg:
+		a := w.onEvents(msg)
+		return w, a
+	case watchCancelledMsg:
+		if msg.err == nil {
+			return w, nil
+		}
+		if r := w.run; r != nil && msg.seq == w.seq && !r.finished {
+			r.cancelling = false
+		}
+		return w, toastAction{toastError, fmt.Sprintf("cancel refused: %v", msg.err)}
+	case watchCancelAction:
+		return w, w.cancel(msg)
+	case tea.KeyPressMsg:
+		return w.onKey(msg)
 	}
-	var cmds []tea.Cmd
+	return w, nil
+}
+
+// onRuns takes the runs as of now: a toast for each run another person started, the hub's
+// word on this session's own run, and listens again.
+func (w watchState) onRuns(msg runsMsg) (watchState, action) {
+	if !msg.ok {
+		return w, nil
+	}
+	var acts actions
 	known := map[uint64]bool{}
-	for _, o := range m.watch.others {
+	for _, o := range w.others {
 		known[o.ID] = true
 	}
 	var others []RunInfo
-	p := firstKey(m.c.keys.Progress)
+	p := firstKey(w.c.keys.Progress)
 	for _, r := range msg.runs {
 		if r.Mine {
-			cmds = append(cmds, m.onMyRunInfo(r))
+			w.mine = r
+			acts = append(acts, myRunAction{r})
 			continue
 		}
 		others = append(others, r)
 		if !known[r.ID] {
 			// Told until it is watched or has ended: then it would be news of the past.
-			id := r.ID
 			text := fmt.Sprintf("%s started replaying %s%s", cellLine(r.Who), cellLine(r.Tab), withHintKey(" (", p, " shows it)"))
-			cmds = append(cmds, m.toasts.pushWhile(toastInfo, text, func() bool {
-				return !(m.watch.watching() && m.watch.runID == id) && slices.ContainsFunc(m.watch.others, func(o RunInfo) bool { return o.ID == id })
-			}))
+			acts = append(acts, runStartedAction{id: r.ID, text: text})
 		}
 	}
-	m.watch.others = others
-	cmds = append(cmds, m.listenRuns())
-	return tea.Batch(cmds...)
+	w.others = others
+	return w, append(acts, cmdAction{w.listen()})
 }
 
 // withHintKey is pre+key+post, or "" when the key is unbound.
@@ -178,22 +244,6 @@ func withHintKey(pre, key, post string) string {
 		return ""
 	}
 	return pre + key + post
-}
-
-// onMyRunInfo notices another person's cancel of this session's own run: the run is then
-// cancelling, and the view and the report name who cancelled it.
-func (m *Model) onMyRunInfo(r RunInfo) tea.Cmd {
-	m.watch.mine = r
-	run := m.replay.run
-	if run == nil || run.finished || r.CancelledBy == "" || run.cancelledBy != "" {
-		return nil
-	}
-	run.cancelledBy = r.CancelledBy
-	if run.cancelling {
-		return nil // cancelled here first
-	}
-	run.cancelling = true
-	return m.cancelNote(fmt.Sprintf("%s cancelled your replay: calls in flight finish and are written back; nothing new starts", cellLine(r.CancelledBy)))
 }
 
 // otherRun is another person's run in progress on tab, nil when there is none.
@@ -206,14 +256,15 @@ func (w *watchState) otherRun(tab string) *RunInfo {
 	return nil
 }
 
-// refuseOthersRun is why R/A on tab can't start: another person replays it (how to watch).
-func (m *Model) refuseOthersRun(tab string) tea.Cmd {
-	o := m.watch.otherRun(tab)
+// refusal is why R/A on tab can't start: another person replays it (how to watch); "" when
+// nobody else does.
+func (w *watchState) refuseRun(tab string) string {
+	o := w.otherRun(tab)
 	if o == nil {
-		return nil
+		return ""
 	}
-	return m.toast(toastInfo, "%s is replaying %s %d/%d%s; try again when it ends", cellLine(o.Who), cellLine(o.Tab), o.Done, o.Total,
-		withHintKey(" · ", firstKey(m.c.keys.Progress), " shows it"))
+	return fmt.Sprintf("%s is replaying %s %d/%d%s; try again when it ends", cellLine(o.Who), cellLine(o.Tab), o.Done, o.Total,
+		withHintKey(" · ", firstKey(w.c.keys.Progress), " shows it"))
 }
 
 // statusLine is the footer's line of another person's run: "alice is replaying 37/120 · P
@@ -236,66 +287,58 @@ func (w *watchState) statusLine(progress string) string {
 // watching reports whether the watched run's view is on screen.
 func (w *watchState) watching() bool { return w.show && w.run != nil }
 
-// showOthersRun is P when this session has no run of its own going: the run another person
-// is making (opened, or shown again), else the newest finished report. ok is false when there
-// is nothing of anyone else's to show.
-func (m *Model) showOthersRun() (tea.Cmd, bool) {
-	wr := m.watch.run
+// showOthers is P when this session has no run of its own going (own: its last run, or nil):
+// the run another person is making (opened, or shown again), else the newest finished report.
+// ok is false when there is nothing of anyone else's to show.
+func (w watchState) showOthers(own *replayRun) (_ watchState, _ action, ok bool) {
+	wr := w.run
 	if wr != nil && !wr.finished {
-		m.showWatch()
-		return nil, true
+		w.show = true
+		return w, showWatchAction{}, true
 	}
-	if len(m.watch.others) > 0 && (wr == nil || m.watch.others[0].ID != m.watch.runID) {
-		if m.watch.opening {
-			return nil, true
+	if len(w.others) > 0 && (wr == nil || w.others[0].ID != w.runID) {
+		if w.opening {
+			return w, nil, true
 		}
-		o := m.watch.others[0]
-		m.watch.opening = true
-		m.watch.seq++
-		sr, seq := m.sharedRuns(), m.watch.seq
-		return func() tea.Msg {
-			w, ok := sr.Watch(o.Tab)
-			msg := watchOpenedMsg{seq: seq, w: w, ok: ok, tab: o.Tab}
+		o := w.others[0]
+		w.opening = true
+		w.seq++
+		sr, seq := w.sr, w.seq
+		return w, cmdAction{func() tea.Msg {
+			rw, ok := sr.Watch(o.Tab)
+			msg := watchOpenedMsg{seq: seq, w: rw, ok: ok, tab: o.Tab}
 			if ok {
-				msg.refusal = w.CancelRefusal()
+				msg.refusal = rw.CancelRefusal()
 			}
 			return msg
-		}, true
+		}}, true
 	}
-	if wr != nil && (m.replay.run == nil || wr.ended.After(m.replay.run.ended)) {
-		m.showWatch() // the newer of the two reports
-		return nil, true
+	if wr != nil && (own == nil || wr.ended.After(own.ended)) {
+		w.show = true // the newer of the two reports
+		return w, showWatchAction{}, true
 	}
-	return nil, false
+	return w, nil, false
 }
 
-// showWatch puts the watched run's view on screen.
-func (m *Model) showWatch() {
-	m.watch.show = true
-	m.replay.showRun = false
-	m.detail = nil
-	m.prompt.open = false
-}
-
-// onWatchOpened shows the run just opened: its plan's rows, queued until they move.
-func (m *Model) onWatchOpened(msg watchOpenedMsg) tea.Cmd {
-	if msg.seq != m.watch.seq {
+// onOpened shows the run just opened: its plan's rows, queued until they move.
+func (w watchState) onOpened(msg watchOpenedMsg) (watchState, action) {
+	if msg.seq != w.seq {
 		if msg.ok {
 			msg.w.Close()
 		}
-		return nil
+		return w, nil
 	}
-	m.watch.opening = false
+	w.opening = false
 	if !msg.ok {
-		return m.toast(toastInfo, "the replay of %s has already ended", cellLine(msg.tab))
+		return w, toastAction{toastInfo, fmt.Sprintf("the replay of %s has already ended", cellLine(msg.tab))}
 	}
-	if m.watch.w != nil {
-		m.watch.w.Close()
+	if w.w != nil {
+		w.w.Close()
 	}
 	info, plan := msg.w.Info(), msg.w.Plan()
 	run := &replayRun{
-		id: m.watch.seq, tab: info.Tab, who: info.Who, sources: plan.Sources, byID: map[string]int{}, states: map[model.RowState]int{},
-		total: len(plan.Calls), started: m.c.now().Add(-msg.w.Elapsed()), cancel: func() {}, follow: true,
+		id: w.seq, tab: info.Tab, who: info.Who, sources: plan.Sources, byID: map[string]int{}, states: map[model.RowState]int{},
+		total: len(plan.Calls), started: w.c.now().Add(-msg.w.Elapsed()), cancel: func() {}, follow: true,
 	}
 	for _, c := range plan.Calls {
 		run.byID[c.ID] = len(run.rows)
@@ -306,9 +349,9 @@ func (m *Model) onWatchOpened(msg watchOpenedMsg) tea.Cmd {
 	if info.CancelledBy != "" {
 		run.cancelling, run.cancelledBy = true, info.CancelledBy
 	}
-	m.watch.w, m.watch.run, m.watch.runID, m.watch.refusal = msg.w, run, info.ID, msg.refusal
-	m.showWatch()
-	return tea.Batch(watchNext(msg.w, msg.seq), m.spinner.Tick)
+	w.w, w.run, w.runID, w.refusal = msg.w, run, info.ID, msg.refusal
+	w.show = true
+	return w, actions{showWatchAction{spin: true}, cmdAction{watchNext(msg.w, msg.seq)}}
 }
 
 // watchNext waits for the watched run's next progress, off the UI goroutine.
@@ -323,102 +366,93 @@ func watchNext(w RunWatch, seq int) tea.Cmd {
 	}
 }
 
-// onWatchEvents applies a batch of the watched run's progress; at its end, its report (and
-// its halt's banner, as the starter sees it).
-func (m *Model) onWatchEvents(msg watchEventsMsg) tea.Cmd {
-	r := m.watch.run
-	if r == nil || msg.seq != m.watch.seq || r.finished {
+// onEvents applies a batch of the watched run's progress; at its end, its report (and its
+// halt's banner, as the starter sees it). It changes w only through pointers (the run, the
+// others' slice is replaced below), so w is taken by pointer.
+func (w *watchState) onEvents(msg watchEventsMsg) action {
+	r := w.run
+	if r == nil || msg.seq != w.seq || r.finished {
 		return nil
 	}
+	var acts actions
 	if h := r.apply(msg.events); h != nil {
-		m.replay.halt = h
+		acts = append(acts, haltAction{h})
 	}
 	if msg.sum == nil {
 		if msg.events == nil {
-			return nil // closed
+			return acts // closed
 		}
-		return watchNext(m.watch.w, msg.seq)
+		return append(acts, cmdAction{watchNext(w.w, msg.seq)})
 	}
 	if msg.cancelledBy != "" {
 		r.cancelledBy = msg.cancelledBy
 	}
-	if h := r.finish(*msg.sum, m.c.now()); h != nil {
-		m.replay.halt = h
+	if h := r.finish(*msg.sum, w.c.now()); h != nil {
+		acts = append(acts, haltAction{h})
 	}
-	m.watch.w.Close()
+	w.w.Close()
 	// The run is over: the footer stops telling of it before the hub's notice says so.
-	m.watch.others = slices.DeleteFunc(m.watch.others, func(o RunInfo) bool { return o.ID == m.watch.runID })
+	w.others = slices.DeleteFunc(w.others, func(o RunInfo) bool { return o.ID == w.runID })
 	more := ""
-	if k := firstKey(m.c.keys.Progress); !m.watch.show && k != "" {
+	if k := firstKey(w.c.keys.Progress); !w.show && k != "" {
 		more = " · " + k + " shows the report"
 	}
-	return m.toast(toastInfo, "%s %s: %s%s", r.label(), runOutcomeWord(r), reportCounts(*msg.sum), more)
+	return append(acts, toastAction{toastInfo, fmt.Sprintf("%s %s: %s%s", r.label(), runOutcomeWord(r), reportCounts(*msg.sum), more)})
 }
 
-// onWatchKey handles a key in the watched run's view: as the starter's, but cancel asks
-// first (and only an operator may) and leaving it leaves the run alone.
-func (m *Model) onWatchKey(msg tea.KeyPressMsg) tea.Cmd {
-	r := m.watch.run
-	switch a := r.Update(msg, m.c.keys, m.watch.listH).(type) {
+// onKey handles a key in the watched run's view: as the starter's, but cancel asks first (and
+// only an operator may) and leaving it leaves the run alone. The run view's other actions
+// (help, refresh, a note) go up as they are.
+func (w watchState) onKey(msg tea.KeyPressMsg) (watchState, action) {
+	r := w.run
+	switch a := r.Update(msg, w.c.keys, w.listH).(type) {
 	case cancelRunAction:
-		return m.askCancelWatched()
+		return w, w.askCancel()
 	case hideRunAction:
-		m.watch.show = false
+		w.show = false
 		if a.goesOn {
-			return m.toast(toastInfo, "%s goes on%s", r.label(), withHintKey(": ", firstKey(m.c.keys.Progress), " shows it again"))
+			return w, toastAction{toastInfo, fmt.Sprintf("%s goes on%s", r.label(), withHintKey(": ", firstKey(w.c.keys.Progress), " shows it again"))}
 		}
-		return nil
+		return w, nil
 	default:
-		return m.onRunAction(a)
+		return w, a
 	}
 }
 
-// askCancelWatched is cancel in the watched run's view: refused with the reason for someone
-// who may not, else a confirm naming the starter (default No).
-func (m *Model) askCancelWatched() tea.Cmd {
-	r, w := m.watch.run, m.watch.w
+// askCancel is cancel in the watched run's view: refused with the reason for someone who may
+// not, else a confirm naming the starter (default No).
+func (w watchState) askCancel() action {
+	r, rw := w.run, w.w
 	if r.cancelling {
-		return m.toast(toastInfo, "already cancelling: calls in flight finish and are written back")
+		return toastAction{toastInfo, "already cancelling: calls in flight finish and are written back"}
 	}
-	if why := m.roleRefusal(model.AccessOperator, "cancel "+r.label()); why != "" {
-		return m.toast(toastInfo, "%s", why) // names the person, their role and the role that may
+	if why := w.c.roleRefusal(model.AccessOperator, "cancel "+r.label()); why != "" {
+		return toastAction{toastInfo, why} // names the person, their role and the role that may
 	}
-	if why := w.CancelRefusal(); why != "" {
-		return m.toast(toastInfo, "%s", why) // the replayer's word, as the hub will check it
+	if why := rw.CancelRefusal(); why != "" {
+		return toastAction{toastInfo, why} // the replayer's word, as the hub will check it
 	}
 	question := func() string {
 		return fmt.Sprintf("Cancel %s (%d/%d)?", r.label(), r.done, r.total)
 	}
-	d := newConfirm(m.c, question(), []string{fmt.Sprintf("Calls in flight finish and their outcomes are written back; nothing new starts. %s is told you cancelled it.", cellLine(r.who))}, writeOp{})
+	d := newConfirm(w.c, question(), []string{fmt.Sprintf("Calls in flight finish and their outcomes are written back; nothing new starts. %s is told you cancelled it.", cellLine(r.who))}, writeOp{})
 	d.live = question
-	d.yes = watchCancelAction{seq: m.watch.seq}
+	d.yes = watchCancelAction{seq: w.seq}
 	d.yesLabel = "cancel it"
-	m.dialog = d
-	return nil
+	return dialogAction{d}
 }
 
-// cancelWatched asks the hub to cancel the watched run, off the UI goroutine.
-func (m *Model) cancelWatched(a watchCancelAction) tea.Cmd {
-	m.dialog = nil
-	r, w := m.watch.run, m.watch.w
-	if a.seq != m.watch.seq || r == nil || r.finished {
-		return m.toast(toastInfo, "that replay has already ended")
+// cancel asks the hub to cancel the watched run (confirmed), off the UI goroutine.
+func (w watchState) cancel(a watchCancelAction) action {
+	r, rw := w.run, w.w
+	if a.seq != w.seq || r == nil || r.finished {
+		return toastAction{toastInfo, "that replay has already ended"}
 	}
 	r.cancelling = true
-	note := m.cancelNote(fmt.Sprintf("cancelling %s: calls in flight finish and are written back; nothing new starts", r.label()))
-	return tea.Batch(note, func() tea.Msg { return watchCancelledMsg{seq: a.seq, err: w.Cancel()} })
-}
-
-// onWatchCancelled says why a cancel was refused (it was checked first; the hub has the
-// last word).
-func (m *Model) onWatchCancelled(msg watchCancelledMsg) tea.Cmd {
-	if msg.err == nil {
-		return nil
+	return actions{
+		cancelNoteAction{fmt.Sprintf("cancelling %s: calls in flight finish and are written back; nothing new starts", r.label())},
+		cmdAction{func() tea.Msg { return watchCancelledMsg{seq: a.seq, err: rw.Cancel()} }},
 	}
-	if r := m.watch.run; r != nil && msg.seq == m.watch.seq && !r.finished {
-		r.cancelling = false
-	}
-	return m.toast(toastError, "cancel refused: %v", msg.err)
 }
 
 // label names a watched run: "alice's replay of failed_calls"; "the replay" for one's own.
@@ -437,17 +471,54 @@ func (r *replayRun) watchTitle() string {
 	return r.label() + " · "
 }
 
-// updateWatch routes the messages of watching; ok is false for any other message.
-func (m *Model) updateWatch(msg tea.Msg) (tea.Cmd, bool) {
-	switch msg := msg.(type) {
-	case runsMsg:
-		return m.onRuns(msg), true
-	case watchOpenedMsg:
-		return m.onWatchOpened(msg), true
-	case watchEventsMsg:
-		return m.onWatchEvents(msg), true
-	case watchCancelledMsg:
-		return m.onWatchCancelled(msg), true
+// onWatchAction carries out an action of watchState (the root's side of watching): the run
+// view's own actions (help, refresh, a note) as onRunAction does.
+func (m *Model) onWatchAction(a action) tea.Cmd {
+	switch a := a.(type) {
+	case actions:
+		cmds := make([]tea.Cmd, 0, len(a))
+		for _, x := range a {
+			cmds = append(cmds, m.onWatchAction(x))
+		}
+		return tea.Batch(cmds...)
+	case cmdAction:
+		return a.cmd
+	case toastAction:
+		return m.toasts.push(a.level, a.text)
+	case runStartedAction:
+		return m.toasts.pushWhile(toastInfo, a.text, func() bool { return m.watch.tellsOf(a.id) })
+	case myRunAction:
+		return m.onMyRunInfo(a.info)
+	case showWatchAction:
+		m.replay.showRun = false
+		m.detail = nil
+		m.prompt.open = false
+		if a.spin {
+			return m.spinner.Tick
+		}
+	case haltAction:
+		m.replay.halt = a.h
+	case dialogAction:
+		m.dialog = a.d
+	case cancelNoteAction:
+		return m.cancelNote(a.text)
+	default:
+		return m.onRunAction(a)
 	}
-	return nil, false
+	return nil
+}
+
+// onMyRunInfo notices another person's cancel of this session's own run: the run is then
+// cancelling, and the view and the report name who cancelled it.
+func (m *Model) onMyRunInfo(r RunInfo) tea.Cmd {
+	run := m.replay.run
+	if run == nil || run.finished || r.CancelledBy == "" || run.cancelledBy != "" {
+		return nil
+	}
+	run.cancelledBy = r.CancelledBy
+	if run.cancelling {
+		return nil // cancelled here first
+	}
+	run.cancelling = true
+	return m.cancelNote(fmt.Sprintf("%s cancelled your replay: calls in flight finish and are written back; nothing new starts", cellLine(r.CancelledBy)))
 }
