@@ -98,7 +98,7 @@ func (m *Model) canWrite() string {
 		return m.readOnlyNote()
 	case m.writes.writing:
 		return "a write is still in progress; try again when it finishes"
-	case m.running():
+	case m.replay.running():
 		return "a replay is running; try again when it ends"
 	case m.replay.planning:
 		return planningNote
@@ -326,7 +326,7 @@ func (m *Model) onAction(a action) tea.Cmd {
 		return m.onEditStep(a)
 	case quitAction:
 		m.dialog = nil
-		if !m.running() {
+		if !m.replay.running() {
 			return m.quit()
 		}
 		return m.cancelAndQuit()

@@ -200,7 +200,7 @@ func New(opts Options) *Model {
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
 	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, brokenOK: map[string]bool{}, spreadsheetID: opts.SpreadsheetID, help: helpView{c: c}, prompt: filterPrompt{c: c}}
-	m.watch.c = c
+	m.watch.c, m.replay.c = c, c
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.spinner = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.loading = true
@@ -265,7 +265,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case replayPlannedMsg:
 		return m.onReplayPlanned(msg)
 	case replayProgressMsg:
-		return m.onReplayProgress(msg)
+		var a action
+		m.replay, a = m.replay.Update(msg)
+		return m.onRunAction(a)
 	case replayDoneMsg:
 		return m.onReplayDone(msg)
 	case runsMsg, watchOpenedMsg, watchEventsMsg, watchCancelledMsg:
@@ -331,7 +333,7 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case refreshTickMsg:
 		next := refreshTick(m.opts.Refresh)
-		if m.loading || m.writes.writing || m.replay.planning || m.running() || m.store == nil {
+		if m.loading || m.writes.writing || m.replay.planning || m.replay.running() || m.store == nil {
 			// A write in flight would be overwritten by a read that started before it;
 			// skip this round rather than queue up behind it. A replay reloads when it ends.
 			return next
@@ -347,7 +349,7 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 	case toastExpiredMsg:
 		m.toasts.expire(msg.id)
 	case spinner.TickMsg:
-		if !m.loading && !m.writes.writing && !m.running() {
+		if !m.loading && !m.writes.writing && !m.replay.running() {
 			return nil // let the tick chain die while idle: no redraws, no bytes
 		}
 		var cmd tea.Cmd
@@ -403,9 +405,9 @@ func (m *Model) onShutdown() tea.Cmd {
 	m.dialog = nil
 	m.prompt.open = false
 	switch {
-	case m.running():
+	case m.replay.running():
 		m.replay.quitAfterRun = true
-		m.stopRun()
+		m.replay.stopRun()
 		return nil
 	case m.writes.writing:
 		m.writes.mustQuit = true

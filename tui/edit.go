@@ -479,7 +479,7 @@ func (m *Model) afterPayloadWrite(msg appliedMsg) tea.Cmd {
 	if m.opts.Replayer == nil {
 		return m.toast(toastInfo, "replay isn't wired into this TUI; run: triage replay --tab %s %s", ts.name(), r.ID)
 	}
-	if m.running() || m.replay.planning || m.writes.writing {
+	if m.replay.running() || m.replay.planning || m.writes.writing {
 		return nil
 	}
 	m.replay.planSeq++

@@ -46,7 +46,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	// is always kept, last), and j/k need no hint. While a replay runs behind the table, how
 	// to look at it and stop it come first.
 	var hs []key.Binding
-	if m.running() {
+	if m.replay.running() {
 		hs = append(hs, withDesc(k.Progress, "replay progress"), withDesc(k.Cancel, "cancel replay"))
 	}
 	if m.replay.halt != nil {

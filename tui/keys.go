@@ -85,7 +85,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.onAction(act)
 	}
 	if m.replay.showRun && m.replay.run != nil {
-		return m.onRunKey(msg)
+		var a action
+		m.replay, a = m.replay.Update(msg)
+		return m.onRunAction(a)
 	}
 	if m.watch.watching() {
 		var a action
@@ -108,10 +110,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 // written back), the second quits once that is done, the third quits at once. During a write
 // it quits once the write's result is in; otherwise at once.
 func (m *Model) onCtrlC() tea.Cmd {
-	if m.running() {
+	if m.replay.running() {
 		m.dialog = nil
 		if !m.replay.run.cancelling {
-			m.stopRun()
+			m.replay.stopRun()
 			return m.cancelNote("cancelling: calls in flight finish and are written back; ctrl+c again quits when they are")
 		}
 		return m.cancelAndQuit()

@@ -25,7 +25,7 @@ func (m *Model) startLoad() tea.Cmd {
 // refresh is the `r` key.
 func (m *Model) refresh() tea.Cmd {
 	switch {
-	case m.running():
+	case m.replay.running():
 		return m.toast(toastInfo, "a replay is running; the table reloads when it ends")
 	case m.replay.planning:
 		return m.toast(toastInfo, "%s", planningNote)

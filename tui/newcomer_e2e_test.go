@@ -48,14 +48,14 @@ func TestCtrlCCancelToastExpires(t *testing.T) {
 	tm.Send(press("A"))
 	waitScreen(t, tm, "Replay 4 calls")
 	tm.Send(press("y"))
-	waitModel(t, tm, "a call in flight", func(m *Model) bool { return m.running() && m.replay.run.states[model.StateSending] > 0 })
+	waitModel(t, tm, "a call in flight", func(m *Model) bool { return m.replay.running() && m.replay.run.states[model.StateSending] > 0 })
 	tm.Send(press("ctrl+c"))
 	waitModel(t, tm, "the cancel toast", func(m *Model) bool {
 		return m.replay.run.cancelling && strings.Contains(toastTexts(m), "cancelling")
 	})
 	// The call in flight is still held: the run is still cancelling, and the toast is gone.
 	waitModel(t, tm, "the footer clear of the cancel toast while the run still cancels", func(m *Model) bool {
-		return m.running() && len(m.toasts.items) == 0
+		return m.replay.running() && len(m.toasts.items) == 0
 	})
 	f.gate.release()
 	waitScreen(t, tm, "Replay cancelled")

@@ -110,7 +110,7 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 		return m.toasts.push(toastInfo, why) // another person replays this tab (watch.go)
 	}
 	switch {
-	case m.running():
+	case m.replay.running():
 		return m.toast(toastInfo, "a replay is already running")
 	case m.replay.planning:
 		return nil
@@ -154,7 +154,7 @@ func (m *Model) onReplayPlanned(msg replayPlannedMsg) tea.Cmd {
 		return nil
 	}
 	m.replay.planning = false
-	if m.dialog != nil || m.running() {
+	if m.dialog != nil || m.replay.running() {
 		// Something else took the screen while a big plan was computed: don't clobber it.
 		return m.toast(toastInfo, "the replay plan was dropped because another dialog is open; %s", withHint("ask again", ": ", strings.Trim(firstKey(m.c.keys.Replay)+" or "+firstKey(m.c.keys.ReplayAll), " or")))
 	}

@@ -349,7 +349,7 @@ func TestReplayFromTheDetailView(t *testing.T) {
 		t.Errorf("the same confirm as in the table:\n%s", plainScreen(m))
 	}
 	keys(m, "y")
-	if !m.running() {
+	if !m.replay.running() {
 		t.Error("y starts the run")
 	}
 

@@ -23,6 +23,7 @@ import (
 // progress, or finished and shown until closed) and the halt banner, which stays until
 // dismissed.
 type replayState struct {
+	c             *common
 	planSeq       int
 	planning      bool // a big plan is being computed in a Cmd
 	pendingReplay *replayPlannedMsg
@@ -141,7 +142,7 @@ func (s *progressSink) listen(id int) tea.Cmd {
 }
 
 // running reports whether a replay is in progress (not merely shown).
-func (m *Model) running() bool { return m.replay.run != nil && !m.replay.run.finished }
+func (s *replayState) running() bool { return s.run != nil && !s.run.finished }
 
 // startRun starts the confirmed replay.
 func (m *Model) startRun(seq int) tea.Cmd {
@@ -153,7 +154,7 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	if m.c.readOnly {
 		return m.toast(toastInfo, "%s", m.readOnlyNote())
 	}
-	if m.running() || m.writes.writing {
+	if m.replay.running() || m.writes.writing {
 		return m.toast(toastInfo, "busy: try again when the current write or replay finishes")
 	}
 	if m.loading {
@@ -192,7 +193,7 @@ func (m *Model) startRun(seq int) tea.Cmd {
 // cancelRun stops a run from starting anything new. Requests in flight finish (or time out)
 // and their outcomes are written back.
 func (m *Model) cancelRun() tea.Cmd {
-	if !m.stopRun() {
+	if !m.replay.stopRun() {
 		return nil
 	}
 	return m.cancelNote("cancelling… calls in flight finish and are written back; nothing new starts")
@@ -208,8 +209,8 @@ func (m *Model) cancelNote(text string) tea.Cmd {
 
 // stopRun cancels the run in progress without a word (the caller says what it means); false
 // when there is nothing to cancel.
-func (m *Model) stopRun() bool {
-	r := m.replay.run
+func (s *replayState) stopRun() bool {
+	r := s.run
 	if r == nil || r.finished || r.cancelling {
 		return false
 	}
@@ -218,24 +219,41 @@ func (m *Model) stopRun() bool {
 	return true
 }
 
-// onReplayProgress applies a batch of events and keeps listening.
-func (m *Model) onReplayProgress(msg replayProgressMsg) tea.Cmd {
-	r := m.replay.run
-	if r == nil || msg.id != r.id || r.finished {
-		// A batch drained just before the run's end arrives after it: the report has
-		// already set every row's final state.
-		return nil
+// Update takes the run's progress (a batch of events: applied, and listening goes on) and the
+// keys of its progress view (what the root must do comes back as an action; leaving the view
+// of a run in progress says how to get back to it).
+func (s replayState) Update(msg tea.Msg) (replayState, action) {
+	switch msg := msg.(type) {
+	case replayProgressMsg:
+		r := s.run
+		if r == nil || msg.id != r.id || r.finished {
+			// A batch drained just before the run's end arrives after it: the report has
+			// already set every row's final state.
+			return s, nil
+		}
+		s.applyProgress(msg.events)
+		if msg.closed {
+			return s, nil
+		}
+		return s, cmdAction{r.sink.listen(r.id)}
+	case tea.KeyPressMsg:
+		a := s.run.Update(msg, s.c.keys, s.runListH)
+		if h, ok := a.(hideRunAction); ok {
+			s.showRun = false
+			if h.goesOn {
+				return s, noteAction{s.goesOnNote()}
+			}
+			return s, nil
+		}
+		return s, a
 	}
-	m.applyProgress(msg.events)
-	if msg.closed {
-		return nil
-	}
-	return r.sink.listen(r.id)
+	return s, nil
 }
 
-func (m *Model) applyProgress(events []model.ReplayEvent) {
-	if h := m.replay.run.apply(events); h != nil {
-		m.replay.halt = h
+// applyProgress applies events to the run; a halt they bring goes up on the banner.
+func (s *replayState) applyProgress(events []model.ReplayEvent) {
+	if h := s.run.apply(events); h != nil {
+		s.halt = h
 	}
 }
 
@@ -290,7 +308,7 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 	if r == nil || msg.id != r.id {
 		return nil
 	}
-	m.applyProgress(r.sink.drain())
+	m.replay.applyProgress(r.sink.drain())
 	if m.replay.cancelToast != 0 {
 		m.toasts.expire(m.replay.cancelToast)
 		m.replay.cancelToast = 0
@@ -529,11 +547,6 @@ func (r *replayRun) scrollKey(msg tea.KeyPressMsg, k *KeyMap, listH int) {
 	}
 }
 
-// onRunKey hands a key to the progress view and carries out what it asks.
-func (m *Model) onRunKey(msg tea.KeyPressMsg) tea.Cmd {
-	return m.onRunAction(m.replay.run.Update(msg, m.c.keys, m.replay.runListH))
-}
-
 // onRunAction carries out an action of the progress view.
 func (m *Model) onRunAction(a action) tea.Cmd {
 	switch a := a.(type) {
@@ -541,23 +554,20 @@ func (m *Model) onRunAction(a action) tea.Cmd {
 		m.help.open = true
 	case cancelRunAction:
 		return m.cancelRun()
-	case hideRunAction:
-		m.replay.showRun = false
-		if a.goesOn {
-			return m.runGoesOnNote()
-		}
 	case refreshAction:
 		return m.refresh()
+	case cmdAction:
+		return a.cmd
 	case noteAction:
 		return m.toast(toastInfo, "%s", a.text)
 	}
 	return nil
 }
 
-// runGoesOnNote says, on leaving the progress view of a run in progress, how to get back to
-// it and how to cancel it.
-func (m *Model) runGoesOnNote() tea.Cmd {
-	k := m.c.keys
+// goesOnNote says, on leaving the progress view of a run in progress, how to get back to it
+// and how to cancel it.
+func (s *replayState) goesOnNote() string {
+	k := s.c.keys
 	var how []string
 	if p := firstKey(k.Progress); p != "" {
 		how = append(how, p+" shows it again")
@@ -565,13 +575,13 @@ func (m *Model) runGoesOnNote() tea.Cmd {
 	if c := firstKey(k.Cancel); c != "" {
 		how = append(how, c+" cancels it")
 	}
-	return m.toast(toastInfo, "the replay goes on: %s", cmp.Or(strings.Join(how, ", "), "ctrl+c cancels it"))
+	return "the replay goes on: " + cmp.Or(strings.Join(how, ", "), "ctrl+c cancels it")
 }
 
 // showProgress is P outside the progress view: show the run (in progress, or the last one's
 // report) again.
 func (m *Model) showProgress() tea.Cmd {
-	if !m.running() {
+	if !m.replay.running() {
 		var a action
 		var ok bool
 		if m.watch, a, ok = m.watch.showOthers(m.replay.run); ok {
@@ -593,7 +603,7 @@ func (m *Model) showProgress() tea.Cmd {
 
 // cancelRunKey is x outside the progress view: cancel the run going on in the background.
 func (m *Model) cancelRunKey() tea.Cmd {
-	if !m.running() {
+	if !m.replay.running() {
 		return nil
 	}
 	if m.replay.run.cancelling {
@@ -604,9 +614,9 @@ func (m *Model) cancelRunKey() tea.Cmd {
 
 // runStatusLine is the compact progress of a run going on behind the table (the footer):
 // "replaying 37/120 · 2 retryable · x cancels · P shows it".
-func (m *Model) runStatusLine() string {
-	r := m.replay.run
-	k := m.c.keys
+func (st *replayState) statusLine() string {
+	r := st.run
+	k := st.c.keys
 	s := fmt.Sprintf("replaying %d/%d %s", r.done, r.total, model.Plural(r.total, "call", "calls"))
 	if r.cancelling {
 		s = fmt.Sprintf("cancelling the replay %d/%d %s", r.done, r.total, model.Plural(r.total, "call", "calls"))
@@ -639,7 +649,7 @@ func (m *Model) requestQuit() tea.Cmd {
 		m.writes.quitAfterWrite = true
 		return m.toast(toastInfo, "finishing the write… then quitting (ctrl+c quits now)")
 	}
-	if !m.running() {
+	if !m.replay.running() {
 		return m.quit()
 	}
 	if !m.usable() {
@@ -668,6 +678,6 @@ func (m *Model) cancelAndQuit() tea.Cmd {
 		return m.quit()
 	}
 	m.replay.quitAfterRun = true
-	m.stopRun()
+	m.replay.stopRun()
 	return m.toast(toastError, "quitting when the calls in flight finish and are written back (ctrl+c again quits now)")
 }

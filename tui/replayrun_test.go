@@ -49,8 +49,8 @@ func TestEscDuringReplayGoesBackAndTheRunGoesOn(t *testing.T) {
 	p.until("the first row's outcome", func() bool { return m.replay.run.states["retryable"] == 1 })
 
 	p.keys("esc")
-	if m.replay.showRun || !m.running() || fr.ctx.Err() != nil {
-		t.Fatalf("esc goes back to the table and the run goes on: showRun %v running %v ctx %v", m.replay.showRun, m.running(), fr.ctx.Err())
+	if m.replay.showRun || !m.replay.running() || fr.ctx.Err() != nil {
+		t.Fatalf("esc goes back to the table and the run goes on: showRun %v running %v ctx %v", m.replay.showRun, m.replay.running(), fr.ctx.Err())
 	}
 	out := plainScreen(m)
 	for _, want := range []string{"replaying 1/2 calls · 1 retryable · x cancels · P shows it", "P replay progress", "x cancel replay"} {
@@ -73,7 +73,7 @@ func TestEscDuringReplayGoesBackAndTheRunGoesOn(t *testing.T) {
 		t.Fatal("P shows the progress view again")
 	}
 	p.keys("q")
-	if m.replay.showRun || !m.running() || m.dialog != nil {
+	if m.replay.showRun || !m.replay.running() || m.dialog != nil {
 		t.Fatalf("q in the progress view goes back too: showRun %v dialog %T", m.replay.showRun, m.dialog)
 	}
 	p.keys("enter", "esc") // a detail view, and back
@@ -101,8 +101,8 @@ func TestReplayRunProgressCancelAndReload(t *testing.T) {
 	p := newPump(t, m)
 	p.keys("2", "space", "space", "space", "k") // mark k-1, k-2, k-3; the cursor on k-3 must survive the reload
 	p.keys("R", "y")
-	if !m.running() || !m.replay.showRun {
-		t.Fatalf("y starts the run: running %v", m.running())
+	if !m.replay.running() || !m.replay.showRun {
+		t.Fatalf("y starts the run: running %v", m.replay.running())
 	}
 	fr.waitStarted(t)
 	// The run reads a snapshot: its records are copies, not the table's.
@@ -182,8 +182,8 @@ func TestQuitDuringReplay(t *testing.T) {
 	p.keys("2", "R", "y")
 	fr.waitStarted(t)
 	// q in the progress view goes back to the table (the run goes on); q there asks.
-	if cmd := send(m, press("q")); isQuit(t, cmd) || m.replay.showRun || !m.running() {
-		t.Fatalf("q in the progress view goes back to the table: showRun %v running %v", m.replay.showRun, m.running())
+	if cmd := send(m, press("q")); isQuit(t, cmd) || m.replay.showRun || !m.replay.running() {
+		t.Fatalf("q in the progress view goes back to the table: showRun %v running %v", m.replay.showRun, m.replay.running())
 	}
 	cmd := send(m, press("q"))
 	if isQuit(t, cmd) {
@@ -193,7 +193,7 @@ func TestQuitDuringReplay(t *testing.T) {
 		t.Fatalf("q during a run asks first:\n%s", plainScreen(m))
 	}
 	p.keys("n")
-	if m.dialog != nil || !m.running() || fr.ctx.Err() != nil {
+	if m.dialog != nil || !m.replay.running() || fr.ctx.Err() != nil {
 		t.Fatal("n keeps the run going")
 	}
 	// ctrl+c cancels; a second one quits once the run has written back.

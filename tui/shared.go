@@ -118,7 +118,7 @@ func (m *Model) onPushed(msg pushedMsg) tea.Cmd {
 	if msg.msg.wb == nil && msg.msg.err == nil {
 		return next // a nil push: nothing to show
 	}
-	if m.running() || m.replay.planning {
+	if m.replay.running() || m.replay.planning {
 		m.pushed = &msg.msg
 		return next
 	}
@@ -128,7 +128,7 @@ func (m *Model) onPushed(msg pushedMsg) tea.Cmd {
 
 // installHeld puts a push held during a replay in place once the replay is over.
 func (m *Model) installHeld() tea.Cmd {
-	if m.pushed == nil || m.running() || m.replay.planning {
+	if m.pushed == nil || m.replay.running() || m.replay.planning {
 		return nil
 	}
 	msg := *m.pushed

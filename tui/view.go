@@ -100,7 +100,7 @@ func (m *Model) renderTooSmall(w, h int) string {
 	for _, s := range []string{"terminal too small", fmt.Sprintf("need %dx%d, have %dx%d", minWidth, minHeight, w, h), way} {
 		lines = append(lines, wrapText(s, w)...)
 	}
-	if m.running() {
+	if m.replay.running() {
 		lines = append(lines, wrapText(fmt.Sprintf("replaying %d/%d", m.replay.run.done, m.replay.run.total), w)...)
 	}
 	if m.replay.halt != nil {
@@ -239,7 +239,7 @@ func (m *Model) headerRight() string {
 		right = append(right, st.paint(st.ReadWrite, "RW"))
 	}
 	switch {
-	case m.running():
+	case m.replay.running():
 		right = append(right, m.spinnerView()+" replaying "+itoa(m.replay.run.done)+"/"+itoa(m.replay.run.total))
 	case m.writes.writing:
 		n := 0
@@ -446,10 +446,10 @@ func (m *Model) statusBar(w int) string {
 	l := " " + strings.Join(left, st.paint(st.Muted, " · "))
 	room := w - ansi.StringWidth(l) - 2
 	hint := m.missingHint(room)
-	if m.running() && !m.replay.showRun {
+	if m.replay.running() && !m.replay.showRun {
 		// The replay goes on behind the table: its progress, and how to see or stop it.
-		hint = m.runStatusLine()
-	} else if s := m.watch.statusLine(firstKey(m.c.keys.Progress)); s != "" && !m.running() && !m.watch.watching() {
+		hint = m.replay.statusLine()
+	} else if s := m.watch.statusLine(firstKey(m.c.keys.Progress)); s != "" && !m.replay.running() && !m.watch.watching() {
 		hint = s // another person's run (watch.go)
 	}
 	if hint == "" || room < 12 {

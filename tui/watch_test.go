@@ -153,7 +153,7 @@ func TestWatchShowsProgressAndReport(t *testing.T) {
 		t.Error("the watch wasn't closed at the run's end")
 	}
 	keys(m, "esc")
-	if m.watch.watching() || m.running() {
+	if m.watch.watching() || m.replay.running() {
 		t.Error("esc leaves the report")
 	}
 	keys(m, "P") // the report again (nobody replays now)
