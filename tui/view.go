@@ -45,7 +45,7 @@ func (m *Model) View() tea.View {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
 	if m.prompt.open && m.usable() && !m.help.open && m.dialog == nil && !m.replay.showRun {
-		_, x := m.prompt.input.View(m.inputWidth())
+		_, x := m.prompt.input.View(m.prompt.inputWidth())
 		v.Cursor = tea.NewCursor(filterPromptWidth+x, m.c.height-1)
 		v.Cursor.Shape = tea.CursorBar
 		v.Cursor.Blink = false
@@ -170,12 +170,12 @@ func (m *Model) headerLines(w int) []string {
 	// The banner (the demo's "nothing leaves this machine") before the title: the title gives
 	// way down to 8 cells, the banner to its head.
 	// Who you are (`triage serve`) before RW/RO: it gives way before the title does.
-	if id := m.identityText(w - ansi.StringWidth(" triage · ") - 8 - ansi.StringWidth(r) - 2); id != "" {
+	if id := m.c.identityText(w - ansi.StringWidth(" triage · ") - 8 - ansi.StringWidth(r) - 2); id != "" {
 		r = st.paint(st.Bold, id) + st.paint(st.Muted, " · ") + r
 	}
 	rw := ansi.StringWidth(r)
 	titleW := max(8, min(ansi.StringWidth(cellLine(title)), w/2-10))
-	b := m.bannerText(w - ansi.StringWidth(" triage · ") - titleW - rw - 2)
+	b := m.c.bannerText(w - ansi.StringWidth(" triage · ") - titleW - rw - 2)
 	if b != "" {
 		titleW = max(8, min(titleW, w-ansi.StringWidth(" triage · ")-ansi.StringWidth(b)-rw-2))
 	}
@@ -189,13 +189,13 @@ func (m *Model) headerLines(w int) []string {
 // bannerText is the header's banner in at most room cells: whole when it fits, else only its
 // head (the part before ": ", "demo"), never cut mid-word; bracketed when there is no colour to
 // set it apart.
-func (m *Model) bannerText(room int) string {
-	full := cellLine(m.c.banner)
+func (c *common) bannerText(room int) string {
+	full := cellLine(c.banner)
 	if full == "" {
 		return ""
 	}
 	wrap := func(s string) string {
-		if m.c.styles.NoColor {
+		if c.styles.NoColor {
 			return "[" + s + "]"
 		}
 		return s
@@ -212,8 +212,8 @@ func (m *Model) bannerText(room int) string {
 
 // identityText is Options.Identity in at most room cells (its " · " separator included):
 // whole ("alice · operator"), else its head (the name), else nothing.
-func (m *Model) identityText(room int) string {
-	full := cellLine(m.opts.Identity)
+func (c *common) identityText(room int) string {
+	full := cellLine(c.identity)
 	if full == "" {
 		return ""
 	}
@@ -385,7 +385,8 @@ func (m *Model) bodyLines(w, h int) []string {
 // filterPromptWidth is the width of the "/ " before the filter text.
 const filterPromptWidth = 3
 
-func (m *Model) inputWidth() int { return max(1, m.c.width-filterPromptWidth-1) }
+// inputWidth is the room for the filter text after the prompt.
+func (p filterPrompt) inputWidth() int { return max(1, p.c.width-filterPromptWidth-1) }
 
 // footerHeight is the toast lines, the status bar, the unknown-field note and the help (or
 // filter prompt) line.
@@ -401,7 +402,7 @@ func (m *Model) footerLines(w int) []string {
 	lines = append(lines, m.statusBar(w))
 	lines = append(lines, m.filterNoteLines(w)...)
 	if m.prompt.open {
-		text, _ := m.prompt.input.View(m.inputWidth())
+		text, _ := m.prompt.input.View(m.prompt.inputWidth())
 		if text == "" {
 			text = st.paint(st.Muted, m.filterPlaceholder())
 		}
