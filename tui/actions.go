@@ -73,7 +73,7 @@ func (c *common) roleRefusal(need model.Access, what string) string {
 // mayChange is why this person can't make a change (what: "set a status") now: their role,
 // else canWrite's reason; "" when they can.
 func (m *Model) mayChange(what string) string {
-	if why := m.c.roleRefusal(model.AccessTriager, what); why != "" && !m.ending {
+	if why := m.c.roleRefusal(model.AccessTriager, what); why != "" && !m.end.ending {
 		return why
 	}
 	return m.canWrite()
@@ -90,7 +90,7 @@ const endingNote = "the server is shutting down: nothing new is written or sent"
 
 func (m *Model) canWrite() string {
 	switch {
-	case m.ending:
+	case m.end.ending:
 		return endingNote
 	case !roleAllows(m.c.role, model.AccessTriager):
 		return m.c.roleRefusal(model.AccessTriager, "change rows")

@@ -125,15 +125,9 @@ type Model struct {
 	active   int
 	missing  []model.TabConfig
 	brokenOK map[string]bool // broken tabs already toasted, so a refresh doesn't repeat it
-	loadedAt time.Time
-	hasData  bool
 
-	loading bool
-	loadSeq int
-	loadGen int        // dataGen when the in-flight load started
-	loadErr error      // the last load failure, nil after a good load
-	dataGen int        // bumped whenever rows change locally (a write landed)
-	writes  writeQueue // the write in flight, the undo stack, quit-after-write (writes.go)
+	load   loadState  // the load in flight and what the last one left (load.go)
+	writes writeQueue // the write in flight, the undo stack, quit-after-write (writes.go)
 
 	prompt      filterPrompt // the filter's line (`/`), while it is open (filter.go)
 	showPreview bool
@@ -150,30 +144,51 @@ type Model struct {
 
 	// The spreadsheet's ID as loaded (for sheet links), else Options.SpreadsheetID.
 	spreadsheetID string
-	// pushed is the newest workbook a hub pushed while a replay held the rows (shared.go).
-	pushed *loadedMsg
-	// waitPush: the first screen is the hub's first push, not a load of this TUI's own.
-	waitPush bool
+	hub           hubState // what a hub pushed, and whether the first screen waits for it (shared.go)
 
-	replay    replayState   // the plan, the run and the halt banner (replay.go, replayrun.go)
-	watch     watchState    // other people's runs, and the one watched (watch.go)
-	tmuxClip  tmuxClipState // whether tmux passes OSC 52 on (clipboard.go)
-	exitNote  string        // what to print once the screen is gone (ExitNote)
-	ending    bool          // told to end (ShutdownMsg): nothing new starts
-	staleTick time.Time     // when the queue tabs' stale counts were last recomputed
-	// tmuxSetClipboard is tmux's set-clipboard when it drops OSC 52 (tmuxClipOff), for the
-	// advice.
-	tmuxSetClipboard string
-
-	// Memoised lines that rarely change but cost lipgloss renders each frame; keyed by
-	// everything they depend on.
-	helpLine, tabLine memo
-	tabsGen           int // bumped whenever tabs, names or counts change
+	replay    replayState // the plan, the run and the halt banner (replay.go, replayrun.go)
+	watch     watchState  // other people's runs, and the one watched (watch.go)
+	tmux      tmuxClip    // whether tmux passes OSC 52 on (clipboard.go)
+	end       endState    // told to end, and what to print once the screen is gone
+	staleTick time.Time   // when the queue tabs' stale counts were last recomputed
+	lines     lineMemos   // the help line and the tab bar, memoised (view.go)
 
 	geo geometry // the body's layout, recomputed at the end of every Update (layout.go)
 }
 
 var _ tea.Model = (*Model)(nil)
+
+// loadState is the load in flight and what the last one left.
+type loadState struct {
+	loading bool
+	seq     int
+	gen     int       // dataGen when the in-flight load started
+	err     error     // the last load failure, nil after a good load
+	dataGen int       // bumped whenever rows change locally (a write landed)
+	at      time.Time // when the rows on screen were loaded
+	hasData bool
+}
+
+// hubState is what a hub pushed.
+type hubState struct {
+	// pushed is the newest workbook a hub pushed while a replay held the rows.
+	pushed *loadedMsg
+	// waitPush: the first screen is the hub's first push, not a load of this TUI's own.
+	waitPush bool
+}
+
+// endState is the program being told to end.
+type endState struct {
+	note   string // what to print once the screen is gone (ExitNote)
+	ending bool   // told to end (ShutdownMsg): nothing new starts
+}
+
+// lineMemos are lines that rarely change but cost lipgloss renders each frame; each is keyed
+// by everything it depends on.
+type lineMemos struct {
+	help, tabs memo
+	tabsGen    int // bumped whenever tabs, names or counts change
+}
 
 // New builds the root model.
 func New(opts Options) *Model {
@@ -203,8 +218,8 @@ func New(opts Options) *Model {
 	m.watch.c, m.replay.c = c, c
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.spinner = spinner.New(spinner.WithSpinner(spinner.MiniDot))
-	m.loading = true
-	m.loadSeq = 1
+	m.load.loading = true
+	m.load.seq = 1
 	m.relayout()
 	return m
 }
@@ -224,14 +239,14 @@ func (k *KeyMap) isZero() bool {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.spinner.Tick, clockTick()}
 	if m.opts.Initial != nil {
-		m.loadGen = m.dataGen
-		cmds = append(cmds, preloadedCmd(m.opts.Initial, m.loadSeq))
+		m.load.gen = m.load.dataGen
+		cmds = append(cmds, preloadedCmd(m.opts.Initial, m.load.seq))
 	} else if m.store != nil && m.opts.Updates == nil {
-		m.loadGen = m.dataGen
-		cmds = append(cmds, loadCmd(m.ctx, m.store, m.loadSeq))
+		m.load.gen = m.load.dataGen
+		cmds = append(cmds, loadCmd(m.ctx, m.store, m.load.seq))
 	}
 	if m.opts.Updates != nil {
-		m.waitPush = m.opts.Initial == nil
+		m.hub.waitPush = m.opts.Initial == nil
 		cmds = append(cmds, listenCmd(m.opts.Updates))
 	}
 	if cmd := m.watch.listen(); cmd != nil {
@@ -333,7 +348,7 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case refreshTickMsg:
 		next := refreshTick(m.opts.Refresh)
-		if m.loading || m.writes.writing || m.replay.planning || m.replay.running() || m.store == nil {
+		if m.load.loading || m.writes.writing || m.replay.planning || m.replay.running() || m.store == nil {
 			// A write in flight would be overwritten by a read that started before it;
 			// skip this round rather than queue up behind it. A replay reloads when it ends.
 			return next
@@ -349,7 +364,7 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 	case toastExpiredMsg:
 		m.toasts.expire(msg.id)
 	case spinner.TickMsg:
-		if !m.loading && !m.writes.writing && !m.replay.running() {
+		if !m.load.loading && !m.writes.writing && !m.replay.running() {
 			return nil // let the tick chain die while idle: no redraws, no bytes
 		}
 		var cmd tea.Cmd
@@ -379,7 +394,7 @@ func (m *Model) tabNamed(name string) *tabState {
 
 // restyled drops every rendering cached with the old styles.
 func (m *Model) restyled() {
-	m.helpLine, m.tabLine = memo{}, memo{}
+	m.lines.help, m.lines.tabs = memo{}, memo{}
 	m.preview = previewCache{}
 	if m.c.ascii {
 		m.spinner.Spinner = spinner.Line
@@ -401,7 +416,7 @@ type ShutdownMsg struct{}
 
 // onShutdown quits now, or once the write or the replay in flight is done.
 func (m *Model) onShutdown() tea.Cmd {
-	m.ending = true
+	m.end.ending = true
 	m.dialog = nil
 	m.prompt.open = false
 	switch {
@@ -419,7 +434,7 @@ func (m *Model) onShutdown() tea.Cmd {
 // ExitNote is what the program has to say once the screen is gone, for the caller to print on
 // the terminal: the report of a replay that ended because the user quit during it. "" when
 // there is nothing.
-func (m *Model) ExitNote() string { return m.exitNote }
+func (m *Model) ExitNote() string { return m.end.note }
 
 func (m *Model) quit() tea.Cmd {
 	m.cancel() // in-flight loads and writes stop waiting

@@ -219,7 +219,7 @@ func TestInvariant10UpdateNeverBlocks(t *testing.T) {
 		t.Fatal("no loadedMsg after the store answered")
 	}
 	checkedUpdate(t, m, msg)
-	if !m.hasData {
+	if !m.load.hasData {
 		t.Fatal("workbook not installed")
 	}
 
@@ -258,8 +258,8 @@ func writeNeverBlocks(t *testing.T, m *Model, s *blockingStore, out chan tea.Msg
 		t.Errorf("write result not applied: writing=%v undo=%d", m.writes.writing, len(m.writes.undo))
 	}
 	// The refresh asked for during the write starts now, again only as a Cmd.
-	if !m.loading || s.loads.Load() != 1 {
-		t.Errorf("queued refresh: loading=%v loads=%d", m.loading, s.loads.Load())
+	if !m.load.loading || s.loads.Load() != 1 {
+		t.Errorf("queued refresh: loading=%v loads=%d", m.load.loading, s.loads.Load())
 	}
 	runCmds(cmd, out)
 	release()

@@ -58,12 +58,12 @@ func (m *Model) copyAndSay(s, said string) tea.Cmd {
 	if !m.c.term.tmux {
 		return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said))
 	}
-	switch m.tmuxClip {
+	switch m.tmux.clip {
 	case tmuxClipOff:
-		return m.toast(toastError, "%s", tmuxClipboardAdvice(m.tmuxSetClipboard))
+		return m.toast(toastError, "%s", tmuxClipboardAdvice(m.tmux.setClipboard))
 	case tmuxClipUnknown:
 		if m.opts.Tmux != "" {
-			m.tmuxClip = tmuxClipAsking
+			m.tmux.clip = tmuxClipAsking
 			return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said), queryTmuxClipboard(m.ctx, m.opts.Tmux))
 		}
 	}
@@ -71,7 +71,14 @@ func (m *Model) copyAndSay(s, said string) tea.Cmd {
 }
 
 // clipboardDropped says a copy can't arrive: tmux said it swallows OSC 52.
-func (m *Model) clipboardDropped() bool { return m.c.term.tmux && m.tmuxClip == tmuxClipOff }
+func (m *Model) clipboardDropped() bool { return m.c.term.tmux && m.tmux.clip == tmuxClipOff }
+
+// tmuxClip is what tmux said about passing the clipboard on, and its set-clipboard when it
+// drops OSC 52 (tmuxClipOff), for the advice.
+type tmuxClip struct {
+	clip         tmuxClipState
+	setClipboard string
+}
 
 // tmuxClipState is what tmux said about passing the clipboard on.
 type tmuxClipState int
@@ -127,13 +134,13 @@ func queryTmuxClipboard(ctx context.Context, bin string) tea.Cmd {
 func (m *Model) onTmuxClip(msg tmuxClipMsg) tea.Cmd {
 	switch {
 	case msg.err != nil:
-		m.tmuxClip = tmuxClipNoAnswer
+		m.tmux.clip = tmuxClipNoAnswer
 		return nil
 	case msg.setClipboard != "on" && msg.passthrough != "on" && msg.passthrough != "all":
-		m.tmuxClip, m.tmuxSetClipboard = tmuxClipOff, msg.setClipboard
+		m.tmux.clip, m.tmux.setClipboard = tmuxClipOff, msg.setClipboard
 		return m.toast(toastError, "%s", tmuxClipboardAdvice(msg.setClipboard))
 	}
-	m.tmuxClip = tmuxClipOn
+	m.tmux.clip = tmuxClipOn
 	return nil
 }
 

@@ -375,7 +375,7 @@ func (m *Model) openGroups() tea.Cmd {
 	if ts.cfg.Role != model.RoleDeadLetter {
 		return m.toast(toastInfo, "groups are for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
-	m.groups = newGroups(m.c, ts, m.dataGen)
+	m.groups = newGroups(m.c, ts, m.load.dataGen)
 	m.groups.scroll(groupsListHeight(m.geo.bodyH))
 	return nil
 }
@@ -434,8 +434,8 @@ func (m *Model) syncGroups() {
 		m.groups = nil
 		return
 	}
-	if ts.data != m.groups.data || m.dataGen != m.groups.gen {
-		m.groups.recount(ts.data, m.dataGen)
+	if ts.data != m.groups.data || m.load.dataGen != m.groups.gen {
+		m.groups.recount(ts.data, m.load.dataGen)
 	}
 	m.groups.scroll(groupsListHeight(m.geo.bodyH))
 }

@@ -39,8 +39,8 @@ func TestNoWriteOrRefreshWhilePlanning(t *testing.T) {
 		}
 	}
 	keys(m, "r")
-	if m.loading || st.loadCount() != 0 {
-		t.Errorf("r during planning must not load (loading %v, loads %d)", m.loading, st.loadCount())
+	if m.load.loading || st.loadCount() != 0 {
+		t.Errorf("r during planning must not load (loading %v, loads %d)", m.load.loading, st.loadCount())
 	}
 }
 
@@ -106,7 +106,7 @@ func TestQueuedRefreshLoadsOnce(t *testing.T) {
 	if !m.writes.refreshQueued {
 		t.Fatal("r during a write queues a refresh")
 	}
-	p.until("the write and the refresh", func() bool { return !m.writes.writing && !m.loading && st.loadCount() > 0 })
+	p.until("the write and the refresh", func() bool { return !m.writes.writing && !m.load.loading && st.loadCount() > 0 })
 	// A load thrown away starts the next one in the same Update (loading stays true), so
 	// loading is false only once the last load is in.
 	if n := st.loadCount(); n != 1 {

@@ -174,7 +174,7 @@ func (m *Model) shortHelpLine(w int) string {
 			b.WriteString(h.Help().Desc)
 		}
 	}
-	return m.helpLine.get(b.String(), func() string { return m.renderShortHelp(hs, w) })
+	return m.lines.help.get(b.String(), func() string { return m.renderShortHelp(hs, w) })
 }
 
 // hintSep separates the footer's hints: two spaces rather than " · ", which leaves room at 80

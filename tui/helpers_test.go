@@ -133,7 +133,7 @@ func loaded(m *Model, wb *model.Workbook) loadedMsg {
 	for i, t := range wb.Tabs {
 		tabs[i] = prepare(t)
 	}
-	return loadedMsg{seq: m.loadSeq, wb: wb, tabs: tabs}
+	return loadedMsg{seq: m.load.seq, wb: wb, tabs: tabs}
 }
 
 type modelOpt func(*Options)

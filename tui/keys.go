@@ -65,11 +65,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return tea.Suspend
 	}
-	if m.c.width < minWidth || m.c.height < minHeight || !m.hasData {
+	if m.c.width < minWidth || m.c.height < minHeight || !m.load.hasData {
 		switch {
 		case key.Matches(msg, k.Quit):
 			return m.requestQuit()
-		case key.Matches(msg, k.Refresh) && !m.hasData && !m.loading:
+		case key.Matches(msg, k.Refresh) && !m.load.hasData && !m.load.loading:
 			return m.startLoad()
 		}
 		return nil

@@ -16,10 +16,10 @@ func (m *Model) startLoad() tea.Cmd {
 	if m.store == nil {
 		return nil
 	}
-	m.loadSeq++
-	m.loading = true
-	m.loadGen = m.dataGen
-	return tea.Batch(loadCmd(m.ctx, m.store, m.loadSeq), m.spinner.Tick)
+	m.load.seq++
+	m.load.loading = true
+	m.load.gen = m.load.dataGen
+	return tea.Batch(loadCmd(m.ctx, m.store, m.load.seq), m.spinner.Tick)
 }
 
 // refresh is the `r` key.
@@ -29,7 +29,7 @@ func (m *Model) refresh() tea.Cmd {
 		return m.toast(toastInfo, "a replay is running; the table reloads when it ends")
 	case m.replay.planning:
 		return m.toast(toastInfo, "%s", planningNote)
-	case m.loading:
+	case m.load.loading:
 		return m.toast(toastInfo, "already loading…")
 	case m.writes.writing:
 		m.writes.refreshQueued = true
@@ -40,11 +40,11 @@ func (m *Model) refresh() tea.Cmd {
 
 // onLoaded installs a loaded workbook, carrying each tab's view state over.
 func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
-	if msg.seq != m.loadSeq {
+	if msg.seq != m.load.seq {
 		return nil // an older load; a newer one is in flight
 	}
-	m.loading = false
-	if m.loadGen != m.dataGen {
+	m.load.loading = false
+	if m.load.gen != m.load.dataGen {
 		// A write landed while this read was in flight: its data predates the write and
 		// would undo the optimistic update on screen. Read again.
 		return m.startLoad()
@@ -56,23 +56,23 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 // state over; a failed one keeps the data on screen and says why.
 func (m *Model) install(msg loadedMsg) tea.Cmd {
 	if msg.err != nil {
-		m.loadErr = msg.err
-		if !m.hasData {
+		m.load.err = msg.err
+		if !m.load.hasData {
 			return nil // the error view shows it, with r to retry
 		}
-		return m.toast(toastError, "refresh failed (showing the data from %s): %v", ago(m.c.now(), m.loadedAt), msg.err)
+		return m.toast(toastError, "refresh failed (showing the data from %s): %v", ago(m.c.now(), m.load.at), msg.err)
 	}
-	m.pushed = nil // older than this
-	m.loadErr = nil
+	m.hub.pushed = nil // older than this
+	m.load.err = nil
 	m.writes.lastErr = nil
 	wb := msg.wb
 	m.title = wb.Title
 	if wb.SpreadsheetID != "" {
 		m.spreadsheetID = wb.SpreadsheetID
 	}
-	m.loadedAt = wb.Loaded
-	if m.loadedAt.IsZero() {
-		m.loadedAt = m.c.now()
+	m.load.at = wb.Loaded
+	if m.load.at.IsZero() {
+		m.load.at = m.c.now()
 	}
 	m.missing = wb.Missing
 
@@ -83,17 +83,17 @@ func (m *Model) install(msg loadedMsg) tea.Cmd {
 	}
 	newMsgs, cmds := m.adoptTabs(tabs)
 	m.tabs = tabs
-	m.tabsGen++
+	m.lines.tabsGen++
 	m.active = 0
 	for i, ts := range tabs {
 		if activeName != "" && strings.EqualFold(ts.name(), activeName) {
 			m.active = i
 		}
 	}
-	if m.hasData && newMsgs > 0 {
+	if m.load.hasData && newMsgs > 0 {
 		cmds = append(cmds, m.toast(toastInfo, "%d new %s", newMsgs, model.Plural(newMsgs, "message", "messages")))
 	}
-	m.hasData = true
+	m.load.hasData = true
 	m.preview = previewCache{}
 	m.syncDetail()
 	m.staleTick = m.c.now()

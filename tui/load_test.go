@@ -16,17 +16,17 @@ func TestLoadingAndLoadError(t *testing.T) {
 	if got := plainScreen(m); !strings.Contains(got, "loading sheet-1") {
 		t.Errorf("loading view:\n%s", got)
 	}
-	send(m, loadedMsg{seq: m.loadSeq, err: errors.New("googleapi: Error 403: The caller does not have permission\x1b]0;x\x07")})
+	send(m, loadedMsg{seq: m.load.seq, err: errors.New("googleapi: Error 403: The caller does not have permission\x1b]0;x\x07")})
 	got := plainScreen(m)
 	if !strings.Contains(got, "Couldn't load the spreadsheet") || !strings.Contains(got, "403: The caller does not have permission␛]0;x␇") || !strings.Contains(got, "r retry") {
 		t.Errorf("load error view shows the sanitised error and what to do:\n%s", got)
 	}
 	cmd := send(m, press("r"))
-	if cmd == nil || !m.loading {
+	if cmd == nil || !m.load.loading {
 		t.Errorf("r retries the load")
 	}
 	send(m, loaded(m, testWorkbook(t)))
-	if !m.hasData || !strings.Contains(plainScreen(m), "Acme contact form") {
+	if !m.load.hasData || !strings.Contains(plainScreen(m), "Acme contact form") {
 		t.Errorf("after a good load the table shows")
 	}
 }
@@ -40,7 +40,7 @@ func TestRefreshKeepsCursorMarksAndFilter(t *testing.T) {
 	before := cursorID(m)
 	markedID := ts.data.table.Records[ts.visible[2]].ID
 	cmd := send(m, press("r"))
-	if cmd == nil || !m.loading {
+	if cmd == nil || !m.load.loading {
 		t.Fatal("r starts a load")
 	}
 	// The reloaded sheet has two new messages on top, and lost one of the marked rows.
@@ -69,7 +69,7 @@ func TestRefreshKeepsCursorMarksAndFilter(t *testing.T) {
 
 	// A failing refresh keeps the data and says so.
 	send(m, press("r"))
-	send(m, loadedMsg{seq: m.loadSeq, err: errors.New("Get \"https://sheets.googleapis.com\": dial tcp: i/o timeout")})
+	send(m, loadedMsg{seq: m.load.seq, err: errors.New("Get \"https://sheets.googleapis.com\": dial tcp: i/o timeout")})
 	out := plainScreen(m)
 	if !strings.Contains(out, "refresh failed") || !strings.Contains(out, "✗ error") || len(m.activeTab().visible) == 0 {
 		t.Errorf("refresh error: toast + header state, old data kept:\n%s", out)
@@ -79,17 +79,17 @@ func TestRefreshKeepsCursorMarksAndFilter(t *testing.T) {
 func TestStaleLoadAfterWriteIsDropped(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	send(m, press("r")) // a read is in flight…
-	seq := m.loadSeq
-	m.loading = false // …and (in this test) a write lands before it returns
+	seq := m.load.seq
+	m.load.loading = false // …and (in this test) a write lands before it returns
 	keys(m, "s", "4")
 	op := *m.writes.inflight
 	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0], Row: 2}}}})
-	m.loadSeq = seq
+	m.load.seq = seq
 	cmd := send(m, loaded(m, testWorkbook(t))) // data read before the write
 	if r, _ := m.activeTab().current(); r.Status != "done" {
 		t.Errorf("a read that started before the write must not undo it on screen: status %q", r.Status)
 	}
-	if cmd == nil || !m.loading {
+	if cmd == nil || !m.load.loading {
 		t.Errorf("the stale read is replaced by a fresh one")
 	}
 }
@@ -133,11 +133,11 @@ func TestOnlyInbox(t *testing.T) {
 func TestAutoRefresh(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24, func(o *Options) { o.Refresh = time.Minute })
 	cmd := send(m, refreshTickMsg{})
-	if cmd == nil || !m.loading {
+	if cmd == nil || !m.load.loading {
 		t.Fatal("a refresh tick while idle starts a load")
 	}
 	send(m, refreshTickMsg{})
-	if seq := m.loadSeq; seq != 2 {
+	if seq := m.load.seq; seq != 2 {
 		t.Errorf("a tick during a load doesn't start another: seq %d", seq)
 	}
 }

@@ -102,7 +102,7 @@ type previewCache struct {
 func (m *Model) previewLines(ts *tabState, w, h int) []string {
 	r, ri := ts.current()
 	pc := &m.preview
-	if pc.lines != nil && pc.ri == ri && pc.data == ts.data && pc.w == w && pc.h == h && pc.gen == m.dataGen {
+	if pc.lines != nil && pc.ri == ri && pc.data == ts.data && pc.w == w && pc.h == h && pc.gen == m.load.dataGen {
 		return pc.lines
 	}
 	st := m.c.styles
@@ -157,6 +157,6 @@ func (m *Model) previewLines(ts *tabState, w, h int) []string {
 			lines[h-1] = st.paint(st.Muted, fit(more, w))
 		}
 	}
-	*pc = previewCache{ri: ri, data: ts.data, w: w, h: h, gen: m.dataGen, lines: padLines(lines, w, h)}
+	*pc = previewCache{ri: ri, data: ts.data, w: w, h: h, gen: m.load.dataGen, lines: padLines(lines, w, h)}
 	return pc.lines
 }

@@ -25,7 +25,7 @@ func (m *Model) recountStale() {
 	now := m.c.now()
 	for _, ts := range m.tabs {
 		if ts.recountStale(now) {
-			m.tabsGen++
+			m.lines.tabsGen++
 		}
 	}
 }

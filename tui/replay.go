@@ -73,7 +73,7 @@ func snapshot(t *model.Table, idx []int32) (*model.Table, []*model.Record) {
 // startReplay answers R (all=false) and A (all=true) in the table, and R in the detail view
 // (inDetail: the record shown, whatever is marked).
 func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
-	if m.ending {
+	if m.end.ending {
 		return m.toast(toastInfo, "%s", endingNote)
 	}
 	if why := m.c.roleRefusal(model.AccessOperator, "replay dead letters"); why != "" {

@@ -157,11 +157,11 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	if m.replay.running() || m.writes.writing {
 		return m.toast(toastInfo, "busy: try again when the current write or replay finishes")
 	}
-	if m.loading {
+	if m.load.loading {
 		// A load in flight would replace the rows the run is about to write back: drop it
 		// (the run reloads when it ends).
-		m.loadSeq++
-		m.loading = false
+		m.load.seq++
+		m.load.loading = false
 	}
 	m.writes.refreshQueued = false
 	m.replay.runSeq++
@@ -332,18 +332,18 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.toast(level, "replay %s: %s%s", runOutcomeWord(r), reportCounts(rep), more))
 	if m.store != nil {
-		m.loading = false
+		m.load.loading = false
 		m.replay.runReload = true
 		cmds = append(cmds, m.startLoad())
 	}
 	if m.replay.quitAfterRun {
 		// The report would vanish with the screen: it goes to the terminal on the way out.
-		m.exitNote = fmt.Sprintf("triage: replay %s: %s (%d/%d %s)", runOutcomeWord(r), reportCounts(rep), r.done, r.total, model.Plural(r.total, "call", "calls"))
+		m.end.note = fmt.Sprintf("triage: replay %s: %s (%d/%d %s)", runOutcomeWord(r), reportCounts(rep), r.done, r.total, model.Plural(r.total, "call", "calls"))
 		if r.halt != nil {
-			m.exitNote += "\n" + haltLine(r.halt)
+			m.end.note += "\n" + haltLine(r.halt)
 		}
 		if n := len(rep.WriteErrors) + len(rep.WriteConflicts); n > 0 {
-			m.exitNote += fmt.Sprintf("\n%d %s not written back: replaying again is harmless (every call keeps its key)", n, model.Plural(n, "outcome", "outcomes"))
+			m.end.note += fmt.Sprintf("\n%d %s not written back: replaying again is harmless (every call keeps its key)", n, model.Plural(n, "outcome", "outcomes"))
 		}
 		cmds = append(cmds, m.quit())
 	}
@@ -673,7 +673,7 @@ func (m *Model) requestQuit() tea.Cmd {
 func (m *Model) cancelAndQuit() tea.Cmd {
 	if m.replay.quitAfterRun {
 		r := m.replay.run
-		m.exitNote = fmt.Sprintf("triage: quit during a replay (%d/%d %s had an outcome); calls in flight may have been sent without their outcome written back: replaying again is harmless (every call keeps its key)",
+		m.end.note = fmt.Sprintf("triage: quit during a replay (%d/%d %s had an outcome); calls in flight may have been sent without their outcome written back: replaying again is harmless (every call keeps its key)",
 			r.done, r.total, model.Plural(r.total, "call", "calls"))
 		return m.quit()
 	}

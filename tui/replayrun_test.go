@@ -65,7 +65,7 @@ func TestEscDuringReplayGoesBackAndTheRunGoesOn(t *testing.T) {
 		t.Errorf("s during a run is refused:\n%s", plainScreen(m))
 	}
 	p.keys("r")
-	if m.loading || st.loadCount() != loads {
+	if m.load.loading || st.loadCount() != loads {
 		t.Error("r during a run must not load")
 	}
 	p.keys("P")
@@ -132,8 +132,8 @@ func TestReplayRunProgressCancelAndReload(t *testing.T) {
 	loads := st.loadCount()
 	p.keys("r")
 	p.send(refreshTickMsg{})
-	if m.loading || !strings.Contains(plainScreen(m), "the table reloads when it ends") {
-		t.Errorf("no refresh during a run: loading=%v\n%s", m.loading, plainScreen(m))
+	if m.load.loading || !strings.Contains(plainScreen(m), "the table reloads when it ends") {
+		t.Errorf("no refresh during a run: loading=%v\n%s", m.load.loading, plainScreen(m))
 	}
 
 	runCancelsAndReloads(t, m, p, fr, st, loads)
@@ -157,7 +157,7 @@ func runCancelsAndReloads(t *testing.T, m *Model, p *pump, fr *fakeReplayer, st 
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
-	p.until("the reload", func() bool { return st.loadCount() > loads && !m.loading })
+	p.until("the reload", func() bool { return st.loadCount() > loads && !m.load.loading })
 	p.keys("esc")
 	if m.replay.showRun {
 		t.Error("esc closes the finished run's view")

@@ -118,7 +118,7 @@ func TestInvariant9Sanitised(t *testing.T) {
 	}
 	m := New(Options{Store: nopStore{t: t}, NoColor: true, Now: fixedNow})
 	send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
-	send(m, loadedMsg{seq: m.loadSeq, err: errors.New("bad \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \u009b2J")})
+	send(m, loadedMsg{seq: m.load.seq, err: errors.New("bad \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \u009b2J")})
 	checkClean(t, "load error view", screen(m), true)
 }
 

@@ -112,26 +112,26 @@ func (m *Model) onPushed(msg pushedMsg) tea.Cmd {
 		return nil // the hub is gone: stop listening
 	}
 	next := listenCmd(m.opts.Updates)
-	if m.waitPush {
-		m.waitPush, m.loading = false, false // the push is the first load
+	if m.hub.waitPush {
+		m.hub.waitPush, m.load.loading = false, false // the push is the first load
 	}
 	if msg.msg.wb == nil && msg.msg.err == nil {
 		return next // a nil push: nothing to show
 	}
 	if m.replay.running() || m.replay.planning {
-		m.pushed = &msg.msg
+		m.hub.pushed = &msg.msg
 		return next
 	}
-	m.pushed = nil
+	m.hub.pushed = nil
 	return tea.Batch(next, m.install(msg.msg))
 }
 
 // installHeld puts a push held during a replay in place once the replay is over.
 func (m *Model) installHeld() tea.Cmd {
-	if m.pushed == nil || m.replay.running() || m.replay.planning {
+	if m.hub.pushed == nil || m.replay.running() || m.replay.planning {
 		return nil
 	}
-	msg := *m.pushed
-	m.pushed = nil
+	msg := *m.hub.pushed
+	m.hub.pushed = nil
 	return m.install(msg)
 }

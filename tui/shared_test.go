@@ -39,13 +39,13 @@ func TestPushedWorkbookKeepsViewState(t *testing.T) {
 	ch := make(chan *Prepared, 1)
 	m := New(Options{Store: nopStore{t: t}, Now: fixedNow, Updates: ch})
 	m.Init()
-	if !m.waitPush {
+	if !m.hub.waitPush {
 		t.Fatal("with Updates and no Initial, Init loads instead of waiting for the push")
 	}
 	send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	send(m, pushed(t, ch, Prepare(testWorkbook(t), nil)))
-	if !m.hasData || m.loading {
-		t.Fatalf("the first push did not end the first load: hasData %v loading %v", m.hasData, m.loading)
+	if !m.load.hasData || m.load.loading {
+		t.Fatalf("the first push did not end the first load: hasData %v loading %v", m.load.hasData, m.load.loading)
 	}
 	keys(m, "/")
 	typeText(m, "example.com")

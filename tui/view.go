@@ -55,7 +55,7 @@ func (m *Model) View() tea.View {
 
 // usable reports whether the normal layout is drawn (data loaded, terminal big enough).
 func (m *Model) usable() bool {
-	return m.hasData && m.c.width >= minWidth && m.c.height >= minHeight
+	return m.load.hasData && m.c.width >= minWidth && m.c.height >= minHeight
 }
 
 func (m *Model) render() string {
@@ -63,7 +63,7 @@ func (m *Model) render() string {
 	if w < minWidth || h < minHeight {
 		return m.renderTooSmall(w, h)
 	}
-	if !m.hasData {
+	if !m.load.hasData {
 		return m.renderStart(w, h)
 	}
 	if m.help.open {
@@ -134,11 +134,11 @@ func (m *Model) renderStart(w, h int) string {
 		name = "the spreadsheet"
 	}
 	lines := []string{fitStyled(st.paint(st.Title, " triage")+st.paint(st.Muted, " · "+truncate(cellLine(name), w-12)), w), ""}
-	if m.loading || m.loadErr == nil {
+	if m.load.loading || m.load.err == nil {
 		lines = append(lines, "  "+m.spinnerView()+" loading "+truncate(cellLine(name), w-14)+"…")
 	} else {
 		lines = append(lines, "  "+st.paint(st.ConnErr, "Couldn't load the spreadsheet:"), "")
-		for _, l := range wrapText(model.Sanitize(m.loadErr.Error()), w-4) {
+		for _, l := range wrapText(model.Sanitize(m.load.err.Error()), w-4) {
 			lines = append(lines, "  "+l)
 		}
 		var ks []string
@@ -251,14 +251,14 @@ func (m *Model) headerRight() string {
 			saving += ", then quitting"
 		}
 		right = append(right, saving)
-	case m.loading:
+	case m.load.loading:
 		right = append(right, m.spinnerView()+" refreshing")
-	case m.loadErr != nil || m.writes.lastErr != nil:
+	case m.load.err != nil || m.writes.lastErr != nil:
 		right = append(right, st.paint(st.ConnErr, "✗ error"))
 	default:
 		right = append(right, st.paint(st.ConnOK, "● ok"))
 	}
-	right = append(right, st.paint(st.Muted, "refreshed "+ago(m.c.now(), m.loadedAt)))
+	right = append(right, st.paint(st.Muted, "refreshed "+ago(m.c.now(), m.load.at)))
 	return strings.Join(right, st.paint(st.Muted, " · ")) + " "
 }
 
@@ -278,7 +278,7 @@ func spread(left, right string, w int) string {
 // tabBar lists the tabs with their counts, most detailed first, less detail until it fits
 // (80 columns show the active tab's counts and the first count of the others).
 func (m *Model) tabBar(w int) string {
-	return m.tabLine.get(fmt.Sprint(w, m.active, m.tabsGen), func() string { return m.renderTabBar(w) })
+	return m.lines.tabs.get(fmt.Sprint(w, m.active, m.lines.tabsGen), func() string { return m.renderTabBar(w) })
 }
 
 func (m *Model) renderTabBar(w int) string {

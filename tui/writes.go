@@ -182,8 +182,8 @@ func (m *Model) showApplied(ts *tabState, res model.ApplyResult) {
 			m.setCells(ts, ri, map[model.Field]string{c.Field: c.Now})
 		}
 	}
-	m.dataGen++
-	m.tabsGen++
+	m.load.dataGen++
+	m.lines.tabsGen++
 	ts.recountStale(m.c.now())
 	idx := ts.cursor
 	_, cur := ts.current()

@@ -114,16 +114,16 @@ func TestRefreshDuringWriteWaits(t *testing.T) {
 	if !m.writes.writing {
 		t.Fatal("write should be in flight")
 	}
-	if cmd := send(m, refreshTickMsg{}); m.loading {
+	if cmd := send(m, refreshTickMsg{}); m.load.loading {
 		t.Errorf("auto-refresh must not start while a write is in flight (cmd %v)", cmd != nil)
 	}
 	send(m, press("r"))
-	if m.loading || !m.writes.refreshQueued {
+	if m.load.loading || !m.writes.refreshQueued {
 		t.Errorf("manual refresh waits for the write")
 	}
 	op := *m.writes.inflight
 	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0], Row: 2}}}})
-	if !m.loading {
+	if !m.load.loading {
 		t.Errorf("the queued refresh starts when the write finishes")
 	}
 }
