@@ -110,7 +110,7 @@ func (m *Model) canWrite() string {
 // marked rows the filter shows, else the cursor row.
 func (m *Model) collectTargets(inDetail bool) (*tabState, pendingAction, bool) {
 	if inDetail && m.detail != nil {
-		ts := m.tabNamed(m.detail.tab)
+		ts := m.tabs.named(m.detail.tab)
 		if ts == nil || ts.data == nil {
 			return nil, pendingAction{}, false
 		}
@@ -125,7 +125,7 @@ func (m *Model) collectTargets(inDetail bool) (*tabState, pendingAction, bool) {
 		}
 		return ts, p, true
 	}
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts == nil || ts.data == nil {
 		return nil, pendingAction{}, false
 	}
@@ -303,7 +303,7 @@ func (m *Model) onAction(a action) tea.Cmd {
 		return m.applySort(a)
 	case confirmAction:
 		m.dialog = nil
-		if ts := m.tabNamed(a.op.tab); ts != nil && ts.data != nil && len(a.op.unmark) > 0 {
+		if ts := m.tabs.named(a.op.tab); ts != nil && ts.data != nil && len(a.op.unmark) > 0 {
 			// The marked rows the action leaves out were part of the choice just made.
 			for _, id := range a.op.unmark {
 				if ri, ok := ts.data.byID[id]; ok {
@@ -339,7 +339,7 @@ func (m *Model) onAction(a action) tea.Cmd {
 func (m *Model) setStatus(status string) tea.Cmd {
 	p := m.pending
 	m.pending = pendingAction{}
-	ts := m.tabNamed(p.tab)
+	ts := m.tabs.named(p.tab)
 	if ts == nil || ts.data == nil {
 		return m.toast(toastError, "tab %s is gone since the picker opened; nothing changed", p.tab)
 	}
@@ -472,9 +472,9 @@ func (m *Model) startUndo() tea.Cmd {
 		return m.toast(toastInfo, "nothing to undo")
 	}
 	op := writeOp{kind: writeUndo, tab: last.tab, edits: inverseAll(last.edits), undoes: &last}
-	here := m.activeTab()
+	here := m.tabs.current()
 	if m.detail != nil {
-		here = m.tabNamed(m.detail.tab)
+		here = m.tabs.named(m.detail.tab)
 	}
 	sameTab := here != nil && here.name() == last.tab
 	if len(op.edits) == 1 && sameTab {
@@ -496,7 +496,7 @@ func (m *Model) startUndo() tea.Cmd {
 // undoWhat names the rows an undo touches and what they go back to: "row 5 (ID 8f3a…):
 // status back to new" or "rows 5, 9, 12: status back to new".
 func (m *Model) undoWhat(op writeOp) string {
-	ts := m.tabNamed(op.tab)
+	ts := m.tabs.named(op.tab)
 	var rows []string
 	for i, e := range op.edits {
 		if i == 4 {

@@ -15,7 +15,7 @@ import (
 func TestSetCellsRederivesProblemsAndWidths(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 160, 30)
 	keys(m, "3")
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	_, ri, _ := ts.data.record("job-1")
 	r := &ts.data.table.Records[ri]
 	has := func(sub string) bool {
@@ -216,7 +216,7 @@ func setStatusApplied(t *testing.T, m *Model) {
 		Applied:   []model.Applied{{Edit: op.edits[0], Row: 2}, {Edit: op.edits[1], Row: 3}},
 		Conflicts: []model.Conflict{conflict},
 	}})
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	t0 := ts.data.table
 	for id, wantStatus := range map[string]string{"msg-000": "done", "msg-001": "done", "msg-002": "spam"} {
 		r := &t0.Records[ts.data.byID[id]]
@@ -301,7 +301,7 @@ func TestClearError(t *testing.T) {
 	if !m.writes.writing || len(m.writes.inflight.edits) != 1 {
 		t.Fatalf("one sticky row: written after the confirm, got writing=%v dialog %T", m.writes.writing, m.dialog)
 	}
-	if ts := m.activeTab(); ts.nMarked != 1 {
+	if ts := m.tabs.current(); ts.nMarked != 1 {
 		t.Errorf("the skipped rows are unmarked with the confirm, the one in flight stays until it lands: %d marked", ts.nMarked)
 	}
 	e := m.writes.inflight.edits[0]

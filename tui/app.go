@@ -120,11 +120,8 @@ type Model struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	title    string
-	tabs     []*tabState
-	active   int
-	missing  []model.TabConfig
-	brokenOK map[string]bool // broken tabs already toasted, so a refresh doesn't repeat it
+	title string
+	tabs  tabSet // the tabs, the active one and the tab bar (tabs.go)
 
 	load   loadState  // the load in flight and what the last one left (load.go)
 	writes writeQueue // the write in flight, the undo stack, quit-after-write (writes.go)
@@ -151,7 +148,9 @@ type Model struct {
 	tmux      tmuxClip    // whether tmux passes OSC 52 on (clipboard.go)
 	end       endState    // told to end, and what to print once the screen is gone
 	staleTick time.Time   // when the queue tabs' stale counts were last recomputed
-	lines     lineMemos   // the help line and the tab bar, memoised (view.go)
+	// helpLine is the footer's key hints, memoised: it rarely changes but costs lipgloss
+	// renders each frame (help.go).
+	helpLine memo
 
 	geo geometry // the body's layout, recomputed at the end of every Update (layout.go)
 }
@@ -183,13 +182,6 @@ type endState struct {
 	ending bool   // told to end (ShutdownMsg): nothing new starts
 }
 
-// lineMemos are lines that rarely change but cost lipgloss renders each frame; each is keyed
-// by everything it depends on.
-type lineMemos struct {
-	help, tabs memo
-	tabsGen    int // bumped whenever tabs, names or counts change
-}
-
 // New builds the root model.
 func New(opts Options) *Model {
 	if opts.Now == nil {
@@ -214,7 +206,7 @@ func New(opts Options) *Model {
 	c.role, c.remote, c.user, c.identity = opts.Access, opts.Remote, opts.User, opts.Identity
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
-	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, brokenOK: map[string]bool{}, spreadsheetID: opts.SpreadsheetID, help: helpView{c: c}, prompt: filterPrompt{c: c}}
+	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, tabs: tabSet{brokenOK: map[string]bool{}}, spreadsheetID: opts.SpreadsheetID, help: helpView{c: c}, prompt: filterPrompt{c: c}}
 	m.watch.c, m.replay.c = c, c
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.spinner = spinner.New(spinner.WithSpinner(spinner.MiniDot))
@@ -374,17 +366,28 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// activeTab is the selected tab, or nil before the first load.
-func (m *Model) activeTab() *tabState {
-	if m.active < 0 || m.active >= len(m.tabs) {
-		return nil
-	}
-	return m.tabs[m.active]
+// tabSet is the workbook's tabs as the screen shows them: the active one, the configured ones
+// the sheet lacks, and the tab bar, memoised.
+type tabSet struct {
+	list     []*tabState
+	active   int
+	missing  []model.TabConfig
+	brokenOK map[string]bool // broken tabs already toasted, so a refresh doesn't repeat it
+	bar      memo            // the tab bar: it rarely changes but costs lipgloss renders each frame
+	gen      int             // bumped whenever tabs, names or counts change
 }
 
-// tabNamed finds a tab by its sheet name.
-func (m *Model) tabNamed(name string) *tabState {
-	for _, ts := range m.tabs {
+// current is the selected tab, or nil before the first load.
+func (t *tabSet) current() *tabState {
+	if t.active < 0 || t.active >= len(t.list) {
+		return nil
+	}
+	return t.list[t.active]
+}
+
+// named finds a tab by its sheet name.
+func (t *tabSet) named(name string) *tabState {
+	for _, ts := range t.list {
 		if strings.EqualFold(ts.name(), name) {
 			return ts
 		}
@@ -394,7 +397,7 @@ func (m *Model) tabNamed(name string) *tabState {
 
 // restyled drops every rendering cached with the old styles.
 func (m *Model) restyled() {
-	m.lines.help, m.lines.tabs = memo{}, memo{}
+	m.helpLine, m.tabs.bar = memo{}, memo{}
 	m.preview = previewCache{}
 	if m.c.ascii {
 		m.spinner.Spinner = spinner.Line

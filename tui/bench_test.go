@@ -136,7 +136,7 @@ func BenchmarkFilterKeystroke100k(b *testing.B) {
 			}
 			b.StopTimer()
 			m.Update(next)
-			if len(m.activeTab().visible) == 0 {
+			if len(m.tabs.current().visible) == 0 {
 				b.Fatal("the filter matched nothing; the benchmark would measure nothing")
 			}
 		})
@@ -266,7 +266,7 @@ func BenchmarkSort100k(b *testing.B) {
 				keys(m, "/")
 				typeText(m, "example")
 				keys(m, "enter", "j", "j")
-				ts := m.activeTab()
+				ts := m.tabs.current()
 				m.onAction(sortAction{tab: "Inbox", by: col})
 				b.ReportAllocs()
 				b.ResetTimer()

@@ -146,7 +146,7 @@ func (m *Model) onTmuxClip(msg tmuxClipMsg) tea.Cmd {
 
 // copyID copies the cursor row's ID (`y` in the table).
 func (m *Model) copyID() tea.Cmd {
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts == nil || ts.data == nil {
 		return nil
 	}

@@ -73,8 +73,8 @@ func TestColumnWidthsFollowContentAndImportance(t *testing.T) {
 	wb := demoWorkbook(t)
 	for _, w := range []int{60, 80, 100, 120, 200} {
 		m := newLoaded(t, wb, w, 24)
-		for tab := range m.tabs {
-			ts := m.tabs[tab]
+		for tab := range m.tabs.list {
+			ts := m.tabs.list[tab]
 			ts.relayout(m.c, w)
 			name := fmt.Sprintf("%s at %d", ts.name(), w)
 			shown, total := 0, gutterWidth
@@ -103,7 +103,7 @@ func TestColumnWidthsFollowContentAndImportance(t *testing.T) {
 				}
 			}
 		}
-		dead, queue, inbox := m.tabs[1], m.tabs[2], m.tabs[0]
+		dead, queue, inbox := m.tabs.list[1], m.tabs.list[2], m.tabs.list[0]
 		if kw := colWidth(dead, "KEY"); kw < 10 {
 			t.Errorf("failed_calls at %d: KEY is %d cells, want ≥ 10", w, kw)
 		}
@@ -134,7 +134,7 @@ func TestColumnWidthsFollowContentAndImportance(t *testing.T) {
 	}
 	// At 200 columns nothing is hidden and nothing bounded is cut.
 	m := newLoaded(t, wb, 200, 24)
-	for _, ts := range m.tabs {
+	for _, ts := range m.tabs.list {
 		ts.relayout(m.c, 200)
 		for i, c := range ts.data.cols {
 			if ts.widths[i] == 0 || (!c.flex() && ts.widths[i] < ts.data.natural[i]) {
@@ -149,7 +149,7 @@ func TestColumnWidthsFollowContentAndImportance(t *testing.T) {
 func TestMintedKeysAreMarked(t *testing.T) {
 	m := newLoaded(t, demoWorkbook(t), 120, 40)
 	keys(m, "2")
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	minted, cell := 0, 0
 	for i := range ts.data.table.Records {
 		r := &ts.data.table.Records[i]
@@ -307,7 +307,7 @@ func TestSortKeys(t *testing.T) {
 func TestSortThroughTheUI(t *testing.T) {
 	wb := testWorkbook(t)
 	m := newLoaded(t, wb, 100, 30)
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if !strings.Contains(plainScreen(m), "AGE ▲") {
 		t.Fatalf("the inbox's default order is newest first, AGE ▲:\n%s", plainScreen(m))
 	}
@@ -369,7 +369,7 @@ func TestSortThroughTheUI(t *testing.T) {
 	check("NAME ▼", true)
 	// A refresh keeps the sort (and the cursor, marks, filter).
 	send(m, loaded(m, testWorkbook(t)))
-	ts = m.activeTab()
+	ts = m.tabs.current()
 	check("after a refresh", true)
 	// The filter narrows the sorted order.
 	keys(m, "esc", "/")

@@ -24,7 +24,7 @@ func TestDeadLetterFilters(t *testing.T) {
 		keys(m, "/")
 		typeText(m, q)
 		keys(m, "enter")
-		if got := len(m.activeTab().visible); got != want {
+		if got := len(m.tabs.current().visible); got != want {
 			t.Errorf("filter %q shows %d rows, want %d", q, got, want)
 		}
 		keys(m, "esc")

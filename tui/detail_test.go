@@ -145,7 +145,7 @@ func TestDetailStatusAsTheTableShowsIt(t *testing.T) {
 				t.Fatalf("no row %s on tab %s", c.id, c.tab)
 			}
 		}
-		if r, _ := m.activeTab().current(); r.Status != c.want {
+		if r, _ := m.tabs.current().current(); r.Status != c.want {
 			t.Errorf("%s: the table's status is %q, want %q", c.id, r.Status, c.want)
 		}
 		keys(m, "enter")

@@ -15,7 +15,7 @@ func (m *Model) detailRole() model.Role {
 	if m.detail == nil {
 		return ""
 	}
-	if ts := m.tabNamed(m.detail.tab); ts != nil {
+	if ts := m.tabs.named(m.detail.tab); ts != nil {
 		return ts.cfg.Role
 	}
 	return ""
@@ -54,7 +54,7 @@ func (m *Model) helpGroups() []helpGroup {
 		return m.offered(m.c.keys.detailHelp(m.detailRole()))
 	}
 	role := model.Role("")
-	if ts := m.activeTab(); ts != nil && ts.data != nil {
+	if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		role = ts.cfg.Role
 	}
 	return m.offered(m.c.keys.tableHelp(role))
@@ -86,7 +86,7 @@ func (m *Model) helpTitle() string {
 	if m.detail != nil {
 		return "Detail keys"
 	}
-	if ts := m.activeTab(); ts != nil && ts.data != nil {
+	if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		return "Keys on " + cellLine(ts.name())
 	}
 	return "Keys"

@@ -92,7 +92,7 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 
 	tm.Send(press("q"))
 	fm := finalModel(t, tm)
-	if ts := fm.activeTab(); ts == nil || ts.filter.query != "status:new" || len(ts.visible) != 5 {
+	if ts := fm.tabs.current(); ts == nil || ts.filter.query != "status:new" || len(ts.visible) != 5 {
 		t.Errorf("final model: filter %q with %d rows", ts.filter.query, len(ts.visible))
 	}
 }

@@ -152,9 +152,9 @@ func (m *Model) startEditPayload(inDetail bool) tea.Cmd {
 	if why := m.canWrite(); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if inDetail && m.detail != nil {
-		ts = m.tabNamed(m.detail.tab)
+		ts = m.tabs.named(m.detail.tab)
 	}
 	if ts == nil || ts.data == nil {
 		return nil
@@ -257,7 +257,7 @@ func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
 		return m.toast(toastInfo, "no change: nothing written")
 	}
 	e.newText = compact.String()
-	ts := m.tabNamed(e.tab)
+	ts := m.tabs.named(e.tab)
 	var r *model.Record
 	if ts != nil {
 		r, _, _ = ts.data.record(e.id)
@@ -465,7 +465,7 @@ func (m *Model) afterPayloadWrite(msg appliedMsg) tea.Cmd {
 	if msg.err != nil || len(msg.res.Applied) == 0 || m.dialog != nil {
 		return nil // onApplied reported it
 	}
-	ts := m.tabNamed(e.tab)
+	ts := m.tabs.named(e.tab)
 	if ts == nil || ts.data == nil {
 		return nil
 	}

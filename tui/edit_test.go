@@ -160,8 +160,8 @@ func TestEditOutcomes(t *testing.T) {
 		// It lands: the row shows it, the replay isn't offered for a rejected row (it says how),
 		// and u undoes it with the inverse edit.
 		send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0], Row: 3}}}})
-		r, _, _ := m.activeTab().data.record("k-2")
-		if got := m.activeTab().data.table.Get(r, model.FPayload); got != want.Set[model.FPayload] {
+		r, _, _ := m.tabs.current().data.record("k-2")
+		if got := m.tabs.current().data.table.Get(r, model.FPayload); got != want.Set[model.FPayload] {
 			t.Errorf("the row shows %q", got)
 		}
 		if !strings.Contains(toastTexts(m), "new payload written · u undoes") || !strings.Contains(toastTexts(m), "row 3 is still rejected: e clears its error, then R replays it") {
@@ -214,7 +214,7 @@ func TestEditKeyNeverChanges(t *testing.T) {
 	// A minted key (mailer has no key field): saved with the payload, outside Expect.
 	m = newLoaded(t, payloadKeyed(t), 80, 24)
 	keys(m, "2", "j")
-	r, _ := m.activeTab().current()
+	r, _ := m.tabs.current().current()
 	if r.KeyOrigin != model.KeyMinted {
 		t.Fatalf("mailer's key is %v", r.KeyOrigin)
 	}

@@ -91,7 +91,7 @@ func (ts *tabState) applyFilter(q string) {
 // columns).
 func (m *Model) filterPlaceholder() string {
 	role := model.Role("")
-	if ts := m.activeTab(); ts != nil {
+	if ts := m.tabs.current(); ts != nil {
 		role = ts.cfg.Role
 	}
 	switch role {
@@ -108,7 +108,7 @@ func (m *Model) filterPlaceholder() string {
 // lines. It is there while typing and after enter, and goes when the query is fixed. The
 // term itself is searched as text meanwhile (usually "No rows match").
 func (m *Model) filterNoteLines(w int) []string {
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts == nil || ts.filter.problem == "" || m.help.open || m.detail != nil || m.replay.showRun {
 		return nil
 	}

@@ -12,7 +12,7 @@ func TestFilter(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	keys(m, "/")
 	typeText(m, "status:new")
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if len(ts.visible) != 10 {
 		t.Errorf("status:new shows %d rows, want 10 (5 blank + 5 new)", len(ts.visible))
 	}
@@ -59,7 +59,7 @@ func TestFilter(t *testing.T) {
 // result against a fresh full scan: narrowing must be an optimisation, never a change.
 func TestNarrowingMatchesFullScan(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	check := func(step string) {
 		t.Helper()
 		want := ts.data.match(model.ParseFilter(ts.filter.query), ts.data.order)
@@ -119,7 +119,7 @@ func TestNarrows(t *testing.T) {
 // visibleIDs is the IDs of the rows the active tab shows, sorted (the display order is the
 // table's business; the filter decides which rows).
 func visibleIDs(m *Model) string {
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	ids := make([]string, 0, len(ts.visible))
 	for _, ri := range ts.visible {
 		ids = append(ids, ts.data.table.Records[ri].ID)

@@ -368,7 +368,7 @@ func filterSafe(s string) string {
 
 // openGroups answers the groups key on the dead-letter tab.
 func (m *Model) openGroups() tea.Cmd {
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts == nil || ts.data == nil {
 		return nil
 	}
@@ -402,7 +402,7 @@ func (m *Model) onGroupsKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // pickGroup sets the tab's filter to a group and goes back to the table.
 func (m *Model) pickGroup(g groupRow) tea.Cmd {
-	ts := m.tabNamed(m.groups.tab)
+	ts := m.tabs.named(m.groups.tab)
 	m.groups = nil
 	if ts == nil || ts.data == nil {
 		return nil
@@ -429,7 +429,7 @@ func (m *Model) syncGroups() {
 	if m.groups == nil {
 		return
 	}
-	ts := m.tabNamed(m.groups.tab)
+	ts := m.tabs.named(m.groups.tab)
 	if ts == nil || ts.data == nil {
 		m.groups = nil
 		return

@@ -116,7 +116,7 @@ func TestGroupEnterFiltersToExactlyTheGroup(t *testing.T) {
 		if m.groups != nil {
 			t.Fatal("enter left the group view open")
 		}
-		ts := m.activeTab()
+		ts := m.tabs.current()
 		q := ts.filter.query
 		if strings.ContainsAny(q, `"'|`) {
 			t.Errorf("group %s/%s: filter %q uses more than field:value terms", g.source, g.kind, q)

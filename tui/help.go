@@ -53,7 +53,7 @@ func (m *Model) ShortHelp() []key.Binding {
 		hs = append(hs, withDesc(k.Clear, "dismiss halt"))
 	}
 	role := model.Role("")
-	if ts := m.activeTab(); ts != nil && ts.data != nil {
+	if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		role = ts.cfg.Role
 	}
 	hs = append(hs, k.Detail, k.Filter, k.Mark)
@@ -174,7 +174,7 @@ func (m *Model) shortHelpLine(w int) string {
 			b.WriteString(h.Help().Desc)
 		}
 	}
-	return m.lines.help.get(b.String(), func() string { return m.renderShortHelp(hs, w) })
+	return m.helpLine.get(b.String(), func() string { return m.renderShortHelp(hs, w) })
 }
 
 // hintSep separates the footer's hints: two spaces rather than " · ", which leaves room at 80

@@ -19,8 +19,8 @@ func TestHelpOverlayListsEveryBinding(t *testing.T) {
 			keys(m, "j")
 			out += plainScreen(m)
 		}
-		role := m.activeTab().cfg.Role
-		if !strings.Contains(out, "Keys on "+m.activeTab().name()) {
+		role := m.tabs.current().cfg.Role
+		if !strings.Contains(out, "Keys on "+m.tabs.current().name()) {
 			t.Errorf("%s: the help says which tab it is for:\n%s", role, out)
 		}
 		for _, g := range m.c.keys.tableHelp(role) {
@@ -69,7 +69,7 @@ func TestHelpScrollsWhenTooTall(t *testing.T) {
 		keys(m, "j")
 	}
 	all := strings.Join(mapKeys(seen), "\n")
-	for _, g := range m.c.keys.tableHelp(m.activeTab().cfg.Role) {
+	for _, g := range m.c.keys.tableHelp(m.tabs.current().cfg.Role) {
 		for _, b := range g.bindings {
 			if !strings.Contains(all, b.Help().Key) {
 				t.Errorf("help at 60x15 never shows %q, even scrolled", b.Help().Key)

@@ -272,7 +272,7 @@ func toastTexts(m *Model) string {
 
 // cursorID is the ID of the record under the cursor of the active tab.
 func cursorID(m *Model) string {
-	r, _ := m.activeTab().current()
+	r, _ := m.tabs.current().current()
 	if r == nil {
 		return ""
 	}

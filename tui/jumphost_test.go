@@ -152,7 +152,7 @@ func TestCopyLink(t *testing.T) {
 	m := newLoaded(t, wb, 100, 30)
 	keys(m, "2", "j")
 	cmd := send(m, press("o"))
-	r, _ := m.activeTab().current()
+	r, _ := m.tabs.current().current()
 	want := "https://docs.google.com/spreadsheets/d/sheet-1/edit#gid=1234567&range=A" + itoa(r.Row)
 	if !strings.Contains(plainScreen(m), "copied the sheet link to failed_calls row "+itoa(r.Row)+" (gid=1234567&range=A"+itoa(r.Row)+")") {
 		t.Errorf("o copies the row's link and says so:\n%s", plainScreen(m))
@@ -186,8 +186,8 @@ func TestMouseOption(t *testing.T) {
 		t.Error("Options.Mouse turns wheel reporting on")
 	}
 	send(m, tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if m.activeTab().cursor != 3 {
-		t.Errorf("the wheel scrolls: cursor %d", m.activeTab().cursor)
+	if m.tabs.current().cursor != 3 {
+		t.Errorf("the wheel scrolls: cursor %d", m.tabs.current().cursor)
 	}
 }
 

@@ -208,8 +208,8 @@ func TestDialogAndInputKeysRebind(t *testing.T) {
 		t.Error("enter still keeps the filter after filter_keep = [\"ctrl+o\"]")
 	}
 	keys(m, "ctrl+o")
-	if m.prompt.open || m.activeTab().filter.query != "ab" {
-		t.Errorf("ctrl+o doesn't keep the filter: filtering %v, query %q", m.prompt.open, m.activeTab().filter.query)
+	if m.prompt.open || m.tabs.current().filter.query != "ab" {
+		t.Errorf("ctrl+o doesn't keep the filter: filtering %v, query %q", m.prompt.open, m.tabs.current().filter.query)
 	}
 }
 

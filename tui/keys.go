@@ -39,7 +39,7 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		m.detail, cmd = m.detail.Update(msg)
 		return cmd
 	}
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts == nil || ts.data == nil {
 		return nil
 	}
@@ -130,7 +130,7 @@ func (m *Model) onCtrlC() tea.Cmd {
 func (m *Model) updatePrompt(msg tea.Msg) tea.Cmd {
 	var act action
 	m.prompt, act = m.prompt.Update(msg)
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts == nil {
 		return nil
 	}
@@ -172,7 +172,7 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return m.copyText(f.label, v)
 	case key.Matches(msg, k.CopyLink):
-		return m.copyLink(m.tabNamed(m.detail.tab), &m.detail.rec)
+		return m.copyLink(m.tabs.named(m.detail.tab), &m.detail.rec)
 	case key.Matches(msg, k.NextRow):
 		return m.stepDetail(1)
 	case key.Matches(msg, k.PrevRow):
@@ -209,7 +209,7 @@ func (m *Model) onTableKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := m.onViewKey(msg); ok {
 		return cmd
 	}
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts == nil || ts.data == nil {
 		return nil // a broken tab: nothing below applies
 	}
@@ -229,9 +229,9 @@ func (m *Model) onViewKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(msg, k.Help):
 		m.help.open = true
 	case key.Matches(msg, k.NextTab):
-		m.switchTab(m.active + 1)
+		m.switchTab(m.tabs.active + 1)
 	case key.Matches(msg, k.PrevTab):
-		m.switchTab(m.active - 1 + len(m.tabs))
+		m.switchTab(m.tabs.active - 1 + len(m.tabs.list))
 	case key.Matches(msg, k.Tab1):
 		m.selectTab(0)
 	case key.Matches(msg, k.Tab2):
@@ -256,7 +256,7 @@ func (m *Model) onViewKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 
 // onClearKey (esc) dismisses one thing: error toasts, else the halt banner, else the filter.
 func (m *Model) onClearKey() {
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	switch {
 	case m.toasts.dismissErrors():
 	case m.replay.halt != nil:
@@ -313,7 +313,7 @@ func (m *Model) onRowKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
 		// The toast tells of the marks as they are: it goes when they change (V, space, a
 		// write) or the tab does.
 		n := ts.nMarked
-		return m.toasts.pushWhile(toastInfo, itoa(n)+" marked", func() bool { return m.activeTab() == ts && ts.nMarked == n })
+		return m.toasts.pushWhile(toastInfo, itoa(n)+" marked", func() bool { return m.tabs.current() == ts && ts.nMarked == n })
 	case key.Matches(msg, k.UnmarkAll):
 		ts.unmarkAll()
 	case key.Matches(msg, k.Sort):
@@ -358,20 +358,20 @@ func (m *Model) onActionKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) switchTab(i int) {
-	if len(m.tabs) == 0 {
+	if len(m.tabs.list) == 0 {
 		return
 	}
-	m.selectTab(i % len(m.tabs))
+	m.selectTab(i % len(m.tabs.list))
 }
 
 // selectTab makes tab i the active one. The info toasts go: they told of the tab that was on
 // screen ("2 set to done · u undoes"); errors stay.
 func (m *Model) selectTab(i int) {
-	if i < 0 || i >= len(m.tabs) {
+	if i < 0 || i >= len(m.tabs.list) {
 		return
 	}
-	if i != m.active {
+	if i != m.tabs.active {
 		m.toasts.dismissInfo()
 	}
-	m.active = i
+	m.tabs.active = i
 }

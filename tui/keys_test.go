@@ -33,15 +33,15 @@ func TestNavigation(t *testing.T) {
 	}
 	keys(m, "ctrl+d")
 	half := m.geo.tableH / 2
-	if ts := m.activeTab(); ts.cursor != half {
+	if ts := m.tabs.current(); ts.cursor != half {
 		t.Errorf("ctrl+d moved to %d, want %d (half of %d rows)", ts.cursor, half, m.geo.tableH)
 	}
 	keys(m, "ctrl+u", "pgdown")
-	if ts := m.activeTab(); ts.cursor != m.geo.tableH {
+	if ts := m.tabs.current(); ts.cursor != m.geo.tableH {
 		t.Errorf("pgdn moved to %d, want %d", ts.cursor, m.geo.tableH)
 	}
 	keys(m, "pgup", "k")
-	if ts := m.activeTab(); ts.cursor != 0 {
+	if ts := m.tabs.current(); ts.cursor != 0 {
 		t.Errorf("pgup then k at the top: cursor %d, want 0", ts.cursor)
 	}
 }
@@ -49,28 +49,28 @@ func TestNavigation(t *testing.T) {
 func TestTabsKeepTheirOwnState(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	keys(m, "j", "space")
-	if m.activeTab().nMarked != 1 {
+	if m.tabs.current().nMarked != 1 {
 		t.Fatal("mark didn't register")
 	}
 	keys(m, "2")
-	if m.activeTab().name() != "failed_calls" {
-		t.Fatalf("2 selects %q, want failed_calls", m.activeTab().name())
+	if m.tabs.current().name() != "failed_calls" {
+		t.Fatalf("2 selects %q, want failed_calls", m.tabs.current().name())
 	}
 	keys(m, "j")
 	keys(m, "/")
 	typeText(m, "crm")
 	keys(m, "enter")
 	keys(m, "tab")
-	if m.activeTab().name() != "Jobs" {
-		t.Fatalf("tab from failed_calls went to %q", m.activeTab().name())
+	if m.tabs.current().name() != "Jobs" {
+		t.Fatalf("tab from failed_calls went to %q", m.tabs.current().name())
 	}
 	keys(m, "tab") // wraps to Inbox
-	in := m.activeTab()
+	in := m.tabs.current()
 	if in.name() != "Inbox" || in.cursor != 2 || in.nMarked != 1 || in.filter.query != "" {
 		t.Errorf("Inbox state after a round trip: cursor %d marks %d filter %q", in.cursor, in.nMarked, in.filter.query)
 	}
 	keys(m, "shift+tab", "shift+tab")
-	dl := m.activeTab()
+	dl := m.tabs.current()
 	if dl.name() != "failed_calls" || dl.filter.query != "crm" || len(dl.visible) != 2 {
 		t.Errorf("failed_calls kept filter %q (%d rows), want crm (2 rows)", dl.filter.query, len(dl.visible))
 	}
@@ -78,7 +78,7 @@ func TestTabsKeepTheirOwnState(t *testing.T) {
 
 func TestMarks(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	keys(m, "space", "space")
 	if ts.nMarked != 2 || ts.cursor != 2 {
 		t.Errorf("space marks and moves down: %d marked, cursor %d", ts.nMarked, ts.cursor)
@@ -112,11 +112,11 @@ func TestMarks(t *testing.T) {
 func TestMouseWheel(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	send(m, tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if m.activeTab().cursor != 3 {
-		t.Errorf("wheel down moves 3 rows: cursor %d", m.activeTab().cursor)
+	if m.tabs.current().cursor != 3 {
+		t.Errorf("wheel down moves 3 rows: cursor %d", m.tabs.current().cursor)
 	}
 	send(m, tea.MouseWheelMsg{Button: tea.MouseWheelUp})
-	if m.activeTab().cursor != 0 {
-		t.Errorf("wheel up moves back: cursor %d", m.activeTab().cursor)
+	if m.tabs.current().cursor != 0 {
+		t.Errorf("wheel up moves back: cursor %d", m.tabs.current().cursor)
 	}
 }

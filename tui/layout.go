@@ -29,7 +29,7 @@ func (m *Model) relayout() {
 			m.geo.tableH = max(1, m.geo.bodyH-m.geo.previewH-1-1)
 		}
 	}
-	if ts := m.activeTab(); ts != nil && ts.data != nil {
+	if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		ts.relayout(m.c, m.geo.tableW)
 		ts.scrollTo(m.geo.tableH)
 	}

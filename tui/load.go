@@ -74,20 +74,20 @@ func (m *Model) install(msg loadedMsg) tea.Cmd {
 	if m.load.at.IsZero() {
 		m.load.at = m.c.now()
 	}
-	m.missing = wb.Missing
+	m.tabs.missing = wb.Missing
 
 	tabs := loadedTabs(msg)
 	activeName := ""
-	if ts := m.activeTab(); ts != nil {
+	if ts := m.tabs.current(); ts != nil {
 		activeName = ts.name()
 	}
 	newMsgs, cmds := m.adoptTabs(tabs)
-	m.tabs = tabs
-	m.lines.tabsGen++
-	m.active = 0
+	m.tabs.list = tabs
+	m.tabs.gen++
+	m.tabs.active = 0
 	for i, ts := range tabs {
 		if activeName != "" && strings.EqualFold(ts.name(), activeName) {
-			m.active = i
+			m.tabs.active = i
 		}
 	}
 	if m.load.hasData && newMsgs > 0 {
@@ -122,11 +122,11 @@ func loadedTabs(msg loadedMsg) []*tabState {
 // inbox messages that are new since the last load, and toasts a broken tab once.
 func (m *Model) adoptTabs(tabs []*tabState) (newMsgs int, cmds []tea.Cmd) {
 	for _, ts := range tabs {
-		old := m.tabNamed(ts.name())
+		old := m.tabs.named(ts.name())
 		newMsgs += newMessages(old, ts)
 		ts.adopt(old, max(1, m.geo.tableH))
-		if ts.err != nil && !m.brokenOK[ts.name()] {
-			m.brokenOK[ts.name()] = true
+		if ts.err != nil && !m.tabs.brokenOK[ts.name()] {
+			m.tabs.brokenOK[ts.name()] = true
 			cmds = append(cmds, m.toast(toastError, "%v", ts.err))
 		}
 	}
@@ -165,7 +165,7 @@ func (m *Model) syncDetail() {
 	if d == nil || d.rec.ID == "" {
 		return
 	}
-	ts := m.tabNamed(d.tab)
+	ts := m.tabs.named(d.tab)
 	if ts == nil || ts.data == nil {
 		return
 	}

@@ -36,7 +36,7 @@ func TestRefreshKeepsCursorMarksAndFilter(t *testing.T) {
 	keys(m, "/")
 	typeText(m, "status:new")
 	keys(m, "enter", "j", "j", "space", "k") // mark the third new row; cursor on the second
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	before := cursorID(m)
 	markedID := ts.data.table.Records[ts.visible[2]].ID
 	cmd := send(m, press("r"))
@@ -53,7 +53,7 @@ func TestRefreshKeepsCursorMarksAndFilter(t *testing.T) {
 	rows = append(rows, extra...)
 	wb.Tabs[0] = mustDecode(t, model.RoleInbox, rows)
 	send(m, loaded(m, wb))
-	ts = m.activeTab()
+	ts = m.tabs.current()
 	if got := cursorID(m); got != before {
 		t.Errorf("cursor moved from %s to %s across a refresh", before, got)
 	}
@@ -71,7 +71,7 @@ func TestRefreshKeepsCursorMarksAndFilter(t *testing.T) {
 	send(m, press("r"))
 	send(m, loadedMsg{seq: m.load.seq, err: errors.New("Get \"https://sheets.googleapis.com\": dial tcp: i/o timeout")})
 	out := plainScreen(m)
-	if !strings.Contains(out, "refresh failed") || !strings.Contains(out, "✗ error") || len(m.activeTab().visible) == 0 {
+	if !strings.Contains(out, "refresh failed") || !strings.Contains(out, "✗ error") || len(m.tabs.current().visible) == 0 {
 		t.Errorf("refresh error: toast + header state, old data kept:\n%s", out)
 	}
 }
@@ -86,7 +86,7 @@ func TestStaleLoadAfterWriteIsDropped(t *testing.T) {
 	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0], Row: 2}}}})
 	m.load.seq = seq
 	cmd := send(m, loaded(m, testWorkbook(t))) // data read before the write
-	if r, _ := m.activeTab().current(); r.Status != "done" {
+	if r, _ := m.tabs.current().current(); r.Status != "done" {
 		t.Errorf("a read that started before the write must not undo it on screen: status %q", r.Status)
 	}
 	if cmd == nil || !m.load.loading {
@@ -125,8 +125,8 @@ func TestOnlyInbox(t *testing.T) {
 	wb.Tabs = wb.Tabs[:1]
 	m := newLoaded(t, wb, 80, 24)
 	keys(m, "tab", "2", "3", "j")
-	if m.activeTab().name() != "Inbox" || cursorID(m) != "msg-001" {
-		t.Errorf("a sheet with only an Inbox works: tab %s cursor %s", m.activeTab().name(), cursorID(m))
+	if m.tabs.current().name() != "Inbox" || cursorID(m) != "msg-001" {
+		t.Errorf("a sheet with only an Inbox works: tab %s cursor %s", m.tabs.current().name(), cursorID(m))
 	}
 }
 

@@ -44,7 +44,7 @@ func TestMissingTabsHintFits(t *testing.T) {
 	wb.Tabs = wb.Tabs[:1]
 	for _, w := range []int{60, 80, 120} {
 		m := newLoaded(t, wb, w, 24)
-		m.missing = []model.TabConfig{model.DefaultTabConfig(model.RoleDeadLetter), model.DefaultTabConfig(model.RoleQueue)}
+		m.tabs.missing = []model.TabConfig{model.DefaultTabConfig(model.RoleDeadLetter), model.DefaultTabConfig(model.RoleQueue)}
 		bar := m.statusBar(w)
 		if !strings.Contains(bar, "triage init") || strings.Contains(bar, "…") {
 			t.Errorf("%d cols: the hint is cut or gone: %q", w, bar)
@@ -215,7 +215,7 @@ func TestDiscardMixedMarksConfirms(t *testing.T) {
 		t.Fatalf("mixed marks: a confirm naming the skipped row, writing=%v:\n%s", m.writes.writing, out)
 	}
 	keys(m, "y")
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ri, ok := ts.data.byID["k-4"]; !ok || ts.marked[ri] {
 		t.Errorf("the delivered row is unmarked with the confirm")
 	}

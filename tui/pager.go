@@ -24,7 +24,7 @@ func (m *Model) openDetail(ts *tabState, r *model.Record) tea.Cmd {
 // has it.
 func (m *Model) stepDetail(delta int) tea.Cmd {
 	d := m.detail
-	ts := m.tabNamed(d.tab)
+	ts := m.tabs.named(d.tab)
 	if ts == nil || ts.data == nil {
 		return nil
 	}

@@ -79,7 +79,7 @@ func TestPagerKeys(t *testing.T) {
 	if p := d().vp.ScrollPercent(); p > 0.01 {
 		t.Errorf("one j scrolled to %.0f%%", p*100)
 	}
-	if m.activeTab().cursor != 0 || m.activeTab().nMarked != 0 {
+	if m.tabs.current().cursor != 0 || m.tabs.current().nMarked != 0 {
 		t.Error("the pager's keys (space, j) must not mark or move the table")
 	}
 }
@@ -218,7 +218,7 @@ func TestPagerNextPrevRow(t *testing.T) {
 	keys(m, "/")
 	typeText(m, "status:new")
 	keys(m, "enter")
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	var want []string
 	for _, ri := range ts.visible {
 		want = append(want, ts.data.table.Records[ri].ID)

@@ -23,9 +23,9 @@ const staleRecount = 15 * time.Second
 // recountStale recomputes the stale claims of every queue tab at now.
 func (m *Model) recountStale() {
 	now := m.c.now()
-	for _, ts := range m.tabs {
+	for _, ts := range m.tabs.list {
 		if ts.recountStale(now) {
-			m.lines.tabsGen++
+			m.tabs.gen++
 		}
 	}
 }
@@ -52,7 +52,7 @@ func (ts *tabState) recountStale(now time.Time) bool {
 // startRequeue lists the stale claims among the marked rows the filter shows (else among all
 // the rows it shows) and asks before requeueing them.
 func (m *Model) startRequeue() tea.Cmd {
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts == nil || ts.data == nil {
 		return nil
 	}

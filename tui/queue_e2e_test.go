@@ -92,7 +92,7 @@ func TestQueueClearErrorAndRequeueOverTheWire(t *testing.T) {
 	waitScreen(t, tm, "1 stale claim requeued")
 	tm.Send(press("q"))
 	fm := finalModel(t, tm)
-	if ts := fm.activeTab(); ts == nil || ts.stale != 0 || ts.data.counts["error"] != 1 {
+	if ts := fm.tabs.current(); ts == nil || ts.stale != 0 || ts.data.counts["error"] != 1 {
 		t.Errorf("after the writes: %d stale, %d errors shown; want 0 and 1", ts.stale, ts.data.counts["error"])
 	}
 

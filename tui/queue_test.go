@@ -17,7 +17,7 @@ func TestRequeueRederivesTheRow(t *testing.T) {
 	}
 	op := *m.writes.inflight
 	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0], Row: 3}}}})
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	r, _, _ := ts.data.record("job-2")
 	if r.Status != model.StatusPending || !r.Time.IsZero() {
 		t.Errorf("job-2 after the requeue: status %q time %v, want pending and no claim time", r.Status, r.Time)

@@ -79,9 +79,9 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	if why := m.c.roleRefusal(model.AccessOperator, "replay dead letters"); why != "" {
 		return m.toast(toastInfo, "%s", why)
 	}
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if inDetail {
-		ts = m.tabNamed(m.detail.tab)
+		ts = m.tabs.named(m.detail.tab)
 	}
 	if ts == nil || ts.data == nil {
 		return nil

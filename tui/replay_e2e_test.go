@@ -275,7 +275,7 @@ func TestReplayInTheTUI(t *testing.T) {
 	}
 	// The table reloaded after the run: it shows the written-back statuses, and no marks
 	// remain on the delivered rows.
-	ts := fm.tabNamed("failed_calls")
+	ts := fm.tabs.named("failed_calls")
 	if ts == nil || ts.data == nil {
 		t.Fatal("no failed_calls tab")
 	}

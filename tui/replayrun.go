@@ -318,7 +318,7 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 		m.replay.halt = h
 	}
 	// Rows whose status the run changed drop their marks; the rest keep them for a retry.
-	if ts := m.tabNamed(r.tab); ts != nil && ts.data != nil {
+	if ts := m.tabs.named(r.tab); ts != nil && ts.data != nil {
 		r.unmarkChanged(ts)
 	}
 	var cmds []tea.Cmd

@@ -106,7 +106,7 @@ func TestReplayRunProgressCancelAndReload(t *testing.T) {
 	}
 	fr.waitStarted(t)
 	// The run reads a snapshot: its records are copies, not the table's.
-	table := m.activeTab().data.table
+	table := m.tabs.current().data.table
 	for _, r := range fr.recs {
 		for j := range table.Records {
 			if r == &table.Records[j] {
@@ -165,7 +165,7 @@ func runCancelsAndReloads(t *testing.T, m *Model, p *pump, fr *fakeReplayer, st 
 	if got := cursorID(m); got != "k-3" {
 		t.Errorf("after the reload the cursor is on %q, want k-3 (kept by ID)", got)
 	}
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts.marked[ts.data.byID["k-1"]] || !ts.marked[ts.data.byID["k-2"]] {
 		t.Error("the delivered row drops its mark; rows not attempted keep theirs for a retry")
 	}

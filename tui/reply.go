@@ -122,8 +122,8 @@ func (m *Model) startReply(inDetail bool) tea.Cmd {
 	var ts *tabState
 	var r *model.Record
 	if inDetail && m.detail != nil {
-		ts, r = m.tabNamed(m.detail.tab), &m.detail.rec
-	} else if ts = m.activeTab(); ts != nil && ts.data != nil {
+		ts, r = m.tabs.named(m.detail.tab), &m.detail.rec
+	} else if ts = m.tabs.current(); ts != nil && ts.data != nil {
 		r, _ = ts.current()
 	}
 	if ts == nil || ts.data == nil || r == nil {

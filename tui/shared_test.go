@@ -23,7 +23,7 @@ func pushed(t *testing.T, ch chan *Prepared, p *Prepared) pushedMsg {
 
 // markedIDs are the IDs of the active tab's marked rows.
 func markedIDs(m *Model) []string {
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	var ids []string
 	for ri, on := range ts.marked {
 		if on {
@@ -73,13 +73,13 @@ func TestPushedWorkbookKeepsViewState(t *testing.T) {
 	if got := markedIDs(m); strings.Join(got, ",") != strings.Join(wantMarks, ",") {
 		t.Errorf("marks %v after the push, want %v", got, wantMarks)
 	}
-	if q := m.activeTab().filter.query; q != "example.com" {
+	if q := m.tabs.current().filter.query; q != "example.com" {
 		t.Errorf("filter %q after the push", q)
 	}
-	if r, _ := m.activeTab().current(); r == nil || r.Status != "spam" {
+	if r, _ := m.tabs.current().current(); r == nil || r.Status != "spam" {
 		t.Errorf("the cursor row doesn't show the pushed status: %+v", r)
 	}
-	if ts := m.activeTab(); len(ts.visible) != 31 || ts.data.table.Index("msg-new") < 0 {
+	if ts := m.tabs.current(); len(ts.visible) != 31 || ts.data.table.Index("msg-new") < 0 {
 		t.Errorf("the new row isn't in the filtered view: %d rows shown", len(ts.visible))
 	}
 
@@ -105,24 +105,24 @@ func TestSharedWorkbookIsCopiedOnWrite(t *testing.T) {
 	}
 	a, b := ms[0], ms[1]
 	id := cursorID(a)
-	ts := a.activeTab()
+	ts := a.tabs.current()
 	r, _ := ts.current()
 	op := writeOp{kind: writeSetStatus, tab: ts.name(), status: "spam",
 		edits: []model.Edit{{Tab: ts.name(), ID: id, Expect: map[model.Field]string{model.FStatus: r.Status}, Set: map[model.Field]string{model.FStatus: "spam"}}}}
 	a.writes.start(op)
 	send(a, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0], Row: r.Row}}}})
-	if got, _, _ := a.activeTab().data.record(id); got == nil || got.Status != "spam" {
+	if got, _, _ := a.tabs.current().data.record(id); got == nil || got.Status != "spam" {
 		t.Fatalf("the writer's row: %+v", got)
 	}
-	if got, _, _ := b.activeTab().data.record(id); got.Status == "spam" {
+	if got, _, _ := b.tabs.current().data.record(id); got.Status == "spam" {
 		t.Error("a write in one session changed another session's rows")
 	}
 	sharedTab := p.Workbook().Tabs[0]
 	if got := sharedTab.Records[sharedTab.Index(id)]; got.Status == "spam" {
 		t.Error("a write in one session changed the shared workbook")
 	}
-	if p.tabs[0].counts["spam"] != b.activeTab().data.counts["spam"] || a.activeTab().data.counts["spam"] != p.tabs[0].counts["spam"]+1 {
-		t.Errorf("counts: shared %d, writer %d, other %d", p.tabs[0].counts["spam"], a.activeTab().data.counts["spam"], b.activeTab().data.counts["spam"])
+	if p.tabs[0].counts["spam"] != b.tabs.current().data.counts["spam"] || a.tabs.current().data.counts["spam"] != p.tabs[0].counts["spam"]+1 {
+		t.Errorf("counts: shared %d, writer %d, other %d", p.tabs[0].counts["spam"], a.tabs.current().data.counts["spam"], b.tabs.current().data.counts["spam"])
 	}
 }
 
@@ -175,7 +175,7 @@ func TestIdentitySanitisedAndGivesWay(t *testing.T) {
 // connection failure (no "error" in the header, no "r refreshes" hint).
 func TestRoleRefusalToast(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	r, _ := ts.current()
 	op := writeOp{kind: writeSetStatus, tab: ts.name(), status: "done",
 		edits: []model.Edit{{Tab: ts.name(), ID: r.ID, Expect: map[model.Field]string{model.FStatus: r.Status}, Set: map[model.Field]string{model.FStatus: "done"}}}}
@@ -210,7 +210,7 @@ func TestAppliedAfterPushKeepsSharing(t *testing.T) {
 	m.Init()
 	send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	send(m, pushed(t, ch, Prepare(testWorkbook(t), nil)))
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	r, _ := ts.current()
 	id, from := r.ID, r.Status
 	op := writeOp{kind: writeSetStatus, tab: ts.name(), status: "spam",
@@ -227,10 +227,10 @@ func TestAppliedAfterPushKeepsSharing(t *testing.T) {
 	wb.Tabs[0] = mustDecode(t, model.RoleInbox, rows)
 	send(m, pushed(t, ch, Prepare(wb, nil)))
 	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0], Row: r.Row}}}})
-	if d := m.activeTab().data; !d.shared {
+	if d := m.tabs.current().data; !d.shared {
 		t.Error("the session copied the shared rows for a write the push already showed")
 	}
-	if got, _, _ := m.activeTab().data.record(id); got.Status != "spam" {
+	if got, _, _ := m.tabs.current().data.record(id); got.Status != "spam" {
 		t.Errorf("status %q", got.Status)
 	}
 }

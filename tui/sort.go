@@ -365,7 +365,7 @@ func (m *Model) startSort(ts *tabState) tea.Cmd {
 // applySort sorts the tab the picker was opened on by the picked column: ascending, or the
 // other way round when it is already sorted by it.
 func (m *Model) applySort(a sortAction) tea.Cmd {
-	ts := m.tabNamed(a.tab)
+	ts := m.tabs.named(a.tab)
 	if ts == nil || ts.data == nil {
 		return nil
 	}

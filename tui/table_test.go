@@ -37,7 +37,7 @@ func TestStatusCountsNeedingAttentionComeFirst(t *testing.T) {
 // against a rescan, through marks, filters and a write.
 func TestShownMarksStayCounted(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	check := func(step string) {
 		t.Helper()
 		_, hidden := ts.targets()

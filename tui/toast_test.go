@@ -39,7 +39,7 @@ func TestToastsExpire(t *testing.T) {
 func TestMarkAllToastGoesWithTheMarks(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	keys(m, "*")
-	n := m.activeTab().nMarked
+	n := m.tabs.current().nMarked
 	want := itoa(n) + " marked"
 	if !strings.Contains(toastTexts(m), want) {
 		t.Fatalf("* says how many it marked: %q", toastTexts(m))

@@ -183,7 +183,7 @@ func (m *Model) headerLines(w int) []string {
 	if b != "" {
 		left += " " + st.paint(st.Banner, b)
 	}
-	return []string{spread(left, r, w), m.tabBar(w)}
+	return []string{spread(left, r, w), m.tabs.tabBar(m.c, w)}
 }
 
 // bannerText is the header's banner in at most room cells: whole when it fits, else only its
@@ -277,20 +277,20 @@ func spread(left, right string, w int) string {
 
 // tabBar lists the tabs with their counts, most detailed first, less detail until it fits
 // (80 columns show the active tab's counts and the first count of the others).
-func (m *Model) tabBar(w int) string {
-	return m.lines.tabs.get(fmt.Sprint(w, m.active, m.lines.tabsGen), func() string { return m.renderTabBar(w) })
+func (t *tabSet) tabBar(c *common, w int) string {
+	return t.bar.get(fmt.Sprint(w, t.active, t.gen), func() string { return t.renderTabBar(c, w) })
 }
 
-func (m *Model) renderTabBar(w int) string {
-	st := m.c.styles
+func (t *tabSet) renderTabBar(c *common, w int) string {
+	st := c.styles
 	type level struct{ active, others int } // counts shown: -1 none, 0 all, n first n
 	levels := []level{{0, 0}, {0, 1}, {2, 1}, {1, 1}, {1, -1}, {-1, -1}}
 	var out string
 	for _, lv := range levels {
 		var parts []string
-		for i, ts := range m.tabs {
+		for i, ts := range t.list {
 			limit := lv.others
-			if i == m.active {
+			if i == t.active {
 				limit = lv.active
 			}
 			label := itoa(i+1) + " " + cellLine(ts.name())
@@ -304,9 +304,9 @@ func (m *Model) renderTabBar(w int) string {
 				}
 			}
 			switch {
-			case i == m.active && st.NoColor:
+			case i == t.active && st.NoColor:
 				label = "[" + label + "]"
-			case i == m.active:
+			case i == t.active:
 				label = st.TabActive.Render(" " + label + " ")
 			case ts.data == nil:
 				label = " " + st.TabBroken.Render(label) + " "
@@ -341,7 +341,7 @@ func (m *Model) bodyLines(w, h int) []string {
 	if m.detail != nil {
 		return padLines(strings.Split(m.detail.View(), "\n"), w, h)
 	}
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	if ts == nil {
 		return padLines([]string{"", st.paint(st.Muted, "  No tabs: the spreadsheet has none of the configured tabs. Run `triage init` to create them.")}, w, h)
 	}
@@ -421,7 +421,7 @@ func (m *Model) statusBar(w int) string {
 	if m.groups != nil {
 		// The group view's own place: the table's row counter would say nothing here.
 		left = append(left, m.groups.position())
-	} else if ts := m.activeTab(); ts != nil && ts.data != nil {
+	} else if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		total := len(ts.data.table.Records)
 		pos := "0/0"
 		if len(ts.visible) > 0 {
@@ -446,7 +446,7 @@ func (m *Model) statusBar(w int) string {
 	}
 	l := " " + strings.Join(left, st.paint(st.Muted, " · "))
 	room := w - ansi.StringWidth(l) - 2
-	hint := m.missingHint(room)
+	hint := m.tabs.missingHint(room)
 	if m.replay.running() && !m.replay.showRun {
 		// The replay goes on behind the table: its progress, and how to see or stop it.
 		hint = m.replay.statusLine()
@@ -461,12 +461,12 @@ func (m *Model) statusBar(w int) string {
 
 // missingHint says which configured tabs the sheet lacks and how to add them, in at most room
 // cells: the whole sentence, else a short form, else only the command.
-func (m *Model) missingHint(room int) string {
-	if len(m.missing) == 0 {
+func (t *tabSet) missingHint(room int) string {
+	if len(t.missing) == 0 {
 		return ""
 	}
-	names := make([]string, len(m.missing))
-	for i, t := range m.missing {
+	names := make([]string, len(t.missing))
+	for i, t := range t.missing {
 		names[i] = "`" + cellLine(t.Name) + "`"
 	}
 	list := strings.Join(names, ", ")
@@ -476,7 +476,7 @@ func (m *Model) missingHint(room int) string {
 		"missing tabs: `triage init`",
 		"`triage init`",
 	}
-	if len(m.missing) == 1 {
+	if len(t.missing) == 1 {
 		forms[0] = list + " tab not found: run `triage init` to create it"
 	}
 	for _, f := range forms {

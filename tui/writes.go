@@ -136,7 +136,7 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 		return tea.Batch(cmds...)
 	}
 	res := msg.res
-	if ts := m.tabNamed(op.tab); ts != nil && ts.data != nil {
+	if ts := m.tabs.named(op.tab); ts != nil && ts.data != nil {
 		m.showApplied(ts, res)
 	}
 	if d.reload {
@@ -145,7 +145,7 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 	}
 	// One toast per write: what was done, then (loudly, if anything) what wasn't and why.
 	parts := writeReport(op, res, keySays(m.c.keys.Refresh, "refreshes"))
-	if ts := m.activeTab(); len(parts) > 0 && op.kind != writeUndo && (ts == nil || !strings.EqualFold(ts.name(), op.tab)) {
+	if ts := m.tabs.current(); len(parts) > 0 && op.kind != writeUndo && (ts == nil || !strings.EqualFold(ts.name(), op.tab)) {
 		// The write ended after a switch to another tab: say which tab it changed.
 		parts[0] = cellLine(op.tab) + ": " + parts[0]
 	}
@@ -183,7 +183,7 @@ func (m *Model) showApplied(ts *tabState, res model.ApplyResult) {
 		}
 	}
 	m.load.dataGen++
-	m.lines.tabsGen++
+	m.tabs.gen++
 	ts.recountStale(m.c.now())
 	idx := ts.cursor
 	_, cur := ts.current()

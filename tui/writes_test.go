@@ -83,7 +83,7 @@ func TestConflictWithReasonLeavesTheRowAlone(t *testing.T) {
 			{Edit: edit["msg-003"], Row: 5, Field: model.FStatus, Saw: "replied", Reason: "column status is no longer in the tab"},
 		},
 	}})
-	ts := m.activeTab()
+	ts := m.tabs.current()
 	tab := ts.data.table
 	for id, want := range map[string]string{"msg-000": "done", "msg-001": "spam", "msg-002": "read", "msg-003": "replied"} {
 		ri, ok := ts.data.byID[id]
