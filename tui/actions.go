@@ -555,7 +555,7 @@ func inverseAll(edits []model.Edit) []model.Edit {
 // (timestamp, or claimedAt in the queue: a requeued job has no claim age), the problems about
 // those two cells, the filter text and the column widths. Without it the row would show its
 // old age or status until the next refresh.
-func (m *Model) setCells(ts *tabState, ri int32, set map[model.Field]string) {
+func (ts *tabState) setCells(ri int32, set map[model.Field]string) {
 	t := ts.data.table
 	if holds(t, &t.Records[ri], set) {
 		// Already so (a hub pushed the sheet as written before the write's answer came):

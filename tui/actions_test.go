@@ -27,23 +27,23 @@ func TestSetCellsRederivesProblemsAndWidths(t *testing.T) {
 		return false
 	}
 
-	m.setCells(ts, ri, map[model.Field]string{model.FStatus: "claimed", model.FClaimedAt: "2025-06-01T11:00:00Z"})
+	ts.setCells(ri, map[model.Field]string{model.FStatus: "claimed", model.FClaimedAt: "2025-06-01T11:00:00Z"})
 	if r.Status != model.StatusClaimed || !r.Time.Equal(testNow.Add(-time.Hour)) {
 		t.Errorf("claimed an hour ago: %q %v", r.Status, r.Time)
 	}
-	m.setCells(ts, ri, map[model.Field]string{model.FClaimedAt: "someday"})
+	ts.setCells(ri, map[model.Field]string{model.FClaimedAt: "someday"})
 	if !r.Time.IsZero() || !has(`claimedat "someday" is not a date`) {
 		t.Errorf("an unreadable claimedAt: time %v problems %q", r.Time, r.Problems)
 	}
-	m.setCells(ts, ri, map[model.Field]string{model.FClaimedAt: ""})
+	ts.setCells(ri, map[model.Field]string{model.FClaimedAt: ""})
 	if has("is not a date") {
 		t.Errorf("a blank claimedAt is no problem: %q", r.Problems)
 	}
-	m.setCells(ts, ri, map[model.Field]string{model.FStatus: "Paused"})
+	ts.setCells(ri, map[model.Field]string{model.FStatus: "Paused"})
 	if r.Status != "paused" || !has("unknown status") || ts.data.counts["paused"] != 1 {
 		t.Errorf("an unknown status: %q %q %v", r.Status, r.Problems, ts.data.counts)
 	}
-	m.setCells(ts, ri, map[model.Field]string{model.FStatus: ""})
+	ts.setCells(ri, map[model.Field]string{model.FStatus: ""})
 	if r.Status != model.StatusPending || has("unknown status") || ts.data.counts["paused"] != 0 {
 		t.Errorf("blank reads as pending: %q %q %v", r.Status, r.Problems, ts.data.counts)
 	}
@@ -56,7 +56,7 @@ func TestSetCellsRederivesProblemsAndWidths(t *testing.T) {
 		}
 	}
 	before := ts.data.natural[col]
-	m.setCells(ts, ri, map[model.Field]string{model.FClaimedBy: "worker-eleven"})
+	ts.setCells(ri, map[model.Field]string{model.FClaimedBy: "worker-eleven"})
 	send(m, tea.WindowSizeMsg{Width: 160, Height: 30})
 	if ts.data.natural[col] <= before || ts.widths[col] < len("worker-eleven") {
 		t.Errorf("the WORKER column grows: natural %d→%d, laid out %d", before, ts.data.natural[col], ts.widths[col])

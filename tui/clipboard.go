@@ -32,13 +32,13 @@ const screenChunk = 768
 // base64 and safe, but the text lands wherever the user pastes it, and a cell holding
 // `ESC[201~` would end a bracketed paste there and run the rest as typed. Newlines and tabs
 // are kept, so a copied payload or message keeps its shape.
-func (m *Model) clipboardCmd(s string) tea.Cmd {
+func (c *common) clipboardCmd(s string) tea.Cmd {
 	s = model.SanitizeText(s)
 	seq := ansi.SetSystemClipboard(s)
 	switch {
-	case m.c.term.screen():
+	case c.term.screen():
 		return tea.Raw(ansi.ScreenPassthrough(seq, screenChunk))
-	case m.c.term.tmux:
+	case c.term.tmux:
 		return tea.Batch(tea.SetClipboard(s), tea.Raw(ansi.TmuxPassthrough(seq)))
 	}
 	return tea.SetClipboard(s)
@@ -56,7 +56,7 @@ func (m *Model) copyText(what, s string) tea.Cmd {
 // tmux (in a Cmd) and corrects itself if so.
 func (m *Model) copyAndSay(s, said string) tea.Cmd {
 	if !m.c.term.tmux {
-		return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said))
+		return tea.Batch(m.c.clipboardCmd(s), m.toast(toastInfo, "%s", said))
 	}
 	switch m.tmux.clip {
 	case tmuxClipOff:
@@ -64,14 +64,14 @@ func (m *Model) copyAndSay(s, said string) tea.Cmd {
 	case tmuxClipUnknown:
 		if m.opts.Tmux != "" {
 			m.tmux.clip = tmuxClipAsking
-			return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said), queryTmuxClipboard(m.ctx, m.opts.Tmux))
+			return tea.Batch(m.c.clipboardCmd(s), m.toast(toastInfo, "%s", said), queryTmuxClipboard(m.ctx, m.opts.Tmux))
 		}
 	}
-	return tea.Batch(m.clipboardCmd(s), m.toast(toastInfo, "%s", said))
+	return tea.Batch(m.c.clipboardCmd(s), m.toast(toastInfo, "%s", said))
 }
 
-// clipboardDropped says a copy can't arrive: tmux said it swallows OSC 52.
-func (m *Model) clipboardDropped() bool { return m.c.term.tmux && m.tmux.clip == tmuxClipOff }
+// dropped says a copy can't arrive: tmux said it swallows OSC 52.
+func (t tmuxClip) dropped(term termInfo) bool { return term.tmux && t.clip == tmuxClipOff }
 
 // tmuxClip is what tmux said about passing the clipboard on, and its set-clipboard when it
 // drops OSC 52 (tmuxClipOff), for the advice.

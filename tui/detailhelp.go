@@ -51,23 +51,23 @@ func (m *Model) detailShortHelp(back string) []key.Binding {
 // the table's.
 func (m *Model) helpGroups() []helpGroup {
 	if m.detail != nil {
-		return m.offered(m.c.keys.detailHelp(m.detailRole()))
+		return m.c.offered(m.c.keys.detailHelp(m.detailRole()))
 	}
 	role := model.Role("")
 	if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		role = ts.cfg.Role
 	}
-	return m.offered(m.c.keys.tableHelp(role))
+	return m.c.offered(m.c.keys.tableHelp(role))
 }
 
 // offered is groups with only the bindings this person is offered (common.offers): the help
 // lists what they can do, like the footer.
-func (m *Model) offered(groups []helpGroup) []helpGroup {
+func (c *common) offered(groups []helpGroup) []helpGroup {
 	var out []helpGroup
 	for _, g := range groups {
 		var bs []key.Binding
 		for _, b := range g.bindings {
-			if m.c.offers(b) {
+			if c.offers(b) {
 				bs = append(bs, b)
 			}
 		}

@@ -89,9 +89,9 @@ func (ts *tabState) applyFilter(q string) {
 // filterPlaceholder is the example the empty filter prompt shows: the active tab's own
 // fields and values, with OR, negation and a phrase (at most 47 cells, so the prompt fits 60
 // columns).
-func (m *Model) filterPlaceholder() string {
+func (t *tabSet) filterPlaceholder() string {
 	role := model.Role("")
-	if ts := m.tabs.current(); ts != nil {
+	if ts := t.current(); ts != nil {
 		role = ts.cfg.Role
 	}
 	switch role {

@@ -22,7 +22,7 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{bindingHelp(hintKeys(slices.Concat(k.Back.Keys(), k.Clear.Keys(), k.Help.Keys())...), "close help"), scroll}
 	case m.prompt.open:
 		return []key.Binding{withDesc(k.FilterKeep, "keep filter"), withDesc(k.FilterCancel, "clear"),
-			bindingHelp(pairKeys(k.FilterPrev, k.FilterNext), "move"), bindingHelp(m.filterPlaceholder(), "syntax")}
+			bindingHelp(pairKeys(k.FilterPrev, k.FilterNext), "move"), bindingHelp(m.tabs.filterPlaceholder(), "syntax")}
 	case m.replay.showRun && m.replay.run != nil && !m.replay.run.finished:
 		return []key.Binding{withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll}
 	case m.replay.showRun && m.replay.run != nil:

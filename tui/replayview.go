@@ -102,7 +102,7 @@ func (m *Model) runHeadLines(r *replayRun, w int) []string {
 	bar := " [" + strings.Repeat("█", filled) + strings.Repeat("░", barW-filled) + "] " + fmt.Sprintf("%d/%d %d%%", r.done, r.total, pct)
 	lines = append(lines, fit(bar, w))
 
-	lines = append(lines, fitStyled(" "+m.paintCounts(r.states), w))
+	lines = append(lines, fitStyled(" "+m.c.paintCounts(r.states), w))
 
 	// Before a second has passed there is no rate to speak of: say nothing rather than
 	// draw placeholders ("– calls/s", which TERM=dumb turned into "- - rows/s").
@@ -128,12 +128,12 @@ func (m *Model) runHeadLines(r *replayRun, w int) []string {
 }
 
 // paintCounts renders the live per-state counts, each colored by meaning.
-func (m *Model) paintCounts(states map[model.RowState]int) string {
-	st := m.c.styles
+func (c *common) paintCounts(states map[model.RowState]int) string {
+	st := c.styles
 	var parts []string
 	for _, s := range stateOrder {
 		if states[s] > 0 {
-			parts = append(parts, st.paint(m.stateStyle(s), fmt.Sprintf("%d %s", states[s], s)))
+			parts = append(parts, st.paint(c.stateStyle(s), fmt.Sprintf("%d %s", states[s], s)))
 		}
 	}
 	if len(parts) == 0 {
@@ -142,8 +142,8 @@ func (m *Model) paintCounts(states map[model.RowState]int) string {
 	return strings.Join(parts, st.paint(st.Muted, " · "))
 }
 
-func (m *Model) stateStyle(s model.RowState) lipgloss.Style {
-	st := m.c.styles
+func (c *common) stateStyle(s model.RowState) lipgloss.Style {
+	st := c.styles
 	switch s {
 	case model.StateDelivered, model.StateDuplicate:
 		return st.RunOK
@@ -248,7 +248,7 @@ func (m *Model) runLinesOf(r *replayRun, w, h int, listH *int) []string {
 		row := r.rows[i]
 		state := fit(cellLine(string(row.state)), 13)
 		if !st.NoColor {
-			state = m.stateStyle(row.state).Render(state)
+			state = m.c.stateStyle(row.state).Render(state)
 		}
 		tries := ""
 		if row.attempts > 0 {

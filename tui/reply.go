@@ -142,7 +142,7 @@ func (m *Model) startReply(inDetail bool) tea.Cmd {
 		note = fmt.Sprintf(" (the quote is the first %d characters)", replyQuoteMax)
 	}
 	said := fmt.Sprintf("copied a mailto: reply to %s%s", truncate(cellLine(rl.to), 40), note)
-	if m.clipboardDropped() {
+	if m.tmux.dropped(m.c.term) {
 		// tmux swallows the link: say what to set, and offer nothing to answer.
 		return m.copyAndSay(rl.link, said)
 	}

@@ -404,7 +404,7 @@ func (m *Model) footerLines(w int) []string {
 	if m.prompt.open {
 		text, _ := m.prompt.input.View(m.prompt.inputWidth())
 		if text == "" {
-			text = st.paint(st.Muted, m.filterPlaceholder())
+			text = st.paint(st.Muted, m.tabs.filterPlaceholder())
 		}
 		lines = append(lines, fitStyled(" "+st.paint(st.FilterPrompt, "/")+" "+text, w))
 	} else {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
@@ -137,10 +138,13 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 	}
 	res := msg.res
 	if ts := m.tabs.named(op.tab); ts != nil && ts.data != nil {
-		m.showApplied(ts, res)
+		ts.showApplied(res, m.c.now(), m.geo.tableH)
+		m.load.dataGen++
+		m.tabs.gen++
+		m.syncDetail()
 	}
 	if d.reload {
-		// After showApplied's dataGen bump, so this load isn't thrown away as stale.
+		// After the dataGen bump, so this load isn't thrown away as stale.
 		cmds = append(cmds, m.startLoad())
 	}
 	// One toast per write: what was done, then (loudly, if anything) what wasn't and why.
@@ -160,13 +164,13 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// showApplied puts what a write did into tab ts: applied edits in place (and unmarked), a
+// showApplied puts what a write did into the tab: applied edits in place (and unmarked), a
 // conflict's cell as the sheet holds it now; the cursor stays on its row, or at the same
 // place if the row left the filter.
-func (m *Model) showApplied(ts *tabState, res model.ApplyResult) {
+func (ts *tabState) showApplied(res model.ApplyResult, now time.Time, tableH int) {
 	for _, a := range res.Applied {
 		if _, ri, ok := ts.data.record(a.Edit.ID); ok {
-			m.setCells(ts, ri, a.Edit.Set)
+			ts.setCells(ri, a.Edit.Set)
 			ts.setMark(ri, false)
 		}
 	}
@@ -179,12 +183,10 @@ func (m *Model) showApplied(ts *tabState, res model.ApplyResult) {
 		}
 		// Show the value the sheet holds now: that is what the user must decide on.
 		if _, ri, ok := ts.data.record(c.Edit.ID); ok {
-			m.setCells(ts, ri, map[model.Field]string{c.Field: c.Now})
+			ts.setCells(ri, map[model.Field]string{c.Field: c.Now})
 		}
 	}
-	m.load.dataGen++
-	m.tabs.gen++
-	ts.recountStale(m.c.now())
+	ts.recountStale(now)
 	idx := ts.cursor
 	_, cur := ts.current()
 	ts.refilter()
@@ -195,8 +197,7 @@ func (m *Model) showApplied(ts *tabState, res model.ApplyResult) {
 		// next row comes up, as in a mail client.
 		ts.cursor = max(0, min(idx, len(ts.visible)-1))
 	}
-	ts.scrollTo(m.geo.tableH)
-	m.syncDetail()
+	ts.scrollTo(tableH)
 }
 
 // writeReport is the toast's parts for a write's result: what was done, then what wasn't.
