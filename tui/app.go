@@ -114,43 +114,34 @@ const (
 
 // Model is the root model of the TUI. It implements tea.Model.
 type Model struct {
-	c      *common
-	store  Store
-	opts   Options
-	ctx    context.Context
-	cancel context.CancelFunc
+	c     *common
+	store Store
+	opts  Options
+	life  lifetime // cancelled on quit: loads and writes in flight stop waiting
 
-	title string
-	tabs  tabSet // the tabs, the active one and the tab bar (tabs.go)
+	book bookInfo // the spreadsheet's title and ID
+	tabs tabSet   // the tabs, the active one and the tab bar (tabs.go)
 
 	load   loadState  // the load in flight and what the last one left (load.go)
 	writes writeQueue // the write in flight, the undo stack, quit-after-write (writes.go)
 
-	prompt      filterPrompt // the filter's line (`/`), while it is open (filter.go)
-	showPreview bool
-	preview     previewCache
-	detail      *detail
-	groups      *groupsView  // the dead-letter group view, while it is open (groups.go)
-	edit        *payloadEdit // the payload edit in progress, between E and its write (edit.go)
-	editor      string       // $VISUAL or $EDITOR from the program's environment (edit.go)
-	dialog      dialog
-	pending     pendingAction
-	help        helpView // the full help (`?`) over the screen, and its scroll (help.go)
-	toasts      toasts
-	spinner     spinner.Model
+	prompt  filterPrompt // the filter's line (`/`), while it is open (filter.go)
+	preview previewPane  // the preview pane: shown or not, and its cached rendering (preview.go)
+	detail  *detail
+	groups  *groupsView  // the dead-letter group view, while it is open (groups.go)
+	edit    *payloadEdit // the payload edit in progress, between E and its write (edit.go)
+	dialog  dialog
+	pending pendingAction
+	help    helpView // the full help (`?`) over the screen, its scroll, the footer's hints (help.go)
+	toasts  toasts
+	spinner spinner.Model
 
-	// The spreadsheet's ID as loaded (for sheet links), else Options.SpreadsheetID.
-	spreadsheetID string
-	hub           hubState // what a hub pushed, and whether the first screen waits for it (shared.go)
+	hub hubState // what a hub pushed, and whether the first screen waits for it (shared.go)
 
-	replay    replayState // the plan, the run and the halt banner (replay.go, replayrun.go)
-	watch     watchState  // other people's runs, and the one watched (watch.go)
-	tmux      tmuxClip    // whether tmux passes OSC 52 on (clipboard.go)
-	end       endState    // told to end, and what to print once the screen is gone
-	staleTick time.Time   // when the queue tabs' stale counts were last recomputed
-	// helpLine is the footer's key hints, memoised: it rarely changes but costs lipgloss
-	// renders each frame (help.go).
-	helpLine memo
+	replay replayState // the plan, the run and the halt banner (replay.go, replayrun.go)
+	watch  watchState  // other people's runs, and the one watched (watch.go)
+	tmux   tmuxClip    // whether tmux passes OSC 52 on (clipboard.go)
+	end    endState    // told to end, and what to print once the screen is gone
 
 	geo geometry // the body's layout, recomputed at the end of every Update (layout.go)
 }
@@ -206,7 +197,7 @@ func New(opts Options) *Model {
 	c.role, c.remote, c.user, c.identity = opts.Access, opts.Remote, opts.User, opts.Identity
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
-	m := &Model{c: c, store: opts.Store, opts: opts, ctx: ctx, cancel: cancel, tabs: tabSet{brokenOK: map[string]bool{}}, spreadsheetID: opts.SpreadsheetID, help: helpView{c: c}, prompt: filterPrompt{c: c}}
+	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}}
 	m.watch.c, m.replay.c = c, c
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.spinner = spinner.New(spinner.WithSpinner(spinner.MiniDot))
@@ -235,7 +226,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, preloadedCmd(m.opts.Initial, m.load.seq))
 	} else if m.store != nil && m.opts.Updates == nil {
 		m.load.gen = m.load.dataGen
-		cmds = append(cmds, loadCmd(m.ctx, m.store, m.load.seq))
+		cmds = append(cmds, loadCmd(m.life.ctx, m.store, m.load.seq))
 	}
 	if m.opts.Updates != nil {
 		m.hub.waitPush = m.opts.Initial == nil
@@ -316,7 +307,7 @@ func (m *Model) onTerminal(msg tea.Msg) {
 		// sequence.
 		m.c.term = termInfo{term: msg.Getenv("TERM")}
 		_, m.c.term.tmux = msg.LookupEnv("TMUX")
-		m.editor = editorCommand(msg.Getenv("VISUAL"), msg.Getenv("EDITOR"))
+		m.c.editor = editorCommand(msg.Getenv("VISUAL"), msg.Getenv("EDITOR"))
 		ascii := m.c.term.dumb()
 		plain := ascii || msg.Getenv("NO_COLOR") != ""
 		if ascii != m.c.ascii || plain != m.c.envPlain {
@@ -348,9 +339,9 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 		return tea.Batch(next, m.startLoad())
 	case clockMsg:
 		held := m.installHeld()
-		if now := m.c.now(); now.Sub(m.staleTick) >= staleRecount {
-			m.staleTick = now
-			m.recountStale()
+		if now := m.c.now(); now.Sub(m.tabs.staleTick) >= staleRecount {
+			m.tabs.staleTick = now
+			m.tabs.recountStale(m.c.now())
 		}
 		return tea.Batch(clockTick(), held)
 	case toastExpiredMsg:
@@ -366,6 +357,16 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// lifetime is the context the Store's calls run under, and its cancel.
+type lifetime struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// bookInfo is the spreadsheet's title and its ID as loaded (for sheet links), else
+// Options.SpreadsheetID.
+type bookInfo struct{ title, id string }
+
 // tabSet is the workbook's tabs as the screen shows them: the active one, the configured ones
 // the sheet lacks, and the tab bar, memoised.
 type tabSet struct {
@@ -375,6 +376,8 @@ type tabSet struct {
 	brokenOK map[string]bool // broken tabs already toasted, so a refresh doesn't repeat it
 	bar      memo            // the tab bar: it rarely changes but costs lipgloss renders each frame
 	gen      int             // bumped whenever tabs, names or counts change
+	// staleTick is when the queue tabs' stale counts were last recomputed.
+	staleTick time.Time
 }
 
 // current is the selected tab, or nil before the first load.
@@ -397,8 +400,8 @@ func (t *tabSet) named(name string) *tabState {
 
 // restyled drops every rendering cached with the old styles.
 func (m *Model) restyled() {
-	m.helpLine, m.tabs.bar = memo{}, memo{}
-	m.preview = previewCache{}
+	m.help.line, m.tabs.bar = memo{}, memo{}
+	m.preview.cache = previewCache{}
 	if m.c.ascii {
 		m.spinner.Spinner = spinner.Line
 	}
@@ -440,6 +443,6 @@ func (m *Model) onShutdown() tea.Cmd {
 func (m *Model) ExitNote() string { return m.end.note }
 
 func (m *Model) quit() tea.Cmd {
-	m.cancel() // in-flight loads and writes stop waiting
+	m.life.cancel() // in-flight loads and writes stop waiting
 	return tea.Quit
 }

@@ -186,7 +186,7 @@ func eventually(cond func() bool) bool { return sheetstest.Poll(hangAfter, cond)
 func TestInvariant10UpdateNeverBlocks(t *testing.T) {
 	s := &blockingStore{gate: make(chan struct{}), wb: func() *model.Workbook { return testWorkbook(t) }}
 	m := New(Options{Store: s, Now: fixedNow})
-	defer m.cancel()
+	defer m.life.cancel()
 	// release lets one blocked store call answer.
 	release := func() {
 		t.Helper()

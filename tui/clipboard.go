@@ -64,7 +64,7 @@ func (m *Model) copyAndSay(s, said string) tea.Cmd {
 	case tmuxClipUnknown:
 		if m.opts.Tmux != "" {
 			m.tmux.clip = tmuxClipAsking
-			return tea.Batch(m.c.clipboardCmd(s), m.toast(toastInfo, "%s", said), queryTmuxClipboard(m.ctx, m.opts.Tmux))
+			return tea.Batch(m.c.clipboardCmd(s), m.toast(toastInfo, "%s", said), queryTmuxClipboard(m.life.ctx, m.opts.Tmux))
 		}
 	}
 	return tea.Batch(m.c.clipboardCmd(s), m.toast(toastInfo, "%s", said))
@@ -174,9 +174,9 @@ func (m *Model) copyLink(ts *tabState, r *model.Record) tea.Cmd {
 	if m.opts.Demo {
 		return m.toast(toastInfo, "the demo's sheet exists only in this process: it has no Google Sheets link (%s copies one on a real sheet)", hintKeys(m.c.keys.CopyLink.Keys()...))
 	}
-	if m.spreadsheetID == "" {
+	if m.book.id == "" {
 		return m.toast(toastInfo, "no spreadsheet ID to link to")
 	}
-	link := sheetLink(m.spreadsheetID, ts.data.table, r)
+	link := sheetLink(m.book.id, ts.data.table, r)
 	return m.copyAndSay(link, fmt.Sprintf("copied the sheet link to %s row %d (gid=%d&range=A%d)", cellLine(ts.name()), r.Row, ts.data.table.SheetID, r.Row))
 }

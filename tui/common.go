@@ -33,6 +33,7 @@ type common struct {
 	dark                   bool
 	banner                 string
 	term                   termInfo
+	editor                 string // $VISUAL or $EDITOR from the program's environment (edit.go)
 }
 
 // setBackground rebuilds the styles for a light or dark terminal.

@@ -218,7 +218,7 @@ func (m *Model) newPayloadEdit(ts *tabState, r *model.Record) (*payloadEdit, str
 
 // openEditor suspends the TUI and runs the editor on the edit's text.
 func (m *Model) openEditor() tea.Cmd {
-	run := &editorRun{editor: cmp.Or(m.editor, defaultEditor), text: m.edit.text}
+	run := &editorRun{editor: cmp.Or(m.c.editor, defaultEditor), text: m.edit.text}
 	cmds := []tea.Cmd{tea.Exec(run, func(err error) tea.Msg { return editorDoneMsg{text: run.out, err: err} })}
 	if m.edit.raw {
 		cmds = append(cmds, m.toast(toastInfo, "row %d's payload is not valid JSON: opened as it is", m.edit.row))

@@ -33,8 +33,8 @@ const k2Edited = "{\n  \"id\": \"k-2\",\n  \"name\": \"Grace Hopper\"\n}\n"
 func TestEditOpensPrettyPayload(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	send(m, tea.EnvMsg{"EDITOR=code --wait", "TERM=xterm"})
-	if m.editor != "code --wait" {
-		t.Errorf("editor %q", m.editor)
+	if m.c.editor != "code --wait" {
+		t.Errorf("editor %q", m.c.editor)
 	}
 	keys(m, "2", "E")
 	e := m.edit

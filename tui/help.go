@@ -174,7 +174,7 @@ func (m *Model) shortHelpLine(w int) string {
 			b.WriteString(h.Help().Desc)
 		}
 	}
-	return m.helpLine.get(b.String(), func() string { return m.renderShortHelp(hs, w) })
+	return m.help.line.get(b.String(), func() string { return m.renderShortHelp(hs, w) })
 }
 
 // hintSep separates the footer's hints: two spaces rather than " · ", which leaves room at 80
@@ -343,11 +343,15 @@ func flowGroups(groups []helpGroup, limit int) [][]int {
 
 // helpView is the full help (`?`) over the screen: whether it is open, and how far it is
 // scrolled when it is taller than the terminal. The root opens it, draws it (fullHelpLines)
-// and clamps its scroll to the page in relayout.
+// and clamps its scroll to the page in relayout. It also keeps the footer's line of key hints,
+// memoised.
 type helpView struct {
 	c      *common
 	open   bool
 	offset int
+	// line is the footer's key hints, memoised: it rarely changes but costs lipgloss renders
+	// each frame (shortHelpLine).
+	line memo
 }
 
 // Update scrolls or closes the help. It has no action for the root (nil): closing is its own.

@@ -245,7 +245,7 @@ func (m *Model) onViewKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(msg, k.Progress):
 		return m.showProgress(), true
 	case key.Matches(msg, k.Preview):
-		m.showPreview = !m.showPreview
+		m.preview.show = !m.preview.show
 	case key.Matches(msg, k.Clear):
 		m.onClearKey()
 	default:

@@ -17,7 +17,7 @@ func (m *Model) relayout() {
 	m.c.bodyH = m.geo.bodyH
 	m.geo.tableW, m.geo.tableH = w, m.geo.bodyH-1 // minus the column header
 	m.geo.previewW, m.geo.previewH, m.geo.previewRight = 0, 0, false
-	if m.showPreview && m.detail == nil {
+	if m.preview.show && m.detail == nil {
 		if w >= previewWideAt {
 			m.geo.previewRight = true
 			m.geo.previewW = max(40, w*2/5)

@@ -19,7 +19,7 @@ func (m *Model) startLoad() tea.Cmd {
 	m.load.seq++
 	m.load.loading = true
 	m.load.gen = m.load.dataGen
-	return tea.Batch(loadCmd(m.ctx, m.store, m.load.seq), m.spinner.Tick)
+	return tea.Batch(loadCmd(m.life.ctx, m.store, m.load.seq), m.spinner.Tick)
 }
 
 // refresh is the `r` key.
@@ -66,9 +66,9 @@ func (m *Model) install(msg loadedMsg) tea.Cmd {
 	m.load.err = nil
 	m.writes.lastErr = nil
 	wb := msg.wb
-	m.title = wb.Title
+	m.book.title = wb.Title
 	if wb.SpreadsheetID != "" {
-		m.spreadsheetID = wb.SpreadsheetID
+		m.book.id = wb.SpreadsheetID
 	}
 	m.load.at = wb.Loaded
 	if m.load.at.IsZero() {
@@ -94,10 +94,10 @@ func (m *Model) install(msg loadedMsg) tea.Cmd {
 		cmds = append(cmds, m.toast(toastInfo, "%d new %s", newMsgs, model.Plural(newMsgs, "message", "messages")))
 	}
 	m.load.hasData = true
-	m.preview = previewCache{}
+	m.preview.cache = previewCache{}
 	m.syncDetail()
-	m.staleTick = m.c.now()
-	m.recountStale()
+	m.tabs.staleTick = m.c.now()
+	m.tabs.recountStale(m.c.now())
 	if m.replay.runReload {
 		m.replay.runReload = false
 		cmds = append(cmds, m.toast(toastInfo, "reloaded: the rows show the statuses the replay wrote back"))

@@ -88,6 +88,13 @@ func previewBody(t *model.Table, r *model.Record) (title string, sections []stri
 	return "", nil
 }
 
+// previewPane is the preview under or beside the table: whether it is shown, and its last
+// rendering.
+type previewPane struct {
+	show  bool
+	cache previewCache
+}
+
 // previewCache remembers the last preview, so redraws that don't move the cursor (clock
 // ticks, toasts) don't re-wrap the message.
 type previewCache struct {
@@ -101,7 +108,7 @@ type previewCache struct {
 // previewLines renders the preview of the cursor record as exactly h lines of w cells.
 func (m *Model) previewLines(ts *tabState, w, h int) []string {
 	r, ri := ts.current()
-	pc := &m.preview
+	pc := &m.preview.cache
 	if pc.lines != nil && pc.ri == ri && pc.data == ts.data && pc.w == w && pc.h == h && pc.gen == m.load.dataGen {
 		return pc.lines
 	}

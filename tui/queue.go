@@ -21,11 +21,10 @@ import (
 const staleRecount = 15 * time.Second
 
 // recountStale recomputes the stale claims of every queue tab at now.
-func (m *Model) recountStale() {
-	now := m.c.now()
-	for _, ts := range m.tabs.list {
+func (t *tabSet) recountStale(now time.Time) {
+	for _, ts := range t.list {
 		if ts.recountStale(now) {
-			m.tabs.gen++
+			t.gen++
 		}
 	}
 }

@@ -165,7 +165,7 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	}
 	m.writes.refreshQueued = false
 	m.replay.runSeq++
-	ctx, cancel := context.WithCancel(m.ctx)
+	ctx, cancel := context.WithCancel(m.life.ctx)
 	run := &replayRun{
 		id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, byID: map[string]int{}, states: map[model.RowState]int{},
 		total: len(p.plan.Calls), started: m.c.now(), cancel: cancel, sink: newProgressSink(), follow: true,

@@ -138,13 +138,13 @@ func TestPushHeldDuringReplayPlan(t *testing.T) {
 	wb.Title = "Renamed"
 	m.replay.planning = true
 	send(m, pushed(t, ch, Prepare(wb, nil)))
-	if m.title == "Renamed" {
+	if m.book.title == "Renamed" {
 		t.Fatal("a push was put in place while a replay plan held the rows")
 	}
 	m.replay.planning = false
 	send(m, clockMsg{})
-	if m.title != "Renamed" {
-		t.Errorf("the held push wasn't put in place after the plan: title %q", m.title)
+	if m.book.title != "Renamed" {
+		t.Errorf("the held push wasn't put in place after the plan: title %q", m.book.title)
 	}
 }
 

@@ -37,8 +37,8 @@ func (m *Model) View() tea.View {
 	v.AltScreen = true
 	if !m.c.term.dumb() {
 		v.WindowTitle = "triage"
-		if m.title != "" {
-			v.WindowTitle = "triage · " + truncate(cellLine(m.title), 60)
+		if m.book.title != "" {
+			v.WindowTitle = "triage · " + truncate(cellLine(m.book.title), 60)
 		}
 	}
 	if m.opts.Mouse {
@@ -162,7 +162,7 @@ func (m *Model) spinnerView() string {
 // headerLines: title, banner, mode and connection state; then the tab bar.
 func (m *Model) headerLines(w int) []string {
 	st := m.c.styles
-	title := m.title
+	title := m.book.title
 	if title == "" {
 		title = m.opts.SpreadsheetID
 	}
@@ -352,7 +352,7 @@ func (m *Model) bodyLines(w, h int) []string {
 		}
 		return padLines(lines, w, h)
 	}
-	if !m.showPreview {
+	if !m.preview.show {
 		return ts.tableLines(m.c, w, h)
 	}
 	table := ts.tableLines(m.c, m.geo.tableW, m.geo.tableH+1)

@@ -112,7 +112,7 @@ func (m *Model) runWrite(op writeOp) tea.Cmd {
 		return m.toast(toastInfo, "%s", why)
 	}
 	m.writes.start(op)
-	return tea.Batch(applyCmd(m.ctx, m.store, op), m.spinner.Tick)
+	return tea.Batch(applyCmd(m.life.ctx, m.store, op), m.spinner.Tick)
 }
 
 // onApplied updates the rows a write changed, in place, and reports what happened.
