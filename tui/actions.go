@@ -26,12 +26,12 @@ type pendingAction struct {
 // open keeps showing its last copy).
 const goneNote = "that row is no longer in the sheet (refreshed away); nothing changed"
 
-// goneToast reports targets that vanished in a refresh.
-func (m *Model) goneToast(n int) tea.Cmd {
+// gone reports targets that vanished in a refresh.
+func (t *toasts) gone(n int) tea.Cmd {
 	if n == 1 {
-		return m.toast(toastError, "%s", goneNote)
+		return t.sayf(toastError, "%s", goneNote)
 	}
-	return m.toast(toastError, "%d rows are no longer in the sheet (refreshed away); left alone", n)
+	return t.sayf(toastError, "%d rows are no longer in the sheet (refreshed away); left alone", n)
 }
 
 // record finds a loaded record by ID. A miss (the row vanished in a refresh) must never fall
@@ -49,8 +49,8 @@ func (d *tabData) record(id string) (*model.Record, int32, bool) {
 
 // readOnlyNote is the toast for a write key in read-only mode: why it is read-only
 // (Options.ReadOnlyWhy, e.g. a `triage serve` viewer's role), else the flag that made it so.
-func (m *Model) readOnlyNote() string {
-	if why := cellLine(m.opts.ReadOnlyWhy); why != "" {
+func (c *common) readOnlyNote() string {
+	if why := cellLine(c.readOnlyWhy); why != "" {
 		return "read-only: " + why
 	}
 	return "read-only: opened with --readonly"
@@ -95,7 +95,7 @@ func (m *Model) canWrite() string {
 	case !roleAllows(m.c.role, model.AccessTriager):
 		return m.c.roleRefusal(model.AccessTriager, "change rows")
 	case m.c.readOnly:
-		return m.readOnlyNote()
+		return m.c.readOnlyNote()
 	case m.writes.writing:
 		return "a write is still in progress; try again when it finishes"
 	case m.replay.running():
@@ -216,17 +216,17 @@ func (x noIDInfo) note() string {
 // startSetStatus opens the status picker for the targets.
 func (m *Model) startSetStatus(inDetail bool) tea.Cmd {
 	if why := m.mayChange("set a status"); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	ts, p, ok := m.collectTargets(inDetail)
 	if !ok {
-		return m.toast(toastInfo, "no row to change")
+		return m.toasts.sayf(toastInfo, "no row to change")
 	}
 	if p.gone > 0 && len(p.ids) == 0 {
-		return m.goneToast(p.gone)
+		return m.toasts.gone(p.gone)
 	}
 	if len(p.ids) == 0 {
-		return m.toast(toastError, "%s", p.noID.note())
+		return m.toasts.sayf(toastError, "%s", p.noID.note())
 	}
 	t := ts.data.table
 	current := ""
@@ -341,7 +341,7 @@ func (m *Model) setStatus(status string) tea.Cmd {
 	m.pending = pendingAction{}
 	ts := m.tabs.named(p.tab)
 	if ts == nil || ts.data == nil {
-		return m.toast(toastError, "tab %s is gone since the picker opened; nothing changed", p.tab)
+		return m.toasts.sayf(toastError, "tab %s is gone since the picker opened; nothing changed", p.tab)
 	}
 	t := ts.data.table
 	var edits []model.Edit
@@ -360,14 +360,14 @@ func (m *Model) setStatus(status string) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if p.noID.n > 0 {
-		cmds = append(cmds, m.toast(toastError, "%s", p.noID.note()))
+		cmds = append(cmds, m.toasts.sayf(toastError, "%s", p.noID.note()))
 	}
 	if gone > 0 {
-		cmds = append(cmds, m.goneToast(gone))
+		cmds = append(cmds, m.toasts.gone(gone))
 	}
 	if len(edits) == 0 {
 		if same > 0 {
-			cmds = append(cmds, m.toast(toastInfo, "already %s: nothing to change", cellLine(status)))
+			cmds = append(cmds, m.toasts.sayf(toastInfo, "already %s: nothing to change", cellLine(status)))
 		}
 		return tea.Batch(cmds...)
 	}
@@ -396,18 +396,18 @@ func (m *Model) setStatus(status string) tea.Cmd {
 // decision, never automation's (invariant 6).
 func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	if why := m.mayChange("clear a sticky error"); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	ts, p, ok := m.collectTargets(inDetail)
 	if !ok {
-		return m.toast(toastInfo, "no row to change")
+		return m.toasts.sayf(toastInfo, "no row to change")
 	}
 	t := ts.data.table
 	if t.Config.Role == model.RoleInbox {
-		return m.toast(toastInfo, "the inbox has no sticky errors (%s clears rejected dead letters and error jobs)", firstKey(m.c.keys.ClearError))
+		return m.toasts.sayf(toastInfo, "the inbox has no sticky errors (%s clears rejected dead letters and error jobs)", firstKey(m.c.keys.ClearError))
 	}
 	if p.gone > 0 && len(p.ids) == 0 {
-		return m.goneToast(p.gone)
+		return m.toasts.gone(p.gone)
 	}
 	var edits []model.Edit
 	var notSticky []string
@@ -427,10 +427,10 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if p.noID.n > 0 {
-		cmds = append(cmds, m.toast(toastError, "%s", p.noID.note()))
+		cmds = append(cmds, m.toasts.sayf(toastError, "%s", p.noID.note()))
 	}
 	if gone > 0 {
-		cmds = append(cmds, m.goneToast(gone))
+		cmds = append(cmds, m.toasts.gone(gone))
 	}
 	sticky := model.StatusRejected
 	back := model.StatusDead
@@ -440,7 +440,7 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	}
 	if len(edits) == 0 {
 		if n := len(notSticky); n > 0 {
-			cmds = append(cmds, m.toast(toastInfo, "nothing to clear: %s %s no sticky error (only %s rows have one)", countRows(n), model.Plural(n, "has", "have"), sticky))
+			cmds = append(cmds, m.toasts.sayf(toastInfo, "nothing to clear: %s %s no sticky error (only %s rows have one)", countRows(n), model.Plural(n, "has", "have"), sticky))
 		}
 		return tea.Batch(cmds...)
 	}
@@ -465,11 +465,11 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 // the change wrote, so a row changed since is reported as a conflict, not overwritten).
 func (m *Model) startUndo() tea.Cmd {
 	if why := m.mayChange("undo a change"); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	last, ok := m.writes.lastChange()
 	if !ok {
-		return m.toast(toastInfo, "nothing to undo")
+		return m.toasts.sayf(toastInfo, "nothing to undo")
 	}
 	op := writeOp{kind: writeUndo, tab: last.tab, edits: inverseAll(last.edits), undoes: &last}
 	here := m.tabs.current()
@@ -486,7 +486,7 @@ func (m *Model) startUndo() tea.Cmd {
 	if !sameTab {
 		question = fmt.Sprintf("Undo the last change, made on the %s tab (%s)?", cellLine(last.tab), countRows(len(op.edits)))
 	}
-	notes := []string{m.undoWhat(op), "Each row goes back to what it was, unless someone changed it since (then it is reported, not overwritten)."}
+	notes := []string{m.tabs.undoWhat(op), "Each row goes back to what it was, unless someone changed it since (then it is reported, not overwritten)."}
 	d := newConfirm(m.c, question, notes, op)
 	d.yesLabel = "undo"
 	m.dialog = d
@@ -495,8 +495,8 @@ func (m *Model) startUndo() tea.Cmd {
 
 // undoWhat names the rows an undo touches and what they go back to: "row 5 (ID 8f3a…):
 // status back to new" or "rows 5, 9, 12: status back to new".
-func (m *Model) undoWhat(op writeOp) string {
-	ts := m.tabs.named(op.tab)
+func (t *tabSet) undoWhat(op writeOp) string {
+	ts := t.named(op.tab)
 	var rows []string
 	for i, e := range op.edits {
 		if i == 4 {
@@ -649,18 +649,18 @@ func rederive(t *model.Table, r *model.Record) {
 // the cursor row (or the detail's record) at once, marked rows after a confirm. u undoes it.
 func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 	if why := m.mayChange("discard a dead letter"); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	ts, p, ok := m.collectTargets(inDetail)
 	if !ok {
-		return m.toast(toastInfo, "no row to discard")
+		return m.toasts.sayf(toastInfo, "no row to discard")
 	}
 	t := ts.data.table
 	if t.Config.Role != model.RoleDeadLetter {
-		return m.toast(toastInfo, "discard is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
+		return m.toasts.sayf(toastInfo, "discard is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
 	if p.gone > 0 && len(p.ids) == 0 {
-		return m.goneToast(p.gone)
+		return m.toasts.gone(p.gone)
 	}
 	var edits []model.Edit
 	var skipped []string
@@ -685,17 +685,17 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if p.noID.n > 0 {
-		cmds = append(cmds, m.toast(toastError, "%s", p.noID.note()))
+		cmds = append(cmds, m.toasts.sayf(toastError, "%s", p.noID.note()))
 	}
 	if gone > 0 {
-		cmds = append(cmds, m.goneToast(gone))
+		cmds = append(cmds, m.toasts.gone(gone))
 	}
 	if len(edits) == 0 {
 		switch {
 		case delivered > 0:
-			cmds = append(cmds, m.toast(toastInfo, "delivered rows aren't discarded: there is nothing left to drop"))
+			cmds = append(cmds, m.toasts.sayf(toastInfo, "delivered rows aren't discarded: there is nothing left to drop"))
 		case already > 0:
-			cmds = append(cmds, m.toast(toastInfo, "already discarded"))
+			cmds = append(cmds, m.toasts.sayf(toastInfo, "already discarded"))
 		}
 		return tea.Batch(cmds...)
 	}

@@ -28,7 +28,6 @@ package tui
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -134,7 +133,7 @@ type Model struct {
 	pending pendingAction
 	help    helpView // the full help (`?`) over the screen, its scroll, the footer's hints (help.go)
 	toasts  toasts
-	spinner spinner.Model
+	spinner busySpinner
 
 	hub hubState // what a hub pushed, and whether the first screen waits for it (shared.go)
 
@@ -195,12 +194,13 @@ func New(opts Options) *Model {
 		c.readOnly = opts.Store.ReadOnly()
 	}
 	c.role, c.remote, c.user, c.identity = opts.Access, opts.Remote, opts.User, opts.Identity
+	c.readOnlyWhy = opts.ReadOnlyWhy
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
 	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}}
 	m.watch.c, m.replay.c = c, c
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
-	m.spinner = spinner.New(spinner.WithSpinner(spinner.MiniDot))
+	m.spinner.Model = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.load.loading = true
 	m.load.seq = 1
 	m.relayout()
@@ -351,7 +351,7 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 			return nil // let the tick chain die while idle: no redraws, no bytes
 		}
 		var cmd tea.Cmd
-		m.spinner, cmd = m.spinner.Update(msg)
+		m.spinner.Model, cmd = m.spinner.Update(msg)
 		return cmd
 	}
 	return nil
@@ -408,10 +408,6 @@ func (m *Model) restyled() {
 	if m.detail != nil {
 		m.detail.render()
 	}
-}
-
-func (m *Model) toast(level toastLevel, format string, args ...any) tea.Cmd {
-	return m.toasts.push(level, fmt.Sprintf(format, args...))
 }
 
 // ShutdownMsg tells the program to end because its host is going away (triage serve

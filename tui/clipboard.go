@@ -56,18 +56,18 @@ func (m *Model) copyText(what, s string) tea.Cmd {
 // tmux (in a Cmd) and corrects itself if so.
 func (m *Model) copyAndSay(s, said string) tea.Cmd {
 	if !m.c.term.tmux {
-		return tea.Batch(m.c.clipboardCmd(s), m.toast(toastInfo, "%s", said))
+		return tea.Batch(m.c.clipboardCmd(s), m.toasts.sayf(toastInfo, "%s", said))
 	}
 	switch m.tmux.clip {
 	case tmuxClipOff:
-		return m.toast(toastError, "%s", tmuxClipboardAdvice(m.tmux.setClipboard))
+		return m.toasts.sayf(toastError, "%s", tmuxClipboardAdvice(m.tmux.setClipboard))
 	case tmuxClipUnknown:
 		if m.opts.Tmux != "" {
 			m.tmux.clip = tmuxClipAsking
-			return tea.Batch(m.c.clipboardCmd(s), m.toast(toastInfo, "%s", said), queryTmuxClipboard(m.life.ctx, m.opts.Tmux))
+			return tea.Batch(m.c.clipboardCmd(s), m.toasts.sayf(toastInfo, "%s", said), queryTmuxClipboard(m.life.ctx, m.opts.Tmux))
 		}
 	}
-	return tea.Batch(m.c.clipboardCmd(s), m.toast(toastInfo, "%s", said))
+	return tea.Batch(m.c.clipboardCmd(s), m.toasts.sayf(toastInfo, "%s", said))
 }
 
 // dropped says a copy can't arrive: tmux said it swallows OSC 52.
@@ -138,7 +138,7 @@ func (m *Model) onTmuxClip(msg tmuxClipMsg) tea.Cmd {
 		return nil
 	case msg.setClipboard != "on" && msg.passthrough != "on" && msg.passthrough != "all":
 		m.tmux.clip, m.tmux.setClipboard = tmuxClipOff, msg.setClipboard
-		return m.toast(toastError, "%s", tmuxClipboardAdvice(msg.setClipboard))
+		return m.toasts.sayf(toastError, "%s", tmuxClipboardAdvice(msg.setClipboard))
 	}
 	m.tmux.clip = tmuxClipOn
 	return nil
@@ -155,7 +155,7 @@ func (m *Model) copyID() tea.Cmd {
 		return nil
 	}
 	if r.ID == "" {
-		return m.toast(toastInfo, "this row has no ID to copy")
+		return m.toasts.sayf(toastInfo, "this row has no ID to copy")
 	}
 	return m.copyAndSay(r.ID, "copied ID "+shortID(r.ID))
 }
@@ -172,10 +172,10 @@ func (m *Model) copyLink(ts *tabState, r *model.Record) tea.Cmd {
 		return nil
 	}
 	if m.opts.Demo {
-		return m.toast(toastInfo, "the demo's sheet exists only in this process: it has no Google Sheets link (%s copies one on a real sheet)", hintKeys(m.c.keys.CopyLink.Keys()...))
+		return m.toasts.sayf(toastInfo, "the demo's sheet exists only in this process: it has no Google Sheets link (%s copies one on a real sheet)", hintKeys(m.c.keys.CopyLink.Keys()...))
 	}
 	if m.book.id == "" {
-		return m.toast(toastInfo, "no spreadsheet ID to link to")
+		return m.toasts.sayf(toastInfo, "no spreadsheet ID to link to")
 	}
 	link := sheetLink(m.book.id, ts.data.table, r)
 	return m.copyAndSay(link, fmt.Sprintf("copied the sheet link to %s row %d (gid=%d&range=A%d)", cellLine(ts.name()), r.Row, ts.data.table.SheetID, r.Row))

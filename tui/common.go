@@ -33,6 +33,7 @@ type common struct {
 	dark                   bool
 	banner                 string
 	term                   termInfo
+	readOnlyWhy            string // Options.ReadOnlyWhy (readOnlyNote)
 	editor                 string // $VISUAL or $EDITOR from the program's environment (edit.go)
 }
 

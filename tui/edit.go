@@ -144,13 +144,13 @@ func (m *Model) startEditPayload(inDetail bool) tea.Cmd {
 	if m.opts.Remote {
 		// An editor here would run on the shared host as the service account (vi's :!sh is
 		// a shell next to the Sheets credential): never over triage serve.
-		return m.toast(toastInfo, "editing a payload is not available over triage serve: the editor would run on the shared host; use triage on your own machine")
+		return m.toasts.sayf(toastInfo, "editing a payload is not available over triage serve: the editor would run on the shared host; use triage on your own machine")
 	}
 	if why := m.c.roleRefusal(model.AccessOperator, "edit a payload"); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	if why := m.canWrite(); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	ts := m.tabs.current()
 	if inDetail && m.detail != nil {
@@ -160,27 +160,27 @@ func (m *Model) startEditPayload(inDetail bool) tea.Cmd {
 		return nil
 	}
 	if ts.cfg.Role != model.RoleDeadLetter {
-		return m.toast(toastInfo, "editing a payload is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
+		return m.toasts.sayf(toastInfo, "editing a payload is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
 	if !inDetail && ts.nMarked > 1 {
-		return m.toast(toastInfo, "%s edits one row and %d are marked: %s unmarks them", firstKey(m.c.keys.EditPayload), ts.nMarked, firstKey(m.c.keys.UnmarkAll))
+		return m.toasts.sayf(toastInfo, "%s edits one row and %d are marked: %s unmarks them", firstKey(m.c.keys.EditPayload), ts.nMarked, firstKey(m.c.keys.UnmarkAll))
 	}
 	_, p, ok := m.collectTargets(inDetail)
 	switch {
 	case !ok:
-		return m.toast(toastInfo, "no row to edit")
+		return m.toasts.sayf(toastInfo, "no row to edit")
 	case p.gone > 0:
-		return m.goneToast(p.gone)
+		return m.toasts.gone(p.gone)
 	case len(p.ids) == 0:
-		return m.toast(toastError, "%s", p.noID.note())
+		return m.toasts.sayf(toastError, "%s", p.noID.note())
 	}
 	r, _, found := ts.data.record(p.ids[0])
 	if !found {
-		return m.goneToast(1)
+		return m.toasts.gone(1)
 	}
 	e, why := m.newPayloadEdit(ts, r)
 	if why != "" {
-		return m.toast(toastError, "%s", why)
+		return m.toasts.sayf(toastError, "%s", why)
 	}
 	m.edit = e
 	return m.openEditor()
@@ -221,7 +221,7 @@ func (m *Model) openEditor() tea.Cmd {
 	run := &editorRun{editor: cmp.Or(m.c.editor, defaultEditor), text: m.edit.text}
 	cmds := []tea.Cmd{tea.Exec(run, func(err error) tea.Msg { return editorDoneMsg{text: run.out, err: err} })}
 	if m.edit.raw {
-		cmds = append(cmds, m.toast(toastInfo, "row %d's payload is not valid JSON: opened as it is", m.edit.row))
+		cmds = append(cmds, m.toasts.sayf(toastInfo, "row %d's payload is not valid JSON: opened as it is", m.edit.row))
 	}
 	return tea.Sequence(cmds...)
 }
@@ -235,16 +235,16 @@ func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		m.edit = nil
-		return m.toast(toastError, "%v; nothing written", msg.err)
+		return m.toasts.sayf(toastError, "%v; nothing written", msg.err)
 	}
 	text := msg.text
 	if strings.TrimSpace(text) == "" {
 		m.edit = nil
-		return m.toast(toastInfo, "the file was left empty: nothing written")
+		return m.toasts.sayf(toastInfo, "the file was left empty: nothing written")
 	}
 	if e.raw && strings.TrimSpace(text) == strings.TrimSpace(e.old) {
 		m.edit = nil
-		return m.toast(toastInfo, "no change: nothing written")
+		return m.toasts.sayf(toastInfo, "no change: nothing written")
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, []byte(strings.TrimSpace(text))); err != nil {
@@ -254,7 +254,7 @@ func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
 	}
 	if oldCompact, ok := compactJSON(e.old); ok && oldCompact == compact.String() {
 		m.edit = nil
-		return m.toast(toastInfo, "no change: nothing written")
+		return m.toasts.sayf(toastInfo, "no change: nothing written")
 	}
 	e.newText = compact.String()
 	ts := m.tabs.named(e.tab)
@@ -264,11 +264,11 @@ func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
 	}
 	if r == nil {
 		m.edit = nil
-		return m.goneToast(1)
+		return m.toasts.gone(1)
 	}
 	if why := keyChange(ts.data.table, r, e); why != "" {
 		m.edit = nil
-		return m.toast(toastError, "%s; nothing written", why)
+		return m.toasts.sayf(toastError, "%s; nothing written", why)
 	}
 	m.dialog = newEditDiff(m.c, e)
 	return nil
@@ -451,7 +451,7 @@ func (m *Model) onEditStep(a editStepAction) tea.Cmd {
 		return m.runWrite(writeOp{kind: writeEditPayload, tab: e.tab, edits: []model.Edit{edit}})
 	}
 	m.edit = nil
-	return m.toast(toastInfo, "edit cancelled: nothing written")
+	return m.toasts.sayf(toastInfo, "edit cancelled: nothing written")
 }
 
 // afterPayloadWrite offers to replay the row once its new payload is written: the replay
@@ -474,10 +474,10 @@ func (m *Model) afterPayloadWrite(msg appliedMsg) tea.Cmd {
 		return nil
 	}
 	if r.Status == model.StatusRejected {
-		return m.toast(toastInfo, "row %d is still rejected: %s clears its error, then %s replays it", r.Row, firstKey(m.c.keys.ClearError), firstKey(m.c.keys.Replay))
+		return m.toasts.sayf(toastInfo, "row %d is still rejected: %s clears its error, then %s replays it", r.Row, firstKey(m.c.keys.ClearError), firstKey(m.c.keys.Replay))
 	}
 	if m.opts.Replayer == nil {
-		return m.toast(toastInfo, "replay isn't wired into this TUI; run: triage replay --tab %s %s", ts.name(), r.ID)
+		return m.toasts.sayf(toastInfo, "replay isn't wired into this TUI; run: triage replay --tab %s %s", ts.name(), r.ID)
 	}
 	if m.replay.running() || m.replay.planning || m.writes.writing {
 		return nil

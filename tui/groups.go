@@ -373,7 +373,7 @@ func (m *Model) openGroups() tea.Cmd {
 		return nil
 	}
 	if ts.cfg.Role != model.RoleDeadLetter {
-		return m.toast(toastInfo, "groups are for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
+		return m.toasts.sayf(toastInfo, "groups are for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
 	m.groups = newGroups(m.c, ts, m.load.dataGen)
 	m.groups.scroll(groupsListHeight(m.geo.bodyH))
@@ -413,14 +413,14 @@ func (m *Model) pickGroup(g groupRow) tea.Cmd {
 	ts.setCursor(0, m.geo.tableH)
 	name := truncate(cellLine(g.source), 20) + " × " + kindLabel(g.kind)
 	if !exact {
-		return m.toast(toastError, "the filter can't spell the source %s exactly: it shows %s, the group has %d; mark the group's rows before acting on them",
+		return m.toasts.sayf(toastError, "the filter can't spell the source %s exactly: it shows %s, the group has %d; mark the group's rows before acting on them",
 			truncate(cellLine(g.source), 20), countRows(len(ts.visible)), g.count)
 	}
 	s := fmt.Sprintf("showing %s: %s", name, countRows(len(ts.visible)))
 	if a := firstKey(m.c.keys.ReplayAll); a != "" && m.c.offers(m.c.keys.ReplayAll) {
 		s += " · " + a + " replays them all"
 	}
-	return m.toast(toastInfo, "%s", s)
+	return m.toasts.sayf(toastInfo, "%s", s)
 }
 
 // syncGroups counts the open group view again when its tab's rows changed (a refresh

@@ -237,7 +237,7 @@ func withHalt(m *Model) {
 
 // withErrorToast adds a three-line error toast to the footer.
 func withErrorToast(m *Model) {
-	m.toast(toastError, "%s", strings.Repeat("the write failed because the sheet was busy; ", 8))
+	m.toasts.sayf(toastError, "%s", strings.Repeat("the write failed because the sheet was busy; ", 8))
 	send(m, tea.WindowSizeMsg{Width: m.c.width, Height: m.c.height})
 }
 

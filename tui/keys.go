@@ -61,7 +61,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if key.Matches(msg, k.Suspend) {
 		if m.opts.Remote {
-			return m.toast(toastInfo, "suspend is not available over triage serve (the program runs on the shared host); %s quits", k.quitKey())
+			return m.toasts.sayf(toastInfo, "suspend is not available over triage serve (the program runs on the shared host); %s quits", k.quitKey())
 		}
 		return tea.Suspend
 	}
@@ -168,7 +168,7 @@ func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		v := f.copyValue()
 		if v == "" {
-			return m.toast(toastInfo, "%s is empty: nothing copied", f.label)
+			return m.toasts.sayf(toastInfo, "%s is empty: nothing copied", f.label)
 		}
 		return m.copyText(f.label, v)
 	case key.Matches(msg, k.CopyLink):

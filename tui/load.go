@@ -26,14 +26,14 @@ func (m *Model) startLoad() tea.Cmd {
 func (m *Model) refresh() tea.Cmd {
 	switch {
 	case m.replay.running():
-		return m.toast(toastInfo, "a replay is running; the table reloads when it ends")
+		return m.toasts.sayf(toastInfo, "a replay is running; the table reloads when it ends")
 	case m.replay.planning:
-		return m.toast(toastInfo, "%s", planningNote)
+		return m.toasts.sayf(toastInfo, "%s", planningNote)
 	case m.load.loading:
-		return m.toast(toastInfo, "already loading…")
+		return m.toasts.sayf(toastInfo, "already loading…")
 	case m.writes.writing:
 		m.writes.refreshQueued = true
-		return m.toast(toastInfo, "refreshing when the write finishes…")
+		return m.toasts.sayf(toastInfo, "refreshing when the write finishes…")
 	}
 	return m.startLoad()
 }
@@ -60,7 +60,7 @@ func (m *Model) install(msg loadedMsg) tea.Cmd {
 		if !m.load.hasData {
 			return nil // the error view shows it, with r to retry
 		}
-		return m.toast(toastError, "refresh failed (showing the data from %s): %v", ago(m.c.now(), m.load.at), msg.err)
+		return m.toasts.sayf(toastError, "refresh failed (showing the data from %s): %v", ago(m.c.now(), m.load.at), msg.err)
 	}
 	m.hub.pushed = nil // older than this
 	m.load.err = nil
@@ -91,7 +91,7 @@ func (m *Model) install(msg loadedMsg) tea.Cmd {
 		}
 	}
 	if m.load.hasData && newMsgs > 0 {
-		cmds = append(cmds, m.toast(toastInfo, "%d new %s", newMsgs, model.Plural(newMsgs, "message", "messages")))
+		cmds = append(cmds, m.toasts.sayf(toastInfo, "%d new %s", newMsgs, model.Plural(newMsgs, "message", "messages")))
 	}
 	m.load.hasData = true
 	m.preview.cache = previewCache{}
@@ -100,7 +100,7 @@ func (m *Model) install(msg loadedMsg) tea.Cmd {
 	m.tabs.recountStale(m.c.now())
 	if m.replay.runReload {
 		m.replay.runReload = false
-		cmds = append(cmds, m.toast(toastInfo, "reloaded: the rows show the statuses the replay wrote back"))
+		cmds = append(cmds, m.toasts.sayf(toastInfo, "reloaded: the rows show the statuses the replay wrote back"))
 	}
 	return tea.Batch(cmds...)
 }
@@ -127,7 +127,7 @@ func (m *Model) adoptTabs(tabs []*tabState) (newMsgs int, cmds []tea.Cmd) {
 		ts.adopt(old, max(1, m.geo.tableH))
 		if ts.err != nil && !m.tabs.brokenOK[ts.name()] {
 			m.tabs.brokenOK[ts.name()] = true
-			cmds = append(cmds, m.toast(toastError, "%v", ts.err))
+			cmds = append(cmds, m.toasts.sayf(toastError, "%v", ts.err))
 		}
 	}
 	return newMsgs, cmds

@@ -34,7 +34,7 @@ func (m *Model) stepDetail(delta int) tea.Cmd {
 		if delta < 0 {
 			next, k = "previous", m.c.keys.NextRow
 		}
-		return m.toast(toastInfo, "no %s row: this is the %s of the %d %s shown (%s goes the other way)", next,
+		return m.toasts.sayf(toastInfo, "no %s row: this is the %s of the %d %s shown (%s goes the other way)", next,
 			map[bool]string{true: "last", false: "first"}[delta > 0], len(ts.visible), model.Plural(len(ts.visible), "row", "rows"), firstKey(k))
 	}
 	label := d.focusLabel()

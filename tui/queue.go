@@ -56,14 +56,14 @@ func (m *Model) startRequeue() tea.Cmd {
 		return nil
 	}
 	if why := m.c.roleRefusal(model.AccessOperator, "requeue stale claims"); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	t := ts.data.table
 	if t.Config.Role != model.RoleQueue {
-		return m.toast(toastInfo, "%s only on the queue (the %s tab)", cmp.Or(keySays(m.c.keys.Requeue, "requeues stale claims"), "requeuing stale claims works"), model.DefaultTabName(model.RoleQueue))
+		return m.toasts.sayf(toastInfo, "%s only on the queue (the %s tab)", cmp.Or(keySays(m.c.keys.Requeue, "requeues stale claims"), "requeuing stale claims works"), model.DefaultTabName(model.RoleQueue))
 	}
 	if why := m.canWrite(); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	rows := ts.visible
 	scope := "shown"
@@ -110,7 +110,7 @@ func (m *Model) startRequeue() tea.Cmd {
 		if noID.n > 0 {
 			msg += "; " + noID.note()
 		}
-		return m.toast(toastInfo, "%s", msg)
+		return m.toasts.sayf(toastInfo, "%s", msg)
 	}
 	notes := []string{
 		strings.TrimSpace(fmt.Sprintf("Claimed more than %s ago; their worker most likely died. They go back to pending; a claim that changes meanwhile is reported, not overwritten. %s", shortDur(th), filterNote(ts.filterQuery()))),

@@ -74,10 +74,10 @@ func snapshot(t *model.Table, idx []int32) (*model.Table, []*model.Record) {
 // (inDetail: the record shown, whatever is marked).
 func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	if m.end.ending {
-		return m.toast(toastInfo, "%s", endingNote)
+		return m.toasts.sayf(toastInfo, "%s", endingNote)
 	}
 	if why := m.c.roleRefusal(model.AccessOperator, "replay dead letters"); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	ts := m.tabs.current()
 	if inDetail {
@@ -87,16 +87,16 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 		return nil
 	}
 	if ts.cfg.Role != model.RoleDeadLetter {
-		return m.toast(toastInfo, "replay is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
+		return m.toasts.sayf(toastInfo, "replay is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
 	var detailIdx []int32
 	if inDetail {
 		_, p, _ := m.collectTargets(true)
 		switch {
 		case p.gone > 0:
-			return m.goneToast(p.gone)
+			return m.toasts.gone(p.gone)
 		case p.noID.n > 0:
-			return m.toast(toastError, "%s", p.noID.note())
+			return m.toasts.sayf(toastError, "%s", p.noID.note())
 		case len(p.ids) == 0:
 			return nil
 		}
@@ -111,11 +111,11 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	}
 	switch {
 	case m.replay.running():
-		return m.toast(toastInfo, "a replay is already running")
+		return m.toasts.sayf(toastInfo, "a replay is already running")
 	case m.replay.planning:
 		return nil
 	case m.writes.writing:
-		return m.toast(toastInfo, "a write is still in progress; try again when it finishes")
+		return m.toasts.sayf(toastInfo, "a write is still in progress; try again when it finishes")
 	}
 	var idx []int32
 	hidden := 0
@@ -128,7 +128,7 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 		idx, hidden = ts.targets()
 	}
 	if len(idx) == 0 {
-		return m.toast(toastInfo, "no row to replay")
+		return m.toasts.sayf(toastInfo, "no row to replay")
 	}
 	m.replay.planSeq++
 	snap, recs := snapshot(ts.data.table, idx)
@@ -142,7 +142,7 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 		return m.onReplayPlanned(msg)
 	}
 	m.replay.planning = true
-	return tea.Batch(m.toast(toastInfo, "planning the replay of %d rows…", len(recs)), func() tea.Msg {
+	return tea.Batch(m.toasts.sayf(toastInfo, "planning the replay of %d rows…", len(recs)), func() tea.Msg {
 		msg.plan = rp.Plan(snap, recs)
 		return msg
 	})
@@ -156,7 +156,7 @@ func (m *Model) onReplayPlanned(msg replayPlannedMsg) tea.Cmd {
 	m.replay.planning = false
 	if m.dialog != nil || m.replay.running() {
 		// Something else took the screen while a big plan was computed: don't clobber it.
-		return m.toast(toastInfo, "the replay plan was dropped because another dialog is open; %s", withHint("ask again", ": ", strings.Trim(firstKey(m.c.keys.Replay)+" or "+firstKey(m.c.keys.ReplayAll), " or")))
+		return m.toasts.sayf(toastInfo, "the replay plan was dropped because another dialog is open; %s", withHint("ask again", ": ", strings.Trim(firstKey(m.c.keys.Replay)+" or "+firstKey(m.c.keys.ReplayAll), " or")))
 	}
 	m.replay.pendingReplay = &msg
 	m.dialog = newReplayConfirm(m.c, msg)
@@ -328,11 +328,11 @@ func (m *Model) replayHint(ts *tabState, all, inDetail bool) tea.Cmd {
 		ids = p.ids
 	}
 	if len(ids) == 0 {
-		return m.toast(toastInfo, "no row to replay")
+		return m.toasts.sayf(toastInfo, "no row to replay")
 	}
 	more := ""
 	if len(ids) > 3 {
 		ids, more = ids[:3], " …"
 	}
-	return m.toast(toastInfo, "replay isn't wired into this TUI; run: triage replay --tab %s %s%s", ts.name(), strings.Join(ids, " "), more)
+	return m.toasts.sayf(toastInfo, "replay isn't wired into this TUI; run: triage replay --tab %s %s%s", ts.name(), strings.Join(ids, " "), more)
 }

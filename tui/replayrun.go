@@ -152,10 +152,10 @@ func (m *Model) startRun(seq int) tea.Cmd {
 		return nil
 	}
 	if m.c.readOnly {
-		return m.toast(toastInfo, "%s", m.readOnlyNote())
+		return m.toasts.sayf(toastInfo, "%s", m.c.readOnlyNote())
 	}
 	if m.replay.running() || m.writes.writing {
-		return m.toast(toastInfo, "busy: try again when the current write or replay finishes")
+		return m.toasts.sayf(toastInfo, "busy: try again when the current write or replay finishes")
 	}
 	if m.load.loading {
 		// A load in flight would replace the rows the run is about to write back: drop it
@@ -202,7 +202,7 @@ func (m *Model) cancelRun() tea.Cmd {
 // cancelNote toasts that the run is cancelling, and remembers the toast so the run's end
 // takes it down.
 func (m *Model) cancelNote(text string) tea.Cmd {
-	cmd := m.toast(toastInfo, "%s", text)
+	cmd := m.toasts.sayf(toastInfo, "%s", text)
 	m.replay.cancelToast = m.toasts.next
 	return cmd
 }
@@ -330,7 +330,7 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 	if k := firstKey(m.c.keys.Progress); !m.replay.showRun && k != "" {
 		more = " · " + k + " shows the report"
 	}
-	cmds = append(cmds, m.toast(level, "replay %s: %s%s", runOutcomeWord(r), reportCounts(rep), more))
+	cmds = append(cmds, m.toasts.sayf(level, "replay %s: %s%s", runOutcomeWord(r), reportCounts(rep), more))
 	if m.store != nil {
 		m.load.loading = false
 		m.replay.runReload = true
@@ -559,7 +559,7 @@ func (m *Model) onRunAction(a action) tea.Cmd {
 	case cmdAction:
 		return a.cmd
 	case noteAction:
-		return m.toast(toastInfo, "%s", a.text)
+		return m.toasts.sayf(toastInfo, "%s", a.text)
 	}
 	return nil
 }
@@ -590,9 +590,9 @@ func (m *Model) showProgress() tea.Cmd {
 	}
 	if m.replay.run == nil {
 		if !m.c.offers(m.c.keys.Replay) {
-			return m.toast(toastInfo, "no replay to show")
+			return m.toasts.sayf(toastInfo, "no replay to show")
 		}
-		return m.toast(toastInfo, "no replay to show: %s replays the marked rows or the cursor row", firstKey(m.c.keys.Replay))
+		return m.toasts.sayf(toastInfo, "no replay to show: %s replays the marked rows or the cursor row", firstKey(m.c.keys.Replay))
 	}
 	m.replay.showRun = true
 	m.watch.show = false
@@ -607,7 +607,7 @@ func (m *Model) cancelRunKey() tea.Cmd {
 		return nil
 	}
 	if m.replay.run.cancelling {
-		return m.toast(toastInfo, "already cancelling: calls in flight finish and are written back")
+		return m.toasts.sayf(toastInfo, "already cancelling: calls in flight finish and are written back")
 	}
 	return m.cancelRun()
 }
@@ -647,7 +647,7 @@ func (m *Model) requestQuit() tea.Cmd {
 	if m.writes.writing {
 		// Quitting now would cancel the write and drop its result unseen.
 		m.writes.quitAfterWrite = true
-		return m.toast(toastInfo, "finishing the write… then quitting (ctrl+c quits now)")
+		return m.toasts.sayf(toastInfo, "finishing the write… then quitting (ctrl+c quits now)")
 	}
 	if !m.replay.running() {
 		return m.quit()
@@ -679,5 +679,5 @@ func (m *Model) cancelAndQuit() tea.Cmd {
 	}
 	m.replay.quitAfterRun = true
 	m.replay.stopRun()
-	return m.toast(toastError, "quitting when the calls in flight finish and are written back (ctrl+c again quits now)")
+	return m.toasts.sayf(toastError, "quitting when the calls in flight finish and are written back (ctrl+c again quits now)")
 }

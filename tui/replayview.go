@@ -84,7 +84,7 @@ func (m *Model) runHeadLines(r *replayRun, w int) []string {
 	}
 	title = r.watchTitle() + title
 	if !r.finished {
-		title = " " + m.spinnerView() + " " + title
+		title = " " + m.spinner.view(m.c) + " " + title
 	} else {
 		title = " " + title
 	}

@@ -131,11 +131,11 @@ func (m *Model) startReply(inDetail bool) tea.Cmd {
 	}
 	t := ts.data.table
 	if t.Config.Role != model.RoleInbox {
-		return m.toast(toastInfo, "%s (reply) works on the inbox only: it copies a mailto: link answering a message", firstKey(m.c.keys.Reply))
+		return m.toasts.sayf(toastInfo, "%s (reply) works on the inbox only: it copies a mailto: link answering a message", firstKey(m.c.keys.Reply))
 	}
 	rl, err := mailtoReply(t, r)
 	if err != nil {
-		return m.toast(toastError, "%v", err)
+		return m.toasts.sayf(toastError, "%v", err)
 	}
 	note := ""
 	if rl.shortened {
@@ -154,7 +154,7 @@ func (m *Model) startReply(inDetail bool) tea.Cmd {
 		return tea.Batch(cmds...)
 	}
 	if why := m.canWrite(); why != "" {
-		return tea.Batch(append(cmds, m.toast(toastInfo, "not offering to set %s: %s", statusReplied, why))...)
+		return tea.Batch(append(cmds, m.toasts.sayf(toastInfo, "not offering to set %s: %s", statusReplied, why))...)
 	}
 	cur, _, _ := ts.data.record(r.ID)
 	op := writeOp{kind: writeSetStatus, tab: t.Config.Name, edits: []model.Edit{model.SetStatus(t, cur, statusReplied)}, status: statusReplied}

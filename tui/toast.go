@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -48,6 +49,11 @@ type toasts struct {
 	// scale shortens every toast's time (tests watch a toast expire without waiting 15 s);
 	// 0 or 1 is the real time.
 	scale float64
+}
+
+// sayf pushes a toast of level, its text formatted as fmt.Sprintf does.
+func (t *toasts) sayf(level toastLevel, format string, args ...any) tea.Cmd {
+	return t.push(level, fmt.Sprintf(format, args...))
 }
 
 // push adds a toast and returns the tick that removes it. The text is sanitised here because

@@ -80,7 +80,7 @@ func TestTabSwitchDropsInfoToasts(t *testing.T) {
 	if out := plainScreen(m); !strings.Contains(out, "2 set to done · u undoes") {
 		t.Fatalf("the write toast is gone before the switch:\n%s", out)
 	}
-	m.toast(toastError, "refresh failed: boom")
+	m.toasts.sayf(toastError, "refresh failed: boom")
 	keys(m, "2")
 	if got := toastTexts(m); strings.Contains(got, "set to done") {
 		t.Errorf("after switching tabs the Inbox's toast stays: %q", got)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/model"
@@ -135,7 +136,7 @@ func (m *Model) renderStart(w, h int) string {
 	}
 	lines := []string{fitStyled(st.paint(st.Title, " triage")+st.paint(st.Muted, " · "+truncate(cellLine(name), w-12)), w), ""}
 	if m.load.loading || m.load.err == nil {
-		lines = append(lines, "  "+m.spinnerView()+" loading "+truncate(cellLine(name), w-14)+"…")
+		lines = append(lines, "  "+m.spinner.view(m.c)+" loading "+truncate(cellLine(name), w-14)+"…")
 	} else {
 		lines = append(lines, "  "+st.paint(st.ConnErr, "Couldn't load the spreadsheet:"), "")
 		for _, l := range wrapText(model.Sanitize(m.load.err.Error()), w-4) {
@@ -154,9 +155,13 @@ func (m *Model) renderStart(w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
-func (m *Model) spinnerView() string {
-	// The spinner's View styles its frame with its own style; draw the bare frame in ours.
-	return m.c.styles.paint(m.c.styles.ConnBusy, ansi.Strip(m.spinner.View()))
+// busySpinner is the spinner of a load, a write or a run in progress.
+type busySpinner struct{ spinner.Model }
+
+// view draws the spinner's frame. The spinner's View styles its frame with its own style;
+// draw the bare frame in ours.
+func (s busySpinner) view(c *common) string {
+	return c.styles.paint(c.styles.ConnBusy, ansi.Strip(s.View()))
 }
 
 // headerLines: title, banner, mode and connection state; then the tab bar.
@@ -240,19 +245,19 @@ func (m *Model) headerRight() string {
 	}
 	switch {
 	case m.replay.running():
-		right = append(right, m.spinnerView()+" replaying "+itoa(m.replay.run.done)+"/"+itoa(m.replay.run.total))
+		right = append(right, m.spinner.view(m.c)+" replaying "+itoa(m.replay.run.done)+"/"+itoa(m.replay.run.total))
 	case m.writes.writing:
 		n := 0
 		if m.writes.inflight != nil {
 			n = len(m.writes.inflight.edits)
 		}
-		saving := m.spinnerView() + " saving " + itoa(n) + " " + model.Plural(n, "row", "rows")
+		saving := m.spinner.view(m.c) + " saving " + itoa(n) + " " + model.Plural(n, "row", "rows")
 		if m.writes.quitAfterWrite {
 			saving += ", then quitting"
 		}
 		right = append(right, saving)
 	case m.load.loading:
-		right = append(right, m.spinnerView()+" refreshing")
+		right = append(right, m.spinner.view(m.c)+" refreshing")
 	case m.load.err != nil || m.writes.lastErr != nil:
 		right = append(right, st.paint(st.ConnErr, "✗ error"))
 	default:

@@ -109,7 +109,7 @@ func (q *writeQueue) finish(msg appliedMsg) writeDone {
 // runWrite sends one Store.Apply for a batch of edits.
 func (m *Model) runWrite(op writeOp) tea.Cmd {
 	if why := m.canWrite(); why != "" {
-		return m.toast(toastInfo, "%s", why)
+		return m.toasts.sayf(toastInfo, "%s", why)
 	}
 	m.writes.start(op)
 	return tea.Batch(applyCmd(m.life.ctx, m.store, op), m.spinner.Tick)
@@ -130,10 +130,10 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 		var refused *model.AccessError
 		if errors.As(msg.err, &refused) {
 			// Refused for the person's role before anything was sent: the sheet is as shown.
-			cmds = append(cmds, m.toast(toastError, "%snot written: %v", d.prefix, msg.err))
+			cmds = append(cmds, m.toasts.sayf(toastError, "%snot written: %v", d.prefix, msg.err))
 			return tea.Batch(cmds...)
 		}
-		cmds = append(cmds, m.toast(toastError, "%swrite failed: %v (%s refreshes to show the sheet as it is)", d.prefix, msg.err, firstKey(m.c.keys.Refresh)))
+		cmds = append(cmds, m.toasts.sayf(toastError, "%swrite failed: %v (%s refreshes to show the sheet as it is)", d.prefix, msg.err, firstKey(m.c.keys.Refresh)))
 		return tea.Batch(cmds...)
 	}
 	res := msg.res
@@ -155,11 +155,11 @@ func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
 	}
 	switch {
 	case !res.OK():
-		cmds = append(cmds, m.toast(toastError, "%s%s", d.prefix, strings.Join(parts, "; ")))
+		cmds = append(cmds, m.toasts.sayf(toastError, "%s%s", d.prefix, strings.Join(parts, "; ")))
 	case len(parts) > 0 && op.kind != writeUndo:
-		cmds = append(cmds, m.toast(toastInfo, "%s", withHint(strings.Join(parts, "; "), " · ", keySays(m.c.keys.Undo, "undoes"))))
+		cmds = append(cmds, m.toasts.sayf(toastInfo, "%s", withHint(strings.Join(parts, "; "), " · ", keySays(m.c.keys.Undo, "undoes"))))
 	case len(parts) > 0:
-		cmds = append(cmds, m.toast(toastInfo, "%s", strings.Join(parts, "; ")))
+		cmds = append(cmds, m.toasts.sayf(toastInfo, "%s", strings.Join(parts, "; ")))
 	}
 	return tea.Batch(cmds...)
 }
