@@ -198,7 +198,7 @@ func New(opts Options) *Model {
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
 	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}}
-	m.watch.c, m.replay.c = c, c
+	m.watch.c, m.replay.c, m.writes.c = c, c, c
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.spinner.Model = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.load.loading = true
@@ -257,7 +257,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case pushedMsg:
 		return m.onPushed(msg)
 	case appliedMsg:
-		return tea.Batch(m.onApplied(msg), m.afterPayloadWrite(msg))
+		var a action
+		m.writes, a = m.writes.Update(msg)
+		return tea.Batch(m.onWritten(a.(writtenAction)), m.afterPayloadWrite(msg))
 	case editorDoneMsg:
 		return m.onEditorDone(msg)
 	case replayPlannedMsg:

@@ -463,7 +463,7 @@ func (m *Model) afterPayloadWrite(msg appliedMsg) tea.Cmd {
 	}
 	m.edit = nil
 	if msg.err != nil || len(msg.res.Applied) == 0 || m.dialog != nil {
-		return nil // onApplied reported it
+		return nil // onWritten reported it
 	}
 	ts := m.tabs.named(e.tab)
 	if ts == nil || ts.data == nil {

@@ -6,6 +6,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ const maxUndo = 50
 // writeQueue is the state of the sheet writes: at most one in flight (Store.Apply is one
 // batch), a refresh or a quit that waits for it, and the changes u can undo.
 type writeQueue struct {
+	c        *common
 	writing  bool
 	inflight *writeOp // the write being sent, while writing
 	// refreshQueued: r came while a write was in flight; load once its result is in.
@@ -115,51 +117,92 @@ func (m *Model) runWrite(op writeOp) tea.Cmd {
 	return tea.Batch(applyCmd(m.life.ctx, m.store, op), m.spinner.Tick)
 }
 
-// onApplied updates the rows a write changed, in place, and reports what happened.
-func (m *Model) onApplied(msg appliedMsg) tea.Cmd {
-	d := m.writes.finish(msg)
+// writtenAction is what the root does once a write's answer is in (writeQueue.Update): quit,
+// or show what landed in the tab, load again if a refresh waited for the write, and say what
+// happened.
+type writtenAction struct {
+	quit   bool // everything landed and a quit waited for it
+	reload bool // a refresh waited for it
+	op     writeOp
+	res    *model.ApplyResult // what the sheet answered; nil when the write failed
+	toast  bool
+	level  toastLevel
+	failed string   // the report of a write that failed (res nil)
+	prefix string   // before the report: why the app didn't quit
+	parts  []string // the report: what was done, then (if anything) what wasn't and why
+	hint   string   // after the report: how to undo it
+}
+
+func (writtenAction) isAction() {}
+
+// Update takes a write's answer (appliedMsg): the queue accounts for it (finish) and says what
+// the root does (writtenAction). One toast per write: what was done, then (loudly, if
+// anything) what wasn't and why.
+func (q writeQueue) Update(msg tea.Msg) (writeQueue, action) {
+	am, ok := msg.(appliedMsg)
+	if !ok {
+		return q, nil
+	}
+	d := q.finish(am)
 	if d.quit {
+		return q, writtenAction{quit: true}
+	}
+	a := writtenAction{reload: d.reload, op: am.op}
+	if am.err != nil {
+		a.toast, a.level = true, toastError
+		if _, refused := errors.AsType[*model.AccessError](am.err); refused {
+			// Refused for the person's role before anything was sent: the sheet is as shown.
+			a.failed = fmt.Sprintf("%snot written: %v", d.prefix, am.err)
+		} else {
+			a.failed = fmt.Sprintf("%swrite failed: %v (%s refreshes to show the sheet as it is)", d.prefix, am.err, firstKey(q.c.keys.Refresh))
+		}
+		return q, a
+	}
+	res := am.res
+	a.res = &res
+	a.parts = writeReport(am.op, res, keySays(q.c.keys.Refresh, "refreshes"))
+	switch {
+	case !res.OK():
+		a.toast, a.level, a.prefix = true, toastError, d.prefix
+	case len(a.parts) > 0 && am.op.kind != writeUndo:
+		a.toast, a.level, a.hint = true, toastInfo, keySays(q.c.keys.Undo, "undoes")
+	case len(a.parts) > 0:
+		a.toast, a.level = true, toastInfo
+	}
+	return q, a
+}
+
+// report is the toast's text. A write that ended after a switch to another tab (active) names
+// the tab it changed.
+func (a writtenAction) report(active *tabState) string {
+	if a.res == nil {
+		return a.failed
+	}
+	parts := slices.Clone(a.parts)
+	if len(parts) > 0 && a.op.kind != writeUndo && (active == nil || !strings.EqualFold(active.name(), a.op.tab)) {
+		parts[0] = cellLine(a.op.tab) + ": " + parts[0]
+	}
+	return withHint(a.prefix+strings.Join(parts, "; "), " · ", a.hint)
+}
+
+// onWritten carries out a write's answer: the rows it changed are updated in place.
+func (m *Model) onWritten(a writtenAction) tea.Cmd {
+	if a.quit {
 		return m.quit()
 	}
-	op := msg.op
 	var cmds []tea.Cmd
-	if msg.err != nil {
-		if d.reload {
-			cmds = append(cmds, m.startLoad())
-		}
-		var refused *model.AccessError
-		if errors.As(msg.err, &refused) {
-			// Refused for the person's role before anything was sent: the sheet is as shown.
-			cmds = append(cmds, m.toasts.sayf(toastError, "%snot written: %v", d.prefix, msg.err))
-			return tea.Batch(cmds...)
-		}
-		cmds = append(cmds, m.toasts.sayf(toastError, "%swrite failed: %v (%s refreshes to show the sheet as it is)", d.prefix, msg.err, firstKey(m.c.keys.Refresh)))
-		return tea.Batch(cmds...)
-	}
-	res := msg.res
-	if ts := m.tabs.named(op.tab); ts != nil && ts.data != nil {
-		ts.showApplied(res, m.c.now(), m.geo.tableH)
+	if ts := m.tabs.named(a.op.tab); a.res != nil && ts != nil && ts.data != nil {
+		ts.showApplied(*a.res, m.c.now(), m.geo.tableH)
 		m.load.dataGen++
 		m.tabs.gen++
 		m.syncDetail()
 	}
-	if d.reload {
+	if a.reload {
 		// After the dataGen bump, so this load isn't thrown away as stale.
 		cmds = append(cmds, m.startLoad())
 	}
-	// One toast per write: what was done, then (loudly, if anything) what wasn't and why.
-	parts := writeReport(op, res, keySays(m.c.keys.Refresh, "refreshes"))
-	if ts := m.tabs.current(); len(parts) > 0 && op.kind != writeUndo && (ts == nil || !strings.EqualFold(ts.name(), op.tab)) {
-		// The write ended after a switch to another tab: say which tab it changed.
-		parts[0] = cellLine(op.tab) + ": " + parts[0]
-	}
-	switch {
-	case !res.OK():
-		cmds = append(cmds, m.toasts.sayf(toastError, "%s%s", d.prefix, strings.Join(parts, "; ")))
-	case len(parts) > 0 && op.kind != writeUndo:
-		cmds = append(cmds, m.toasts.sayf(toastInfo, "%s", withHint(strings.Join(parts, "; "), " · ", keySays(m.c.keys.Undo, "undoes"))))
-	case len(parts) > 0:
-		cmds = append(cmds, m.toasts.sayf(toastInfo, "%s", strings.Join(parts, "; ")))
+	if a.toast {
+		cmds = append(cmds, m.toasts.sayf(a.level, "%s", a.report(m.tabs.current())))
 	}
 	return tea.Batch(cmds...)
 }
