@@ -29,14 +29,14 @@ const bannerMaxLines = 3
 // bannerLines is the halt banner: loud, above the body, until esc dismisses it. It wraps over
 // as many lines as its text needs (up to bannerMaxLines), each one in the loud style, so the
 // cause and the fix are never cut at 80 columns.
-func (m *Model) bannerLines(w int) []string {
-	if m.replay.halt == nil {
+func (s *replayState) bannerLines(w int) []string {
+	if s.halt == nil {
 		return nil
 	}
-	st := m.c.styles
-	text := model.SanitizeLine(haltLine(m.replay.halt))
+	st := s.c.styles
+	text := model.SanitizeLine(haltLine(s.halt))
 	lines := wrapText(text, w-2)
-	if k := firstKey(m.c.keys.Clear); k != "" {
+	if k := firstKey(s.c.keys.Clear); k != "" {
 		// The dismiss hint, if it fits without taking another line.
 		if withHint := wrapText(text+"  ("+k+" dismisses)", w-2); len(withHint) <= max(1, len(lines)) && len(withHint) <= bannerMaxLines {
 			lines = withHint
@@ -58,10 +58,10 @@ func (m *Model) bannerLines(w int) []string {
 	return out
 }
 
-// runHeadLines is the fixed top of the progress view: title, bar, counts, rate.
-func (m *Model) runHeadLines(r *replayRun, w int) []string {
-	st := m.c.styles
-	now := m.c.now()
+// headLines is the fixed top of the progress view: title, bar, counts, rate.
+func (r *replayRun) headLines(c *common, spin busySpinner, w int) []string {
+	st := c.styles
+	now := c.now()
 	end := now
 	if r.finished && !r.ended.IsZero() {
 		end = r.ended
@@ -84,7 +84,7 @@ func (m *Model) runHeadLines(r *replayRun, w int) []string {
 	}
 	title = r.watchTitle() + title
 	if !r.finished {
-		title = " " + m.spinner.view(m.c) + " " + title
+		title = " " + spin.view(c) + " " + title
 	} else {
 		title = " " + title
 	}
@@ -102,7 +102,7 @@ func (m *Model) runHeadLines(r *replayRun, w int) []string {
 	bar := " [" + strings.Repeat("█", filled) + strings.Repeat("░", barW-filled) + "] " + fmt.Sprintf("%d/%d %d%%", r.done, r.total, pct)
 	lines = append(lines, fit(bar, w))
 
-	lines = append(lines, fitStyled(" "+m.c.paintCounts(r.states), w))
+	lines = append(lines, fitStyled(" "+c.paintCounts(r.states), w))
 
 	// Before a second has passed there is no rate to speak of: say nothing rather than
 	// draw placeholders ("– calls/s", which TERM=dumb turned into "- - rows/s").
@@ -158,8 +158,8 @@ func (c *common) stateStyle(s model.RowState) lipgloss.Style {
 }
 
 // reportLines is the end-of-run report: what wasn't done and why.
-func (m *Model) reportLines(r *replayRun, w int) []string {
-	st := m.c.styles
+func (r *replayRun) reportLines(c *common, w int) []string {
+	st := c.styles
 	rep := r.report
 	var lines []string
 	add := func(style lipgloss.Style, s string) {
@@ -211,20 +211,14 @@ func shortIDs(ids []string) []string {
 	return out
 }
 
-// runLines renders the progress view as exactly h lines of w cells, and remembers the height
-// of its row list for the scroll keys.
-func (m *Model) runLines(w, h int) []string {
-	return m.runLinesOf(m.replay.run, w, h, &m.replay.runListH)
-}
-
-// runLinesOf renders run r's progress view (one's own, or a watched one: watch.go) and
-// stores the height of its row list in listH.
-func (m *Model) runLinesOf(r *replayRun, w, h int, listH *int) []string {
-	st := m.c.styles
-	lines := m.runHeadLines(r, w)
+// lines renders run r's progress view (one's own, or a watched one: watch.go) as exactly h
+// lines of w cells, and stores the height of its row list in listH for the scroll keys.
+func (r *replayRun) lines(c *common, spin busySpinner, w, h int, listH *int) []string {
+	st := c.styles
+	lines := r.headLines(c, spin, w)
 	if r.finished {
 		lines = append(lines, "")
-		lines = append(lines, m.reportLines(r, w)...)
+		lines = append(lines, r.reportLines(c, w)...)
 	}
 	lines = append(lines, "")
 	idW := 16
@@ -248,7 +242,7 @@ func (m *Model) runLinesOf(r *replayRun, w, h int, listH *int) []string {
 		row := r.rows[i]
 		state := fit(cellLine(string(row.state)), 13)
 		if !st.NoColor {
-			state = m.c.stateStyle(row.state).Render(state)
+			state = c.stateStyle(row.state).Render(state)
 		}
 		tries := ""
 		if row.attempts > 0 {

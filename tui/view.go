@@ -12,7 +12,7 @@ import (
 
 // headerHeight is the title line and the tab bar, plus the halt banner while it is up.
 func (m *Model) headerHeight() int {
-	return 2 + len(m.bannerLines(m.c.width))
+	return 2 + len(m.replay.bannerLines(m.c.width))
 }
 
 // asciiChrome turns the UI's own glyphs into ASCII for TERM=dumb. Each replacement is one cell
@@ -74,7 +74,7 @@ func (m *Model) render() string {
 	}
 	lines := make([]string, 0, h)
 	lines = append(lines, m.headerLines(w)...)
-	lines = append(lines, m.bannerLines(w)...)
+	lines = append(lines, m.replay.bannerLines(w)...)
 	body := m.bodyLines(w, m.geo.bodyH)
 	if m.dialog != nil {
 		reset := ansi.ResetStyle
@@ -335,10 +335,10 @@ func (t *tabSet) renderTabBar(c *common, w int) string {
 func (m *Model) bodyLines(w, h int) []string {
 	st := m.c.styles
 	if m.replay.showRun && m.replay.run != nil {
-		return m.runLines(w, h)
+		return m.replay.run.lines(m.c, m.spinner, w, h, &m.replay.runListH)
 	}
 	if m.watch.watching() {
-		return m.runLinesOf(m.watch.run, w, h, &m.watch.listH)
+		return m.watch.run.lines(m.c, m.spinner, w, h, &m.watch.listH)
 	}
 	if m.groups != nil {
 		return m.groups.lines(w, h)
