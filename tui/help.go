@@ -174,7 +174,7 @@ func (m *Model) shortHelpLine(w int) string {
 			b.WriteString(h.Help().Desc)
 		}
 	}
-	return m.help.line.get(b.String(), func() string { return m.renderShortHelp(hs, w) })
+	return m.help.line.get(b.String(), func() string { return m.help.renderShortHelp(hs, w) })
 }
 
 // hintSep separates the footer's hints: two spaces rather than " · ", which leaves room at 80
@@ -182,9 +182,9 @@ func (m *Model) shortHelpLine(w int) string {
 const hintSep = "  "
 
 // renderShortHelp draws the hints fitHints keeps, each whole: never a cut hint or a "…".
-func (m *Model) renderShortHelp(hs []key.Binding, w int) string {
-	st := m.c.styles
-	kept := fitHints(hs, []key.Binding{m.c.keys.Quit, m.c.keys.Help}, w-1)
+func (h *helpView) renderShortHelp(hs []key.Binding, w int) string {
+	st := h.c.styles
+	kept := fitHints(hs, []key.Binding{h.c.keys.Quit, h.c.keys.Help}, w-1)
 	var b strings.Builder
 	b.WriteByte(' ')
 	for i, h := range kept {
@@ -241,14 +241,14 @@ func fitHints(hs []key.Binding, reserved []key.Binding, w int) []key.Binding {
 // columns as fit at full width (balanced), as exactly h lines of w cells. When even that is
 // taller than the screen (60x15), it scrolls with the navigation keys.
 func (m *Model) fullHelpLines(w, h int) []string {
-	lines, _ := m.fullHelp(w, h)
+	lines, _ := m.help.fullHelp(m.helpGroups(), m.helpTitle(), w, h)
 	return lines
 }
 
-// fullHelp renders the help screen and says how many rows its content has.
-func (m *Model) fullHelp(w, h int) ([]string, int) {
-	st := m.c.styles
-	groups := m.helpGroups()
+// fullHelp renders the help screen (groups under heading) and says how many rows its content
+// has.
+func (hv *helpView) fullHelp(groups []helpGroup, heading string, w, h int) ([]string, int) {
+	st := hv.c.styles
 	keyW, descW := 0, 0
 	for _, g := range groups {
 		for _, e := range g.entries {
@@ -300,8 +300,8 @@ func (m *Model) fullHelp(w, h int) ([]string, int) {
 		rendered = append(rendered, lines)
 		rows = max(rows, len(lines))
 	}
-	off := max(0, min(m.help.offset, rows-avail))
-	title := st.paint(st.Section, " "+m.helpTitle())
+	off := max(0, min(hv.offset, rows-avail))
+	title := st.paint(st.Section, " "+heading)
 	if rows > avail {
 		title += st.paint(st.Muted, fmt.Sprintf(" · lines %d-%d of %d", off+1, min(rows, off+avail), rows))
 	}

@@ -38,7 +38,7 @@ func (m *Model) relayout() {
 	}
 	if m.help.open {
 		// Clamp the help scroll here so View only reads it.
-		_, rows := m.fullHelp(w, h-1)
+		_, rows := m.help.fullHelp(m.helpGroups(), m.helpTitle(), w, h-1)
 		m.help.offset = max(0, min(m.help.offset, rows-(h-2)))
 	} else {
 		m.help.offset = 0

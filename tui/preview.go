@@ -105,14 +105,14 @@ type previewCache struct {
 	lines []string
 }
 
-// previewLines renders the preview of the cursor record as exactly h lines of w cells.
-func (m *Model) previewLines(ts *tabState, w, h int) []string {
+// lines renders the preview of the cursor record as exactly h lines of w cells.
+func (pv *previewPane) lines(c *common, ts *tabState, w, h, gen int) []string {
 	r, ri := ts.current()
-	pc := &m.preview.cache
-	if pc.lines != nil && pc.ri == ri && pc.data == ts.data && pc.w == w && pc.h == h && pc.gen == m.load.dataGen {
+	pc := &pv.cache
+	if pc.lines != nil && pc.ri == ri && pc.data == ts.data && pc.w == w && pc.h == h && pc.gen == gen {
 		return pc.lines
 	}
-	st := m.c.styles
+	st := c.styles
 	var lines []string
 	if r == nil {
 		lines = []string{st.paint(st.Muted, "nothing selected")}
@@ -121,7 +121,7 @@ func (m *Model) previewLines(ts *tabState, w, h int) []string {
 		title, secs := previewBody(t, r)
 		meta := r.Status
 		if !r.Time.IsZero() {
-			meta += " · " + ago(m.c.now(), inZone(r.Time, t.Location))
+			meta += " · " + ago(c.now(), inZone(r.Time, t.Location))
 		}
 		meta += " · row " + itoa(r.Row)
 		// Title and facts share the first line when they fit: a short pane is for the body.
@@ -148,7 +148,7 @@ func (m *Model) previewLines(ts *tabState, w, h int) []string {
 			body := wrapText(model.Sanitize(s), w)
 			if cut {
 				more := "…"
-				if k := firstKey(m.c.keys.Detail); k != "" {
+				if k := firstKey(c.keys.Detail); k != "" {
 					more += " (" + k + " for the whole record)"
 				}
 				body = append(body, st.paint(st.Muted, more))
@@ -158,12 +158,12 @@ func (m *Model) previewLines(ts *tabState, w, h int) []string {
 		if len(lines) > h && h > 1 {
 			lines = lines[:h]
 			more := "… more"
-			if k := firstKey(m.c.keys.Detail); k != "" {
+			if k := firstKey(c.keys.Detail); k != "" {
 				more += ": " + k + " for detail"
 			}
 			lines[h-1] = st.paint(st.Muted, fit(more, w))
 		}
 	}
-	*pc = previewCache{ri: ri, data: ts.data, w: w, h: h, gen: m.load.dataGen, lines: padLines(lines, w, h)}
+	*pc = previewCache{ri: ri, data: ts.data, w: w, h: h, gen: gen, lines: padLines(lines, w, h)}
 	return pc.lines
 }

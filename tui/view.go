@@ -362,7 +362,7 @@ func (m *Model) bodyLines(w, h int) []string {
 	}
 	table := ts.tableLines(m.c, m.geo.tableW, m.geo.tableH+1)
 	if m.geo.previewRight {
-		prev := m.previewLines(ts, m.geo.previewW-2, m.geo.previewH-1)
+		prev := m.preview.lines(m.c, ts, m.geo.previewW-2, m.geo.previewH-1, m.load.dataGen)
 		sep := st.paint(st.PaneBorder, "│")
 		head := st.paint(st.PaneBorder, fit(" preview", m.geo.previewW))
 		out := make([]string, h)
@@ -381,7 +381,7 @@ func (m *Model) bodyLines(w, h int) []string {
 	}
 	out := append([]string(nil), table...)
 	out = append(out, st.paint(st.PaneBorder, "── preview "+strings.Repeat("─", max(0, w-11))))
-	for _, l := range m.previewLines(ts, m.geo.previewW-2, m.geo.previewH) {
+	for _, l := range m.preview.lines(m.c, ts, m.geo.previewW-2, m.geo.previewH, m.load.dataGen) {
 		out = append(out, " "+l+" ")
 	}
 	return padLines(out, w, h)
