@@ -23,6 +23,19 @@ func haltLine(h *model.Halt) string {
 	return s
 }
 
+// smallNotes is what a terminal too small for the layout still says of the replay: its
+// progress and the halt (renderTooSmall).
+func (s *replayState) smallNotes() []string {
+	var notes []string
+	if s.running() {
+		notes = append(notes, fmt.Sprintf("replaying %d/%d", s.run.done, s.run.total))
+	}
+	if s.halt != nil {
+		notes = append(notes, model.SanitizeLine(haltLine(s.halt)))
+	}
+	return notes
+}
+
 // bannerMaxLines is how many lines the halt banner may take; past them it is cut.
 const bannerMaxLines = 3
 

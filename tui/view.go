@@ -62,10 +62,10 @@ func (m *Model) usable() bool {
 func (m *Model) render() string {
 	w, h := m.c.width, m.c.height
 	if w < minWidth || h < minHeight {
-		return m.renderTooSmall(w, h)
+		return renderTooSmall(m.c, m.replay.smallNotes(), w, h)
 	}
 	if !m.load.hasData {
-		return m.renderStart(w, h)
+		return m.load.renderStart(m.c, m.spinner, m.opts.SpreadsheetID, w, h)
 	}
 	if m.help.open {
 		lines := m.fullHelpLines(w, h-1)
@@ -89,23 +89,21 @@ func (m *Model) render() string {
 }
 
 // renderTooSmall is the whole screen when the terminal is below minWidth x minHeight: what is
-// needed, what there is, and the way out, centered; never a broken layout.
-func (m *Model) renderTooSmall(w, h int) string {
-	st := m.c.styles
+// needed, what there is, and the way out, centered, then the notes (replayState.smallNotes);
+// never a broken layout.
+func renderTooSmall(c *common, notes []string, w, h int) string {
+	st := c.styles
 	w, h = max(1, w), max(1, h)
 	var lines []string
 	way := "enlarge the window"
-	if q := firstKey(m.c.keys.Quit); q != "" {
+	if q := firstKey(c.keys.Quit); q != "" {
 		way += " · " + q + " quits"
 	}
 	for _, s := range []string{"terminal too small", fmt.Sprintf("need %dx%d, have %dx%d", minWidth, minHeight, w, h), way} {
 		lines = append(lines, wrapText(s, w)...)
 	}
-	if m.replay.running() {
-		lines = append(lines, wrapText(fmt.Sprintf("replaying %d/%d", m.replay.run.done, m.replay.run.total), w)...)
-	}
-	if m.replay.halt != nil {
-		lines = append(lines, wrapText(model.SanitizeLine(haltLine(m.replay.halt)), w)...)
+	for _, n := range notes {
+		lines = append(lines, wrapText(n, w)...)
 	}
 	if len(lines) > h {
 		lines = lines[:h]
@@ -128,25 +126,25 @@ func (m *Model) renderTooSmall(w, h int) string {
 
 // renderStart is the screen before the first successful load: loading, or the error with
 // what to do about it.
-func (m *Model) renderStart(w, h int) string {
-	st := m.c.styles
-	name := m.opts.SpreadsheetID
+func (ld loadState) renderStart(c *common, spin busySpinner, id string, w, h int) string {
+	st := c.styles
+	name := id
 	if name == "" {
 		name = "the spreadsheet"
 	}
 	lines := []string{fitStyled(st.paint(st.Title, " triage")+st.paint(st.Muted, " · "+truncate(cellLine(name), w-12)), w), ""}
-	if m.load.loading || m.load.err == nil {
-		lines = append(lines, "  "+m.spinner.view(m.c)+" loading "+truncate(cellLine(name), w-14)+"…")
+	if ld.loading || ld.err == nil {
+		lines = append(lines, "  "+spin.view(c)+" loading "+truncate(cellLine(name), w-14)+"…")
 	} else {
 		lines = append(lines, "  "+st.paint(st.ConnErr, "Couldn't load the spreadsheet:"), "")
-		for _, l := range wrapText(model.Sanitize(m.load.err.Error()), w-4) {
+		for _, l := range wrapText(model.Sanitize(ld.err.Error()), w-4) {
 			lines = append(lines, "  "+l)
 		}
 		var ks []string
-		if r := firstKey(m.c.keys.Refresh); r != "" {
+		if r := firstKey(c.keys.Refresh); r != "" {
 			ks = append(ks, st.paint(st.Bold, r)+" retry")
 		}
-		ks = append(ks, st.paint(st.Bold, m.c.keys.quitKey())+" quit")
+		ks = append(ks, st.paint(st.Bold, c.keys.quitKey())+" quit")
 		lines = append(lines, "", "  "+strings.Join(ks, " · "))
 	}
 	if len(lines) > h {
