@@ -42,9 +42,14 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.detail != nil:
 		return m.detailShortHelp(back)
 	}
-	// The table: the most used keys first, since the footer keeps what fits (fitHints; `?`
-	// is always kept, last), and j/k need no hint. While a replay runs behind the table, how
-	// to look at it and stop it come first.
+	return m.tableShortHelp()
+}
+
+// tableShortHelp is the table's footer hints: the most used keys first, since the footer keeps
+// what fits (fitHints; `?` is always kept, last), and j/k need no hint. While a replay runs
+// behind the table, how to look at it and stop it come first.
+func (m *Model) tableShortHelp() []key.Binding {
+	k := m.c.keys
 	var hs []key.Binding
 	if m.replay.running() {
 		hs = append(hs, withDesc(k.Progress, "replay progress"), withDesc(k.Cancel, "cancel replay"))

@@ -70,6 +70,22 @@ func snapshot(t *model.Table, idx []int32) (*model.Table, []*model.Record) {
 	return &snap, recs
 }
 
+// detailTarget is the record the detail view shows, as a replay's one row; nil, with what to
+// say, when it is gone or has no ID.
+func (m *Model) detailTarget(ts *tabState) ([]int32, tea.Cmd) {
+	_, p, _ := m.collectTargets(true)
+	switch {
+	case p.gone > 0:
+		return nil, m.toasts.gone(p.gone)
+	case p.noID.n > 0:
+		return nil, m.toasts.sayf(toastError, "%s", p.noID.note())
+	case len(p.ids) == 0:
+		return nil, nil
+	}
+	_, ri, _ := ts.data.record(p.ids[0])
+	return []int32{ri}, nil
+}
+
 // startReplay answers R (all=false) and A (all=true) in the table, and R in the detail view
 // (inDetail: the record shown, whatever is marked).
 func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
@@ -91,17 +107,10 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	}
 	var detailIdx []int32
 	if inDetail {
-		_, p, _ := m.collectTargets(true)
-		switch {
-		case p.gone > 0:
-			return m.toasts.gone(p.gone)
-		case p.noID.n > 0:
-			return m.toasts.sayf(toastError, "%s", p.noID.note())
-		case len(p.ids) == 0:
-			return nil
+		var cmd tea.Cmd
+		if detailIdx, cmd = m.detailTarget(ts); detailIdx == nil {
+			return cmd
 		}
-		_, ri, _ := ts.data.record(p.ids[0])
-		detailIdx = []int32{ri}
 	}
 	if m.opts.Replayer == nil {
 		return m.replayHint(ts, all, inDetail)
