@@ -427,13 +427,20 @@ func (m *Model) onShutdown() tea.Cmd {
 	case m.replay.running():
 		m.replay.quitAfterRun = true
 		m.replay.stopRun()
-		return nil
+		return m.toasts.push(toastInfo, shutdownNoteRun)
 	case m.writes.writing:
 		m.writes.mustQuit = true
-		return nil
+		return m.toasts.push(toastInfo, shutdownNoteWrite)
 	}
 	return m.quit()
 }
+
+// What a session told to end says while it lets its work land: the person sees why the
+// screen is about to go, and that their change is not lost.
+const (
+	shutdownNoteWrite = "closing: your change is being written first"
+	shutdownNoteRun   = "closing: the replay stops; calls already sent finish first"
+)
 
 // ExitNote is what the program has to say once the screen is gone, for the caller to print on
 // the terminal: the report of a replay that ended because the user quit during it. "" when

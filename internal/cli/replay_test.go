@@ -737,11 +737,7 @@ func TestReplayProgressLineFitsTheTerminal(t *testing.T) {
 			clock = clock.Add(10 * time.Second)
 			p.event(e)
 			tick <- time.Time{}
-			select {
-			case <-tty.writes:
-			case <-time.After(10 * time.Second):
-				t.Fatal("no redraw after a tick")
-			}
+			<-tty.writes // the redraw the tick asked for (a missing one hangs until go test's -timeout)
 			p.finish()
 			want := cols - 1
 			if cols == 0 {
