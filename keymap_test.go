@@ -24,7 +24,7 @@ import (
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -287,8 +287,8 @@ func startTUI(t *testing.T, cfg *config.Config, km tui.KeyMap) *teatest.TestMode
 		rows = append(rows, []any{fmt.Sprintf("2025-05-%02dT09:00:00Z", 10+i), fmt.Sprintf("Person %d", i),
 			fmt.Sprintf("p%d@example.com", i), fmt.Sprintf("Message number %d", i), "new", fmt.Sprintf("id-%d", i)})
 	}
-	emu := sheetstest.New()
-	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: cfg.Spreadsheet, Title: "Keys Inc", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
+	emu := emulator.New()
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: cfg.Spreadsheet, Title: "Keys Inc", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -352,7 +352,7 @@ func screen(t *testing.T, tm *teatest.TestModel) string {
 func waitScreen(t *testing.T, tm *teatest.TestModel, what ...string) {
 	t.Helper()
 	var last string
-	if !sheetstest.Poll(hangAfter, func() bool {
+	if !emulator.Poll(hangAfter, func() bool {
 		last = screen(t, tm)
 		for _, w := range what {
 			if !strings.Contains(last, w) {
@@ -369,7 +369,7 @@ func waitScreen(t *testing.T, tm *teatest.TestModel, what ...string) {
 func waitGone(t *testing.T, tm *teatest.TestModel, s string) {
 	t.Helper()
 	var last string
-	if !sheetstest.Poll(hangAfter, func() bool { last = screen(t, tm); return !strings.Contains(last, s) }) {
+	if !emulator.Poll(hangAfter, func() bool { last = screen(t, tm); return !strings.Contains(last, s) }) {
 		t.Fatalf("timed out waiting for %q to go; the screen:\n%s", s, last)
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/replay/replaytest"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/replay/receiver"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // The end-to-end scripts in testdata/*.txtar run the real binary (main, registered as the
@@ -40,7 +40,7 @@ import (
 //
 // and these commands besides testscript's own:
 //
-//	sheets FILE            serve the JSON workbook FILE (sheets/sheetstest's format) on $SHEETS,
+//	sheets FILE            serve the JSON workbook FILE (sheets/emulator's format) on $SHEETS,
 //	                       after expanding $VARS in it (e.g. $RECEIVER in a url cell)
 //	expand IN OUT          copy IN to OUT expanding $VARS (a config file naming $RECEIVER),
 //	                       creating OUT's directory
@@ -71,7 +71,7 @@ func TestScripts(t *testing.T) {
 }
 
 // receivers are the destinations of one script's replayed calls, by first path segment.
-type receivers map[string]*replaytest.Receiver
+type receivers map[string]*receiver.Receiver
 
 func (rs receivers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
@@ -84,13 +84,13 @@ func (rs receivers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func setup(e *testscript.Env) error {
-	emu := sheetstest.New()
+	emu := emulator.New()
 	sheetsSrv := httptest.NewServer(emu)
 	e.Defer(sheetsSrv.Close)
 	rs := receivers{
-		"crm":       replaytest.NewReceiver(),
-		"billing":   {Default: replaytest.Fault{Mode: replaytest.Unauthorized}},
-		"warehouse": {Default: replaytest.Fault{Mode: replaytest.Status, Status: http.StatusUnprocessableEntity}},
+		"crm":       receiver.New(),
+		"billing":   {Default: receiver.Fault{Mode: receiver.Unauthorized}},
+		"warehouse": {Default: receiver.Fault{Mode: receiver.Status, Status: http.StatusUnprocessableEntity}},
 	}
 	rcvSrv := httptest.NewServer(rs)
 	e.Defer(rcvSrv.Close)
@@ -119,9 +119,9 @@ func cmdSheets(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: sheets FILE")
 	}
-	wb, err := sheetstest.ParseWorkbook([]byte(expandFile(ts, args[0])))
+	wb, err := emulator.ParseWorkbook([]byte(expandFile(ts, args[0])))
 	ts.Check(err)
-	ts.Value("emu").(*sheetstest.Emulator).AddWorkbook(wb)
+	ts.Value("emu").(*emulator.Emulator).AddWorkbook(wb)
 }
 
 func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
@@ -140,7 +140,7 @@ func cmdCells(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("cells does not fail")
 	}
-	rows := ts.Value("emu").(*sheetstest.Emulator).Cells(args[0], args[1])
+	rows := ts.Value("emu").(*emulator.Emulator).Cells(args[0], args[1])
 	var b strings.Builder
 	for _, row := range rows {
 		cells := make([]string, len(row))
@@ -177,7 +177,7 @@ func cmdTabs(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: tabs SPREADSHEET")
 	}
-	wb := ts.Value("emu").(*sheetstest.Emulator).Workbook(args[0])
+	wb := ts.Value("emu").(*emulator.Emulator).Workbook(args[0])
 	if wb == nil {
 		ts.Fatalf("no spreadsheet %q", args[0])
 	}

@@ -20,9 +20,9 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
@@ -217,7 +217,7 @@ func advText(m map[string]string, h string) string {
 // advEditor is the other editor of one case, and the test's record of its rows.
 type advEditor struct {
 	t    *testing.T
-	emu  *sheetstest.Emulator
+	emu  *emulator.Emulator
 	rng  *rand.Rand
 	seed int
 
@@ -267,7 +267,7 @@ func (e *advEditor) cells() [][]any { return e.emu.Cells(advID, e2eTab) }
 
 // hook runs before every Sheets request triage sends: a lost answer for it, the storm's
 // insert before a write, and with odds 1 in 3 one or two moves.
-func (e *advEditor) hook(r sheetstest.Request) {
+func (e *advEditor) hook(r emulator.Request) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.on {
@@ -275,22 +275,22 @@ func (e *advEditor) hook(r sheetstest.Request) {
 	}
 	e.reqs++
 	what := fmt.Sprintf("before request %d (%s", e.reqs, r.Method)
-	if r.Method == sheetstest.MethodBatchUpdate {
+	if r.Method == emulator.MethodBatchUpdate {
 		e.writes++
 		what += fmt.Sprintf(" #%d", e.writes)
 		switch e.lostAt[e.writes] {
 		case "drop":
-			e.emu.InjectFault(sheetstest.Fault{Method: sheetstest.MethodBatchUpdate, Drop: true})
+			e.emu.InjectFault(emulator.Fault{Method: emulator.MethodBatchUpdate, Drop: true})
 			e.log = append(e.log, fmt.Sprintf("  batchUpdate #%d: applied, its answer dropped", e.writes))
 			e.stats["lost:drop"]++
 		case "503":
-			e.emu.InjectFault(sheetstest.Fault{Method: sheetstest.MethodBatchUpdate, Status: http.StatusServiceUnavailable, After: true})
+			e.emu.InjectFault(emulator.Fault{Method: emulator.MethodBatchUpdate, Status: http.StatusServiceUnavailable, After: true})
 			e.log = append(e.log, fmt.Sprintf("  batchUpdate #%d: applied, answered 503", e.writes))
 			e.stats["lost:503-after"]++
 		}
 	}
 	what += ")"
-	if e.storm && r.Method == sheetstest.MethodBatchUpdate {
+	if e.storm && r.Method == emulator.MethodBatchUpdate {
 		e.insert(what+", storm", 1)
 	}
 	if e.rng.IntN(3) != 0 {
@@ -449,17 +449,17 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 
 	// The receiver: per-key faults, decided below before any request.
 	faults := map[string]advRow{}
-	rcv := replaytest.NewReceiver()
-	rcv.Rule = func(key string, n int) (replaytest.Fault, bool) {
+	rcv := receiver.New()
+	rcv.Rule = func(key string, n int) (receiver.Fault, bool) {
 		fr, ok := faults[key]
 		switch {
 		case !ok:
 		case fr.fault == advReject:
-			return replaytest.Fault{Mode: replaytest.Status, Status: fr.code}, true
+			return receiver.Fault{Mode: receiver.Status, Status: fr.code}, true
 		case fr.fault == adv503Once && n == 1:
-			return replaytest.Fault{Mode: replaytest.Unavailable}, true
+			return receiver.Fault{Mode: receiver.Unavailable}, true
 		}
-		return replaytest.Fault{}, false
+		return receiver.Fault{}, false
 	}
 	srv := serve(t, rcv)
 	// The rows name the receiver by a fixed host (a minted key hashes the url, and the other
@@ -553,9 +553,9 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 
 	// The sheet: the emulator behind a real server, the real store over it, retry sleeps a
 	// no-op.
-	emu := sheetstest.New()
-	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: advID, Title: "Replay adversary", TimeZone: "Etc/UTC",
-		Sheets: []*sheetstest.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}})
+	emu := emulator.New()
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: advID, Title: "Replay adversary", TimeZone: "Etc/UTC",
+		Sheets: []*emulator.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}})
 	ssrv := httptest.NewServer(emu)
 	t.Cleanup(ssrv.Close)
 	svc, err := sheetsapi.NewService(ctx, option.WithEndpoint(ssrv.URL+"/"), option.WithoutAuthentication())
@@ -902,7 +902,7 @@ func advCheckRun1(t *testing.T, sum model.ReplaySummary, byKey map[string]*advRo
 
 // advCheckReceiver: (a) every request carried its own row's key, came from a waiting fixture
 // row, and no payload went out under two keys.
-func advCheckReceiver(t *testing.T, when string, attempts []replaytest.RecordedAttempt, byPayload map[string]*advRow) {
+func advCheckReceiver(t *testing.T, when string, attempts []receiver.RecordedAttempt, byPayload map[string]*advRow) {
 	t.Helper()
 	keys := map[string]map[string]bool{}
 	for _, a := range attempts {
@@ -933,7 +933,7 @@ func advCheckReceiver(t *testing.T, when string, attempts []replaytest.RecordedA
 
 // advCheckEffects: after both runs, the receiver acted once for every accepted key, on its
 // own payload, and never for a rejected one or any other key.
-func advCheckEffects(t *testing.T, rcv *replaytest.Receiver, fixture []*advRow) {
+func advCheckEffects(t *testing.T, rcv *receiver.Receiver, fixture []*advRow) {
 	t.Helper()
 	eff := rcv.Effects()
 	own := map[string]*advRow{}
@@ -1004,7 +1004,7 @@ func (d advDamage) note(id, column, holds string) string {
 // rejected by it; a row not waiting is as it was (values and types). The other editor's rows
 // are as it made them, each once; no row is no one's. final (after the quiet rerun): every
 // waiting row ends as its receiver answered, with its own key, replayed_at and error.
-func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *replaytest.Receiver, fixture []*advRow, byPayload map[string]*advRow, ed *advEditor, dmg advDamage, listed advListing, final bool, now time.Time) (status map[string]string, tolerated []string) {
+func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *receiver.Receiver, fixture []*advRow, byPayload map[string]*advRow, ed *advEditor, dmg advDamage, listed advListing, final bool, now time.Time) (status map[string]string, tolerated []string) {
 	t.Helper()
 	hm, _ := model.MapHeaders(dlConfig, dlHeader)
 	// bad reports a wrong cell: the cell of column of the row whose identity is id, holding
@@ -1027,7 +1027,7 @@ func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *replaytest.Rec
 	for _, a := range rcv.Attempts() {
 		p := string(a.Body)
 		sent[p] = true
-		if fr := byPayload[p]; fr != nil && (fr.fault != adv503Once || a.Mode != replaytest.Unavailable) {
+		if fr := byPayload[p]; fr != nil && (fr.fault != adv503Once || a.Mode != receiver.Unavailable) {
 			answered[p] = true
 		}
 	}
@@ -1191,7 +1191,7 @@ var advDamageHeader = []string{"row (when last seen)", "ID", "column", "triage's
 // advDamageSheets reads the damage sheets of the tab ("triage: check failed_calls <time>"):
 // their titles and every cell they list (never nil). A damage sheet must be visible and
 // read as one: a sentence, the header, then the cells.
-func advDamageSheets(t *testing.T, emu *sheetstest.Emulator) (titles []string, listed advListing) {
+func advDamageSheets(t *testing.T, emu *emulator.Emulator) (titles []string, listed advListing) {
 	t.Helper()
 	listed = advListing{}
 	for _, sh := range emu.Workbook(advID).Sheets {
@@ -1468,7 +1468,7 @@ func advLocate(cells [][]any, ed *advEditor, byPayload map[string]*advRow, liste
 
 // advFix is the person at the sheet after a damage sheet: each listed cell advLocate finds set
 // back to what it held. It returns how many cells were fixed, gone and left.
-func advFix(t *testing.T, emu *sheetstest.Emulator, ed *advEditor, byPayload map[string]*advRow, listed advListing) (fixed, gone, left int) {
+func advFix(t *testing.T, emu *emulator.Emulator, ed *advEditor, byPayload map[string]*advRow, listed advListing) (fixed, gone, left int) {
 	t.Helper()
 	for _, tg := range advLocate(emu.Cells(advID, e2eTab), ed, byPayload, listed) {
 		switch tg.what {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // recorder is a backend behind the front: it records every request and answers
@@ -205,13 +205,13 @@ func TestAllowlistEscapesThroughNormalisingFront(t *testing.T) {
 // admin backend sees nothing. A Location that is really under the prefix is followed.
 func TestRedirectPrefixEscapesThroughNormalisingFront(t *testing.T) {
 	front, api, admin := newFrontFixture(t)
-	script := replaytest.NewReceiver()
+	script := receiver.New()
 	locations := map[string]string{"k-ok": front + "/api/echo"}
 	for _, e := range allowlistEscapes {
 		locations["k-"+e.name] = front + e.path
 	}
-	script.Rule = func(key string, n int) (replaytest.Fault, bool) {
-		return replaytest.Fault{Mode: replaytest.Moved, Status: http.StatusFound, Location: locations[key]}, true
+	script.Rule = func(key string, n int) (receiver.Fault, bool) {
+		return receiver.Fault{Mode: receiver.Moved, Status: http.StatusFound, Location: locations[key]}, true
 	}
 	scriptSrv := serve(t, script)
 	src := &replay.Source{Name: "form", Preset: replay.PresetAppsScript, URLPrefixes: []string{scriptSrv.URL + "/macros/s/"},

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // BenchmarkRun1000 replays 1,000 rows to a receiver answering in 50 ms, with concurrency 10
@@ -20,7 +20,7 @@ func BenchmarkRun1000(b *testing.B) {
 	iters := 0
 	for b.Loop() {
 		b.StopTimer()
-		rcv := replaytest.NewReceiver()
+		rcv := receiver.New()
 		rcv.Latency = 50 * time.Millisecond
 		srv := serve(b, rcv)
 		rows := keyRows(n, "crm", srv.URL+"/hook")
@@ -72,7 +72,7 @@ func BenchmarkFaultMix1000(b *testing.B) {
 	iters := 0
 	for b.Loop() {
 		b.StopTimer()
-		rcv := replaytest.NewReceiver()
+		rcv := receiver.New()
 		srv := serve(b, rcv)
 		rows := mixRows(n, srv.URL+"/hook")
 		f := newSheetFixture(b, rows)

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // longLocation is a 60,000-character Location: more than a sheet cell holds.
@@ -33,12 +33,12 @@ func assertCapped(t *testing.T, what string, res replay.Result) {
 // after it intact. The same for an apps-script 302 to a place it may not go.
 func TestLongLocationIsCapped(t *testing.T) {
 	for _, tc := range []struct{ preset string }{{"rest"}, {"apps-script"}} {
-		rcv := replaytest.NewReceiver()
+		rcv := receiver.New()
 		status := 301
 		if tc.preset == "apps-script" {
 			status = 302
 		}
-		rcv.Default = replaytest.Fault{Mode: replaytest.Moved, Status: status, Location: longLocation}
+		rcv.Default = receiver.Fault{Mode: receiver.Moved, Status: status, Location: longLocation}
 		srv := serve(t, rcv)
 		src := &replay.Source{Name: "crm", Preset: tc.preset, URLPrefixes: []string{srv.URL}}
 		res := fastClient(src).Do(context.Background(), replay.Call{Key: "k", Source: "crm", URL: srv.URL + "/hook", Body: []byte(`{}`)})
@@ -97,9 +97,9 @@ func TestLongTransportErrorIsCapped(t *testing.T) {
 // Location. Both outcomes land in one write-back batch; the delivered row must end
 // delivered, and the moved row's error cell holds the capped text.
 func TestLongLocationDoesNotCostOtherRowsTheirWriteBack(t *testing.T) {
-	good := replaytest.NewReceiver()
-	moved := replaytest.NewReceiver()
-	moved.Default = replaytest.Fault{Mode: replaytest.Moved, Location: longLocation}
+	good := receiver.New()
+	moved := receiver.New()
+	moved.Default = receiver.Fault{Mode: receiver.Moved, Location: longLocation}
 	mux := http.NewServeMux()
 	mux.Handle("/hook", good)
 	mux.Handle("/moved", moved)

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // firstAttempt returns a rule that applies f to every key's first attempt only.
-func firstAttempt(f replaytest.Fault) func(string, int) (replaytest.Fault, bool) {
-	return func(_ string, n int) (replaytest.Fault, bool) { return f, n == 1 }
+func firstAttempt(f receiver.Fault) func(string, int) (receiver.Fault, bool) {
+	return func(_ string, n int) (receiver.Fault, bool) { return f, n == 1 }
 }
 
 // TestLostAnswerRetrySameKeyOneEffect: the receiver acts and then the answer is lost (dropped
@@ -31,19 +31,19 @@ func TestLostAnswerRetrySameKeyOneEffect(t *testing.T) {
 	cases := []struct {
 		name      string
 		preset    string
-		fault     replaytest.Fault
+		fault     receiver.Fault
 		tmo       time.Duration
 		fakeClock bool
 	}{
-		{"drop-after-act", "rest", replaytest.Fault{Mode: replaytest.DropAfterAct}, 0, false},
-		{"404-after-act", "apps-script", replaytest.Fault{Mode: replaytest.NotFoundAfterAct}, 0, false},
-		{"timeout", "rest", replaytest.Fault{Latency: 5 * time.Second}, time.Second, true},
+		{"drop-after-act", "rest", receiver.Fault{Mode: receiver.DropAfterAct}, 0, false},
+		{"404-after-act", "apps-script", receiver.Fault{Mode: receiver.NotFoundAfterAct}, 0, false},
+		{"timeout", "rest", receiver.Fault{Latency: 5 * time.Second}, time.Second, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, dedupe := range []bool{true, false} {
 				check := func(t *testing.T) {
-					rcv := replaytest.NewReceiver()
+					rcv := receiver.New()
 					rcv.NoDedupe = !dedupe
 					rcv.Rule = firstAttempt(tc.fault)
 					var c *replay.Client
@@ -111,9 +111,9 @@ func TestLostAnswerRetrySameKeyOneEffect(t *testing.T) {
 }
 
 func TestAppsScriptHopGETWithoutBodyOrSecrets(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	rcv.BodyKeyField = "id"
-	rcv.Default = replaytest.Fault{Mode: replaytest.RedirectAfterAct}
+	rcv.Default = receiver.Fault{Mode: receiver.RedirectAfterAct}
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "form", Preset: "apps-script",
 		URLPrefixes:      []string{srv.URL + "/macros/s/"},
@@ -159,16 +159,16 @@ func TestAppsScriptHopGETWithoutBodyOrSecrets(t *testing.T) {
 
 func TestAppsScriptAnswers(t *testing.T) {
 	cases := []struct {
-		fault replaytest.Fault
+		fault receiver.Fault
 		want  replay.Outcome
 	}{
-		{replaytest.Fault{Mode: replaytest.Reject}, replay.Rejected},
-		{replaytest.Fault{Mode: replaytest.OK}, replay.Delivered},
-		{replaytest.Fault{Mode: replaytest.NotFoundAfterAct}, replay.Retryable},
-		{replaytest.Fault{Mode: replaytest.Unauthorized}, replay.Systemic},
+		{receiver.Fault{Mode: receiver.Reject}, replay.Rejected},
+		{receiver.Fault{Mode: receiver.OK}, replay.Delivered},
+		{receiver.Fault{Mode: receiver.NotFoundAfterAct}, replay.Retryable},
+		{receiver.Fault{Mode: receiver.Unauthorized}, replay.Systemic},
 	}
 	for _, tc := range cases {
-		rcv := replaytest.NewReceiver()
+		rcv := receiver.New()
 		rcv.Default = tc.fault
 		srv := serve(t, rcv)
 		src := &replay.Source{Name: "form", Preset: "apps-script", URLPrefixes: []string{srv.URL + "/"}, MaxAttempts: 1}
@@ -180,23 +180,23 @@ func TestAppsScriptAnswers(t *testing.T) {
 }
 
 func TestRedirectsNotFollowed(t *testing.T) {
-	elsewhere := replaytest.NewReceiver()
+	elsewhere := receiver.New()
 	other := serve(t, elsewhere)
 	cases := []struct {
 		name, preset string
-		fault        replaytest.Fault
+		fault        receiver.Fault
 		echoBase     string
 		wantIn       string
 	}{
-		{"rest 301", "rest", replaytest.Fault{Mode: replaytest.Moved, Location: other.URL + "/new"}, "", other.URL + "/new"},
-		{"rest 302", "rest", replaytest.Fault{Mode: replaytest.Moved, Status: 302, Location: other.URL + "/new"}, "", "update url"},
-		{"rest 307", "rest", replaytest.Fault{Mode: replaytest.Moved, Status: 307, Location: other.URL + "/new"}, "", other.URL + "/new"},
-		{"apps-script 302 outside redirect_prefixes", "apps-script", replaytest.Fault{Mode: replaytest.RedirectAfterAct}, other.URL, other.URL + "/echo/"},
-		{"apps-script 301", "apps-script", replaytest.Fault{Mode: replaytest.Moved, Location: other.URL + "/x"}, "", other.URL + "/x"},
+		{"rest 301", "rest", receiver.Fault{Mode: receiver.Moved, Location: other.URL + "/new"}, "", other.URL + "/new"},
+		{"rest 302", "rest", receiver.Fault{Mode: receiver.Moved, Status: 302, Location: other.URL + "/new"}, "", "update url"},
+		{"rest 307", "rest", receiver.Fault{Mode: receiver.Moved, Status: 307, Location: other.URL + "/new"}, "", other.URL + "/new"},
+		{"apps-script 302 outside redirect_prefixes", "apps-script", receiver.Fault{Mode: receiver.RedirectAfterAct}, other.URL, other.URL + "/echo/"},
+		{"apps-script 301", "apps-script", receiver.Fault{Mode: receiver.Moved, Location: other.URL + "/x"}, "", other.URL + "/x"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rcv := replaytest.NewReceiver()
+			rcv := receiver.New()
 			rcv.Default = tc.fault
 			rcv.EchoBase = tc.echoBase
 			srv := serve(t, rcv)
@@ -219,7 +219,7 @@ func TestRedirectsNotFollowed(t *testing.T) {
 }
 
 func TestDisallowedURLNeverContacted(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	for _, src := range []*replay.Source{
 		{Name: "crm", URLPrefixes: []string{"https://crm.example.com/"}},
@@ -240,8 +240,8 @@ func TestDisallowedURLNeverContacted(t *testing.T) {
 }
 
 func TestSecretsFromEnvAtSendTime(t *testing.T) {
-	rcv := replaytest.NewReceiver()
-	rcv.Default = replaytest.Fault{Mode: replaytest.Unauthorized}
+	rcv := receiver.New()
+	rcv.Default = receiver.Fault{Mode: receiver.Unauthorized}
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, Headers: map[string]string{"Authorization": "env:CRM_TOKEN"}}
 	c := fastClient(src)
@@ -270,7 +270,7 @@ func TestSecretsFromEnvAtSendTime(t *testing.T) {
 }
 
 func TestIdempotentReplayedAnd419AreDuplicates(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 	c := fastClient(src)
@@ -281,7 +281,7 @@ func TestIdempotentReplayedAnd419AreDuplicates(t *testing.T) {
 	if r := c.Do(context.Background(), call); r.Outcome != replay.Duplicate {
 		t.Fatalf("second: %v", r.Outcome)
 	}
-	rcv.Default = replaytest.Fault{Mode: replaytest.Status, Status: 419}
+	rcv.Default = receiver.Fault{Mode: receiver.Status, Status: 419}
 	if r := c.Do(context.Background(), call); r.Outcome != replay.Duplicate {
 		t.Fatalf("419: %v", r.Outcome)
 	}

@@ -10,14 +10,14 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // memClient returns a client that reaches h in memory (fake clock friendly), with base 1s,
 // cap 30s and jitter pinned at half the band.
 func memClient(h http.Handler, sources ...*replay.Source) *replay.Client {
 	c := fastClient(sources...)
-	c.HTTP = &http.Client{Transport: replaytest.Transport(h)}
+	c.HTTP = &http.Client{Transport: receiver.Transport(h)}
 	c.Base, c.Cap = time.Second, 30*time.Second
 	c.Rand = func() float64 { return 0.5 }
 	return c
@@ -59,12 +59,12 @@ func TestRetryAfterVariantsExactWaits(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rcv := replaytest.NewReceiver()
-				rcv.Rule = func(_ string, n int) (replaytest.Fault, bool) {
+				rcv := receiver.New()
+				rcv.Rule = func(_ string, n int) (receiver.Fault, bool) {
 					if n == 1 {
-						return replaytest.Fault{Mode: replaytest.TooManyRequests, RetryAfter: tc.value()}, true
+						return receiver.Fault{Mode: receiver.TooManyRequests, RetryAfter: tc.value()}, true
 					}
-					return replaytest.Fault{}, false
+					return receiver.Fault{}, false
 				}
 				src := &replay.Source{Name: "crm", URLPrefixes: []string{memURL}}
 				c := memClient(rcv, src)
@@ -98,8 +98,8 @@ func TestRetryAfterVariantsExactWaits(t *testing.T) {
 // capped, and attempts stop at max_attempts.
 func TestBackoffWaitsOnFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rcv := replaytest.NewReceiver()
-		rcv.Default = replaytest.Fault{Mode: replaytest.Unavailable}
+		rcv := receiver.New()
+		rcv.Default = receiver.Fault{Mode: receiver.Unavailable}
 		src := &replay.Source{Name: "crm", URLPrefixes: []string{memURL}, MaxAttempts: 7}
 		c := memClient(rcv, src)
 		c.Base, c.Cap = time.Second, 10*time.Second
@@ -125,8 +125,8 @@ func TestBackoffWaitsOnFakeClock(t *testing.T) {
 // once (fake time barely moves) and sends nothing more; the attempt made is written back.
 func TestCancelDuringBackoffReturnsPromptly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rcv := replaytest.NewReceiver()
-		rcv.Default = replaytest.Fault{Mode: replaytest.Unavailable}
+		rcv := receiver.New()
+		rcv.Default = receiver.Fault{Mode: receiver.Unavailable}
 		src := &replay.Source{Name: "crm", URLPrefixes: []string{memURL}, MaxAttempts: 5}
 		c := memClient(rcv, src)
 		c.Base, c.Cap = 20*time.Second, 60*time.Second
@@ -174,12 +174,12 @@ func TestCancelDuringBackoffReturnsPromptly(t *testing.T) {
 // slow another source below its rate, and neither exceeds its own.
 func TestThrottledSourceLeavesOthersAtTheirRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rcv := replaytest.NewReceiver()
-		rcv.Rule = func(key string, n int) (replaytest.Fault, bool) {
+		rcv := receiver.New()
+		rcv.Rule = func(key string, n int) (receiver.Fault, bool) {
 			if strings.HasPrefix(key, "a-") && n <= 3 {
-				return replaytest.Fault{Mode: replaytest.TooManyRequests, RetryAfter: "20"}, true
+				return receiver.Fault{Mode: receiver.TooManyRequests, RetryAfter: "20"}, true
 			}
-			return replaytest.Fault{}, false
+			return receiver.Fault{}, false
 		}
 		a := &replay.Source{Name: "a", URLPrefixes: []string{memURL + "/a"}, RatePerMinute: 60, MaxAttempts: 4}
 		b := &replay.Source{Name: "b", URLPrefixes: []string{memURL + "/b"}, RatePerMinute: 120}

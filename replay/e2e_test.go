@@ -12,9 +12,9 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
@@ -24,7 +24,7 @@ const e2eTab = "failed_calls"
 // sheetFixture is the emulator behind a real server, a real sheets.Store over it, and the
 // dead-letter tab loaded through it.
 type sheetFixture struct {
-	emu   *sheetstest.Emulator
+	emu   *emulator.Emulator
 	store *sheets.Store
 	id    string
 }
@@ -48,8 +48,8 @@ func newSheetFixtureTC(t testing.TB, tc model.TabConfig, rows []row) *sheetFixtu
 		}
 		grid = append(grid, out)
 	}
-	emu := sheetstest.New()
-	wb := &sheetstest.Workbook{SpreadsheetID: "replay-e2e", Title: "Replay", Sheets: []*sheetstest.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}}
+	emu := emulator.New()
+	wb := &emulator.Workbook{SpreadsheetID: "replay-e2e", Title: "Replay", Sheets: []*emulator.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}}
 	emu.AddWorkbook(wb)
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)
@@ -105,15 +105,15 @@ const (
 // keys and the check of every row).
 func TestWriteBackThroughSheetsStore(t *testing.T) {
 	const n = 120
-	rcv := replaytest.NewReceiver()
-	faults := map[string]replaytest.Fault{}
+	rcv := receiver.New()
+	faults := map[string]receiver.Fault{}
 	// Rejected rows every 10th row; retryable ones every 40th, far enough apart that many
 	// delivered rows always finish between two of them (three in a row would halt the run).
 	for i := 0; i < n; i += 10 {
-		faults[fmt.Sprintf("k-%d", i+3)] = replaytest.Fault{Mode: replaytest.Status, Status: 410}
+		faults[fmt.Sprintf("k-%d", i+3)] = receiver.Fault{Mode: receiver.Status, Status: 410}
 	}
 	for i := 0; i < n; i += 40 {
-		faults[fmt.Sprintf("k-%d", i+7)] = replaytest.Fault{Mode: replaytest.Unavailable}
+		faults[fmt.Sprintf("k-%d", i+7)] = receiver.Fault{Mode: receiver.Unavailable}
 	}
 	rcv.Rule = byKey(faults)
 	srv := serve(t, rcv)
@@ -173,7 +173,7 @@ func TestWriteBackThroughSheetsStore(t *testing.T) {
 // TestMintedKeyOnEmulatedSheetBeforeRequest: when each request arrives, the receiver finds its
 // key in the emulated sheet's key column.
 func TestMintedKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	var f *sheetFixture
 	var mu sync.Mutex
 	var missing []string
@@ -218,7 +218,7 @@ func TestMintedKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
 // payload is in the key cell when the request arrives, written in the same request as the
 // minted key; a key cell another session filled with the same key meanwhile is fine.
 func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	var f *sheetFixture
 	var mu sync.Mutex
 	var missing []string
@@ -280,7 +280,7 @@ func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
 // minted-key row whose key another session saved before discarding it (the store reports the
 // key cell's conflict first, so only the separate status check catches it).
 func TestStaleRowsNotSentThroughSheetsStore(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	rows := keyRows(5, "crm", srv.URL+"/hook")
 	rows[4].key = ""

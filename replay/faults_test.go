@@ -11,28 +11,28 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // faultMix is the 1,000-row mix: by row index mod 20, 30% act then drop the connection, 10%
 // act then answer a 404 page, 10% 503, 5% 429 with Retry-After: 1, the rest fine. Each fault
 // hits the first attempt only.
-func faultMix(rowOf func(key string) int) func(string, int) (replaytest.Fault, bool) {
-	return func(key string, n int) (replaytest.Fault, bool) {
+func faultMix(rowOf func(key string) int) func(string, int) (receiver.Fault, bool) {
+	return func(key string, n int) (receiver.Fault, bool) {
 		if n != 1 {
-			return replaytest.Fault{}, false
+			return receiver.Fault{}, false
 		}
 		switch i := rowOf(key) % 20; {
 		case i < 6:
-			return replaytest.Fault{Mode: replaytest.DropAfterAct}, true
+			return receiver.Fault{Mode: receiver.DropAfterAct}, true
 		case i < 8:
-			return replaytest.Fault{Mode: replaytest.NotFoundAfterAct}, true
+			return receiver.Fault{Mode: receiver.NotFoundAfterAct}, true
 		case i < 10:
-			return replaytest.Fault{Mode: replaytest.Unavailable}, true
+			return receiver.Fault{Mode: receiver.Unavailable}, true
 		case i < 11:
-			return replaytest.Fault{Mode: replaytest.TooManyRequests, RetryAfter: "1"}, true
+			return receiver.Fault{Mode: receiver.TooManyRequests, RetryAfter: "1"}, true
 		}
-		return replaytest.Fault{}, false
+		return receiver.Fault{}, false
 	}
 }
 
@@ -69,7 +69,7 @@ func TestFaultMix1000RowsExactlyOneEffectEach(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 rows over sockets")
 	}
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	rows := mixRows(1000, srv.URL+"/hook")
 	st := newMemStore(dlConfig, rows)
@@ -164,7 +164,7 @@ func TestKillMidRunThenRunAgain(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			const n = 200
-			rcv := replaytest.NewReceiver()
+			rcv := receiver.New()
 			rcv.Latency = 3 * time.Millisecond
 			srv := serve(t, rcv)
 			rows := mixRows(n, srv.URL+"/hook")

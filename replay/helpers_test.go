@@ -12,7 +12,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // dlHeader is the dead-letter header row the tests use.
@@ -224,8 +224,8 @@ func keyRows(n int, source, url string) []row {
 }
 
 // attemptsByKey groups a receiver's non-echo requests by key.
-func attemptsByKey(rc *replaytest.Receiver) map[string][]replaytest.RecordedAttempt {
-	out := map[string][]replaytest.RecordedAttempt{}
+func attemptsByKey(rc *receiver.Receiver) map[string][]receiver.RecordedAttempt {
+	out := map[string][]receiver.RecordedAttempt{}
 	for _, a := range rc.Attempts() {
 		if !a.Echo {
 			out[a.Key] = append(out[a.Key], a)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // TestPayloadKeySavedSoItNeverChanges (invariant 3): a key taken from the payload is written
@@ -33,7 +33,7 @@ func TestPayloadKeySavedSoItNeverChanges(t *testing.T) {
 	}
 	for _, ch := range changes {
 		t.Run(ch.name, func(t *testing.T) {
-			rcv := replaytest.NewReceiver() // dedupes by the Idempotency-Key header
+			rcv := receiver.New() // dedupes by the Idempotency-Key header
 			srv := serve(t, rcv)
 			u := srv.URL + "/hook"
 			tc := dlConfig
@@ -97,7 +97,7 @@ func TestPayloadKeySavedSoItNeverChanges(t *testing.T) {
 	}
 }
 
-func keysOf(m map[string][]replaytest.RecordedAttempt) map[string]int {
+func keysOf(m map[string][]receiver.RecordedAttempt) map[string]int {
 	out := map[string]int{}
 	for k, v := range m {
 		out[k] = len(v)
@@ -109,7 +109,7 @@ func keysOf(m map[string][]replaytest.RecordedAttempt) map[string]int {
 // came from the payload isn't sent (its key isn't pinned), and neither is a row whose key is
 // in its key cell already: the same write was its check against the sheet.
 func TestPayloadKeyNotSavedIsNotSent(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	u := srv.URL + "/hook"
 	tc := dlConfig
@@ -136,7 +136,7 @@ func TestPayloadKeyNotSavedIsNotSent(t *testing.T) {
 // TestPayloadKeyWithoutKeyColumn: on a tab without a key column a payload key is still sent
 // (the payload carries it), while a minted key, which would live nowhere, is refused.
 func TestPayloadKeyWithoutKeyColumn(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	u := srv.URL + "/hook"
 	tc := dlConfig
@@ -186,7 +186,7 @@ func dropColumn(st *memStore, c int) {
 // after the load (a key cell edited from the TUI) or gathered otherwise reach Plan with equal
 // keys. A record listed twice, or a copy of it, is just planned once.
 func TestSameKeyTwiceIsRefused(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 	rows := keyRows(4, "crm", srv.URL+"/x")
@@ -231,7 +231,7 @@ func TestSameKeyTwiceIsRefused(t *testing.T) {
 // the payload's). The cell holds the key the call will carry, so the row is sent, not refused.
 // A conflict that is not the key itself still refuses the row.
 func TestKeyAlreadySavedByAnotherSession(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	u := srv.URL + "/hook"
 	tc := dlConfig
@@ -266,7 +266,7 @@ func TestKeyAlreadySavedByAnotherSession(t *testing.T) {
 
 	// A conflict on the key cell that is not the key (here: the store says the key is on two
 	// rows) refuses the row.
-	rcv2 := replaytest.NewReceiver()
+	rcv2 := receiver.New()
 	srv2 := serve(t, rcv2)
 	src2 := &replay.Source{Name: "crm", URLPrefixes: []string{srv2.URL}}
 	rows2 := keyRows(2, "crm", srv2.URL+"/x")
@@ -297,7 +297,7 @@ func TestKeyAlreadySavedByAnotherSession(t *testing.T) {
 
 	// The key saved by another session, which then discarded the row (or replayed it and
 	// wrote delivered back): the key cell holds the key, but the row is no longer waiting.
-	rcv3 := replaytest.NewReceiver()
+	rcv3 := receiver.New()
 	srv3 := serve(t, rcv3)
 	src3 := &replay.Source{Name: "form", URLPrefixes: []string{srv3.URL}}
 	u3 := srv3.URL + "/hook"

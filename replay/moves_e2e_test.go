@@ -19,9 +19,9 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
@@ -125,16 +125,16 @@ type stormRow struct {
 
 // stormSheet is the emulator behind a real server with a real store over it.
 type stormSheet struct {
-	emu   *sheetstest.Emulator
+	emu   *emulator.Emulator
 	store *sheets.Store
 	tc    model.TabConfig
 }
 
 func newStormSheet(t *testing.T, tc model.TabConfig, grid [][]any) *stormSheet {
 	t.Helper()
-	emu := sheetstest.New()
-	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: stormID, Title: "Storm", TimeZone: "Etc/UTC",
-		Sheets: []*sheetstest.Sheet{{Title: stormTab, Rows: grid, RowCount: len(grid) + 20}}})
+	emu := emulator.New()
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: stormID, Title: "Storm", TimeZone: "Etc/UTC",
+		Sheets: []*emulator.Sheet{{Title: stormTab, Rows: grid, RowCount: len(grid) + 20}}})
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)
 	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
@@ -226,7 +226,7 @@ func (r *recordingStore) recorded() []recordedApply {
 // never edits a cell and never deletes a fixture row.
 type otherEditor struct {
 	t   *testing.T
-	emu *sheetstest.Emulator
+	emu *emulator.Emulator
 	rng *rand.Rand
 	mu  sync.Mutex
 	// perApply bounds the writes of one Apply that it moves rows before (0: no bound).
@@ -251,7 +251,7 @@ func (o *otherEditor) startApply() {
 	o.mu.Unlock()
 }
 
-func (o *otherEditor) hook(r sheetstest.Request) {
+func (o *otherEditor) hook(r emulator.Request) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch r.Method {
@@ -328,30 +328,30 @@ func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus s
 	var phase atomic.Int32 // 1: the stormy run; 2: the quiet rerun
 	phase.Store(1)
 
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	faults := map[string]string{} // key → fault
 	var fmu sync.Mutex
-	rcv.Rule = func(key string, attempt int) (replaytest.Fault, bool) {
+	rcv.Rule = func(key string, attempt int) (receiver.Fault, bool) {
 		fmu.Lock()
 		f := faults[key]
 		fmu.Unlock()
 		switch f {
 		case fReject:
-			return replaytest.Fault{Mode: replaytest.Status, Status: http.StatusGone}, true
+			return receiver.Fault{Mode: receiver.Status, Status: http.StatusGone}, true
 		case f503Once:
 			if attempt == 1 {
-				return replaytest.Fault{Mode: replaytest.Unavailable}, true
+				return receiver.Fault{Mode: receiver.Unavailable}, true
 			}
 		case fDrop:
 			if attempt == 1 {
-				return replaytest.Fault{Mode: replaytest.DropAfterAct}, true
+				return receiver.Fault{Mode: receiver.DropAfterAct}, true
 			}
 		case fDown:
 			if phase.Load() == 1 {
-				return replaytest.Fault{Mode: replaytest.Unavailable}, true
+				return receiver.Fault{Mode: receiver.Unavailable}, true
 			}
 		}
-		return replaytest.Fault{}, false
+		return receiver.Fault{}, false
 	}
 	srv := serve(t, rcv)
 
@@ -720,7 +720,7 @@ func checkStormRun(t *testing.T, sum model.ReplaySummary, calls []recordedApply,
 
 // checkStormReceiver: no payload under two keys, every request under its row's own key, one
 // effect per key on its own payload.
-func checkStormReceiver(t *testing.T, rcv *replaytest.Receiver, byPayload, byKey map[string]*stormRow) {
+func checkStormReceiver(t *testing.T, rcv *receiver.Receiver, byPayload, byKey map[string]*stormRow) {
 	t.Helper()
 	n := 0
 	errorf := func(format string, a ...any) {
@@ -785,7 +785,7 @@ func checkStormReceiver(t *testing.T, rcv *replaytest.Receiver, byPayload, byKey
 // plus every request the receiver got for the row's key. Steady, an outcome that was a
 // conflict was not written (replaying again is harmless, and did happen), so it is what the
 // last outcome written for the row says.
-func checkStormFinal(t *testing.T, cells [][]any, rcv *replaytest.Receiver, ed *otherEditor, calls []recordedApply, byPayload map[string]*stormRow, steady bool, now time.Time) (wrong []string) {
+func checkStormFinal(t *testing.T, cells [][]any, rcv *receiver.Receiver, ed *otherEditor, calls []recordedApply, byPayload map[string]*stormRow, steady bool, now time.Time) (wrong []string) {
 	t.Helper()
 	errorf := func(format string, a ...any) { wrong = append(wrong, fmt.Sprintf(format, a...)) }
 	damaged := map[string]bool{}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // batchSink records the batches a producer hands it. It stands for a sink only as the
@@ -41,7 +41,7 @@ func (s *batchSink) letters() []model.DeadLetter {
 
 // producerFixture is a receiver behind a real socket and a producer whose source "crm"
 // allows it.
-func producerFixture(t *testing.T, rcv *replaytest.Receiver, src *replay.Source) (*replay.Producer, *batchSink, string) {
+func producerFixture(t *testing.T, rcv *receiver.Receiver, src *replay.Source) (*replay.Producer, *batchSink, string) {
 	t.Helper()
 	srv := serve(t, rcv)
 	src.Name = "crm"
@@ -54,7 +54,7 @@ func producerFixture(t *testing.T, rcv *replaytest.Receiver, src *replay.Source)
 // call that runs out of attempts is dead-lettered with exactly that key, its attempts and the
 // client's detail.
 func TestProducerKeyFromPayloadField(t *testing.T) {
-	rcv := &replaytest.Receiver{Default: replaytest.Fault{Mode: replaytest.Unavailable}}
+	rcv := &receiver.Receiver{Default: receiver.Fault{Mode: receiver.Unavailable}}
 	p, sink, url := producerFixture(t, rcv, &replay.Source{})
 	p.KeyFields = map[string]string{"crm": "order_id"}
 	s := p.Send(context.Background(), replay.Call{Source: "crm", URL: url, Body: []byte(`{"order_id":" ord-7 ","n":7}`)})
@@ -87,7 +87,7 @@ func TestProducerKeyFromPayloadField(t *testing.T) {
 // A source that carries its key in a body field: the payload recorded is the body exactly as
 // it was sent (the key field inserted), so a replay sends those bytes under that key.
 func TestProducerBodyKeyPayloadAsSent(t *testing.T) {
-	rcv := &replaytest.Receiver{BodyKeyField: "id", Default: replaytest.Fault{Mode: replaytest.Unavailable}}
+	rcv := &receiver.Receiver{BodyKeyField: "id", Default: receiver.Fault{Mode: receiver.Unavailable}}
 	p, sink, url := producerFixture(t, rcv, &replay.Source{Key: []replay.KeySpec{{In: replay.KeyInBody, Name: "id"}}, MaxAttempts: 2})
 	s := p.Send(context.Background(), replay.Call{Key: "k-1", Source: "crm", URL: url, Body: []byte(`{"n": 1}`)})
 	if !s.DeadLettered {
@@ -111,11 +111,11 @@ func TestProducerBodyKeyPayloadAsSent(t *testing.T) {
 // Which outcomes are dead-lettered is configurable; delivered and duplicate never are; a
 // refused call (never sent) is by default, with no attempts.
 func TestProducerDeadLetterOn(t *testing.T) {
-	rcv := &replaytest.Receiver{Rule: func(key string, n int) (replaytest.Fault, bool) {
+	rcv := &receiver.Receiver{Rule: func(key string, n int) (receiver.Fault, bool) {
 		if strings.HasPrefix(key, "gone") {
-			return replaytest.Fault{Mode: replaytest.Status, Status: 410}, true
+			return receiver.Fault{Mode: receiver.Status, Status: 410}, true
 		}
-		return replaytest.Fault{}, false
+		return receiver.Fault{}, false
 	}}
 	p, sink, url := producerFixture(t, rcv, &replay.Source{})
 	ctx := context.Background()
@@ -148,8 +148,8 @@ func TestProducerDeadLetterOn(t *testing.T) {
 // calls not sent are dead-lettered too, with their keys, no attempts and the halt's reason,
 // so every call is delivered or recorded.
 func TestSendAllHaltBatchesEverything(t *testing.T) {
-	rcv := &replaytest.Receiver{Rule: func(key string, n int) (replaytest.Fault, bool) {
-		return replaytest.Fault{Mode: replaytest.Unauthorized}, key == "k-2"
+	rcv := &receiver.Receiver{Rule: func(key string, n int) (receiver.Fault, bool) {
+		return receiver.Fault{Mode: receiver.Unauthorized}, key == "k-2"
 	}}
 	p, sink, url := producerFixture(t, rcv, &replay.Source{})
 	p.Concurrency = 1
@@ -189,8 +189,8 @@ func TestSendAllHaltBatchesEverything(t *testing.T) {
 		}
 	}
 	// Three retryable results in a row halt a batch too, unless the producer says never.
-	rcv.Rule = func(string, int) (replaytest.Fault, bool) {
-		return replaytest.Fault{Mode: replaytest.Unavailable}, true
+	rcv.Rule = func(string, int) (receiver.Fault, bool) {
+		return receiver.Fault{Mode: receiver.Unavailable}, true
 	}
 	for i := range calls {
 		calls[i].Body = []byte(fmt.Sprintf(`{"id":"r-%d"}`, i))
@@ -216,7 +216,7 @@ func TestSendAllHaltBatchesEverything(t *testing.T) {
 // A call that is neither delivered nor recorded says so: the sink failed, or the letter can't
 // be stored whole (the others of the batch still are).
 func TestProducerUnrecorded(t *testing.T) {
-	rcv := &replaytest.Receiver{Default: replaytest.Fault{Mode: replaytest.Status, Status: 410}}
+	rcv := &receiver.Receiver{Default: receiver.Fault{Mode: receiver.Status, Status: 410}}
 	p, sink, url := producerFixture(t, rcv, &replay.Source{})
 	big := `{"x":"` + strings.Repeat("a", model.MaxCellChars) + `"}`
 	sent, _ := p.SendAll(context.Background(), []replay.Call{
@@ -244,7 +244,7 @@ func TestProducerUnrecorded(t *testing.T) {
 // the receiver would see two keys for one call; recorded, a replay would refuse the row for
 // good. It is neither sent nor recorded, and the caller keeps it (Err), alone or in a batch.
 func TestProducerRefusesAKeyThatDisagreesWithThePayload(t *testing.T) {
-	rcv := &replaytest.Receiver{}
+	rcv := &receiver.Receiver{}
 	p, sink, url := producerFixture(t, rcv, &replay.Source{})
 	p.KeyFields = map[string]string{"crm": "id"}
 	s := p.Send(context.Background(), replay.Call{Key: "K", Source: "crm", URL: url, Body: []byte(`{"id":"X"}`)})

@@ -15,14 +15,14 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 var dlConfig = model.DefaultTabConfig(model.RoleDeadLetter)
 
 // byKey returns a receiver rule from a key → fault table (first attempt and later alike).
-func byKey(m map[string]replaytest.Fault) func(string, int) (replaytest.Fault, bool) {
-	return func(k string, _ int) (replaytest.Fault, bool) {
+func byKey(m map[string]receiver.Fault) func(string, int) (receiver.Fault, bool) {
+	return func(k string, _ int) (receiver.Fault, bool) {
 		f, ok := m[k]
 		return f, ok
 	}
@@ -31,8 +31,8 @@ func byKey(m map[string]replaytest.Fault) func(string, int) (replaytest.Fault, b
 func TestSystemicHaltsAtOnceNothingNewSent(t *testing.T) {
 	for _, conc := range []int{1, 4} {
 		t.Run(fmt.Sprint("concurrency ", conc), func(t *testing.T) {
-			rcv := replaytest.NewReceiver()
-			rcv.Default = replaytest.Fault{Mode: replaytest.Unauthorized}
+			rcv := receiver.New()
+			rcv.Default = receiver.Fault{Mode: receiver.Unauthorized}
 			rcv.Latency = 10 * time.Millisecond
 			srv := serve(t, rcv)
 			src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, Headers: map[string]string{"Authorization": "env:CRM_TOKEN"}}
@@ -108,19 +108,19 @@ func TestThreeRetryableInARow(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			faults := map[string]replaytest.Fault{}
+			faults := map[string]receiver.Fault{}
 			for i, s := range tc.seq {
 				k := "k-" + strconv.Itoa(i)
 				switch s {
 				case R:
-					faults[k] = replaytest.Fault{Mode: replaytest.Unavailable}
+					faults[k] = receiver.Fault{Mode: receiver.Unavailable}
 				case J:
-					faults[k] = replaytest.Fault{Mode: replaytest.Status, Status: 410}
+					faults[k] = receiver.Fault{Mode: receiver.Status, Status: 410}
 				case D:
-					faults[k] = replaytest.Fault{Mode: replaytest.Status, Status: 419}
+					faults[k] = receiver.Fault{Mode: receiver.Status, Status: 419}
 				}
 			}
-			rcv := replaytest.NewReceiver()
+			rcv := receiver.New()
 			rcv.Rule = byKey(faults)
 			srv := serve(t, rcv)
 			// One row at a time, so completion order is plan order.
@@ -155,7 +155,7 @@ func TestThreeRetryableInARow(t *testing.T) {
 }
 
 func TestBulkSkipsStickyDiscardedDelivered(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 	rows := keyRows(5, "crm", srv.URL+"/hook")
@@ -182,7 +182,7 @@ func TestBulkSkipsStickyDiscardedDelivered(t *testing.T) {
 }
 
 func TestDryRunSendsAndWritesNothing(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, Headers: map[string]string{"Authorization": "env:CRM_TOKEN"}}
 	c := fastClient(src)
@@ -221,7 +221,7 @@ func TestDryRunSendsAndWritesNothing(t *testing.T) {
 // TestMintedKeyOnSheetBeforeFirstRequest: the receiver checks the store's key cell when each
 // request arrives.
 func TestMintedKeyOnSheetBeforeFirstRequest(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	var st *memStore
 	var mu sync.Mutex
 	var violations []string
@@ -275,7 +275,7 @@ func TestMintedKeyOnSheetBeforeFirstRequest(t *testing.T) {
 // pinned and no row is checked, so nothing is sent, not even the rows whose key is in their
 // key cell already.
 func TestMintedKeyWriteFailureSendsNothing(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 	rows := keyRows(4, "crm", srv.URL+"/hook")
@@ -304,7 +304,7 @@ func TestMintedKeyWriteFailureSendsNothing(t *testing.T) {
 	}
 
 	// A key cell filled by someone else since the load: that row's identity is gone.
-	rcv2 := replaytest.NewReceiver()
+	rcv2 := receiver.New()
 	srv2 := serve(t, rcv2)
 	src2 := &replay.Source{Name: "crm", URLPrefixes: []string{srv2.URL}}
 	rows = keyRows(2, "crm", srv2.URL+"/hook")
@@ -319,7 +319,7 @@ func TestMintedKeyWriteFailureSendsNothing(t *testing.T) {
 }
 
 func TestBodyKeyAndKeyRefusals(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	rcv.BodyKeyField = "id"
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}, Key: []replay.KeySpec{{In: "body", Name: "id"}, {In: "header", Name: "Idempotency-Key"}}}
@@ -362,7 +362,7 @@ func TestBodyKeyAndKeyRefusals(t *testing.T) {
 }
 
 func TestKeyTTLRefusesOldRowsUnlessForced(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, KeyTTL: 24 * time.Hour}
 	c := fastClient(src)
@@ -385,12 +385,12 @@ func TestKeyTTLRefusesOldRowsUnlessForced(t *testing.T) {
 }
 
 func TestWriteBackCells(t *testing.T) {
-	rcv := replaytest.NewReceiver()
-	rcv.Rule = byKey(map[string]replaytest.Fault{
-		"k-1": {Mode: replaytest.Status, Status: 410},
-		"k-2": {Mode: replaytest.Unavailable},
-		"k-4": {Mode: replaytest.TooManyRequests, RetryAfter: "86400"},
-		"k-5": {Mode: replaytest.Status, Status: 419},
+	rcv := receiver.New()
+	rcv.Rule = byKey(map[string]receiver.Fault{
+		"k-1": {Mode: receiver.Status, Status: 410},
+		"k-2": {Mode: receiver.Unavailable},
+		"k-4": {Mode: receiver.TooManyRequests, RetryAfter: "86400"},
+		"k-5": {Mode: receiver.Status, Status: 419},
 	})
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, MaxAttempts: 2}
@@ -444,7 +444,7 @@ func TestWriteBackCells(t *testing.T) {
 }
 
 func TestWriteBackBatches(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 	st := newMemStore(dlConfig, keyRows(35, "crm", srv.URL+"/x"))
@@ -476,7 +476,7 @@ func TestWriteBackBatches(t *testing.T) {
 
 func TestWriteBackFlushInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rcv := replaytest.NewReceiver()
+		rcv := receiver.New()
 		rcv.Latency = 1500 * time.Millisecond
 		src := &replay.Source{Name: "crm", URLPrefixes: []string{memURL}}
 		st := newMemStore(dlConfig, keyRows(5, "crm", memURL+"/x"))
@@ -506,10 +506,10 @@ func TestWriteBackFlushInterval(t *testing.T) {
 func TestConcurrencyBound(t *testing.T) {
 	for _, tc := range []struct{ conc, srcConc, want int }{{5, 0, 5}, {20, 3, 3}, {50, 0, 20}, {0, 10, 10}, {0, 0, 4}, {0, 2, 2}, {3, 10, 3}} {
 		t.Run(fmt.Sprintf("run %d source %d", tc.conc, tc.srcConc), func(t *testing.T) {
-			rcv := replaytest.NewReceiver()
+			rcv := receiver.New()
 			rcv.Latency = 5 * time.Millisecond
-			rcv.Rule = func(_ string, n int) (replaytest.Fault, bool) {
-				return replaytest.Fault{Mode: replaytest.Unavailable}, n == 1
+			rcv.Rule = func(_ string, n int) (receiver.Fault, bool) {
+				return receiver.Fault{Mode: receiver.Unavailable}, n == 1
 			}
 			reached := make(chan struct{})
 			var once sync.Once
@@ -612,7 +612,7 @@ func TestConcurrencyUnsetPerSource(t *testing.T) {
 // act twice. The check before sending finds no row with k-1 and refuses it; replayed after a
 // refresh it goes out once, with k-1b.
 func TestChangedKeyCellIsNotSent(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 	st := newMemStore(dlConfig, keyRows(3, "crm", srv.URL+"/x"))
@@ -651,7 +651,7 @@ func TestChangedKeyCellIsNotSent(t *testing.T) {
 // session) or rejected since the load are not sent from the stale snapshot, and their cells
 // are left as they are; the rows still as loaded go out.
 func TestRowNoLongerWaitingIsNotSent(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 	rows := keyRows(5, "crm", srv.URL+"/x")
@@ -694,7 +694,7 @@ func TestRowNoLongerWaitingIsNotSent(t *testing.T) {
 // TestNoStoreSendsNothing: without a store nothing can be checked (or written) before
 // sending, so nothing is sent.
 func TestNoStoreSendsNothing(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 	rows := keyRows(2, "crm", srv.URL+"/x")
@@ -733,7 +733,7 @@ func (c *countingStore) WriteRequests() int {
 // Apply); and a delivered row whose outcome could not be written back is not done: its
 // RowResult says why, Done is false and the exit code is 1.
 func TestWriteRequestsAndUnwrittenOutcomes(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	mem := newMemStore(dlConfig, keyRows(3, "crm", srv.URL+"/x"))
 	mem.fail, mem.failAfter = errors.New("quota exceeded"), 1 // the check passes, the write-back fails

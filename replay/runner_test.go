@@ -11,7 +11,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // editLog is a store that applies every edit and remembers them.
@@ -76,15 +76,15 @@ func TestRunnerPlan(t *testing.T) {
 }
 
 func TestRunnerReplayTranslates(t *testing.T) {
-	rcv := &replaytest.Receiver{Rule: func(key string, _ int) (replaytest.Fault, bool) {
+	rcv := &receiver.Receiver{Rule: func(key string, _ int) (receiver.Fault, bool) {
 		if key == "k2" {
-			return replaytest.Fault{Mode: replaytest.Status, Status: http.StatusGone}, true
+			return receiver.Fault{Mode: receiver.Status, Status: http.StatusGone}, true
 		}
-		return replaytest.Fault{}, false
+		return receiver.Fault{}, false
 	}}
 	sources := map[string]*replay.Source{"crm": {Name: "crm", URLPrefixes: []string{"https://crm.example.com/v1/"}}}
 	client := &replay.Client{Sources: sources, Getenv: func(string) string { return "" }}
-	client.HTTP = &http.Client{Transport: replaytest.Transport(rcv)}
+	client.HTTP = &http.Client{Transport: receiver.Transport(rcv)}
 	st := &editLog{}
 	a := &replay.Runner{Client: client, Store: st, Concurrency: 1}
 	tab := runnerTable(t,
@@ -168,10 +168,10 @@ type readOnlyStore struct{ editLog }
 func (*readOnlyStore) ReadOnly() bool { return true }
 
 func TestRunnerReadOnlySendsNothing(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	sources := map[string]*replay.Source{"crm": {Name: "crm", URLPrefixes: []string{"https://crm.example.com/v1/"}}}
 	client := &replay.Client{Sources: sources, Getenv: func(string) string { return "" }}
-	client.HTTP = &http.Client{Transport: replaytest.Transport(rcv)}
+	client.HTTP = &http.Client{Transport: receiver.Transport(rcv)}
 	st := &readOnlyStore{}
 	a := &replay.Runner{Client: client, Store: st}
 	tab := runnerTable(t, []any{46000.1, "crm", "https://crm.example.com/v1/contacts", `{"a":1}`, "", "", "", "k1", "dead", ""})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 )
 
 // rawControls are characters that must never reach a message as they are.
@@ -20,7 +20,7 @@ const rawControls = "\r\n\x00\x01\x07\x1b\x7f"
 // halt the run; the row after them is delivered. Each reason says what is wrong and where,
 // with the character escaped.
 func TestUnsendableKeysRefusedBeforeSending(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	rcv.BodyKeyField = "id"
 	srv := serve(t, rcv)
 	u := srv.URL + "/hook"
@@ -82,7 +82,7 @@ func TestUnsendableKeysRefusedBeforeSending(t *testing.T) {
 // reason, never trimmed and sent: nothing reaches the receiver for it, nothing is written to
 // its row, it is no attempt, and five in a row don't halt the run.
 func TestKeysNotExactRefusedBeforeSending(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	u := srv.URL + "/hook"
 	rows := []row{
@@ -139,7 +139,7 @@ func TestKeysNotExactRefusedBeforeSending(t *testing.T) {
 // source's rows is refused before sending, with no attempt counted, no backoff, and three of
 // them in a row don't halt the run: another source's row still goes out.
 func TestSecretEndingInCRRefusedNotHalting(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	rows := keyRows(4, "crm", srv.URL+"/hook")
 	rows[3].source = "shop"
@@ -189,7 +189,7 @@ func TestSecretEndingInCRRefusedNotHalting(t *testing.T) {
 // nothing reaches the receiver; Client.Do refuses the same way, and a key with a control
 // character given straight to Do too.
 func TestUnsendableHeadersRefusedBeforeSending(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	cases := []struct {
 		name string
@@ -230,7 +230,7 @@ func TestUnsendableHeadersRefusedBeforeSending(t *testing.T) {
 // clock skew) can't be shown to be within the receiver's key lifetime, so the key_ttl guard
 // refuses it, unless forced; a row a minute ahead passes.
 func TestKeyTTLRefusesFutureTimestamps(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, KeyTTL: 24 * time.Hour}
 	c := fastClient(src)

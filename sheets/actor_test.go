@@ -5,7 +5,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // One Store serving several people (`triage serve`): each Apply records the person its
@@ -13,7 +13,7 @@ import (
 func TestWithActorPerCall(t *testing.T) {
 	withAudit := append(append([]any{}, inboxHeader...), "triaged_by", "triaged_at")
 	rows := [][]any{withAudit, {1.0, "a", "a@x", "hi", "new", "m1"}, {2.0, "b", "b@x", "yo", "new", "m2"}, {3.0, "c", "c@x", "hey", "new", "m3"}}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "actor", Title: "actor", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "actor", Title: "actor", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Actor: "service"})
 	for _, c := range []struct{ id, who string }{{"m1", "alice"}, {"m2", "bob"}, {"m3", ""}} {
 		res, err := s.Apply(sheets.WithActor(ctx(t), c.who), []model.Edit{setStatus("Inbox", c.id, "new", "done")})

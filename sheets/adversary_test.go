@@ -13,7 +13,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // The issue-15 adversary, for every write path of the store: between any two requests of
@@ -79,7 +79,7 @@ type adversary struct {
 func (a *adversary) cells() [][]any { return a.f.emu.Cells(a.id, a.tab) }
 
 // hook runs before every request triage sends: maybe a move, maybe a lost answer for it.
-func (a *adversary) hook(r sheetstest.Request) {
+func (a *adversary) hook(r emulator.Request) {
 	if !a.moving {
 		return
 	}
@@ -87,10 +87,10 @@ func (a *adversary) hook(r sheetstest.Request) {
 		a.writes++
 		switch a.lostAt[a.writes] {
 		case "drop":
-			a.f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Drop: true})
+			a.f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Drop: true})
 			a.stats["lost:landed"]++
 		case "503":
-			a.f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
+			a.f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, After: true})
 			a.stats["lost:503-landed"]++
 		}
 	}
@@ -352,7 +352,7 @@ func adversaryCase(t *testing.T, f *fixture, seed int, stats map[string]int) {
 	}
 	tc, rows := adversaryTab(kind, seed, rng)
 	id := fmt.Sprintf("adv-%d", seed)
-	f.emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: id, Title: id, TimeZone: "Etc/UTC", Sheets: []*sheetstest.Sheet{{Title: tc.Name, Rows: rows}}})
+	f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
 	f.id = id
 	s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}, Actor: "ann"})
 	wb, err := s.Load(ctx(t))

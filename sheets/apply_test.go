@@ -10,7 +10,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 func setStatus(tab, id, saw, now string) model.Edit {
@@ -29,7 +29,7 @@ func cellAt(rows [][]any, r, c int) string {
 
 // Apply of 1,000 edits is exactly two requests: one batchGet, one batchUpdate.
 func TestApply1000TwoRequests(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "big", Title: "big", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(1200)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "big", Title: "big", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(1200)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}})
 	loadThenReset(t, f, s)
 	edits := make([]model.Edit, 1000)
@@ -66,7 +66,7 @@ func TestApply1000TwoRequests(t *testing.T) {
 
 // Edits to several tabs in one Apply are still two requests; zero edits are none.
 func TestApplySeveralTabsAndZero(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "multi", Title: "multi", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "multi", Title: "multi", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: inboxRows(3)},
 		{Title: "Jobs", Rows: [][]any{{"id", "status", "lastError"}, {"j1", "error", "boom"}}},
 	}})
@@ -100,7 +100,7 @@ func TestApplySeveralTabsAndZero(t *testing.T) {
 
 // Invariant 11: a read-only store sends nothing and says why.
 func TestReadOnly(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "ro", Title: "ro", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "ro", Title: "ro", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new"), deadTab("")}, ReadOnly: true})
 	if !s.ReadOnly() || s.SpreadsheetID() != "ro" {
 		t.Fatalf("ReadOnly %v ID %q", s.ReadOnly(), s.SpreadsheetID())
@@ -123,7 +123,7 @@ func TestReadOnly(t *testing.T) {
 
 // Invariant 2: a formula-looking body is written RAW and stays text.
 func TestRawWritesKeepFormulasAsText(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "raw", Title: "raw", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "raw", Title: "raw", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new")}})
 	evil := `=IMPORTXML("http://x","//a")`
 	res, err := s.Apply(ctx(t), []model.Edit{{Tab: "Inbox", ID: "m2",
@@ -160,7 +160,7 @@ func TestRawWritesKeepFormulasAsText(t *testing.T) {
 func TestAuditColumns(t *testing.T) {
 	withAudit := append(append([]any{}, inboxHeader...), "triaged_by", "Triaged At")
 	rows := [][]any{withAudit, {1.0, "a", "a@x", "hi", "new", "m1"}, {2.0, "b", "b@x", "yo", "new", "m2"}}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "audit", Title: "audit", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "audit", Title: "audit", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: rows},
 		{Title: "Other", Rows: inboxRows(2)},
 	}})
@@ -185,7 +185,7 @@ func TestAuditColumns(t *testing.T) {
 
 // Two edits of one row: applied in order, the second sees the first, one write per cell.
 func TestSameRowTwice(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "twice", Title: "twice", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "twice", Title: "twice", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new")}})
 	res, err := s.Apply(ctx(t), []model.Edit{
 		setStatus("Inbox", "m1", "new", "read"),
@@ -208,7 +208,7 @@ func TestSameRowTwice(t *testing.T) {
 func TestApplyConflictsAndMissing(t *testing.T) {
 	rows := inboxRows(4)
 	rows[4][5] = "m2" // row 5 duplicates m2
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "cm", Title: "cm", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "cm", Title: "cm", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new")}})
 	res, err := s.Apply(ctx(t), []model.Edit{
 		{Tab: "Inbox", ID: "m1", Expect: map[model.Field]string{model.FStatus: "new", model.FMessage: "edited?"},
@@ -249,7 +249,7 @@ func TestApplyConflictsAndMissing(t *testing.T) {
 
 // Setting a column the tab doesn't have is a conflict, not a silent drop.
 func TestApplySetMissingColumn(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "mc", Title: "mc", Sheets: []*sheetstest.Sheet{{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "error"}}}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "mc", Title: "mc", Sheets: []*emulator.Sheet{{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "error"}}}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{queueTab("")}})
 	res, err := s.Apply(ctx(t), []model.Edit{{Tab: "Jobs", ID: "j1", Expect: map[model.Field]string{model.FStatus: "error"},
 		Set: map[model.Field]string{model.FStatus: "pending", model.FLastError: ""}}})
@@ -266,15 +266,15 @@ func TestApplySetMissingColumn(t *testing.T) {
 
 // A failed batchUpdate is an error, with nothing reported as written.
 func TestApplyWriteFails(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "wf", Title: "wf", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "wf", Title: "wf", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new")}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 403})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 403})
 	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")})
 	if !errors.Is(err, sheets.ErrNotShared) || len(res.Applied)+len(res.Conflicts)+len(res.Missing) != 0 {
 		t.Errorf("err %v result %+v", err, res)
 	}
 	// A write retried after a 503 that was in fact applied is harmless: same cells, same values.
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, After: true})
 	res, err = s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")})
 	if err != nil || len(res.Applied) != 1 {
 		t.Errorf("retry after an applied 503: %v %+v", err, res)
@@ -283,7 +283,7 @@ func TestApplyWriteFails(t *testing.T) {
 
 // A tab deleted since the load: its edits are missing, the others still apply.
 func TestApplyTabVanished(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "tv", Title: "tv", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "tv", Title: "tv", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: inboxRows(2)},
 		{Title: "Jobs", SheetID: 7, Rows: [][]any{{"id", "status"}, {"j1", "error"}}},
 	}})
@@ -309,7 +309,7 @@ func TestDeadLetterLocatedByEffectiveKey(t *testing.T) {
 		rows = append(rows, []any{45500.0 + float64(i), "crm", "https://crm.example/hook", fmt.Sprintf(`{"n":%d}`, i), "503", 1.0, "POST", "", "dead"})
 	}
 	rows = append(rows, []any{45600.0, "form", "https://script.google.com/macros/s/x/exec", `{"id":"sub-9","text":"hi"}`, "", 1.0, "POST", "", ""})
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "dl", Title: "dl", Sheets: []*sheetstest.Sheet{{Title: "failed_calls", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "dl", Title: "dl", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: rows}}})
 	tc := deadTab("")
 	tc.BodyKeyFields = map[string]string{"form": "id"}
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{tc}})
@@ -383,7 +383,7 @@ func loadThenReset(t *testing.T, f *fixture, s *sheets.Store) {
 
 // A store that never loaded asks for the tabs' sheetIds once, on its first write only.
 func TestApplyWithoutLoadAsksSheetIDsOnce(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "cold", Title: "cold", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "cold", Title: "cold", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}})
 	for i, id := range []string{"m1", "m2"} {
 		res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", id, "new", "done")})

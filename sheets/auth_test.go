@@ -22,7 +22,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"golang.org/x/oauth2"
 )
 
@@ -81,9 +81,9 @@ func (ts *tokenServer) Forms() []url.Values {
 var lastQuotaProject sync.Map
 
 // emulatorServer serves a small inbox workbook.
-func emulatorServer(t *testing.T) (*sheetstest.Emulator, *httptest.Server) {
-	emu := sheetstest.New()
-	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: "auth", Title: "auth", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
+func emulatorServer(t *testing.T) (*emulator.Emulator, *httptest.Server) {
+	emu := emulator.New()
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: "auth", Title: "auth", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		lastQuotaProject.Store(t.Name(), r.Header.Get("X-Goog-User-Project"))
 		emu.ServeHTTP(w, r)
@@ -109,7 +109,7 @@ func loadThrough(t *testing.T, a sheets.AuthOptions) (*sheets.Store, sheets.Iden
 	return s, id
 }
 
-func checkBearer(t *testing.T, emu *sheetstest.Emulator, token string) {
+func checkBearer(t *testing.T, emu *emulator.Emulator, token string) {
 	t.Helper()
 	reqs := emu.Requests()
 	if len(reqs) == 0 {
@@ -183,7 +183,7 @@ func TestConnectServiceAccountJWT(t *testing.T) {
 	checkBearer(t, emu, "ya29.service-account-token")
 
 	// A 403 names the service account to share the sheet with.
-	emu.InjectFault(sheetstest.Fault{Status: 403, Times: 2})
+	emu.InjectFault(emulator.Fault{Status: 403, Times: 2})
 	if _, err := s.Load(ctx(t)); !errors.Is(err, sheets.ErrNotShared) || !strings.Contains(err.Error(), email) {
 		t.Errorf("403: %v", err)
 	}

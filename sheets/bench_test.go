@@ -6,14 +6,14 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 // BenchmarkLoad100k loads and decodes a 100,000-row inbox through the emulator (real HTTP,
 // real client) and reports the requests each load sends.
 func BenchmarkLoad100k(b *testing.B) {
-	f := newFixture(b, &sheetstest.Workbook{SpreadsheetID: "load100k", Title: "load100k", Sheets: []*sheetstest.Sheet{
+	f := newFixture(b, &emulator.Workbook{SpreadsheetID: "load100k", Title: "load100k", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: inboxRows(100_000), Validations: map[string][]string{"E": {"new", "read", "done"}}},
 	}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("")}})
@@ -74,7 +74,7 @@ func applyBenchIDs(n int) []string {
 
 // applyBenchFixture is a fresh emulator holding the 10,000-row inbox.
 func applyBenchFixture(b *testing.B, name string) *fixture {
-	return newFixture(b, &sheetstest.Workbook{SpreadsheetID: name, Title: name, Sheets: []*sheetstest.Sheet{
+	return newFixture(b, &emulator.Workbook{SpreadsheetID: name, Title: name, Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: inboxRows(applyBenchRows)},
 	}})
 }

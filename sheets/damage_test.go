@@ -6,7 +6,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // When rows never stop moving (a row inserted at the top before every write, so every write
@@ -19,7 +19,7 @@ func TestDamageBlocksKeysUntilFixed(t *testing.T) {
 	for i := range 6 {
 		rows = append(rows, []any{45000.0 + float64(i), "crm", "https://x.example/h", `{"n":` + itoa(i) + `}`, "", "dead"})
 	}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "dm", Title: "dm", Sheets: []*sheetstest.Sheet{{Title: "failed_calls", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "dm", Title: "dm", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
 	wb, err := s.Load(ctx(t))
 	if err != nil {
@@ -32,7 +32,7 @@ func TestDamageBlocksKeysUntilFixed(t *testing.T) {
 		edits = append(edits, model.Edit{Tab: "failed_calls", ID: r.ID, Expect: map[model.Field]string{model.FKey: ""}, Set: map[model.Field]string{model.FKey: r.ID}})
 	}
 	n := 0
-	f.emu.SetHook(func(r sheetstest.Request) {
+	f.emu.SetHook(func(r emulator.Request) {
 		if r.Method == mBatchUpdate && !strings.Contains(r.RawQuery, "fields=spreadsheetId") {
 			n++
 			mustDo(t, f.emu.InsertRows(f.id, "failed_calls", 2, [][]any{{45100.0 + float64(n), "crm", "https://x.example/h", `{"storm":` + itoa(n) + `}`, "", "dead"}}))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
@@ -26,7 +26,7 @@ const (
 // fixture is an emulator behind a real HTTP server and a real sheets/v4 client.
 type fixture struct {
 	t     testing.TB
-	emu   *sheetstest.Emulator
+	emu   *emulator.Emulator
 	srv   *httptest.Server
 	svc   *sheetsapi.Service
 	id    string
@@ -52,9 +52,9 @@ func (f *fakeSleep) Waits() []time.Duration {
 	return append([]time.Duration(nil), f.waits...)
 }
 
-func newFixture(t testing.TB, wb *sheetstest.Workbook) *fixture {
+func newFixture(t testing.TB, wb *emulator.Workbook) *fixture {
 	t.Helper()
-	emu := sheetstest.New()
+	emu := emulator.New()
 	if wb != nil {
 		emu.AddWorkbook(wb)
 	}
@@ -75,7 +75,7 @@ func newFixture(t testing.TB, wb *sheetstest.Workbook) *fixture {
 
 // checkRAW fails the test if any write so far could have made a formula: a values write
 // whose valueInputOption was not RAW, or an updateCells carrying a formulaValue (logged as
-// "FORMULA"; see sheetstest.Emulator.ValueInputOptions).
+// "FORMULA"; see emulator.Emulator.ValueInputOptions).
 func (f *fixture) checkRAW() {
 	f.t.Helper()
 	for i, o := range f.emu.ValueInputOptions() {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // Invariant 1, randomised: between a load and a write, another writer inserts rows above,
@@ -42,7 +42,7 @@ func TestInvariant1Randomised(t *testing.T) {
 				statuses[rng.IntN(len(statuses))], fmt.Sprintf("s%d-%d", seed, i)}
 			rows = append(rows, row)
 		}
-		f.emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: id, Title: id, Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
+		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{inboxTab("", "new", "read", "replied", "done", "spam")}, Actor: "bot"})
 		wb, err := s.Load(ctx(t))
 		if err != nil {
@@ -115,7 +115,7 @@ func TestInvariant1RandomisedRetry(t *testing.T) {
 			rows = append(rows, []any{45000.0 + float64(rng.IntN(1000)), fmt.Sprintf("P%d", rng.IntN(5)), "x@y", fmt.Sprintf("msg %d", rng.IntN(7)),
 				statuses[rng.IntN(len(statuses))], fmt.Sprintf("s%d-%d", seed, i)})
 		}
-		f.emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: id, Title: id, Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
+		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 		var (
 			edits []model.Edit
 			ops   []string
@@ -150,7 +150,7 @@ func TestInvariant1RandomisedRetry(t *testing.T) {
 			edits = append(edits, model.SetStatus(tab, rec, next))
 		}
 		landed := rng.IntN(2) == 0
-		f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: landed})
+		f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, After: landed})
 		f.reset()
 		res, err := s.Apply(ctx(t), edits)
 		f.emu.ClearFaults()

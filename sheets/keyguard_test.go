@@ -6,7 +6,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // Invariant 3 at the store, whatever the caller expects: an edit that sets a key without
@@ -16,7 +16,7 @@ func TestApplyNeverOverwritesAKeyCell(t *testing.T) {
 	rows := [][]any{{"timestamp", "source", "url", "payload", "key", "status"},
 		{45000.0, "crm", "https://x.example/h", `{"n":1}`, "k-old", "dead"},
 		{45001.0, "crm", "https://x.example/h", `{"n":2}`, "", "dead"}}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "kg", Title: "kg", Sheets: []*sheetstest.Sheet{{Title: "failed_calls", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "kg", Title: "kg", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
 	loadThenReset(t, f, s)
 	res, err := s.Apply(ctx(t), []model.Edit{{Tab: "failed_calls", ID: "k-old",

@@ -11,17 +11,17 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
-func quotedNamesWorkbook() *sheetstest.Workbook {
-	return &sheetstest.Workbook{
+func quotedNamesWorkbook() *emulator.Workbook {
+	return &emulator.Workbook{
 		SpreadsheetID: "quoted",
 		Title:         "Quoted names",
 		TimeZone:      "Europe/Paris",
-		Sheets: []*sheetstest.Sheet{
+		Sheets: []*emulator.Sheet{
 			{Title: "Sheet1", SheetID: 0, Rows: [][]any{{"unrelated"}}},
 			{Title: "it's", SheetID: 11, Hidden: []int{5}, Rows: inboxRows(3)},
 			{Title: "failed calls", SheetID: 22, Rows: [][]any{
@@ -103,7 +103,7 @@ func TestLoadConcurrent(t *testing.T) {
 		_, err := s.Load(c)
 		done <- err
 	}()
-	both := sheetstest.Poll(30*time.Second, func() bool { return f.emu.Count(mGet) == 1 && f.emu.Count(mBatchGet) == 1 })
+	both := emulator.Poll(30*time.Second, func() bool { return f.emu.Count(mGet) == 1 && f.emu.Count(mBatchGet) == 1 })
 	cancel()
 	if err := <-done; err == nil {
 		t.Error("a cancelled load succeeded")
@@ -116,7 +116,7 @@ func TestLoadConcurrent(t *testing.T) {
 // A Status dropdown becomes the status list; it costs one request, on the first load only.
 func TestLoadDropdownOnce(t *testing.T) {
 	rows := [][]any{{"ID", "Name", "State", "Message"}, {"a", "Ann", "Open", "hi"}}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "dd", Title: "dd", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "dd", Title: "dd", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: rows, Validations: map[string][]string{"C": {" Open ", "Waiting", "Closed", "closed"}}},
 		{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "pending"}}},
 	}})
@@ -166,7 +166,7 @@ func TestLoadDropdownOnce(t *testing.T) {
 
 // A configured status list wins over the dropdown and costs nothing.
 func TestLoadConfiguredStatusesSkipDropdown(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "cfg", Title: "cfg", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "cfg", Title: "cfg", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: inboxRows(2), Validations: map[string][]string{"E": {"x", "y"}}},
 	}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}})
@@ -184,7 +184,7 @@ func TestLoadConfiguredStatusesSkipDropdown(t *testing.T) {
 
 // A missing tab costs exactly one more batchGet and is reported, not fatal.
 func TestLoadMissingTab(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "mt", Title: "mt", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "mt", Title: "mt", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: inboxRows(2)},
 		{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "claimed"}}},
 	}})
@@ -224,7 +224,7 @@ func TestLoadMissingTab(t *testing.T) {
 // A tab without a required header is Broken, with a message naming tab, header and what
 // was found; the other tabs load.
 func TestLoadMissingHeader(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "mh", Title: "mh", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "mh", Title: "mh", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: [][]any{{"Timestamp", "Name", "Email", "Message", "Status"}, {1.0, "a", "b", "c", "new"}}},
 		{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "pending"}}},
 	}})
@@ -256,7 +256,7 @@ func TestFriendlyErrors(t *testing.T) {
 	f := newFixture(t, quotedNamesWorkbook())
 	tabs := []model.TabConfig{inboxTab("it's", "new")}
 
-	f.emu.InjectFault(sheetstest.Fault{Status: 403, Times: 2})
+	f.emu.InjectFault(emulator.Fault{Status: 403, Times: 2})
 	s := f.store(sheets.Options{Tabs: tabs, Identity: sheets.Identity{Kind: sheets.KindServiceAccount, Email: "bot@proj.iam.gserviceaccount.com"}})
 	_, err := s.Load(ctx(t))
 	if !errors.Is(err, sheets.ErrNotShared) {
@@ -295,7 +295,7 @@ func TestFriendlyErrors(t *testing.T) {
 // A storm of 429s is ridden out with full-jitter backoff, quickly in tests.
 func TestRetry429Storm(t *testing.T) {
 	f := newFixture(t, quotedNamesWorkbook())
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchGet, Status: 429, Times: 3})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchGet, Status: 429, Times: 3})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new")}})
 	wb, err := s.Load(ctx(t))
 	if err != nil {
@@ -322,7 +322,7 @@ func TestRetry429Storm(t *testing.T) {
 // Retries are bounded; the final error says what happened; other 4xx are never retried.
 func TestRetryBounded(t *testing.T) {
 	f := newFixture(t, quotedNamesWorkbook())
-	f.emu.InjectFault(sheetstest.Fault{Method: mGet, Status: 503, Times: 10})
+	f.emu.InjectFault(emulator.Fault{Method: mGet, Status: 503, Times: 10})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new")}, Retry: sheets.RetryPolicy{MaxAttempts: 3}})
 	_, err := s.Load(ctx(t))
 	var se *sheets.Error
@@ -334,7 +334,7 @@ func TestRetryBounded(t *testing.T) {
 	}
 	f.emu.ClearFaults()
 	f.reset()
-	f.emu.InjectFault(sheetstest.Fault{Method: mGet, Status: 400, Times: 1})
+	f.emu.InjectFault(emulator.Fault{Method: mGet, Status: 400, Times: 1})
 	if _, err := s.Load(ctx(t)); err == nil {
 		t.Fatal("400 not reported")
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // The worst case of invariant 1: rows move between Apply's read and its write, the write
@@ -33,7 +33,7 @@ func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
 			rows = append(rows, []any{45000.0 + float64(rng.IntN(1000)), fmt.Sprintf("P%d", rng.IntN(5)), "x@y", fmt.Sprintf("msg %d", i),
 				[]string{"new", "read", "done", ""}[rng.IntN(4)], fmt.Sprintf("l%d-%d", seed, i), "", ""})
 		}
-		f.emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: id, Title: id, Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
+		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}, Actor: "bot"})
 		wb, err := s.Load(ctx(t))
 		if err != nil {
@@ -57,7 +57,7 @@ func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
 			ops    []string
 			writes int
 		)
-		f.emu.SetHook(func(r sheetstest.Request) {
+		f.emu.SetHook(func(r emulator.Request) {
 			mu.Lock()
 			defer mu.Unlock()
 			if r.Method != mBatchUpdate {
@@ -84,7 +84,7 @@ func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
 				}
 			}
 		})
-		f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
+		f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, After: true})
 		res, err := s.Apply(ctx(t), edits)
 		f.emu.SetHook(nil)
 		f.emu.ClearFaults()
@@ -158,7 +158,7 @@ func TestApplyLostAnswerKeysWhileRowsMoved(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(seed), 0x10571))
 		id := fmt.Sprintf("lostkey-%d", seed)
 		tc, rows := movesTab("deadletter", seed, rng)
-		f.emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: id, Title: id, Sheets: []*sheetstest.Sheet{{Title: tc.Name, Rows: rows}}})
+		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
 		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}})
 		wb, err := s.Load(ctx(t))
 		if err != nil {
@@ -182,7 +182,7 @@ func TestApplyLostAnswerKeysWhileRowsMoved(t *testing.T) {
 			mu     sync.Mutex
 			writes int
 		)
-		f.emu.SetHook(func(r sheetstest.Request) {
+		f.emu.SetHook(func(r emulator.Request) {
 			mu.Lock()
 			defer mu.Unlock()
 			if r.Method == mBatchUpdate {
@@ -191,7 +191,7 @@ func TestApplyLostAnswerKeysWhileRowsMoved(t *testing.T) {
 				}
 			}
 		})
-		f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
+		f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, After: true})
 		res, err := s.Apply(ctx(t), edits)
 		f.emu.SetHook(nil)
 		f.emu.ClearFaults()

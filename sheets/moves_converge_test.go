@@ -9,7 +9,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // Invariant 1 (c), "located again (bounded)": when another editor sorts the tab before
@@ -98,7 +98,7 @@ func convergeCase(t *testing.T, id string, keys []string, sorts [][2]int, checks
 		}
 		rows = append(rows, []any{"crm", "https://x.example/h", fmt.Sprintf(`{"n":%d}`, i), key, "dead"})
 	}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: id, Title: id, Sheets: []*sheetstest.Sheet{{Title: tc.Name, Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{tc}})
 	wb, err := s.Load(ctx(t))
 	if err != nil {
@@ -136,7 +136,7 @@ func convergeCase(t *testing.T, id string, keys []string, sorts [][2]int, checks
 		}
 		return strings.Join(b, " ")
 	}
-	f.emu.SetHook(func(r sheetstest.Request) {
+	f.emu.SetHook(func(r emulator.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		trace = append(trace, fmt.Sprintf("%-25s sheet %s", r.Method, show()))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // Invariant 1 where it is hardest: another editor sorts, inserts and deletes rows in the
@@ -42,7 +42,7 @@ func TestInvariant1MovesBetweenReadAndWrite(t *testing.T) {
 		kind := []string{"inbox", "deadletter", "queue"}[seed%3]
 		id := fmt.Sprintf("moves-%d", seed)
 		tc, rows := movesTab(kind, seed, rng)
-		f.emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: id, Title: id, Sheets: []*sheetstest.Sheet{{Title: tc.Name, Rows: rows}}})
+		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
 		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}})
 		wb, err := s.Load(ctx(t))
 		if err != nil {
@@ -64,7 +64,7 @@ func TestInvariant1MovesBetweenReadAndWrite(t *testing.T) {
 			ops    []string
 			writes int
 		)
-		f.emu.SetHook(func(r sheetstest.Request) {
+		f.emu.SetHook(func(r emulator.Request) {
 			mu.Lock()
 			defer mu.Unlock()
 			move := false

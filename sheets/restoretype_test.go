@@ -7,7 +7,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // A cell put back keeps its type: a worker's claimedAt written as a date serial (a number)
@@ -19,7 +19,7 @@ func TestRestoreKeepsANumberANumber(t *testing.T) {
 		{"j1", "send", "claimed", "w1", 40000.0, ""},  // stale: requeued
 		{"j2", "send", "claimed", "w2", 46357.25, ""}, // a live claim, as a serial date
 	}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "typed", Title: "typed", Sheets: []*sheetstest.Sheet{{Title: "Jobs", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "typed", Title: "typed", Sheets: []*emulator.Sheet{{Title: "Jobs", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{queueTab("Jobs")}})
 	wb, err := s.Load(ctx(t))
 	if err != nil {
@@ -31,7 +31,7 @@ func TestRestoreKeepsANumberANumber(t *testing.T) {
 		t.Fatal("j1 is not stale")
 	}
 	var once sync.Once
-	f.emu.SetHook(func(r sheetstest.Request) {
+	f.emu.SetHook(func(r emulator.Request) {
 		if r.Method == mBatchUpdate {
 			// j2 moves to where j1 was, just before the write.
 			once.Do(func() { must(t, f.emu.SortRows("typed", "Jobs", 0, true)) })

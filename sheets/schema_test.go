@@ -8,7 +8,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 func rowText(row []any) []string {
@@ -26,7 +26,7 @@ func TestEnsureSchema(t *testing.T) {
 	for i := len(wide); i < 24; i++ {
 		wide = append(wide, fmt.Sprintf("extra %d", i))
 	}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "init", Title: "init", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "init", Title: "init", Sheets: []*emulator.Sheet{
 		{Title: "Notes", Rows: [][]any{{"keep me"}}},
 		{Title: "Inbox", Rows: [][]any{{"Name", "State", "Custom"}, {"Ann", "new", "x"}}},
 		{Title: "Wide Jobs", Rows: [][]any{wide, {"j1", "pending"}}},
@@ -105,7 +105,7 @@ func TestEnsureSchema(t *testing.T) {
 
 // Audit columns are never created by init.
 func TestEnsureSchemaNoAuditColumns(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "na", Title: "na", Sheets: []*sheetstest.Sheet{{Title: "Sheet1"}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "na", Title: "na", Sheets: []*emulator.Sheet{{Title: "Sheet1"}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new"), queueTab("")}})
 	rep, err := s.EnsureSchema(ctx(t))
 	if err != nil {
@@ -129,12 +129,12 @@ func TestEnsureSchemaNoAuditColumns(t *testing.T) {
 // A write that was applied although the client saw a 503 is not sent again: resending would
 // insert the header columns a second time. init looks first, finds them, and is done.
 func TestEnsureSchemaRetryAfterAppliedFailure(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "rt", Title: "rt", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "rt", Title: "rt", Sheets: []*emulator.Sheet{
 		{Title: "Sheet1"},
 		{Title: "failed_calls", Rows: [][]any{{"source", "url", "payload"}, {"crm", "https://x/y", "{}"}}},
 	}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new"), deadTab("")}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, After: true})
 	rep, err := s.EnsureSchema(ctx(t))
 	if err != nil {
 		t.Fatalf("init: %v", err)
@@ -156,7 +156,7 @@ func TestEnsureSchemaRetryAfterAppliedFailure(t *testing.T) {
 // cell, so the notes became the error column (blanked by the next replay's write-back) or,
 // under `key`, idempotency keys.
 func TestEnsureSchemaNeverAdoptsUnlabeledDataColumn(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "nb", Title: "nb", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "nb", Title: "nb", Sheets: []*emulator.Sheet{
 		{Title: "failed_calls", Rows: [][]any{
 			{"source", "url", "payload"},
 			{"crm", "https://x/a", `{"id":"k1"}`, "call Ann first"},
@@ -220,7 +220,7 @@ func TestEnsureSchemaNeverAdoptsUnlabeledDataColumn(t *testing.T) {
 // An unlabeled data column between labeled ones, and one far right with data in a single row
 // below an empty stretch: neither is adopted, and the headers go after the last used column.
 func TestEnsureSchemaUnlabeledColumnInTheMiddle(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "mid", Title: "mid", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "mid", Title: "mid", Sheets: []*emulator.Sheet{
 		{Title: "Jobs", Rows: [][]any{
 			{"id", "", "status"},
 			{"j1", "keep B2", "pending"},
@@ -257,7 +257,7 @@ func TestEnsureSchemaUnlabeledColumnInTheMiddle(t *testing.T) {
 // A grid with no empty column left: the headers go into new columns, and every used column
 // keeps its header and data.
 func TestEnsureSchemaFullGrid(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "full", Title: "full", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "full", Title: "full", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", ColumnCount: 4, Rows: [][]any{
 			{"Name", "Status", "ID", ""},
 			{"Ann", "new", "m1", "note in D"},
@@ -288,11 +288,11 @@ func TestEnsureSchemaFullGrid(t *testing.T) {
 // and its write: that data is not overwritten (init writes only into the columns its own
 // atomic request inserts).
 func TestEnsureSchemaWriteNeverLandsOnDataTypedMeanwhile(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "race", Title: "race", Sheets: []*sheetstest.Sheet{
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "race", Title: "race", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: [][]any{{"Name", "Status", "ID"}, {"Ann", "new", "m1"}}},
 	}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new")}})
-	f.emu.SetHook(func(r sheetstest.Request) {
+	f.emu.SetHook(func(r emulator.Request) {
 		if r.Method != mBatchUpdate && r.Method != mValuesBatchUpdate {
 			return // type in the instant before init's first write, whichever request it is
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 const mAppend = "values.append"
@@ -16,10 +16,10 @@ const mAppend = "values.append"
 var deadHeader = []any{"timestamp", "source", "url", "payload", "error", "attempts", "method", "key", "status", "replayed_at"}
 
 // deadBook is a failed_calls tab with header and one existing row.
-func deadBook(header []any, existing ...[]any) *sheetstest.Workbook {
+func deadBook(header []any, existing ...[]any) *emulator.Workbook {
 	rows := append([][]any{header}, existing...)
-	return &sheetstest.Workbook{SpreadsheetID: "dlq", Title: "dlq", TimeZone: "Etc/UTC",
-		Sheets: []*sheetstest.Sheet{{Title: "failed_calls", Rows: rows}}}
+	return &emulator.Workbook{SpreadsheetID: "dlq", Title: "dlq", TimeZone: "Etc/UTC",
+		Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: rows}}}
 }
 
 func letter(i int) model.DeadLetter {
@@ -182,11 +182,11 @@ func TestDeadLetterNeedsKeyColumn(t *testing.T) {
 func TestDeadLetterRetriesAndReadOnly(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		fault  sheetstest.Fault
+		fault  emulator.Fault
 		writes int
 	}{
-		{"503 before it landed", sheetstest.Fault{Method: mBatchUpdate, Status: 503}, 3},       // append, fence, append
-		{"answer lost after it landed", sheetstest.Fault{Method: mBatchUpdate, Drop: true}, 2}, // append, fence
+		{"503 before it landed", emulator.Fault{Method: mBatchUpdate, Status: 503}, 3},       // append, fence, append
+		{"answer lost after it landed", emulator.Fault{Method: mBatchUpdate, Drop: true}, 2}, // append, fence
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, deadBook(deadHeader))
@@ -222,7 +222,7 @@ func TestDeadLetterColumnInsertedBeforeAppend(t *testing.T) {
 	f := newFixture(t, deadBook(deadHeader, []any{"2025-01-01T00:00:00Z", "crm", "https://crm.example.com/v1/contacts", `{"id":"old"}`, "x", "1", "POST", "old", "dead", ""}))
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
 	moved := false
-	f.emu.SetHook(func(r sheetstest.Request) {
+	f.emu.SetHook(func(r emulator.Request) {
 		if r.Method == mBatchUpdate && !moved {
 			moved = true
 			mustDo(t, f.emu.InsertColumns(f.id, "failed_calls", 0, 1))

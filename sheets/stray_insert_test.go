@@ -6,7 +6,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // Invariant 1 for the wrong row a read can't describe: a row that someone inserted between
@@ -19,7 +19,7 @@ import (
 // write hit x9, not m2, and what x9 held, so "spam" is put back exactly and the edit is
 // written again on m2 (row 4).
 func TestApplyOverwriteOfRowInsertedBeforeWrite(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "ins", Title: "ins", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "ins", Title: "ins", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
 	tc := inboxTab("Inbox", "new", "read", "replied", "done", "spam")
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{tc}})
 	wb, err := s.Load(ctx(t))
@@ -29,7 +29,7 @@ func TestApplyOverwriteOfRowInsertedBeforeWrite(t *testing.T) {
 	tab := wb.Tabs[0]
 	rec := &tab.Records[tab.Index("m2")]
 	var once sync.Once
-	f.emu.SetHook(func(r sheetstest.Request) {
+	f.emu.SetHook(func(r emulator.Request) {
 		if r.Method != mBatchUpdate {
 			return
 		}

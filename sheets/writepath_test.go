@@ -7,7 +7,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // writeHook runs do(n) before the n-th spreadsheets.batchUpdate (1-based), outside any
@@ -15,7 +15,7 @@ import (
 func writeHook(f *fixture, do func(n int)) {
 	var mu sync.Mutex
 	n := 0
-	f.emu.SetHook(func(r sheetstest.Request) {
+	f.emu.SetHook(func(r emulator.Request) {
 		if r.Method != mBatchUpdate {
 			return
 		}
@@ -31,7 +31,7 @@ func writeHook(f *fixture, do func(n int)) {
 // every write lands one row up, and the answer's "row 1" is not the header. Nothing of ours
 // may be left silently on another row, and no cell of another row blanked.
 func TestApplyHeaderPushedDown(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "h", Title: "h", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(5)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "h", Title: "h", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(5)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "read", "done")}})
 	loadThenReset(t, f, s)
 	writeHook(f, func(n int) {
@@ -69,7 +69,7 @@ func TestApplyLostAnswerKeyOnWrongRow(t *testing.T) {
 		return []any{45000.0 + float64(n), "crm", "https://x.example/h", `{"n":` + string(rune('0'+n)) + `}`, "", 1.0, key, "dead"}
 	}
 	rows := [][]any{header, row(1, ""), row(7, "k7"), row(8, "")}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "l", Title: "l", Sheets: []*sheetstest.Sheet{{Title: "failed_calls", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "l", Title: "l", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
 	wb, err := s.Load(ctx(t))
 	if err != nil {
@@ -84,7 +84,7 @@ func TestApplyLostAnswerKeyOnWrongRow(t *testing.T) {
 			mustDo(t, f.emu.InsertRows(f.id, "failed_calls", 2, [][]any{{nil, "crm", "https://x.example/h", `{"fresh":1}`}}))
 		}
 	})
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, After: true})
 	res, err := s.Apply(ctx(t), []model.Edit{edit})
 	f.emu.SetHook(nil)
 	f.emu.ClearFaults()
@@ -105,7 +105,7 @@ func TestApplyDeadLetterTwins(t *testing.T) {
 		return []any{45000.0, "crm", "https://x.example/h", `{"n":1}`, "", 1.0, key, "dead"}
 	}
 	rows := [][]any{header, twin("K-original"), twin("")}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "t", Title: "t", Sheets: []*sheetstest.Sheet{{Title: "failed_calls", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "t", Title: "t", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
 	wb, err := s.Load(ctx(t))
 	if err != nil {
@@ -146,7 +146,7 @@ func TestApplyStrayKeyNotFoundByIdentity(t *testing.T) {
 		return []any{45000.0 + float64(n), "crm", "https://x.example/h", `{"n":` + string(rune('0'+n)) + `}`, "", 1.0, key, "dead"}
 	}
 	x, y, tt := row(1, "kx"), row(2, "ky"), row(3, "")
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "i", Title: "i", Sheets: []*sheetstest.Sheet{{Title: "failed_calls", Rows: [][]any{header, x, y, tt}}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "i", Title: "i", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: [][]any{header, x, y, tt}}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
 	wb, err := s.Load(ctx(t))
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // hookSleep is a fake RetryPolicy.Sleep that runs a hook during the first n backoffs: the
@@ -68,7 +68,7 @@ func mustDo(t *testing.T, err error) {
 // each edit on its ID's current row; an edit whose cell changed during the backoff is a
 // conflict.
 func TestApplyRetryRelocatesAfterMove(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "rr", Title: "rr", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(6)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "rr", Title: "rr", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(6)}}})
 	hs := &hookSleep{hooks: []func(){func() {
 		mustDo(t, f.emu.InsertRows(f.id, "Inbox", 2, [][]any{
 			{45100.0, "Zed", "z@x", "hi", "new", "x1"},
@@ -84,7 +84,7 @@ func TestApplyRetryRelocatesAfterMove(t *testing.T) {
 		}
 	}}}
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "read", "done", "spam")}, Retry: sheets.RetryPolicy{Sleep: hs.Sleep}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 1})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, Times: 1})
 	before := statusByID(t, f.emu.Cells(f.id, "Inbox"))
 	res, err := s.Apply(ctx(t), []model.Edit{
 		setStatus("Inbox", "m2", "new", "done"),
@@ -135,7 +135,7 @@ func TestApplyRetryAfterLandedWrite(t *testing.T) {
 	header := append(slices.Clone(inboxHeader), "triaged_by")
 	rows := [][]any{header}
 	rows = append(rows, inboxRows(6)[1:]...)
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "rl", Title: "rl", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "rl", Title: "rl", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 	var landed [][]any
 	hs := &hookSleep{hooks: []func(){func() {
 		landed = f.emu.Cells(f.id, "Inbox")
@@ -143,7 +143,7 @@ func TestApplyRetryAfterLandedWrite(t *testing.T) {
 		mustDo(t, f.emu.InsertRows(f.id, "Inbox", 2, [][]any{{45100.0, "Zed", "z@x", "hi", "new", "x1"}}))
 	}}}
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "read", "done")}, Actor: "ann", Retry: sheets.RetryPolicy{Sleep: hs.Sleep}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, After: true})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, After: true})
 	res, err := s.Apply(ctx(t), []model.Edit{
 		setStatus("Inbox", "m2", "new", "read"),
 		setStatus("Inbox", "m2", "read", "done"),
@@ -185,9 +185,9 @@ func TestApplyRetryAfterLandedWrite(t *testing.T) {
 // A write that keeps failing is given up after RetryPolicy.MaxAttempts sends in all, reads
 // included, with the last error; nothing is reported as written.
 func TestApplyRetryBounded(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "rb", Title: "rb", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "rb", Title: "rb", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Retry: sheets.RetryPolicy{MaxAttempts: 3}})
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 10})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, Times: 10})
 	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")})
 	var se *sheets.Error
 	if !errors.As(err, &se) || se.Code != 503 {
@@ -205,8 +205,8 @@ func TestApplyRetryBounded(t *testing.T) {
 	// A failing read counts against the same budget.
 	f.emu.ClearFaults()
 	f.reset()
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchGet, Status: 503, Times: 1})
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 10})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchGet, Status: 503, Times: 1})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, Times: 10})
 	if _, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")}); err == nil {
 		t.Fatal("no error")
 	}
@@ -220,7 +220,7 @@ func TestApplyRetryBounded(t *testing.T) {
 // "!" / ":" (the A1 separators).
 func TestApplyQuotedTabNames(t *testing.T) {
 	wb := quotedNamesWorkbook()
-	wb.Sheets = append(wb.Sheets, &sheetstest.Sheet{Title: "q!1: north", SheetID: 33, Rows: inboxRows(3)})
+	wb.Sheets = append(wb.Sheets, &emulator.Sheet{Title: "q!1: north", SheetID: 33, Rows: inboxRows(3)})
 	f := newFixture(t, wb)
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new", "done"), deadTab("failed calls"), inboxTab("q!1: north", "new", "done")}})
 	loadThenReset(t, f, s)
@@ -270,7 +270,7 @@ func TestQueueConflictsBetweenLoadAndWrite(t *testing.T) {
 		{"j5", "email", `{"n":5}`, "claimed", "w3", "2026-03-04T10:31:00Z", "", "2026-03-04T10:31:00Z", 1.0},
 		{"j6", "fax", `{"n":6}`, "pending", "", "", "", "2026-03-04T08:00:00Z", 0.0},
 	}
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "q", Title: "q", TimeZone: "UTC", Sheets: []*sheetstest.Sheet{{Title: "Jobs", Rows: rows}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "q", Title: "q", TimeZone: "UTC", Sheets: []*emulator.Sheet{{Title: "Jobs", Rows: rows}}})
 	now := time.Date(2026, 3, 4, 11, 0, 0, 0, time.UTC)
 	tc := queueTab("")
 	tc.StaleAfter = 30 * time.Minute
@@ -420,7 +420,7 @@ func rowOf(t *testing.T, rows [][]any, id string) int {
 // writer's change stands. No triaged_at column is needed (the tab has none). m4, whose landed
 // write nobody touched, is applied too. The fence is the only other write.
 func TestApplyLostAnswerLandedThenReverted(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "lr", Title: "lr", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(5)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "lr", Title: "lr", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(5)}}})
 	hs := &hookSleep{hooks: []func(){func() {
 		rows := f.emu.Cells(f.id, "Inbox")
 		r := rowOf(t, rows, "m2")
@@ -431,7 +431,7 @@ func TestApplyLostAnswerLandedThenReverted(t *testing.T) {
 	}}}
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Actor: "ann", Retry: sheets.RetryPolicy{Sleep: hs.Sleep}})
 	loadThenReset(t, f, s)
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 1, After: true})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, Times: 1, After: true})
 	res, err := s.Apply(ctx(t), []model.Edit{
 		setStatus("Inbox", "m2", "new", "done"),
 		setStatus("Inbox", "m4", "new", "done"),
@@ -465,10 +465,10 @@ func TestApplyLostAnswerLandedThenReverted(t *testing.T) {
 // Then a write that is answered deletes both the entry and the fence, and Close deletes the
 // last entry: no journal sheet outlives the store.
 func TestApplyLostAnswerFencedThenWrittenAgain(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "mk", Title: "mk", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "mk", Title: "mk", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "read", "done")}, Actor: "ann"})
 	loadThenReset(t, f, s)
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Status: 503, Times: 1})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, Times: 1})
 	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m1", "new", "done")})
 	if err != nil || len(res.Applied) != 1 {
 		t.Fatalf("%v %+v", err, res)
@@ -510,7 +510,7 @@ func journalSheets(f *fixture) []string {
 // Every Apply's stamp is distinct, and still the (clock's) time, which ParseTime reads: two
 // Applies of one store in the same instant (a fixed clock) stamp two rows apart.
 func TestApplyStampIsPerApply(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "st", Title: "st", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: auditRows(3)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "st", Title: "st", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: auditRows(3)}}})
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "read", "done")}, Actor: "ann", Now: func() time.Time { return now }})
 	for _, id := range []string{"m1", "m2"} {
@@ -536,11 +536,11 @@ func TestApplyStampIsPerApply(t *testing.T) {
 // answer until the client gives up (whatever the machine's speed, the deadline always passes
 // first); the fence then finds the write's entry, and the edit is applied once.
 func TestApplyDeadlineIsAnUnknownOutcome(t *testing.T) {
-	f := newFixture(t, &sheetstest.Workbook{SpreadsheetID: "dl", Title: "dl", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
+	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "dl", Title: "dl", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(3)}}})
 	t.Cleanup(f.emu.ReleaseHeld)
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Retry: sheets.RetryPolicy{RequestTimeout: time.Second, MaxAttempts: 10}})
 	loadThenReset(t, f, s)
-	f.emu.InjectFault(sheetstest.Fault{Method: mBatchUpdate, Hold: true})
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Hold: true})
 	res, err := s.Apply(ctx(t), []model.Edit{setStatus("Inbox", "m2", "new", "done")})
 	if err != nil || len(res.Applied) != 1 || !res.OK() {
 		t.Fatalf("%v %+v, want m2 applied", err, res)

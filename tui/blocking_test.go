@@ -12,7 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // blockingStore is a test double whose Load and Apply block until the test lets one call
@@ -181,7 +181,7 @@ func noPending[T any](out chan tea.Msg) bool {
 }
 
 // eventually polls cond until it holds or hangAfter passes.
-func eventually(cond func() bool) bool { return sheetstest.Poll(hangAfter, cond) }
+func eventually(cond func() bool) bool { return emulator.Poll(hangAfter, cond) }
 
 func TestInvariant10UpdateNeverBlocks(t *testing.T) {
 	s := &blockingStore{gate: make(chan struct{}), wb: func() *model.Workbook { return testWorkbook(t) }}

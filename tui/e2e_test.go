@@ -14,12 +14,12 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // e2eWorkbook is the emulator's spreadsheet: an Inbox with a hidden ID column and a Status
 // dropdown, and the two other tabs.
-func e2eWorkbook() *sheetstest.Workbook {
+func e2eWorkbook() *emulator.Workbook {
 	rows := [][]any{{"Timestamp", "Name", "Email", "Message", "Status", "ID"}}
 	statuses := []string{"new", "read", "new", "", "done", "new", "spam", "new"}
 	for i, st := range statuses {
@@ -32,10 +32,10 @@ func e2eWorkbook() *sheetstest.Workbook {
 			fmt.Sprintf("id-%d", i),
 		})
 	}
-	return &sheetstest.Workbook{
+	return &emulator.Workbook{
 		SpreadsheetID: "e2e-sheet",
 		Title:         "Acme Support",
-		Sheets: []*sheetstest.Sheet{
+		Sheets: []*emulator.Sheet{
 			{Title: "Inbox", Hidden: []int{5}, Validations: map[string][]string{"E": {"new", "read", "replied", "done", "spam"}}, Rows: rows},
 			{Title: "failed_calls", Rows: [][]any{
 				{"timestamp", "source", "url", "payload", "error", "attempts", "method", "key", "status", "replayed_at"},
@@ -53,7 +53,7 @@ func e2eWorkbook() *sheetstest.Workbook {
 // HTTP to the Sheets emulator: open, filter, mark three rows, set status, confirm, and the
 // emulator's cells hold the new values.
 func TestEndToEndSetStatusOverTheWire(t *testing.T) {
-	emu := sheetstest.New()
+	emu := emulator.New()
 	emu.AddWorkbook(e2eWorkbook())
 	tm := startE2E(t, emu)
 
@@ -99,10 +99,10 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 
 // waitStatuses waits until the emulator's Inbox holds want (ID → status), failing with what
 // it holds after hangAfter; exact also requires no other row.
-func waitStatuses(t *testing.T, emu *sheetstest.Emulator, want map[string]string, exact bool) {
+func waitStatuses(t *testing.T, emu *emulator.Emulator, want map[string]string, exact bool) {
 	t.Helper()
 	var got map[string]string
-	ok := sheetstest.Poll(hangAfter, func() bool {
+	ok := emulator.Poll(hangAfter, func() bool {
 		got = map[string]string{}
 		for _, row := range emu.Cells("e2e-sheet", "Inbox")[1:] {
 			got[model.CellString(row[5])] = model.CellString(row[4])
@@ -140,7 +140,7 @@ func e2eStore(t *testing.T, url, id string, set ...func(*sheets.Options)) *sheet
 
 // startE2E runs the real program, 80x24, against the real store talking HTTP to emu (which
 // holds e2eWorkbook), and waits for its first screen.
-func startE2E(t *testing.T, emu *sheetstest.Emulator) *teatest.TestModel {
+func startE2E(t *testing.T, emu *emulator.Emulator) *teatest.TestModel {
 	t.Helper()
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)

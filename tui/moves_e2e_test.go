@@ -6,7 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // The toast tells what the sheet holds, even when another editor sorts the Inbox and inserts
@@ -14,11 +14,11 @@ import (
 // rows, is put back and written again, and the toast says "3 set to done" only once the
 // three rows with those IDs hold it; no other row changed.
 func TestEndToEndSetStatusWhileRowsMove(t *testing.T) {
-	emu := sheetstest.New()
+	emu := emulator.New()
 	emu.AddWorkbook(e2eWorkbook())
 	var once sync.Once
-	emu.SetHook(func(r sheetstest.Request) {
-		if r.Method != sheetstest.MethodBatchUpdate {
+	emu.SetHook(func(r emulator.Request) {
+		if r.Method != emulator.MethodBatchUpdate {
 			return
 		}
 		once.Do(func() {
@@ -48,7 +48,7 @@ func TestEndToEndSetStatusWhileRowsMove(t *testing.T) {
 	want := map[string]string{"id-0": "new", "id-1": "read", "id-2": "new", "id-3": "done", "id-4": "done", "id-5": "done",
 		"id-6": "spam", "id-7": "done", "id-late": "new"}
 	waitStatuses(t, emu, want, true)
-	if n := emu.Count(sheetstest.MethodBatchUpdate); n < 2 {
+	if n := emu.Count(emulator.MethodBatchUpdate); n < 2 {
 		t.Errorf("%d batchUpdates: the moved write was not repaired (did the rows move?)", n)
 	}
 	tm.Send(press("q"))

@@ -15,7 +15,7 @@ import (
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // expiring is probed with toasts that do expire (probed keeps them so a slow machine can't
@@ -70,7 +70,7 @@ func TestCtrlCCancelToastExpires(t *testing.T) {
 // A write that fails to reach the sheet turns the header's connection state to an error, as a
 // failed load does (it used to keep "● ok" until a refresh); a good load turns it back.
 func TestFailedWriteTurnsHeaderToError(t *testing.T) {
-	emu := sheetstest.New()
+	emu := emulator.New()
 	emu.AddWorkbook(e2eWorkbook())
 	var down atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +106,7 @@ func TestFailedWriteTurnsHeaderToError(t *testing.T) {
 // u on another tab never undoes unseen: it asks, naming the tab, the row and what it goes back
 // to; confirmed, the sheet holds the old value again and the toast names the tab.
 func TestUndoAcrossTabsNamesTabAndRows(t *testing.T) {
-	emu := sheetstest.New()
+	emu := emulator.New()
 	emu.AddWorkbook(e2eWorkbook())
 	tm := startE2E(t, emu)
 	// The cursor row is the newest: id-7 (new). Set it to done.
@@ -131,7 +131,7 @@ func TestUndoAcrossTabsNamesTabAndRows(t *testing.T) {
 }
 
 // statusOf is the Inbox status cell of the row with id, in the emulator.
-func statusOf(t *testing.T, emu *sheetstest.Emulator, id string) string {
+func statusOf(t *testing.T, emu *emulator.Emulator, id string) string {
 	t.Helper()
 	for _, row := range emu.Cells("e2e-sheet", "Inbox") {
 		if len(row) > 5 && model.CellString(row[5]) == id {

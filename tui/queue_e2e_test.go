@@ -15,7 +15,7 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 const queueSheet = "queue-sheet"
@@ -41,8 +41,8 @@ func queueE2ERows() [][]any {
 // two marked error jobs and `Q` on the stale claims change exactly the intended rows; the
 // claim 29 minutes old is never listed at the 30-minute threshold.
 func TestQueueClearErrorAndRequeueOverTheWire(t *testing.T) {
-	emu := sheetstest.New()
-	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: queueSheet, Title: "Job desk", Sheets: []*sheetstest.Sheet{{Title: "Jobs", Rows: queueE2ERows()}}})
+	emu := emulator.New()
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: queueSheet, Title: "Job desk", Sheets: []*emulator.Sheet{{Title: "Jobs", Rows: queueE2ERows()}}})
 	srv := httptest.NewServer(emu)
 	defer srv.Close()
 	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())

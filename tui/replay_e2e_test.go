@@ -17,17 +17,17 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // replayFixture is a dead-letter tab on the Sheets emulator behind a real sheets.Store, and a
-// replaytest.Receiver behind a real HTTP server as the destination of its rows.
+// receiver.Receiver behind a real HTTP server as the destination of its rows.
 type replayFixture struct {
-	emu   *sheetstest.Emulator
+	emu   *emulator.Emulator
 	store *sheets.Store
-	rcv   *replaytest.Receiver
+	rcv   *receiver.Receiver
 	url   string
 	// gate holds the calls on their way to the receiver while a test wants them in flight.
 	gate *callGate
@@ -79,7 +79,7 @@ var dlHeader = []any{"timestamp", "source", "url", "payload", "error", "attempts
 
 func newReplayFixture(t *testing.T, source string, n int) *replayFixture {
 	t.Helper()
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	gate := &callGate{}
 	dst := httptest.NewServer(gate.wrap(rcv))
 	t.Cleanup(dst.Close)
@@ -90,8 +90,8 @@ func newReplayFixture(t *testing.T, source string, n int) *replayFixture {
 			fmt.Sprintf(`{"id":"k-%d","n":%d}`, i, i), "503", "1", "POST", fmt.Sprintf("k-%d", i), "dead", nil,
 		})
 	}
-	emu := sheetstest.New()
-	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: replaySheet, Title: "Replay desk", Sheets: []*sheetstest.Sheet{
+	emu := emulator.New()
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: replaySheet, Title: "Replay desk", Sheets: []*emulator.Sheet{
 		{Title: "failed_calls", SheetID: 77, Rows: rows},
 	}})
 	srv := httptest.NewServer(emu)
@@ -294,7 +294,7 @@ func TestReplayInTheTUI(t *testing.T) {
 // loud banner naming the cause and the fix, even after the progress view is closed.
 func TestReplayHaltBanner(t *testing.T) {
 	f := newReplayFixture(t, "billing", 3)
-	f.rcv.Default = replaytest.Fault{Mode: replaytest.Unauthorized}
+	f.rcv.Default = receiver.Fault{Mode: receiver.Unauthorized}
 	src := &replay.Source{Name: "billing", URLPrefixes: []string{f.url + "/"}, Headers: map[string]string{"Authorization": "env:DEMO_BILLING_TOKEN"}}
 	tm := startReplayTUI(t, f, src, map[string]string{"DEMO_BILLING_TOKEN": "wrong"})
 	waitScreen(t, tm, "Replay desk")

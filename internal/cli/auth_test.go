@@ -23,7 +23,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 const (
@@ -178,7 +178,7 @@ func (r *authRun) wait(t *testing.T) int {
 // waitFor waits until stderr contains s.
 func (r *authRun) waitFor(t *testing.T, s string) {
 	t.Helper()
-	if !sheetstest.Poll(10*time.Second, func() bool { return strings.Contains(r.stderr.String(), s) }) {
+	if !emulator.Poll(10*time.Second, func() bool { return strings.Contains(r.stderr.String(), s) }) {
 		t.Fatalf("stderr never said %q:\n%s", s, r.stderr)
 	}
 }

@@ -23,8 +23,8 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/replay/receiver"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // Issue 7: "the result reported (exit code, JSON) matches the sheet", for the CLI, while
@@ -99,7 +99,7 @@ var (
 
 // cliRows reads a tab of the emulator: anchor → content by lower-cased header, and the row
 // (1-based) of each anchor.
-func cliRows(emu *sheetstest.Emulator, tab cliTab) (map[string]map[string]string, map[string]int) {
+func cliRows(emu *emulator.Emulator, tab cliTab) (map[string]map[string]string, map[string]int) {
 	cells := emu.Cells(cliMovesID, tab.name)
 	out, at := map[string]map[string]string{}, map[string]int{}
 	for r := 1; r < len(cells); r++ {
@@ -126,7 +126,7 @@ func cliRows(emu *sheetstest.Emulator, tab cliTab) (map[string]map[string]string
 // cliEditor is the other editor of one tab.
 type cliEditor struct {
 	t   *testing.T
-	emu *sheetstest.Emulator
+	emu *emulator.Emulator
 	tab cliTab
 	rng *rand.Rand
 
@@ -153,7 +153,7 @@ type cliEditor struct {
 // writes, and the write-back's writes (replay).
 type performed struct{ reads, writes, wbWrites int }
 
-func (e *cliEditor) hook(r sheetstest.Request) {
+func (e *cliEditor) hook(r emulator.Request) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch r.Method {
@@ -319,16 +319,16 @@ func runCLIMovesCase(t *testing.T, seed uint64, sc string) map[string]int {
 	counts := map[string]int{}
 
 	// The receiver: acts on every call, except the payloads whose "n" is in reject (410).
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	reject := map[string]bool{}
 	var rmu sync.Mutex
-	rcv.Rule = func(key string, _ int) (replaytest.Fault, bool) {
+	rcv.Rule = func(key string, _ int) (receiver.Fault, bool) {
 		rmu.Lock()
 		defer rmu.Unlock()
 		if reject[key] {
-			return replaytest.Fault{Mode: replaytest.Status, Status: http.StatusGone}, true
+			return receiver.Fault{Mode: receiver.Status, Status: http.StatusGone}, true
 		}
-		return replaytest.Fault{}, false
+		return receiver.Fault{}, false
 	}
 	rsrv := httptest.NewServer(rcv)
 	t.Cleanup(rsrv.Close)
@@ -389,12 +389,12 @@ func runCLIMovesCase(t *testing.T, seed uint64, sc string) map[string]int {
 		}
 		dead = append(dead, row)
 	}
-	wb := &sheetstest.Workbook{SpreadsheetID: cliMovesID, Title: "moves", TimeZone: "Etc/UTC", Sheets: []*sheetstest.Sheet{
+	wb := &emulator.Workbook{SpreadsheetID: cliMovesID, Title: "moves", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{
 		{Title: cliInbox.name, Rows: append([][]any{anyCells(cliInbox.header)}, inbox...)},
 		{Title: cliJobs.name, Rows: append([][]any{anyCells(cliJobs.header)}, jobs...)},
 		{Title: cliDead.name, Rows: append([][]any{anyCells(cliDead.header)}, dead...)},
 	}}
-	emu := sheetstest.New()
+	emu := emulator.New()
 	emu.AddWorkbook(wb)
 	esrv := httptest.NewServer(emu)
 	t.Cleanup(esrv.Close)
@@ -708,7 +708,7 @@ func runCLIMovesCase(t *testing.T, seed uint64, sc string) map[string]int {
 }
 
 // attemptsOf groups a receiver's requests by key: the bodies sent under each.
-func attemptsOf(rcv *replaytest.Receiver) map[string][][]byte {
+func attemptsOf(rcv *receiver.Receiver) map[string][][]byte {
 	out := map[string][][]byte{}
 	for _, a := range rcv.Attempts() {
 		if !a.Echo {
@@ -751,13 +751,13 @@ func clipText(s string, n int) string {
 func TestReplayLongLocationEndToEnd(t *testing.T) {
 	long := "https://elsewhere.example/" + strings.Repeat("a", 60000)
 	const n, movedAt = 7, 3
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	movedKey := "k-moved"
-	rcv.Rule = func(key string, _ int) (replaytest.Fault, bool) {
+	rcv.Rule = func(key string, _ int) (receiver.Fault, bool) {
 		if key == movedKey {
-			return replaytest.Fault{Mode: replaytest.Moved, Status: http.StatusMovedPermanently, Location: long}, true
+			return receiver.Fault{Mode: receiver.Moved, Status: http.StatusMovedPermanently, Location: long}, true
 		}
-		return replaytest.Fault{}, false
+		return receiver.Fault{}, false
 	}
 	othersActed := make(chan struct{})
 	var acted atomic.Int32
@@ -786,9 +786,9 @@ func TestReplayLongLocationEndToEnd(t *testing.T) {
 		}
 		rows = append(rows, []any{46000.25 + float64(i)/100, "crm", srv.URL + "/v1/hook", fmt.Sprintf(`{"n":%d}`, i), "boom", 1.0, "POST", key, "dead"})
 	}
-	emu := sheetstest.New()
-	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: cliMovesID, Title: "long", TimeZone: "Etc/UTC",
-		Sheets: []*sheetstest.Sheet{{Title: cliDead.name, Rows: rows}}})
+	emu := emulator.New()
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: cliMovesID, Title: "long", TimeZone: "Etc/UTC",
+		Sheets: []*emulator.Sheet{{Title: cliDead.name, Rows: rows}}})
 	esrv := httptest.NewServer(emu)
 	t.Cleanup(esrv.Close)
 	vars := cliMovesEnv(t, esrv.URL, srv.URL)

@@ -11,7 +11,7 @@ import (
 	"github.com/triage-dev/triage/internal/demo"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -92,7 +92,7 @@ func demoPreferences(cfg *config.Config) func([]model.TabConfig) []model.TabConf
 
 // startDemo serves the demo workbook on a loopback port and returns a store on it, and the
 // emulator behind it (tests look at its cells).
-func startDemo(ctx context.Context, readonly bool) (*sheets.Store, *sheetstest.Emulator, func(), error) {
+func startDemo(ctx context.Context, readonly bool) (*sheets.Store, *emulator.Emulator, func(), error) {
 	st, emu, _, stop, err := startDemoReplay(ctx, readonly, func(string) string { return "" }, nil)
 	return st, emu, stop, err
 }
@@ -100,12 +100,12 @@ func startDemo(ctx context.Context, readonly bool) (*sheets.Store, *sheetstest.E
 // startDemoReplay is startDemo with the demo's replay receivers running and the TUI's
 // replayer; secrets (DEMO_BILLING_TOKEN) are read through secret. prefs, when set, adjusts
 // the demo's tab settings (demoPreferences).
-func startDemoReplay(ctx context.Context, readonly bool, secret func(string) string, prefs func([]model.TabConfig) []model.TabConfig) (*sheets.Store, *sheetstest.Emulator, tui.Replayer, func(), error) {
+func startDemoReplay(ctx context.Context, readonly bool, secret func(string) string, prefs func([]model.TabConfig) []model.TabConfig) (*sheets.Store, *emulator.Emulator, tui.Replayer, func(), error) {
 	wb, err := demo.Workbook(time.Now())
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	emu := sheetstest.New()
+	emu := emulator.New()
 	rcv, err := demo.StartReceivers(ctx, emu, wb)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -117,7 +117,7 @@ func startDemoReplay(ctx context.Context, readonly bool, secret func(string) str
 		return nil, nil, nil, nil, fmt.Errorf("demo receivers: %w", err)
 	}
 	emu.AddWorkbook(wb)
-	url, stop, err := sheetstest.Serve(ctx, "127.0.0.1:0", emu)
+	url, stop, err := emulator.Serve(ctx, "127.0.0.1:0", emu)
 	if err != nil {
 		stopReceivers()
 		return nil, nil, nil, nil, fmt.Errorf("demo: start the local Sheets emulator: %w", err)

@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -70,7 +70,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	tm.Type("2") // read
 	tm.Type("y")
 
-	if !sheetstest.Poll(10*time.Second, func() bool {
+	if !emulator.Poll(10*time.Second, func() bool {
 		got := map[string]string{}
 		for _, row := range emu.Cells("demo", "Inbox")[1:] {
 			if len(row) > 5 {

@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -57,7 +57,7 @@ func TestDemoReplayEndToEnd(t *testing.T) {
 	tm.Type("y")
 
 	var inbox, delivered int
-	if !sheetstest.Poll(20*time.Second, func() bool {
+	if !emulator.Poll(20*time.Second, func() bool {
 		inbox, delivered = count()
 		return delivered == delivered0+3 && inbox == inbox0+3
 	}) {

@@ -12,13 +12,13 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // demoFixture is the demo as `triage demo` wires it: the embedded workbook in an emulator on
 // a loopback port, the demo receivers on theirs, a sheets.Store, and the TUI's replayer.
 type demoFixture struct {
-	emu     *sheetstest.Emulator
+	emu     *emulator.Emulator
 	rcv     *demo.Receivers
 	sources map[string]*replay.Source
 	st      *sheets.Store
@@ -32,14 +32,14 @@ func startDemoFixture(t *testing.T) *demoFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emu := sheetstest.New()
+	emu := emulator.New()
 	rcv, err := demo.StartReceivers(ctx, emu, wb)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(rcv.Stop)
 	emu.AddWorkbook(wb)
-	url, stop, err := sheetstest.Serve(ctx, "127.0.0.1:0", emu)
+	url, stop, err := emulator.Serve(ctx, "127.0.0.1:0", emu)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestDemoReplayContactFormAppendsToInboxOnce(t *testing.T) {
 			t.Errorf("a write used %q", o)
 		}
 	}
-	if n := f.emu.Count(sheetstest.MethodValuesAppend); n != 2 {
+	if n := f.emu.Count(emulator.MethodValuesAppend); n != 2 {
 		t.Errorf("%d values.append, want 2 (one per new message)", n)
 	}
 }
@@ -288,7 +288,7 @@ func TestDemoFailedCallsSheet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sh *sheetstest.Sheet
+	var sh *emulator.Sheet
 	for _, s := range wb.Sheets {
 		if s.Title == "failed_calls" {
 			sh = s
@@ -339,7 +339,7 @@ func TestDemoFailedCallsSheet(t *testing.T) {
 	}
 
 	// Starting the receivers rewrites every placeholder to a loopback URL.
-	emu := sheetstest.New()
+	emu := emulator.New()
 	rcv, err := demo.StartReceivers(context.Background(), emu, wb)
 	if err != nil {
 		t.Fatal(err)

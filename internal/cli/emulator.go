@@ -10,18 +10,18 @@ import (
 	"github.com/triage-dev/triage/internal/demo"
 
 	"github.com/spf13/cobra"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // serveEmulator starts `triage emulator`'s server and says where it listens. Whether an
-// address may be served is decided in one place, sheetstest.ServeWith (loopback only unless
+// address may be served is decided in one place, emulator.ServeWith (loopback only unless
 // allowRemote); here a refusal becomes the usage error that names --allow-remote, and a
 // server other machines can reach gets a loud warning on stderr, because the emulator has no
 // authentication and writes (and persists) whatever it is sent.
-func serveEmulator(ctx context.Context, e *env, emu *sheetstest.Emulator, wb *sheetstest.Workbook, addr string, allowRemote bool) (*sheetstest.Server, error) {
-	srv, err := sheetstest.ServeWith(ctx, addr, emu, sheetstest.ServeOptions{AllowRemote: allowRemote})
+func serveEmulator(ctx context.Context, e *env, emu *emulator.Emulator, wb *emulator.Workbook, addr string, allowRemote bool) (*emulator.Server, error) {
+	srv, err := emulator.ServeWith(ctx, addr, emu, emulator.ServeOptions{AllowRemote: allowRemote})
 	switch {
-	case errors.Is(err, sheetstest.ErrNotLoopback):
+	case errors.Is(err, emulator.ErrNotLoopback):
 		return nil, usageErr("emulator: --addr %v; the emulator's API is unauthenticated and writable, so it serves loopback only (e.g. 127.0.0.1:8089) unless you pass --allow-remote", err)
 	case err != nil:
 		return nil, usageErr("emulator: listen on %s: %v", addr, err)
@@ -33,7 +33,7 @@ func serveEmulator(ctx context.Context, e *env, emu *sheetstest.Emulator, wb *sh
 // printEmulatorBanner tells where the emulator answers (stdout) and, when other machines can
 // reach it, warns on stderr. The addresses are the ones bound: a wildcard listen is called
 // that, never passed off as 127.0.0.1 alone.
-func printEmulatorBanner(e *env, srv *sheetstest.Server, wb *sheetstest.Workbook) {
+func printEmulatorBanner(e *env, srv *emulator.Server, wb *emulator.Workbook) {
 	hostPort := strings.TrimPrefix(srv.URL, "http://")
 	switch {
 	case srv.AllInterfaces:
@@ -75,7 +75,7 @@ writable, so it listens on loopback only unless --allow-remote.`,
 	allowRemote := fs.Bool("allow-remote", false, "allow an --addr other machines can reach (the API is unauthenticated and writable)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		var wb *sheetstest.Workbook
+		var wb *emulator.Workbook
 		var err error
 		if *path == "" {
 			if *persist {
@@ -83,12 +83,12 @@ writable, so it listens on loopback only unless --allow-remote.`,
 			}
 			wb, err = demo.Workbook(time.Now())
 		} else {
-			wb, err = sheetstest.LoadWorkbook(*path)
+			wb, err = emulator.LoadWorkbook(*path)
 		}
 		if err != nil {
 			return usageErr("emulator: %v", err)
 		}
-		emu := sheetstest.New()
+		emu := emulator.New()
 		emu.AddWorkbook(wb)
 		if *persist {
 			emu.SetPersist(wb.SpreadsheetID, *path)

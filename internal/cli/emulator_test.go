@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // emuOutput is written by the emulator command and read by the test while it runs.
@@ -62,7 +62,7 @@ func TestEmulatorServesLoopback(t *testing.T) {
 		go func() { done <- run(ctx, append([]string{"emulator", "--addr", "127.0.0.1:0"}, extra...), e) }()
 		urlRE := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)\n`)
 		var url string
-		sheetstest.Poll(10*time.Second, func() bool {
+		emulator.Poll(10*time.Second, func() bool {
 			if m := urlRE.FindStringSubmatch(out.String()); m != nil {
 				url = m[1]
 			}
@@ -102,18 +102,18 @@ func demoSpreadsheetIDFrom(out string) string {
 // loud warning on stderr; a wildcard listen is called "all interfaces", not passed off as
 // 127.0.0.1. (The servers are described, not started: no test listens on a public interface.)
 func TestEmulatorBannerTellsTheTruth(t *testing.T) {
-	wb := &sheetstest.Workbook{SpreadsheetID: "s1", Title: "T"}
+	wb := &emulator.Workbook{SpreadsheetID: "s1", Title: "T"}
 	cases := []struct {
-		srv      sheetstest.Server
+		srv      emulator.Server
 		out      []string
 		warn     bool
 		warnText []string
 	}{
-		{sheetstest.Server{URL: "http://127.0.0.1:8089", Addr: "0.0.0.0:8089", AllInterfaces: true},
+		{emulator.Server{URL: "http://127.0.0.1:8089", Addr: "0.0.0.0:8089", AllInterfaces: true},
 			[]string{"ALL network interfaces (0.0.0.0:8089)", "http://127.0.0.1:8089"}, true, []string{"every interface", "NO authentication", "read and change"}},
-		{sheetstest.Server{URL: "http://192.0.2.10:8089", Addr: "192.0.2.10:8089"},
+		{emulator.Server{URL: "http://192.0.2.10:8089", Addr: "192.0.2.10:8089"},
 			[]string{"at http://192.0.2.10:8089", "SHEETS_EMULATOR_HOST=192.0.2.10:8089"}, true, []string{"192.0.2.10:8089", "NO authentication"}},
-		{sheetstest.Server{URL: "http://127.0.0.1:8089", Addr: "127.0.0.1:8089", Loopback: true},
+		{emulator.Server{URL: "http://127.0.0.1:8089", Addr: "127.0.0.1:8089", Loopback: true},
 			[]string{"at http://127.0.0.1:8089"}, false, nil},
 	}
 	for _, tc := range cases {

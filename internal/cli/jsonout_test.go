@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // hostile is what a row can hold that a terminal would act on: an OSC title, a bracketed
@@ -34,7 +34,7 @@ func TestEditCommandsSanitiseOutput(t *testing.T) {
 	// IDs are trimmed (TrimSpace takes a trailing NEL): end them with something else.
 	id := "m-" + hostile + "-1"
 	jobID := "j-" + hostile + "-1"
-	emu, url := startEmu(t, &sheetstest.Workbook{SpreadsheetID: "s1", Title: "Hostile", TimeZone: "Etc/UTC", Sheets: []*sheetstest.Sheet{
+	emu, url := startEmu(t, &emulator.Workbook{SpreadsheetID: "s1", Title: "Hostile", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: [][]any{
 			{"Timestamp", "Name", "Email", "Message", "Status", "ID"},
 			{46000.5, "Eve" + hostile, "e@x", hostile, "new", id},

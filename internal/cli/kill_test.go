@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"os"
 	"os/exec"
 	"testing"
@@ -52,7 +52,7 @@ func TestReplayProcessKilledMidRunThenRunAgain(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if !sheetstest.Poll(30*time.Second, func() bool { return len(f.crm.Effects()) >= 8 }) {
+	if !emulator.Poll(30*time.Second, func() bool { return len(f.crm.Effects()) >= 8 }) {
 		cmd.Process.Kill()
 		t.Fatalf("the child never got going: %d effects", len(f.crm.Effects()))
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // benchInboxRows is a 100,000-row inbox like sheets.BenchmarkLoad100k's: the same tab the
@@ -34,8 +34,8 @@ func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); retur
 // the sheets/v4 client over HTTP from the emulator, filter, print through the sanitising
 // writer) on a 100,000-row inbox, as text and as --json. MB/s is of what reaches stdout.
 func BenchmarkList100k(b *testing.B) {
-	emu := sheetstest.New()
-	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: "list100k", Title: "list100k", TimeZone: "Etc/UTC", Sheets: []*sheetstest.Sheet{
+	emu := emulator.New()
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: "list100k", Title: "list100k", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: benchInboxRows(100_000)},
 	}})
 	srv := httptest.NewServer(emu)

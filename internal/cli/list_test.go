@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // refListTable is how `list` printed its table before it was streamed (text/tabwriter): the
@@ -311,7 +311,7 @@ func TestListCommandStreamsSafely(t *testing.T) {
 	for i := range 3000 {
 		rows = append(rows, []any{46000.5, "Eve é日" + hostile, "e@x", fmt.Sprintf("msg %d %s", i, hostile), "new", fmt.Sprintf("m%d-é", i)})
 	}
-	_, url := startEmu(t, &sheetstest.Workbook{SpreadsheetID: "s1", Title: "Big", TimeZone: "Etc/UTC", Sheets: []*sheetstest.Sheet{{Title: "Inbox", Rows: rows}}})
+	_, url := startEmu(t, &emulator.Workbook{SpreadsheetID: "s1", Title: "Big", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 	c := newCLI(t, url)
 	r := c.run("--spreadsheet", "s1", "list", "--tab", "Inbox")
 	if r.code != 0 || len(r.stdout) < 2*listOutBuffer || !utf8.ValidString(r.stdout) {

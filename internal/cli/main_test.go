@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // cli runs one triage invocation in-process with the given environment.
@@ -53,17 +53,17 @@ func newCLI(t *testing.T, emuURL string) *cli {
 	}}
 }
 
-func startEmu(t *testing.T, wb *sheetstest.Workbook) (*sheetstest.Emulator, string) {
+func startEmu(t *testing.T, wb *emulator.Workbook) (*emulator.Emulator, string) {
 	t.Helper()
-	emu := sheetstest.New()
+	emu := emulator.New()
 	emu.AddWorkbook(wb)
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)
 	return emu, srv.URL
 }
 
-func smallWorkbook() *sheetstest.Workbook {
-	return &sheetstest.Workbook{SpreadsheetID: "s1", Title: "Test", TimeZone: "Etc/UTC", Sheets: []*sheetstest.Sheet{
+func smallWorkbook() *emulator.Workbook {
+	return &emulator.Workbook{SpreadsheetID: "s1", Title: "Test", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: [][]any{
 			{"Timestamp", "Name", "Email", "Message", "Status", "ID"},
 			{46000.5, "Ann", "ann@x", "hello", "new", "m1"},
@@ -80,7 +80,7 @@ func smallWorkbook() *sheetstest.Workbook {
 	}}
 }
 
-func cell(t *testing.T, emu *sheetstest.Emulator, tab string, row, col int) string {
+func cell(t *testing.T, emu *emulator.Emulator, tab string, row, col int) string {
 	t.Helper()
 	rows := emu.Cells("s1", tab)
 	if row-1 >= len(rows) || col >= len(rows[row-1]) {
@@ -280,7 +280,7 @@ func TestWrongSpreadsheetAndMissingTab(t *testing.T) {
 
 func TestPrecedenceFlagEnvConfig(t *testing.T) {
 	wb := smallWorkbook()
-	emu := sheetstest.New()
+	emu := emulator.New()
 	emu.AddWorkbook(wb)
 	other := smallWorkbook()
 	other.SpreadsheetID = "s2"
@@ -404,7 +404,7 @@ func TestMissingOrBrokenDeadLetterTabSaysWhy(t *testing.T) {
 	}
 
 	wb := smallWorkbook()
-	wb.Sheets = append(wb.Sheets, &sheetstest.Sheet{Title: "failed_calls", Rows: [][]any{
+	wb.Sheets = append(wb.Sheets, &emulator.Sheet{Title: "failed_calls", Rows: [][]any{
 		{"timestamp", "source", "url", "error", "key", "status"}, // no payload
 		{46000.5, "crm", "https://x/y", "boom", "k1", "dead"},
 	}})
@@ -459,7 +459,7 @@ func TestNumericFlagsRefuseZeroAndNegative(t *testing.T) {
 // headers elsewhere.
 func TestInitReportsUnlabeledDataColumns(t *testing.T) {
 	wb := smallWorkbook()
-	wb.Sheets = append(wb.Sheets, &sheetstest.Sheet{Title: "failed_calls", Rows: [][]any{
+	wb.Sheets = append(wb.Sheets, &emulator.Sheet{Title: "failed_calls", Rows: [][]any{
 		{"timestamp", "source", "url", "payload"},
 		{46000.5, "crm", "https://x/y", "{}", "my note"},
 	}})

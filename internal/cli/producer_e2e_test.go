@@ -16,38 +16,38 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // producerFault is the fault of call i (key ord-NNNN) while faults are on: a mix of answers a
 // real destination gives, some only on the first attempt (the producer's retries deliver
 // them), some on every attempt (the call is dead-lettered).
-func producerFault(i, attempt int) (replaytest.Fault, bool) {
-	slow := replaytest.Fault{Latency: 250 * time.Millisecond} // beyond the 100ms timeout; acts late
+func producerFault(i, attempt int) (receiver.Fault, bool) {
+	slow := receiver.Fault{Latency: 250 * time.Millisecond} // beyond the 100ms timeout; acts late
 	if i == 500 {
-		return replaytest.Fault{Mode: replaytest.Unauthorized}, true // systemic: halts its batch
+		return receiver.Fault{Mode: receiver.Unauthorized}, true // systemic: halts its batch
 	}
 	switch i % 20 {
 	case 0:
-		return replaytest.Fault{Mode: replaytest.Unavailable}, true
+		return receiver.Fault{Mode: receiver.Unavailable}, true
 	case 1:
-		return replaytest.Fault{Mode: replaytest.DropAfterAct}, true // acts, every answer lost
+		return receiver.Fault{Mode: receiver.DropAfterAct}, true // acts, every answer lost
 	case 2:
-		return replaytest.Fault{Mode: replaytest.TooManyRequests, RetryAfter: "3600"}, true // deferred
+		return receiver.Fault{Mode: receiver.TooManyRequests, RetryAfter: "3600"}, true // deferred
 	case 3:
-		return replaytest.Fault{Mode: replaytest.Status, Status: 410}, true // rejected
+		return receiver.Fault{Mode: receiver.Status, Status: 410}, true // rejected
 	case 4:
 		return slow, true // acts, every attempt times out
 	case 5:
-		return replaytest.Fault{Mode: replaytest.Unavailable}, attempt == 1
+		return receiver.Fault{Mode: receiver.Unavailable}, attempt == 1
 	case 6:
-		return replaytest.Fault{Mode: replaytest.DropAfterAct}, attempt == 1 // the retry is a duplicate
+		return receiver.Fault{Mode: receiver.DropAfterAct}, attempt == 1 // the retry is a duplicate
 	case 7:
 		return slow, attempt == 1
 	}
-	return replaytest.Fault{}, false
+	return receiver.Fault{}, false
 }
 
 // The producer contract end to end (issue 11): a caller sends 1,000 calls through
@@ -63,10 +63,10 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 	const n = 1000
 	var faultsOn atomic.Bool
 	faultsOn.Store(true)
-	rcv := &replaytest.Receiver{Rule: func(key string, attempt int) (replaytest.Fault, bool) {
+	rcv := &receiver.Receiver{Rule: func(key string, attempt int) (receiver.Fault, bool) {
 		i, err := strconv.Atoi(strings.TrimPrefix(key, "ord-"))
 		if err != nil || !faultsOn.Load() {
-			return replaytest.Fault{}, false
+			return receiver.Fault{}, false
 		}
 		return producerFault(i, attempt)
 	}}
@@ -77,9 +77,9 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 	crm := httptest.NewServer(rcv)
 	t.Cleanup(crm.Close)
 
-	emu := sheetstest.New()
-	emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: replayID, Title: "Producer", TimeZone: "Etc/UTC",
-		Sheets: []*sheetstest.Sheet{{Title: replayTab, Rows: [][]any{replayHeader}}}})
+	emu := emulator.New()
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: replayID, Title: "Producer", TimeZone: "Etc/UTC",
+		Sheets: []*emulator.Sheet{{Title: replayTab, Rows: [][]any{replayHeader}}}})
 	emuSrv := httptest.NewServer(emu)
 	t.Cleanup(emuSrv.Close)
 
@@ -89,7 +89,7 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		svc, _, err := sheets.Connect(ctx, sheets.AuthOptions{Endpoint: emuSrv.URL,
-			HTTPClient: &http.Client{Transport: replaytest.Transport(emu)}})
+			HTTPClient: &http.Client{Transport: receiver.Transport(emu)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 
 		// The caller: keys from the payload's order_id, a fast backoff, short timeouts.
 		p := &replay.Producer{
-			Client: &replay.Client{HTTP: &http.Client{Transport: replaytest.Transport(rcv)},
+			Client: &replay.Client{HTTP: &http.Client{Transport: receiver.Transport(rcv)},
 				Base: time.Millisecond, Cap: 20 * time.Millisecond, Sources: map[string]*replay.Source{
 					"crm": {Name: "crm", URLPrefixes: []string{crm.URL + "/v1/"}, Timeout: 100 * time.Millisecond}}},
 			Sink:               store,
@@ -127,7 +127,7 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 	}
 
 	// Every call is delivered or recorded, under the key its attempts carried.
-	byKey := map[string][]replaytest.RecordedAttempt{}
+	byKey := map[string][]receiver.RecordedAttempt{}
 	for _, a := range rcv.Attempts() {
 		byKey[a.Key] = append(byKey[a.Key], a)
 	}
@@ -143,7 +143,7 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 		if s.Delivered() == s.DeadLettered {
 			t.Fatalf("call %d: delivered %v, dead-lettered %v: want exactly one", i, s.Delivered(), s.DeadLettered)
 		}
-		if f, always := producerFault(i, 2); always && f.Mode != replaytest.OK || f.Latency > 0 && always {
+		if f, always := producerFault(i, 2); always && f.Mode != receiver.OK || f.Latency > 0 && always {
 			if !s.DeadLettered {
 				t.Errorf("call %d (fault %s on every attempt) was not dead-lettered: %+v", i, f.Mode, s.Result)
 			}
@@ -190,7 +190,7 @@ func TestProducerDeadLettersReplayOnce(t *testing.T) {
 		}
 	}
 	// Each batch is one atomic write (appendCells with its journal entry).
-	if got := emu.Count(sheetstest.MethodBatchUpdate); got != len(n100(wantRows)) {
+	if got := emu.Count(emulator.MethodBatchUpdate); got != len(n100(wantRows)) {
 		t.Errorf("%d writes, want one per batch with dead letters (%d)", got, len(n100(wantRows)))
 	}
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/replay/replaytest"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/replay/receiver"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // The dead-letter header of the CLI tests' workbook.
@@ -44,12 +44,12 @@ func (d dl) cells(i int) []any {
 // behind real loopback servers, and a config file whose sources point at them.
 type replayFixture struct {
 	t       *testing.T
-	emu     *sheetstest.Emulator
+	emu     *emulator.Emulator
 	env     map[string]string
 	cfgPath string
-	crm     *replaytest.Receiver
+	crm     *receiver.Receiver
 	crmURL  string
-	billing *replaytest.Receiver
+	billing *receiver.Receiver
 	billURL string
 	evilURL string
 	evilHit atomic.Int32
@@ -58,8 +58,8 @@ type replayFixture struct {
 
 func newReplayFixture(t *testing.T, rows func(f *replayFixture) []dl) *replayFixture {
 	t.Helper()
-	f := &replayFixture{t: t, crm: replaytest.NewReceiver(),
-		billing: &replaytest.Receiver{Default: replaytest.Fault{Mode: replaytest.Unauthorized}}}
+	f := &replayFixture{t: t, crm: receiver.New(),
+		billing: &receiver.Receiver{Default: receiver.Fault{Mode: receiver.Unauthorized}}}
 	crmSrv := httptest.NewServer(f.crm)
 	t.Cleanup(crmSrv.Close)
 	billSrv := httptest.NewServer(f.billing)
@@ -73,9 +73,9 @@ func newReplayFixture(t *testing.T, rows func(f *replayFixture) []dl) *replayFix
 	for i, r := range f.rows {
 		grid = append(grid, r.cells(i))
 	}
-	f.emu = sheetstest.New()
-	f.emu.AddWorkbook(&sheetstest.Workbook{SpreadsheetID: replayID, Title: "Replay CLI", TimeZone: "Etc/UTC",
-		Sheets: []*sheetstest.Sheet{{Title: replayTab, Rows: grid}}})
+	f.emu = emulator.New()
+	f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: replayID, Title: "Replay CLI", TimeZone: "Etc/UTC",
+		Sheets: []*emulator.Sheet{{Title: replayTab, Rows: grid}}})
 	emuSrv := httptest.NewServer(f.emu)
 	t.Cleanup(emuSrv.Close)
 
@@ -345,7 +345,7 @@ func TestReplayDryRunSendsAndWritesNothing(t *testing.T) {
 	if n := len(f.crm.Attempts()); n != 0 {
 		t.Errorf("a dry run sent %d requests", n)
 	}
-	if n := f.emu.Count(sheetstest.MethodValuesBatchUpdate); n != 0 {
+	if n := f.emu.Count(emulator.MethodValuesBatchUpdate); n != 0 {
 		t.Errorf("a dry run wrote %d times", n)
 	}
 	if f.cell(2, "key") != "" {
@@ -356,7 +356,7 @@ func TestReplayDryRunSendsAndWritesNothing(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, f.crmURL) || !strings.Contains(r.stdout, "env:CRM_TOKEN (set)") || !strings.Contains(r.stderr, "nothing was sent") {
 		t.Errorf("human dry run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if n := len(f.crm.Attempts()) + f.emu.Count(sheetstest.MethodValuesBatchUpdate); n != 0 {
+	if n := len(f.crm.Attempts()) + f.emu.Count(emulator.MethodValuesBatchUpdate); n != 0 {
 		t.Errorf("dry runs sent or wrote %d times", n)
 	}
 }
@@ -605,11 +605,11 @@ func TestReplayWriteBackCountedAndNotDone(t *testing.T) {
 	// The check's write (it saves the minted keys) lands but its answer is lost: the store
 	// fences it, then settles it from its journal. Every write once a call has gone out
 	// fails (400: no retry).
-	f.emu.InjectFault(sheetstest.Fault{Method: sheetstest.MethodBatchUpdate, Drop: true})
+	f.emu.InjectFault(emulator.Fault{Method: emulator.MethodBatchUpdate, Drop: true})
 	var failing atomic.Bool
-	f.emu.SetHook(func(r sheetstest.Request) {
-		if r.Method == sheetstest.MethodBatchUpdate && len(f.crm.Attempts()) > 0 && !failing.Swap(true) {
-			f.emu.InjectFault(sheetstest.Fault{Method: sheetstest.MethodBatchUpdate, Status: 400, Times: 100, Message: "test: write refused"})
+	f.emu.SetHook(func(r emulator.Request) {
+		if r.Method == emulator.MethodBatchUpdate && len(f.crm.Attempts()) > 0 && !failing.Swap(true) {
+			f.emu.InjectFault(emulator.Fault{Method: emulator.MethodBatchUpdate, Status: 400, Times: 100, Message: "test: write refused"})
 		}
 	})
 	// The summary is written once the run is over and before the command deletes its
@@ -617,7 +617,7 @@ func TestReplayWriteBackCountedAndNotDone(t *testing.T) {
 	atSummary := -1
 	out := writerFunc(func(p []byte) (int, error) {
 		if atSummary < 0 {
-			atSummary = f.emu.Count(sheetstest.MethodBatchUpdate)
+			atSummary = f.emu.Count(emulator.MethodBatchUpdate)
 		}
 		return len(p), nil
 	})

@@ -15,7 +15,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 func sshKey(t *testing.T) (gossh.Signer, string) {
@@ -108,7 +108,7 @@ func TestServeReloadsUsersOnHangup(t *testing.T) {
 	go func() { code <- run(ctx, []string{"serve", "--config", cfg, "--addr", addr}, e.env()) }()
 	waitLog := func(want string) {
 		t.Helper()
-		if !sheetstest.Poll(5*time.Second, func() bool { return strings.Contains(stderr.String(), want) }) {
+		if !emulator.Poll(5*time.Second, func() bool { return strings.Contains(stderr.String(), want) }) {
 			t.Fatalf("no %q in the log:\n%s", want, stderr.String())
 		}
 	}

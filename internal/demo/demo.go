@@ -14,7 +14,7 @@ import (
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 //go:embed demo.json
@@ -28,8 +28,8 @@ const demoBase = 46356.0
 var demoTimeHeaders = map[string]bool{"timestamp": true, "claimedat": true, "updatedat": true, "replayed_at": true}
 
 // Workbook returns the embedded demo workbook with its dates moved to now.
-func Workbook(now time.Time) (*sheetstest.Workbook, error) {
-	wb, err := sheetstest.ParseWorkbook(demoJSON)
+func Workbook(now time.Time) (*emulator.Workbook, error) {
+	wb, err := emulator.ParseWorkbook(demoJSON)
 	if err != nil {
 		return nil, fmt.Errorf("embedded demo workbook: %w", err)
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // The demo's dead-letter sources (the `source` cells of the demo's failed_calls tab).
@@ -48,7 +48,7 @@ const (
 const demoLatency = 120 * time.Millisecond
 
 // StartReceivers starts the demo's in-process destinations of replayed calls, each a
-// replaytest.Receiver behind a real loopback listener, and rewrites the URL placeholders of
+// receiver.Receiver behind a real loopback listener, and rewrites the URL placeholders of
 // wb's failed_calls tab ("{{contact-form}}/macros/s/.../exec", "{{crm}}/v1/contacts", ...) to
 // their loopback addresses. Call it before emu.AddWorkbook(wb): the emulator serves a copy.
 //
@@ -64,7 +64,7 @@ const demoLatency = 120 * time.Millisecond
 
 // Receivers are the demo's running destinations (tests look at what they received).
 type Receivers struct {
-	ContactForm, CRM, BillingOK, BillingDenied, Warehouse *replaytest.Receiver
+	ContactForm, CRM, BillingOK, BillingDenied, Warehouse *receiver.Receiver
 	// Config holds the [sources] of the demo: their loopback url_prefixes, presets, keys.
 	Config *config.Config
 	// BodyKeyFields maps a source to the payload field that carries its key.
@@ -78,12 +78,12 @@ type Receivers struct {
 // InboxFailures are the contact form's appends to the Inbox that failed.
 func (r *Receivers) InboxFailures() []error { return r.inbox.failures() }
 
-func StartReceivers(ctx context.Context, emu *sheetstest.Emulator, wb *sheetstest.Workbook) (*Receivers, error) {
+func StartReceivers(ctx context.Context, emu *emulator.Emulator, wb *emulator.Workbook) (*Receivers, error) {
 	if emu == nil || wb == nil {
 		return nil, errors.New("demo receivers: no emulator or workbook")
 	}
 	svc, _, err := sheets.Connect(ctx, sheets.AuthOptions{Endpoint: "http://sheets.demo.invalid/",
-		HTTPClient: &http.Client{Transport: replaytest.Transport(emu), Timeout: 30 * time.Second}})
+		HTTPClient: &http.Client{Transport: receiver.Transport(emu), Timeout: 30 * time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("demo receivers: the contact form's Sheets client: %w", err)
 	}
@@ -111,9 +111,9 @@ func StartReceivers(ctx context.Context, emu *sheetstest.Emulator, wb *sheetstes
 		base[n] = "http://" + ln.Addr().String()
 	}
 
-	contact := &replaytest.Receiver{
+	contact := &receiver.Receiver{
 		BodyKeyField: "id",
-		Default:      replaytest.Fault{Mode: replaytest.RedirectAfterAct},
+		Default:      receiver.Fault{Mode: receiver.RedirectAfterAct},
 		Latency:      demoLatency,
 		EchoBase:     base["contact-form-echo"],
 		OnEffect: func(key string, body []byte) {
@@ -122,20 +122,20 @@ func StartReceivers(ctx context.Context, emu *sheetstest.Emulator, wb *sheetstes
 			inbox.append(actx, key, body)
 		},
 	}
-	crm := &replaytest.Receiver{
+	crm := &receiver.Receiver{
 		Latency: demoLatency,
-		Rule: func(key string, n int) (replaytest.Fault, bool) {
+		Rule: func(key string, n int) (receiver.Fault, bool) {
 			switch {
 			case key == CRMDownKey:
-				return replaytest.Fault{Mode: replaytest.Unavailable}, true
+				return receiver.Fault{Mode: receiver.Unavailable}, true
 			case n == 1 && Flaky(key):
-				return replaytest.Fault{Mode: replaytest.DropAfterAct}, true
+				return receiver.Fault{Mode: receiver.DropAfterAct}, true
 			}
-			return replaytest.Fault{}, false
+			return receiver.Fault{}, false
 		},
 	}
-	billingOK := &replaytest.Receiver{Latency: demoLatency}
-	billingDenied := &replaytest.Receiver{Latency: demoLatency, Default: replaytest.Fault{Mode: replaytest.Unauthorized}}
+	billingOK := &receiver.Receiver{Latency: demoLatency}
+	billingDenied := &receiver.Receiver{Latency: demoLatency, Default: receiver.Fault{Mode: receiver.Unauthorized}}
 	billing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == BillingSecret {
 			billingOK.ServeHTTP(w, r)
@@ -143,13 +143,13 @@ func StartReceivers(ctx context.Context, emu *sheetstest.Emulator, wb *sheetstes
 		}
 		billingDenied.ServeHTTP(w, r)
 	})
-	warehouse := &replaytest.Receiver{
+	warehouse := &receiver.Receiver{
 		Latency: demoLatency,
-		Rule: func(key string, _ int) (replaytest.Fault, bool) {
+		Rule: func(key string, _ int) (receiver.Fault, bool) {
 			if key == WarehouseRejectKey {
-				return replaytest.Fault{Mode: replaytest.Status, Status: http.StatusUnprocessableEntity}, true
+				return receiver.Fault{Mode: receiver.Status, Status: http.StatusUnprocessableEntity}, true
 			}
-			return replaytest.Fault{}, false
+			return receiver.Fault{}, false
 		},
 	}
 	handlers := map[string]http.Handler{ContactForm: contact, "contact-form-echo": contact, CRM: crm,
@@ -213,7 +213,7 @@ func Flaky(key string) bool {
 
 // rewriteDemoURLs replaces "{{source}}" in the url cells of wb's dead-letter tab with the
 // source's loopback base URL.
-func rewriteDemoURLs(wb *sheetstest.Workbook, bases map[string]string) {
+func rewriteDemoURLs(wb *emulator.Workbook, bases map[string]string) {
 	name := model.DefaultTabName(model.RoleDeadLetter)
 	for _, sh := range wb.Sheets {
 		if !strings.EqualFold(sh.Title, name) || len(sh.Rows) == 0 {
@@ -277,7 +277,7 @@ func (in *inbox) appendRow(ctx context.Context, key string, body []byte) error {
 	if err := json.Unmarshal(body, &msg); err != nil {
 		return fmt.Errorf("the payload is not a JSON object: %w", err)
 	}
-	quoted := sheetstest.QuoteSheet(in.tab)
+	quoted := emulator.QuoteSheet(in.tab)
 	hdr, err := in.svc.Spreadsheets.Values.Get(in.id, quoted+"!1:1").Context(ctx).Do()
 	if err != nil {
 		return fmt.Errorf("read the header row: %w", err)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/replay/replaytest"
+	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
@@ -35,9 +35,9 @@ var dlHeader = []any{"timestamp", "source", "url", "payload", "error", "attempts
 // fixture is the Sheets emulator behind HTTP, a real sheets.Store over it, a replay
 // destination whose calls can be held, and a hub over the store (not yet running).
 type fixture struct {
-	emu   *sheetstest.Emulator
+	emu   *emulator.Emulator
 	store *sheets.Store
-	rcv   *replaytest.Receiver
+	rcv   *receiver.Receiver
 	gate  *gate
 	hub   *Hub
 	clock *clock
@@ -133,7 +133,7 @@ func (g *gate) wrap(h http.Handler) http.Handler {
 
 // workbookDL is the spreadsheet: an Inbox and a failed_calls tab with triaged_by columns, and
 // a Jobs tab with a claimed job. Its dlRows failed_calls rows (k-1, k-2, ...) go to dst.
-func workbookDL(dst string, inboxRows, dlRows int) *sheetstest.Workbook {
+func workbookDL(dst string, inboxRows, dlRows int) *emulator.Workbook {
 	rows := [][]any{{"Timestamp", "Name", "Email", "Message", "Status", "ID", "triaged_by"}}
 	for i := range inboxRows {
 		rows = append(rows, []any{fmt.Sprintf("2025-05-%02dT09:00:00Z", 1+i%28), fmt.Sprintf("Person %d", i),
@@ -144,7 +144,7 @@ func workbookDL(dst string, inboxRows, dlRows int) *sheetstest.Workbook {
 		dl = append(dl, []any{fmt.Sprintf("2025-05-%02dT09:00:00Z", 10+i), "crm", dst + "/hook",
 			fmt.Sprintf(`{"id":"k-%d"}`, i), "503", "1", "POST", fmt.Sprintf("k-%d", i), "dead", nil, nil})
 	}
-	return &sheetstest.Workbook{SpreadsheetID: sheetID, Title: "Acme Support", Sheets: []*sheetstest.Sheet{
+	return &emulator.Workbook{SpreadsheetID: sheetID, Title: "Acme Support", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Rows: rows},
 		{Title: "failed_calls", Rows: dl},
 		{Title: "Jobs", Rows: [][]any{
@@ -166,11 +166,11 @@ func newFixture(t testing.TB, refresh time.Duration, inboxRows int) *fixture {
 // the runner's default).
 func newFixtureDL(t testing.TB, refresh time.Duration, inboxRows, dlRows, conc int) *fixture {
 	t.Helper()
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	g := &gate{in: make(chan struct{}, 16), tokens: make(chan struct{}, 16)}
 	dst := httptest.NewServer(g.wrap(rcv))
 	t.Cleanup(dst.Close)
-	emu := sheetstest.New()
+	emu := emulator.New()
 	emu.AddWorkbook(workbookDL(dst.URL, inboxRows, dlRows))
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)

@@ -26,7 +26,7 @@ import (
 	"github.com/triage-dev/triage/internal/demo"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -55,7 +55,7 @@ func (b *syncBuffer) String() string {
 // waitFor waits until the buffer holds want, failing with what it holds.
 func (b *syncBuffer) waitFor(t *testing.T, want string) {
 	t.Helper()
-	if !sheetstest.Poll(wait, func() bool { return strings.Contains(b.String(), want) }) {
+	if !emulator.Poll(wait, func() bool { return strings.Contains(b.String(), want) }) {
 		t.Fatalf("no %q within %s; got:\n%q", want, wait, tail(b.String()))
 	}
 }
@@ -90,7 +90,7 @@ type call struct {
 // fixture is a running server whose sessions get a real TUI over a real sheets.Store on
 // the Sheets emulator (the demo workbook).
 type srvFixture struct {
-	emu    *sheetstest.Emulator
+	emu    *emulator.Emulator
 	srv    *Server
 	addr   string
 	calls  chan call
@@ -103,7 +103,7 @@ type srvFixture struct {
 // startServer runs a server with alice (operator) and bob (viewer) listed, set adjusting it.
 func startServer(t *testing.T, alice, bob gossh.Signer, set func(*Settings)) *srvFixture {
 	t.Helper()
-	emu := sheetstest.New()
+	emu := emulator.New()
 	wb, err := demo.Workbook(time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +398,7 @@ func TestTypingKeepsASessionOpen(t *testing.T) {
 	for range 8 {
 		n := tm.resets()
 		typeKeys("j")
-		if !sheetstest.Poll(wait, func() bool { return tm.resets() > n }) {
+		if !emulator.Poll(wait, func() bool { return tm.resets() > n }) {
 			t.Fatal("a keystroke did not restart the idle timer")
 		}
 	}
@@ -707,7 +707,7 @@ func TestShutdownLetsWritesLand(t *testing.T) {
 	var once sync.Once
 	let := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(let) // a failed check must not leave the server waiting on the held write
-	f.emu.SetHook(func(r sheetstest.Request) {
+	f.emu.SetHook(func(r emulator.Request) {
 		if r.Method == "spreadsheets.batchUpdate" {
 			held <- struct{}{}
 			<-release

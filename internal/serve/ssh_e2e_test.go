@@ -20,7 +20,7 @@ import (
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -104,7 +104,7 @@ func (p *panes) keys(name string, keys ...string) {
 func (p *panes) waitFor(name string, within time.Duration, what ...string) {
 	p.t.Helper()
 	var s string
-	ok := sheetstest.Poll(within, func() bool {
+	ok := emulator.Poll(within, func() bool {
 		s = p.screen(name)
 		for _, w := range what {
 			if !strings.Contains(s, w) {
@@ -195,7 +195,7 @@ func TestSSHEndToEnd(t *testing.T) {
 	p.keys("alice", "s")
 	p.waitFor("alice", seeWithin, "Set status of")
 	p.keys("alice", "4")
-	if !sheetstest.Poll(seeWithin, func() bool { return f.cell("Inbox", 5, "id-4", 4) == "done" }) {
+	if !emulator.Poll(seeWithin, func() bool { return f.cell("Inbox", 5, "id-4", 4) == "done" }) {
 		t.Fatalf("alice's write never landed: id-4 is %q\n%s", f.cell("Inbox", 5, "id-4", 4), p.screen("alice"))
 	}
 	if by := f.cell("Inbox", 5, "id-4", 6); by != "alice" {

@@ -1,4 +1,4 @@
-// Package sheetstest is a local emulator of the Google Sheets v4 REST API,
+// Package emulator is a local emulator of the Google Sheets v4 REST API,
 // faithful where triage depends on it: A1 ranges with quoted sheet names,
 // trimmed responses, RAW vs USER_ENTERED, render options, field masks,
 // Google's JSON error body, the 50,000-character cell limit and the
@@ -33,7 +33,7 @@
 //
 // The real client talks to it like this:
 //
-//	e := sheetstest.New()
+//	e := emulator.New()
 //	e.AddWorkbook(wb)
 //	srv := httptest.NewServer(e)
 //	svc, _ := sheets.NewService(ctx, option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
@@ -42,7 +42,7 @@
 //
 // The design it follows, and the section (§N) and invariant numbers its comments cite, are in
 // docs/DESIGN.md.
-package sheetstest
+package emulator
 
 import (
 	"bytes"
@@ -203,7 +203,7 @@ func (e *Emulator) AddWorkbook(wb *Workbook) {
 	}
 	b, err := newBook(wb)
 	if err != nil {
-		panic("sheetstest: AddWorkbook: " + err.Error())
+		panic("emulator: AddWorkbook: " + err.Error())
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -253,7 +253,7 @@ func (e *Emulator) SetPersist(id, path string) {
 
 // errUnloadable marks a change refused because the workbook it would
 // leave could not be loaded again; nothing of it was applied.
-var errUnloadable = errors.New("sheetstest: change refused")
+var errUnloadable = errors.New("emulator: change refused")
 
 // commit makes work (a copy a write was applied to) the served state of
 // its workbook, and saves it if persistence is on; the caller holds e.mu.
@@ -279,7 +279,7 @@ func (e *Emulator) commit(work *book) error {
 	}
 	e.books[work.id] = work
 	if err := writeFileAtomic(path, data); err != nil {
-		return fmt.Errorf("sheetstest: saving workbook %s: %w", work.id, err)
+		return fmt.Errorf("emulator: saving workbook %s: %w", work.id, err)
 	}
 	return nil
 }
@@ -553,7 +553,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 	if err := enc.Encode(v); err != nil {
 		code = 500
 		buf.Reset()
-		fmt.Fprintf(&buf, `{"error":{"code":500,"message":%q,"status":"INTERNAL"}}`, "sheetstest: encoding response: "+err.Error())
+		fmt.Fprintf(&buf, `{"error":{"code":500,"message":%q,"status":"INTERNAL"}}`, "emulator: encoding response: "+err.Error())
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.Header().Set("Vary", "Origin, X-Origin, Referer")
@@ -825,7 +825,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if c.fields != nil {
 		if resp, err = applyMask(resp, c.fields); err != nil {
-			writeError(w, r, errf(500, "sheetstest: applying field mask: %v", err))
+			writeError(w, r, errf(500, "emulator: applying field mask: %v", err))
 			return
 		}
 	}

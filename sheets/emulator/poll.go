@@ -1,4 +1,4 @@
-package sheetstest
+package emulator
 
 import "time"
 
@@ -8,7 +8,7 @@ import "time"
 // then the pause between checks grows from 1ms to 20ms, so a fast condition costs ~nothing
 // and a slow one doesn't spin.
 //
-//	if !sheetstest.Poll(10*time.Second, func() bool { return rcv.InFlight() >= 2 }) {
+//	if !emulator.Poll(10*time.Second, func() bool { return rcv.InFlight() >= 2 }) {
 //		t.Fatal("the calls never arrived")
 //	}
 func Poll(timeout time.Duration, cond func() bool) bool {

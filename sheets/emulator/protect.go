@@ -1,4 +1,4 @@
-package sheetstest
+package emulator
 
 import (
 	"encoding/json"
@@ -116,7 +116,7 @@ func (b *book) addProtectedRange(raw json.RawMessage) (any, *apiError) {
 	case p == nil:
 		return nil, badRequest("protectedRange is required")
 	case p.NamedRangeID != "" || p.TableID != "":
-		return nil, errf(501, "sheetstest: protected named ranges and tables are not emulated")
+		return nil, errf(501, "emulator: protected named ranges and tables are not emulated")
 	case p.Range == nil:
 		return nil, badRequest("protectedRange.range is required")
 	case p.WarningOnly && p.Editors != nil && (len(p.Editors.Users) > 0 || len(p.Editors.Groups) > 0):

@@ -1,20 +1,20 @@
-// Package replaytest is a reference receiver of replayed calls, with fault injection: the
+// Package receiver is a reference receiver of replayed calls, with fault injection: the
 // destination triage's replay tests and demo talk to (DESIGN §5). It dedupes by idempotency key
 // under a lock, records every effect and every attempt, and can be told per request to act and
 // then lose the answer in each of the ways real endpoints do.
 //
-//	rcv := replaytest.NewReceiver()
-//	rcv.Rule = func(key string, n int) (replaytest.Fault, bool) {
+//	rcv := receiver.New()
+//	rcv.Rule = func(key string, n int) (receiver.Fault, bool) {
 //		if n == 1 {
-//			return replaytest.Fault{Mode: replaytest.DropAfterAct}, true
+//			return receiver.Fault{Mode: receiver.DropAfterAct}, true
 //		}
-//		return replaytest.Fault{}, false
+//		return receiver.Fault{}, false
 //	}
 //	srv := httptest.NewServer(rcv)
 //
 // The design it follows, and the section (§N) and invariant numbers its comments cite, are in
 // docs/DESIGN.md.
-package replaytest
+package receiver
 
 import (
 	"bytes"
@@ -149,8 +149,8 @@ type echo struct {
 	body []byte
 }
 
-// NewReceiver returns a receiver that acts on every keyed request and answers 200.
-func NewReceiver() *Receiver {
+// New returns a receiver that acts on every keyed request and answers 200.
+func New() *Receiver {
 	return &Receiver{}
 }
 

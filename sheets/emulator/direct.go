@@ -1,4 +1,4 @@
-package sheetstest
+package emulator
 
 import (
 	"fmt"
@@ -15,11 +15,11 @@ import (
 func (e *Emulator) lookup(id, tab string) (*sheet, error) {
 	b := e.books[id]
 	if b == nil {
-		return nil, fmt.Errorf("sheetstest: no spreadsheet %q", id)
+		return nil, fmt.Errorf("emulator: no spreadsheet %q", id)
 	}
 	sh := b.sheetByTitle(tab)
 	if sh == nil {
-		return nil, fmt.Errorf("sheetstest: spreadsheet %q has no tab %q", id, tab)
+		return nil, fmt.Errorf("emulator: spreadsheet %q has no tab %q", id, tab)
 	}
 	return sh, nil
 }
@@ -44,7 +44,7 @@ func (e *Emulator) mutate(id, tab string, f func(b *book, sh *sheet) error) erro
 func (e *Emulator) DeleteSheet(id, tab string) error {
 	return e.mutate(id, tab, func(b *book, sh *sheet) error {
 		if _, err := b.deleteSheet(fmt.Appendf(nil, `{"sheetId":%d}`, sh.id)); err != nil {
-			return fmt.Errorf("sheetstest: DeleteSheet: %s", err.msg)
+			return fmt.Errorf("emulator: DeleteSheet: %s", err.msg)
 		}
 		return nil
 	})
@@ -64,7 +64,7 @@ func (e *Emulator) Cells(id, tab string) [][]any {
 
 // limitErr turns an API limit error into a direct method's error.
 func limitErr(method string, err *apiError) error {
-	return fmt.Errorf("sheetstest: %s: %s", method, err.msg)
+	return fmt.Errorf("emulator: %s: %s", method, err.msg)
 }
 
 // SetCell stores v (string, number, bool or nil; strings are stored as
@@ -72,11 +72,11 @@ func limitErr(method string, err *apiError) error {
 func (e *Emulator) SetCell(id, tab string, row, col int, v any) error {
 	return e.mutate(id, tab, func(b *book, sh *sheet) error {
 		if row < 1 || col < 0 || row > maxRows || col >= maxColumns {
-			return fmt.Errorf("sheetstest: SetCell: no cell at row %d, column %d", row, col)
+			return fmt.Errorf("emulator: SetCell: no cell at row %d, column %d", row, col)
 		}
 		nv, ok := normValue(v)
 		if !ok {
-			return fmt.Errorf("sheetstest: SetCell: unsupported value %#v", v)
+			return fmt.Errorf("emulator: SetCell: unsupported value %#v", v)
 		}
 		if nv == nil {
 			if row-1 < len(sh.rows) && col < len(sh.rows[row-1]) {
@@ -97,7 +97,7 @@ func (e *Emulator) SetCell(id, tab string, row, col int, v any) error {
 func (e *Emulator) InsertRows(id, tab string, at int, rows [][]any) error {
 	return e.mutate(id, tab, func(b *book, sh *sheet) error {
 		if at < 1 || at > sh.rowCount+1 {
-			return fmt.Errorf("sheetstest: InsertRows: row %d is outside 1..%d", at, sh.rowCount+1)
+			return fmt.Errorf("emulator: InsertRows: row %d is outside 1..%d", at, sh.rowCount+1)
 		}
 		width := 0
 		for _, r := range rows {
@@ -112,7 +112,7 @@ func (e *Emulator) InsertRows(id, tab string, at int, rows [][]any) error {
 			for j, v := range r {
 				nv, ok := normValue(v)
 				if !ok {
-					return fmt.Errorf("sheetstest: InsertRows: row %d column %d: unsupported value %#v", i, j, v)
+					return fmt.Errorf("emulator: InsertRows: row %d column %d: unsupported value %#v", i, j, v)
 				}
 				cells[i][j] = cell{v: nv}
 			}
@@ -132,10 +132,10 @@ func (e *Emulator) InsertRows(id, tab string, at int, rows [][]any) error {
 func (e *Emulator) DeleteRow(id, tab string, row int) error {
 	return e.mutate(id, tab, func(_ *book, sh *sheet) error {
 		if row < 1 || row > sh.rowCount {
-			return fmt.Errorf("sheetstest: DeleteRow: row %d is outside 1..%d", row, sh.rowCount)
+			return fmt.Errorf("emulator: DeleteRow: row %d is outside 1..%d", row, sh.rowCount)
 		}
 		if sh.rowCount == 1 {
-			return fmt.Errorf("sheetstest: DeleteRow: can't delete all the rows on the sheet")
+			return fmt.Errorf("emulator: DeleteRow: can't delete all the rows on the sheet")
 		}
 		deleteRows(sh, row-1, row)
 		return nil
@@ -149,10 +149,10 @@ func (e *Emulator) DeleteRow(id, tab string, row int) error {
 func (e *Emulator) InsertColumns(id, tab string, at, n int) error {
 	return e.mutate(id, tab, func(b *book, sh *sheet) error {
 		if at < 0 || at > sh.colCount {
-			return fmt.Errorf("sheetstest: InsertColumns: column %d is outside 0..%d", at, sh.colCount)
+			return fmt.Errorf("emulator: InsertColumns: column %d is outside 0..%d", at, sh.colCount)
 		}
 		if n < 1 {
-			return fmt.Errorf("sheetstest: InsertColumns: %d columns (want at least 1)", n)
+			return fmt.Errorf("emulator: InsertColumns: %d columns (want at least 1)", n)
 		}
 		if err := b.grows(sh, 0, n); err != nil {
 			return limitErr("InsertColumns", err)
@@ -168,10 +168,10 @@ func (e *Emulator) InsertColumns(id, tab string, at, n int) error {
 func (e *Emulator) DeleteColumn(id, tab string, col int) error {
 	return e.mutate(id, tab, func(_ *book, sh *sheet) error {
 		if col < 0 || col >= sh.colCount {
-			return fmt.Errorf("sheetstest: DeleteColumn: column %d is outside 0..%d", col, sh.colCount-1)
+			return fmt.Errorf("emulator: DeleteColumn: column %d is outside 0..%d", col, sh.colCount-1)
 		}
 		if sh.colCount == 1 {
-			return fmt.Errorf("sheetstest: DeleteColumn: can't delete all the columns on the sheet")
+			return fmt.Errorf("emulator: DeleteColumn: can't delete all the columns on the sheet")
 		}
 		deleteCols(sh, col, col+1)
 		return nil
@@ -184,7 +184,7 @@ func (e *Emulator) DeleteColumn(id, tab string, col int) error {
 func (e *Emulator) SortRows(id, tab string, col int, desc bool) error {
 	return e.mutate(id, tab, func(_ *book, sh *sheet) error {
 		if col < 0 || col >= sh.colCount {
-			return fmt.Errorf("sheetstest: SortRows: column %d is outside the grid", col)
+			return fmt.Errorf("emulator: SortRows: column %d is outside the grid", col)
 		}
 		sortBlock(sh, 1, sh.rowCount, 0, -1, []sortSpec{{col, desc}})
 		return nil
@@ -207,11 +207,11 @@ func (e *Emulator) Formula(id, tab string, row, col int) bool {
 // col, as a USER_ENTERED write would.
 func (e *Emulator) SetFormula(id, tab string, row, col int, formula string) error {
 	if !strings.HasPrefix(formula, "=") || len(formula) < 2 {
-		return fmt.Errorf("sheetstest: SetFormula: %q does not start with \"=\"", formula)
+		return fmt.Errorf("emulator: SetFormula: %q does not start with \"=\"", formula)
 	}
 	return e.mutate(id, tab, func(b *book, sh *sheet) error {
 		if row < 1 || col < 0 || row > maxRows || col >= maxColumns {
-			return fmt.Errorf("sheetstest: SetFormula: no cell at row %d, column %d", row, col)
+			return fmt.Errorf("emulator: SetFormula: no cell at row %d, column %d", row, col)
 		}
 		if err := b.fits(sh, max(sh.rowCount, row), max(sh.colCount, col+1)); err != nil {
 			return limitErr("SetFormula", err)

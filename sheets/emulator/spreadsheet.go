@@ -1,4 +1,4 @@
-package sheetstest
+package emulator
 
 import (
 	"encoding/json"
@@ -913,7 +913,7 @@ func (b *book) setDataValidation(raw json.RawMessage) (any, *apiError) {
 		return nil, err
 	}
 	if in.Rule != nil && in.Rule.Condition.Type != "ONE_OF_LIST" {
-		return nil, errf(501, "sheetstest: only ONE_OF_LIST validation rules are emulated, not %q", in.Rule.Condition.Type)
+		return nil, errf(501, "emulator: only ONE_OF_LIST validation rules are emulated, not %q", in.Rule.Condition.Type)
 	}
 	for c := x.c0; c < x.c1; c++ {
 		if in.Rule == nil {
@@ -1152,7 +1152,7 @@ func (e *Emulator) batchUpdate(b *book, c *call) (any, *apiError) {
 			case "addProtectedRange":
 				reply, err = b.addProtectedRange(raw)
 			default:
-				err = errf(501, "sheetstest: request kind %q is not emulated", kind)
+				err = errf(501, "emulator: request kind %q is not emulated", kind)
 			}
 			if err != nil {
 				err.msg = fmt.Sprintf("Invalid requests[%d].%s: %s", i, kind, err.msg)

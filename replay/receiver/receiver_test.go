@@ -1,4 +1,4 @@
-package replaytest_test
+package receiver_test
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/triage-dev/triage/replay/replaytest"
-	"github.com/triage-dev/triage/sheets/sheetstest"
+	"github.com/triage-dev/triage/replay/receiver"
+	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 func post(t *testing.T, c *http.Client, url, key, body string) (*http.Response, error) {
@@ -35,11 +35,11 @@ func post(t *testing.T, c *http.Client, url, key, body string) (*http.Response, 
 // 10s have passed), so the check-then-act really is contended, however the goroutines of a
 // loaded machine are scheduled.
 func TestDedupeUnderConcurrency(t *testing.T) {
-	rcv := replaytest.NewReceiver()
+	rcv := receiver.New()
 	var calls atomic.Int32
 	rcv.OnEffect = func(key string, body []byte) {
 		calls.Add(1)
-		sheetstest.Poll(10*time.Second, func() bool { return rcv.InFlight() >= 2 })
+		emulator.Poll(10*time.Second, func() bool { return rcv.InFlight() >= 2 })
 	}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
@@ -68,19 +68,19 @@ func TestDedupeUnderConcurrency(t *testing.T) {
 }
 
 func TestModes(t *testing.T) {
-	rcv := replaytest.NewReceiver()
-	rcv.Rule = func(key string, n int) (replaytest.Fault, bool) {
+	rcv := receiver.New()
+	rcv.Rule = func(key string, n int) (receiver.Fault, bool) {
 		switch key {
 		case "drop":
-			return replaytest.Fault{Mode: replaytest.DropAfterAct}, true
+			return receiver.Fault{Mode: receiver.DropAfterAct}, true
 		case "404":
-			return replaytest.Fault{Mode: replaytest.NotFoundAfterAct}, true
+			return receiver.Fault{Mode: receiver.NotFoundAfterAct}, true
 		case "302":
-			return replaytest.Fault{Mode: replaytest.RedirectAfterAct}, true
+			return receiver.Fault{Mode: receiver.RedirectAfterAct}, true
 		case "429":
-			return replaytest.Fault{Mode: replaytest.TooManyRequests, RetryAfter: "7"}, true
+			return receiver.Fault{Mode: receiver.TooManyRequests, RetryAfter: "7"}, true
 		}
-		return replaytest.Fault{}, false
+		return receiver.Fault{}, false
 	}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
@@ -126,22 +126,22 @@ func TestModes(t *testing.T) {
 }
 
 func TestInMemoryTransport(t *testing.T) {
-	rcv := replaytest.NewReceiver()
-	rcv.Rule = func(key string, n int) (replaytest.Fault, bool) {
+	rcv := receiver.New()
+	rcv.Rule = func(key string, n int) (receiver.Fault, bool) {
 		if key == "drop" {
-			return replaytest.Fault{Mode: replaytest.DropAfterAct}, true
+			return receiver.Fault{Mode: receiver.DropAfterAct}, true
 		}
 		if key == "slow" {
-			return replaytest.Fault{Latency: 300 * time.Millisecond}, true
+			return receiver.Fault{Latency: 300 * time.Millisecond}, true
 		}
-		return replaytest.Fault{}, false
+		return receiver.Fault{}, false
 	}
-	c := &http.Client{Transport: replaytest.Transport(rcv)}
+	c := &http.Client{Transport: receiver.Transport(rcv)}
 	resp, err := post(t, c, "http://mem.test/x", "ok", `{"v":1}`)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("ok: %v %v", resp, err)
 	}
-	if _, err := post(t, c, "http://mem.test/x", "drop", `{}`); !errors.Is(err, replaytest.ErrDropped) {
+	if _, err := post(t, c, "http://mem.test/x", "drop", `{}`); !errors.Is(err, receiver.ErrDropped) {
 		t.Errorf("drop: %v", err)
 	}
 	// A deadline gives up waiting while the handler runs on. On a fake clock, so a loaded

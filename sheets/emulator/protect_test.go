@@ -1,4 +1,4 @@
-package sheetstest
+package emulator
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package sheetstest
+package emulator
 
 import (
 	"encoding/json"
@@ -161,7 +161,7 @@ func (b *book) appendCells(raw json.RawMessage) (any, *apiError) {
 		return nil, err
 	}
 	if in.TableID != "" {
-		return nil, errf(501, "sheetstest: appendCells to a table is not emulated")
+		return nil, errf(501, "emulator: appendCells to a table is not emulated")
 	}
 	values, err := cellFields(in.Fields)
 	if err != nil {
@@ -237,14 +237,14 @@ func (b *book) copyPaste(raw json.RawMessage) (any, *apiError) {
 	case "PASTE_VALUES":
 		values = true
 	case "PASTE_FORMAT", "PASTE_NO_BORDERS", "PASTE_FORMULA", "PASTE_DATA_VALIDATION", "PASTE_CONDITIONAL_FORMATTING":
-		return nil, errf(501, "sheetstest: pasteType %s is not emulated (only PASTE_NORMAL and PASTE_VALUES are)", in.PasteType)
+		return nil, errf(501, "emulator: pasteType %s is not emulated (only PASTE_NORMAL and PASTE_VALUES are)", in.PasteType)
 	default:
 		return nil, enumError("paste_type", "PasteType", in.PasteType)
 	}
 	switch in.PasteOrientation {
 	case "", "NORMAL":
 	case "TRANSPOSE":
-		return nil, errf(501, "sheetstest: pasteOrientation TRANSPOSE is not emulated")
+		return nil, errf(501, "emulator: pasteOrientation TRANSPOSE is not emulated")
 	default:
 		return nil, enumError("paste_orientation", "PasteOrientation", in.PasteOrientation)
 	}

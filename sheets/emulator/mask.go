@@ -1,6 +1,6 @@
 //lint:file-ignore ST1005 the errors are Google's messages, answered as they are (capitalised)
 
-package sheetstest
+package emulator
 
 import (
 	"fmt"
