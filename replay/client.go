@@ -209,72 +209,23 @@ func (c *Client) do(ctx context.Context, call Call, h hooks) Result {
 
 func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 	c.init()
-	src := c.Sources[call.Source]
-	if src == nil {
-		return Result{Outcome: Refused, Detail: fmt.Sprintf("source %q is not configured: add [sources.%s] with url_prefixes", call.Source, call.Source)}
+	req, refusal := c.prepare(call)
+	if refusal != nil {
+		return *refusal
 	}
-	if err := src.Validate(); err != nil {
-		return Result{Outcome: Refused, Detail: err.Error()}
-	}
-	if ok, why := allowed(call.URL, src.URLPrefixes); !ok {
-		return Result{Outcome: Refused, Detail: fmt.Sprintf("source %s: %s; not contacted", src.Name, why)}
-	}
-	if strings.TrimSpace(call.Key) == "" {
-		return Result{Outcome: Refused, Detail: "the call has no idempotency key; not sent"}
-	}
-	// A key no header can carry is refused before anything is sent (invariant 3): it is no
-	// attempt, and it says nothing about the destination, so it can't halt a run.
-	if err := model.CheckKey(call.Key); err != nil {
-		return Result{Outcome: Refused, Detail: fmt.Sprintf("%v; fix the row's key; not sent", err)}
-	}
-	method, err := normMethod(call.Method)
-	if err != nil {
-		return Result{Outcome: Refused, Detail: err.Error()}
-	}
-	body, err := prepareBody(src, call.Body, call.Key)
-	if err != nil {
-		return Result{Outcome: Refused, Detail: err.Error()}
-	}
-	hdr, o, refusal := c.headers(src, call.Key, body)
-	if o != 0 {
-		// Nothing was sent. A secret missing from the environment is systemic (every call
-		// of the source would go out without it); a value no header can carry is refused.
-		return Result{Outcome: o, Detail: refusal}
-	}
-	lim := c.limiter(src)
-	maxN := src.maxAttempts()
+	lim := c.limiter(req.src)
+	maxN := req.src.maxAttempts()
 	var res Result
 	for n := 1; n <= maxN; n++ {
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			break
-		}
-		if lim != nil {
-			if err := lim.Wait(ctx); err != nil {
-				res.Interrupted = true
-				break
-			}
-		}
-		release := func() {}
-		if h.acquire != nil {
-			r, err := h.acquire(ctx)
-			if err != nil {
-				res.Interrupted = true
-				break
-			}
-			release = r
-		}
-		// The last check before a request leaves: a halt or a cancel that came while we
-		// waited for the rate limit or a slot stops this attempt.
-		if ctx.Err() != nil {
-			release()
+		release, ok := c.slot(ctx, lim, h)
+		if !ok {
 			res.Interrupted = true
 			break
 		}
 		if h.sending != nil {
 			h.sending(n)
 		}
-		a := c.attempt(ctx, src, method, call.URL, body, hdr)
+		a := c.attempt(ctx, req.src, req.method, call.URL, req.body, req.hdr)
 		if a.Outcome == Refused {
 			// The request could not even be built: nothing left.
 			release()
@@ -327,6 +278,82 @@ func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 		h.settle(res)
 	}
 	return res
+}
+
+// prepared is a call made ready to send: its source, method, body (carrying the key) and
+// headers.
+type prepared struct {
+	src    *Source
+	method string
+	body   []byte
+	hdr    http.Header
+}
+
+// prepare checks a call before anything is sent and builds its request's parts, or returns
+// the result that refuses it: a source not configured or not allowing the URL (invariant 8),
+// a key no header can carry (invariant 3: it is no attempt, and says nothing about the
+// destination, so it can't halt a run), a bad method or body, a missing secret (systemic:
+// every call of the source would go out without it).
+func (c *Client) prepare(call Call) (prepared, *Result) {
+	refuse := func(o Outcome, detail string) (prepared, *Result) {
+		return prepared{}, &Result{Outcome: o, Detail: detail}
+	}
+	src := c.Sources[call.Source]
+	if src == nil {
+		return refuse(Refused, fmt.Sprintf("source %q is not configured: add [sources.%s] with url_prefixes", call.Source, call.Source))
+	}
+	if err := src.Validate(); err != nil {
+		return refuse(Refused, err.Error())
+	}
+	if ok, why := allowed(call.URL, src.URLPrefixes); !ok {
+		return refuse(Refused, fmt.Sprintf("source %s: %s; not contacted", src.Name, why))
+	}
+	if strings.TrimSpace(call.Key) == "" {
+		return refuse(Refused, "the call has no idempotency key; not sent")
+	}
+	if err := model.CheckKey(call.Key); err != nil {
+		return refuse(Refused, fmt.Sprintf("%v; fix the row's key; not sent", err))
+	}
+	method, err := normMethod(call.Method)
+	if err != nil {
+		return refuse(Refused, err.Error())
+	}
+	body, err := prepareBody(src, call.Body, call.Key)
+	if err != nil {
+		return refuse(Refused, err.Error())
+	}
+	hdr, o, refusal := c.headers(src, call.Key, body)
+	if o != 0 {
+		return refuse(o, refusal)
+	}
+	return prepared{src: src, method: method, body: body, hdr: hdr}, nil
+}
+
+// slot waits for the rate limit and a request slot (the runner's acquire), and returns the
+// slot's release; ok is false when the run was cancelled or halted meanwhile. The last check
+// before a request leaves: a halt or a cancel that came while it waited stops the attempt.
+func (c *Client) slot(ctx context.Context, lim *rate.Limiter, h hooks) (release func(), ok bool) {
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	if lim != nil {
+		if err := lim.Wait(ctx); err != nil {
+			return nil, false
+		}
+	}
+	release = func() {}
+	if h.acquire != nil {
+		r, err := h.acquire(ctx)
+		if err != nil {
+			return nil, false
+		}
+		release = r
+	}
+	if ctx.Err() != nil {
+		release()
+		return nil, false
+	}
+	return release, true
 }
 
 // ErrHalted is the cause of a run's context once its halt switch has tripped.
@@ -551,7 +578,6 @@ func (c *Client) answer(src *Source, resp *http.Response, body []byte, suffix st
 	if text == "" {
 		text = "status " + strconv.Itoa(code)
 	}
-	snip := snippet(resp.Header.Get("Content-Type"), body)
 	switch o {
 	case Delivered:
 		r.detail = fmt.Sprintf("%d from %s%s", code, src.Name, suffix)
@@ -561,27 +587,32 @@ func (c *Client) answer(src *Source, resp *http.Response, body []byte, suffix st
 		return r
 	}
 	r.Err = fmt.Sprintf("%d %s", code, text)
+	r.detail = failureDetail(src, o, code, text, suffix, snippet(resp.Header.Get("Content-Type"), body))
+	return r
+}
+
+// failureDetail says what an answer that is not a delivery means, and for a systemic one
+// what to check: the credentials (401/403), the URL (404/405/410), the request's shape
+// (400/422).
+func failureDetail(src *Source, o Outcome, code int, text, suffix, snip string) string {
 	switch {
 	case o == Systemic && (code == 401 || code == 403):
-		r.detail = fmt.Sprintf("%d from %s%s: %s", code, src.Name, suffix, secretHint(src))
+		return fmt.Sprintf("%d from %s%s: %s", code, src.Name, suffix, secretHint(src))
 	case o == Systemic && (code == 404 || code == 405 || code == 410):
-		r.detail = fmt.Sprintf("%d from %s%s: the endpoint isn't there; check the row's url and the source's url_prefixes", code, src.Name, suffix)
+		return fmt.Sprintf("%d from %s%s: the endpoint isn't there; check the row's url and the source's url_prefixes", code, src.Name, suffix)
 	case o == Systemic && (code == 400 || code == 422):
-		r.detail = fmt.Sprintf("%d from %s%s: it refuses the request's shape%s; check the payload format and the source's key placement", code, src.Name, suffix, snip)
+		return fmt.Sprintf("%d from %s%s: it refuses the request's shape%s; check the payload format and the source's key placement", code, src.Name, suffix, snip)
 	case o == Systemic:
-		r.detail = fmt.Sprintf("%d %s from %s%s (systemic)%s", code, text, src.Name, suffix, snip)
+		return fmt.Sprintf("%d %s from %s%s (systemic)%s", code, text, src.Name, suffix, snip)
+	case o == Rejected && snip == "":
+		return fmt.Sprintf("%d %s from %s%s: rejected", code, text, src.Name, suffix)
 	case o == Rejected:
-		r.detail = fmt.Sprintf("%d from %s%s: rejected%s", code, src.Name, suffix, snip)
-		if snip == "" {
-			r.detail = fmt.Sprintf("%d %s from %s%s: rejected", code, text, src.Name, suffix)
-		}
+		return fmt.Sprintf("%d from %s%s: rejected%s", code, src.Name, suffix, snip)
+	case code == 404:
+		return fmt.Sprintf("%d %s from %s%s (it may have acted)", code, text, src.Name, suffix)
 	default:
-		r.detail = fmt.Sprintf("%d %s from %s%s", code, text, src.Name, suffix)
-		if code == 404 {
-			r.detail += " (it may have acted)"
-		}
+		return fmt.Sprintf("%d %s from %s%s", code, text, src.Name, suffix)
 	}
-	return r
 }
 
 // secretHint names the secrets a source sends, for a 401/403 Detail.

@@ -474,131 +474,26 @@ func outcomeEdit(t *model.Table, j Job, res Result, now time.Time) (model.Edit, 
 // verified and every row is refused. On a tab with neither a key nor a status column there
 // is nothing to check and no key to save: every row goes on.
 func checkRows(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *model.ReplaySummary) []Job {
-	hasKey, hasStatus := t.Header.Has(model.FKey), t.Header.Has(model.FStatus)
-	if len(jobs) == 0 || (!hasKey && !hasStatus) {
+	c := newRowCheck(t, jobs)
+	if len(jobs) == 0 || (!c.hasKey && !c.hasStatus) {
 		return jobs
 	}
-	expect := func(j Job) map[model.Field]string {
-		m := map[model.Field]string{}
-		if hasStatus {
-			m[model.FStatus] = j.Status
-		}
-		if hasKey {
-			m[model.FKey] = j.KeyCell
-		}
-		return m
-	}
-	var edits []model.Edit
-	for _, j := range jobs {
-		switch {
-		case j.SaveKey: // SaveKey implies a key column
-			if hasStatus {
-				edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
-					Expect: map[model.Field]string{model.FStatus: j.Status}, Set: map[model.Field]string{model.FStatus: j.Status}})
-			}
-			edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
-				Expect: expect(j), Set: map[model.Field]string{model.FKey: j.ID}})
-		case hasKey:
-			edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
-				Expect: expect(j), Set: map[model.Field]string{model.FKey: j.KeyCell}})
-		default:
-			edits = append(edits, model.Edit{Tab: t.Config.Name, ID: j.ID,
-				Expect: expect(j), Set: map[model.Field]string{model.FStatus: j.Status}})
-		}
-	}
-	saveKey := map[string]bool{}
-	origin := map[string]model.KeyOrigin{}
-	for _, j := range jobs {
-		saveKey[j.ID], origin[j.ID] = j.SaveKey, j.KeyOrigin
-	}
-	what := func(id string) string {
-		if origin[id] == model.KeyPayload {
-			return "its key (from the payload)"
-		}
-		return "its minted key"
-	}
-	// isKeyWrite tells a SaveKey row's key write from its status check.
-	isKeyWrite := func(e model.Edit) bool {
-		_, ok := e.Set[model.FKey]
-		return saveKey[e.ID] && ok
-	}
-	bad := map[string]string{}
-	refuse := func(id, why string) {
-		if _, ok := bad[id]; !ok {
-			bad[id] = why
-		}
-	}
 	if st == nil {
-		for _, j := range jobs {
-			why := "there is no store to check its row against before sending; not sent"
-			if j.SaveKey {
-				why = what(j.ID) + " is not in the key cell and there is no store to write it to before sending; not sent"
-			}
-			refuse(j.ID, why)
-		}
+		c.refuseAll("there is no store to check its row against before sending; not sent",
+			"is not in the key cell and there is no store to write it to before sending; not sent")
 	} else {
 		sum.WriteRequests++
-		res, err := st.Apply(ctx, edits)
+		res, err := st.Apply(ctx, c.edits)
 		if err != nil {
-			for _, j := range jobs {
-				why := fmt.Sprintf("its row could not be checked against the sheet before sending (%v); not sent", err)
-				if j.SaveKey {
-					why = fmt.Sprintf("%s could not be written to the key cell before sending (%v); not sent", what(j.ID), err)
-				}
-				refuse(j.ID, why)
-			}
+			c.refuseAll(fmt.Sprintf("its row could not be checked against the sheet before sending (%v); not sent", err),
+				fmt.Sprintf("could not be written to the key cell before sending (%v); not sent", err))
 		} else {
-			// A cell the check's write hit by mistake and could not put back (rows kept moving
-			// through every round): it may be a key cell, this row's or another's, so no row's
-			// key is proven. Nothing is sent (invariant 3), and the cells are named.
-			for _, d := range res.Damaged {
-				sum.WriteErrors = append(sum.WriteErrors, d.String())
-			}
-			if n := len(res.Damaged); n > 0 {
-				why := fmt.Sprintf("the sheet kept moving while triage checked the rows and saved their keys, and %d cell(s) it hit could not be put back (%s): no key is proven, so nothing was sent; fix those cells, then run again", n, res.Damaged[0].String())
-				for _, j := range jobs {
-					refuse(j.ID, why)
-				}
-			}
-			applied := map[string]int{} // edits of the row applied or counted as such
-			for _, a := range res.Applied {
-				applied[a.Edit.ID]++
-			}
-			for _, cf := range res.Conflicts {
-				id := cf.Edit.ID
-				switch {
-				case isKeyWrite(cf.Edit) && cf.Reason == "" && cf.Field == model.FKey && strings.TrimSpace(cf.Now) == id:
-					// Already there: the key the call carries is the one on the sheet.
-					applied[id]++
-				case isKeyWrite(cf.Edit) && cf.Reason != "":
-					refuse(id, fmt.Sprintf("%s could not be written to the key cell (%s); not sent", what(id), cf.String()))
-				case cf.Reason != "":
-					refuse(id, fmt.Sprintf("its row could not be checked against the sheet before sending (%s); not sent", cf.String()))
-				default:
-					refuse(id, fmt.Sprintf("its row changed since it was loaded (%s); refresh and replay again; not sent", cf.String()))
-				}
-			}
-			for _, m := range res.Missing {
-				refuse(m.ID, fmt.Sprintf("its row changed since it was loaded (no row has the key %q any more: its key cell or a cell its key is computed from changed, or it was deleted); refresh and replay again; not sent", m.ID))
-			}
-			want := map[string]int{}
-			for _, e := range edits {
-				want[e.ID]++
-			}
-			for id, n := range want {
-				if _, ok := bad[id]; !ok && applied[id] < n {
-					why := "the store did not confirm its row was checked before sending; not sent"
-					if saveKey[id] {
-						why = fmt.Sprintf("the store did not confirm %s was written to the key cell; not sent", what(id))
-					}
-					bad[id] = why
-				}
-			}
+			c.judge(res, sum)
 		}
 	}
 	kept := jobs[:0:0]
 	for _, j := range jobs {
-		if why, ok := bad[j.ID]; ok {
+		if why, ok := c.bad[j.ID]; ok {
 			sum.Refused = append(sum.Refused, model.Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, why)})
 			sum.Counts[model.StateRefused]++
 			continue
@@ -606,6 +501,144 @@ func checkRows(ctx context.Context, st Store, t *model.Table, jobs []Job, sum *m
 		kept = append(kept, j)
 	}
 	return kept
+}
+
+// rowCheck is checkRows' bookkeeping: the edits it sends, what each row is (a key to save,
+// where its key came from), and why a row is refused, by ID (the first reason wins).
+type rowCheck struct {
+	hasKey, hasStatus bool
+	jobs              []Job
+	edits             []model.Edit
+	saveKey           map[string]bool
+	origin            map[string]model.KeyOrigin
+	bad               map[string]string
+}
+
+// newRowCheck builds every row's edits: a row with a key to save gets a check of its status
+// alone, then the key write; any other row one edit writing its key (or, without a key
+// column, its status) back unchanged.
+func newRowCheck(t *model.Table, jobs []Job) *rowCheck {
+	c := &rowCheck{hasKey: t.Header.Has(model.FKey), hasStatus: t.Header.Has(model.FStatus), jobs: jobs,
+		saveKey: map[string]bool{}, origin: map[string]model.KeyOrigin{}, bad: map[string]string{}}
+	tab := t.Config.Name
+	for _, j := range jobs {
+		c.saveKey[j.ID], c.origin[j.ID] = j.SaveKey, j.KeyOrigin
+		switch {
+		case j.SaveKey: // SaveKey implies a key column
+			if c.hasStatus {
+				c.edits = append(c.edits, model.Edit{Tab: tab, ID: j.ID,
+					Expect: map[model.Field]string{model.FStatus: j.Status}, Set: map[model.Field]string{model.FStatus: j.Status}})
+			}
+			c.edits = append(c.edits, model.Edit{Tab: tab, ID: j.ID, Expect: c.expect(j), Set: map[model.Field]string{model.FKey: j.ID}})
+		case c.hasKey:
+			c.edits = append(c.edits, model.Edit{Tab: tab, ID: j.ID, Expect: c.expect(j), Set: map[model.Field]string{model.FKey: j.KeyCell}})
+		default:
+			c.edits = append(c.edits, model.Edit{Tab: tab, ID: j.ID, Expect: c.expect(j), Set: map[model.Field]string{model.FStatus: j.Status}})
+		}
+	}
+	return c
+}
+
+// expect is the cells a row's edit expects: its status and key cells as loaded, of the
+// columns the tab has.
+func (c *rowCheck) expect(j Job) map[model.Field]string {
+	m := map[model.Field]string{}
+	if c.hasStatus {
+		m[model.FStatus] = j.Status
+	}
+	if c.hasKey {
+		m[model.FKey] = j.KeyCell
+	}
+	return m
+}
+
+// what names the key a row would save.
+func (c *rowCheck) what(id string) string {
+	if c.origin[id] == model.KeyPayload {
+		return "its key (from the payload)"
+	}
+	return "its minted key"
+}
+
+// isKeyWrite tells a SaveKey row's key write from its status check.
+func (c *rowCheck) isKeyWrite(e model.Edit) bool {
+	_, ok := e.Set[model.FKey]
+	return c.saveKey[e.ID] && ok
+}
+
+func (c *rowCheck) refuse(id, why string) {
+	if _, ok := c.bad[id]; !ok {
+		c.bad[id] = why
+	}
+}
+
+// refuseAll refuses every row: why for a row to check, what(id)+" "+keyWhy for a row whose
+// key was to be saved.
+func (c *rowCheck) refuseAll(why, keyWhy string) {
+	for _, j := range c.jobs {
+		if j.SaveKey {
+			c.refuse(j.ID, c.what(j.ID)+" "+keyWhy)
+		} else {
+			c.refuse(j.ID, why)
+		}
+	}
+}
+
+// judge reads the check's answer: damage refuses every row, a conflict or a missing row its
+// own, and a row the store did not confirm every edit of is refused too.
+func (c *rowCheck) judge(res model.ApplyResult, sum *model.ReplaySummary) {
+	// A cell the check's write hit by mistake and could not put back (rows kept moving
+	// through every round): it may be a key cell, this row's or another's, so no row's
+	// key is proven. Nothing is sent (invariant 3), and the cells are named.
+	for _, d := range res.Damaged {
+		sum.WriteErrors = append(sum.WriteErrors, d.String())
+	}
+	if n := len(res.Damaged); n > 0 {
+		why := fmt.Sprintf("the sheet kept moving while triage checked the rows and saved their keys, and %d cell(s) it hit could not be put back (%s): no key is proven, so nothing was sent; fix those cells, then run again", n, res.Damaged[0].String())
+		for _, j := range c.jobs {
+			c.refuse(j.ID, why)
+		}
+	}
+	applied := map[string]int{} // edits of the row applied or counted as such
+	for _, a := range res.Applied {
+		applied[a.Edit.ID]++
+	}
+	for _, cf := range res.Conflicts {
+		c.conflict(cf, applied)
+	}
+	for _, m := range res.Missing {
+		c.refuse(m.ID, fmt.Sprintf("its row changed since it was loaded (no row has the key %q any more: its key cell or a cell its key is computed from changed, or it was deleted); refresh and replay again; not sent", m.ID))
+	}
+	want := map[string]int{}
+	for _, e := range c.edits {
+		want[e.ID]++
+	}
+	for id, n := range want {
+		if _, ok := c.bad[id]; !ok && applied[id] < n {
+			why := "the store did not confirm its row was checked before sending; not sent"
+			if c.saveKey[id] {
+				why = fmt.Sprintf("the store did not confirm %s was written to the key cell; not sent", c.what(id))
+			}
+			c.bad[id] = why
+		}
+	}
+}
+
+// conflict judges one conflict: a key write that found its key already there counts as
+// applied; anything else refuses the row, saying why.
+func (c *rowCheck) conflict(cf model.Conflict, applied map[string]int) {
+	id := cf.Edit.ID
+	switch {
+	case c.isKeyWrite(cf.Edit) && cf.Reason == "" && cf.Field == model.FKey && strings.TrimSpace(cf.Now) == id:
+		// Already there: the key the call carries is the one on the sheet.
+		applied[id]++
+	case c.isKeyWrite(cf.Edit) && cf.Reason != "":
+		c.refuse(id, fmt.Sprintf("%s could not be written to the key cell (%s); not sent", c.what(id), cf.String()))
+	case cf.Reason != "":
+		c.refuse(id, fmt.Sprintf("its row could not be checked against the sheet before sending (%s); not sent", cf.String()))
+	default:
+		c.refuse(id, fmt.Sprintf("its row changed since it was loaded (%s); refresh and replay again; not sent", cf.String()))
+	}
 }
 
 // writer batches write-back edits: a flush every FlushEvery rows or FlushInterval after the
