@@ -120,23 +120,8 @@ func parseStrictURL(s string) (strictURL, error) {
 		return strictURL{}, errors.New("is empty")
 	}
 	// The raw text first, before any parser decodes or drops a thing.
-	pos := 0
-	for i, r := range s {
-		pos++
-		switch {
-		case r == utf8.RuneError && !validAt(s, i):
-			return strictURL{}, errAt(pos, "is not valid UTF-8")
-		case isControl(r):
-			return strictURL{}, errAt(pos, "has a control character (%s)", describeRune(r))
-		case r == ' ':
-			return strictURL{}, errAt(pos, "has a space")
-		case r >= 0x80:
-			return strictURL{}, fmt.Errorf("has a non-ASCII character (%s at position %d): some servers fold such characters into others (U+FF0E into \".\"); use the punycode (xn--) form of a host", describeRune(r), pos)
-		case r == '\\':
-			return strictURL{}, fmt.Errorf("has a backslash at position %d: many servers read it as /", pos)
-		case r == '#':
-			return strictURL{}, fmt.Errorf("has a fragment (# at position %d): it is never sent, and parsers disagree about what follows it", pos)
-		}
+	if err := checkRawText(s); err != nil {
+		return strictURL{}, err
 	}
 	// From here on s is printable ASCII, so byte offsets are character positions - 1.
 	i := strings.Index(s, "://")
@@ -179,24 +164,56 @@ func parseStrictURL(s string) (strictURL, error) {
 	if path == "" {
 		path = "/"
 	}
-	// Go's parser is what the HTTP client uses to build the request: it must read the same
-	// host and path, or what was checked is not what would be sent.
+	if err := sameForGo(s, scheme, authority, path); err != nil {
+		return strictURL{}, err
+	}
+	return strictURL{scheme: scheme, host: host, path: upperEscapes(path), hasQuery: hasQuery}, nil
+}
+
+// checkRawText refuses, by position, what the raw text of a URL must not hold: invalid
+// UTF-8, a control character, a space, a non-ASCII character, a backslash, a fragment.
+func checkRawText(s string) error {
+	pos := 0
+	for i, r := range s {
+		pos++
+		switch {
+		case r == utf8.RuneError && !validAt(s, i):
+			return errAt(pos, "is not valid UTF-8")
+		case isControl(r):
+			return errAt(pos, "has a control character (%s)", describeRune(r))
+		case r == ' ':
+			return errAt(pos, "has a space")
+		case r >= 0x80:
+			return fmt.Errorf("has a non-ASCII character (%s at position %d): some servers fold such characters into others (U+FF0E into \".\"); use the punycode (xn--) form of a host", describeRune(r), pos)
+		case r == '\\':
+			return fmt.Errorf("has a backslash at position %d: many servers read it as /", pos)
+		case r == '#':
+			return fmt.Errorf("has a fragment (# at position %d): it is never sent, and parsers disagree about what follows it", pos)
+		}
+	}
+	return nil
+}
+
+// sameForGo holds the check to Go's parser, which is what the HTTP client uses to build the
+// request: it must read the same scheme, host and path, or what was checked is not what
+// would be sent.
+func sameForGo(s, scheme, authority, path string) error {
 	gu, err := url.Parse(s)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return strictURL{}, fmt.Errorf("is not a URL Go's HTTP client can send (%v)", err)
+		return fmt.Errorf("is not a URL Go's HTTP client can send (%v)", err)
 	}
 	goPath := gu.EscapedPath()
 	if goPath == "" {
 		goPath = "/"
 	}
 	if gu.User != nil || gu.Opaque != "" || gu.Host != authority || !strings.EqualFold(gu.Scheme, scheme) || goPath != path {
-		return strictURL{}, errors.New("is read differently by Go's URL parser than by this check: refused")
+		return errors.New("is read differently by Go's URL parser than by this check: refused")
 	}
-	return strictURL{scheme: scheme, host: host, path: upperEscapes(path), hasQuery: hasQuery}, nil
+	return nil
 }
 
 // validAt reports whether the rune at byte i of s is valid UTF-8 (U+FFFD itself is).
@@ -209,57 +226,80 @@ func validAt(s string, i int) bool {
 // scheme's default port.
 func normAuthority(scheme, a string) (string, error) {
 	var host, port string
-	hasPort := false
+	var hasPort bool
+	var err error
 	if strings.HasPrefix(a, "[") {
-		j := strings.IndexByte(a, ']')
-		if j < 0 {
-			return "", errors.New("has an unclosed [ in its host")
-		}
-		addr, err := netip.ParseAddr(a[1:j])
-		if err != nil || !addr.Is6() || addr.Zone() != "" {
-			return "", fmt.Errorf("has %q in brackets, which is not an IPv6 address", a[1:j])
-		}
-		host = "[" + addr.String() + "]"
-		switch after := a[j+1:]; {
-		case after == "":
-		case after[0] == ':':
-			port, hasPort = after[1:], true
-		default:
-			return "", fmt.Errorf("has %q after its IPv6 address", after)
-		}
+		host, port, hasPort, err = splitIPv6(a)
 	} else {
-		h, p, ok := strings.Cut(a, ":")
-		host, port, hasPort = strings.ToLower(h), p, ok
-		if host == "" {
-			return "", errors.New("has no host")
-		}
-		for k := 0; k < len(host); k++ {
-			c := host[k]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
-				return "", fmt.Errorf("has %q in its host %q, which a host name can't hold", string(c), a)
-			}
-		}
+		host, port, hasPort, err = splitName(a)
 	}
-	if !hasPort {
-		return host, nil
+	if err != nil || !hasPort {
+		return host, err
 	}
-	if port == "" {
-		return "", errors.New("has an empty port (host: with nothing after the colon)")
-	}
-	n := 0
-	for k := 0; k < len(port); k++ {
-		if port[k] < '0' || port[k] > '9' || n > 65535 {
-			return "", fmt.Errorf("has the port %q, which is not a port number", port)
-		}
-		n = n*10 + int(port[k]-'0')
-	}
-	if n < 1 || n > 65535 {
-		return "", fmt.Errorf("has the port %q, which is not a port number", port)
+	n, err := parsePort(port)
+	if err != nil {
+		return "", err
 	}
 	if (scheme == "https" && n == 443) || (scheme == "http" && n == 80) {
 		return host, nil
 	}
 	return host + ":" + strconv.Itoa(n), nil
+}
+
+// splitIPv6 reads "[addr]" or "[addr]:port": the address in canonical form, in brackets.
+func splitIPv6(a string) (host, port string, hasPort bool, err error) {
+	j := strings.IndexByte(a, ']')
+	if j < 0 {
+		return "", "", false, errors.New("has an unclosed [ in its host")
+	}
+	addr, perr := netip.ParseAddr(a[1:j])
+	if perr != nil || !addr.Is6() || addr.Zone() != "" {
+		return "", "", false, fmt.Errorf("has %q in brackets, which is not an IPv6 address", a[1:j])
+	}
+	host = "[" + addr.String() + "]"
+	switch after := a[j+1:]; {
+	case after == "":
+		return host, "", false, nil
+	case after[0] == ':':
+		return host, after[1:], true, nil
+	default:
+		return "", "", false, fmt.Errorf("has %q after its IPv6 address", after)
+	}
+}
+
+// splitName reads "name" or "name:port", the name lower-cased and holding only what a host
+// name can.
+func splitName(a string) (host, port string, hasPort bool, err error) {
+	h, p, ok := strings.Cut(a, ":")
+	host = strings.ToLower(h)
+	if host == "" {
+		return "", "", false, errors.New("has no host")
+	}
+	for k := 0; k < len(host); k++ {
+		c := host[k]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return "", "", false, fmt.Errorf("has %q in its host %q, which a host name can't hold", string(c), a)
+		}
+	}
+	return host, p, ok, nil
+}
+
+// parsePort reads a port number, 1 to 65535, digits only.
+func parsePort(port string) (int, error) {
+	if port == "" {
+		return 0, errors.New("has an empty port (host: with nothing after the colon)")
+	}
+	n := 0
+	for k := 0; k < len(port); k++ {
+		if port[k] < '0' || port[k] > '9' || n > 65535 {
+			return 0, fmt.Errorf("has the port %q, which is not a port number", port)
+		}
+		n = n*10 + int(port[k]-'0')
+	}
+	if n < 1 || n > 65535 {
+		return 0, fmt.Errorf("has the port %q, which is not a port number", port)
+	}
+	return n, nil
 }
 
 // checkPath refuses a path that a server could read as another path. offset is the path's

@@ -234,21 +234,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			key = k
 		}
 	}
-	rc.mu.Lock()
-	n := 0
-	if key != "" {
-		rc.perKey[key]++
-		n = rc.perKey[key]
-	}
-	f := rc.Default
-	if rc.Rule != nil {
-		if g, ok := rc.Rule(key, n); ok {
-			f = g
-		}
-	}
-	rc.attempts = append(rc.attempts, RecordedAttempt{Key: key, Method: r.Method, Path: r.URL.Path, Body: body,
-		Headers: r.Header.Clone(), Mode: f.Mode, At: time.Now()})
-	rc.mu.Unlock()
+	f := rc.record(r, key, body)
 
 	if d := rc.Latency + f.Latency; d > 0 {
 		time.Sleep(d)
@@ -282,23 +268,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, "<!DOCTYPE html><html><head><title>Error</title></head><body><p>Sorry, unable to open the file at this time.</p></body></html>")
 	case RedirectAfterAct:
-		dup := rc.act(key, body)
-		res := []byte(`{"ok":true}`)
-		if dup {
-			res = []byte(`{"ok":true,"duplicate":true}`)
-		}
-		tok := token()
-		rc.mu.Lock()
-		rc.echoes[tok] = echo{key: key, body: res}
-		rc.mu.Unlock()
-		base := rc.EchoBase
-		if base == "" {
-			base = "http://" + r.Host
-		}
-		w.Header().Set("Location", strings.TrimRight(base, "/")+"/echo/"+tok)
-		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
-		w.WriteHeader(http.StatusFound)
-		io.WriteString(w, "<HTML><HEAD><TITLE>Moved Temporarily</TITLE></HEAD><BODY>Moved Temporarily</BODY></HTML>")
+		rc.redirectAfterAct(w, r, key, body)
 	case TooManyRequests:
 		h := http.Header{}
 		ra := f.RetryAfter
@@ -333,6 +303,49 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "unknown fault mode", http.StatusInternalServerError)
 	}
+}
+
+// record counts the key's attempt, picks its fault (Rule, else Default) and records the
+// attempt.
+func (rc *Receiver) record(r *http.Request, key string, body []byte) Fault {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	if key != "" {
+		rc.perKey[key]++
+		n = rc.perKey[key]
+	}
+	f := rc.Default
+	if rc.Rule != nil {
+		if g, ok := rc.Rule(key, n); ok {
+			f = g
+		}
+	}
+	rc.attempts = append(rc.attempts, RecordedAttempt{Key: key, Method: r.Method, Path: r.URL.Path, Body: body,
+		Headers: r.Header.Clone(), Mode: f.Mode, At: time.Now()})
+	return f
+}
+
+// redirectAfterAct acts, then answers as Apps Script does: a 302 to an echo URL that holds
+// the JSON answer.
+func (rc *Receiver) redirectAfterAct(w http.ResponseWriter, r *http.Request, key string, body []byte) {
+	dup := rc.act(key, body)
+	res := []byte(`{"ok":true}`)
+	if dup {
+		res = []byte(`{"ok":true,"duplicate":true}`)
+	}
+	tok := token()
+	rc.mu.Lock()
+	rc.echoes[tok] = echo{key: key, body: res}
+	rc.mu.Unlock()
+	base := rc.EchoBase
+	if base == "" {
+		base = "http://" + r.Host
+	}
+	w.Header().Set("Location", strings.TrimRight(base, "/")+"/echo/"+tok)
+	w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+	w.WriteHeader(http.StatusFound)
+	io.WriteString(w, "<HTML><HEAD><TITLE>Moved Temporarily</TITLE></HEAD><BODY>Moved Temporarily</BODY></HTML>")
 }
 
 // serveEcho answers the echo URL: the JSON to a GET, 405 to anything else (as Apps Script's
