@@ -327,39 +327,19 @@ func newBook(wb *Workbook) (*book, error) {
 	if len(wb.Sheets) == 0 {
 		return nil, errors.New("workbook: no sheets (a spreadsheet has at least one)")
 	}
+	ids, protIDs, err := bookIDs(wb)
+	if err != nil {
+		return nil, err
+	}
 	titles := map[string]int{}
-	ids := map[int64]bool{}
-	for i, s := range wb.Sheets {
-		if s == nil {
-			return nil, fmt.Errorf("workbook: sheets[%d] is null", i)
-		}
-		if s.SheetID != 0 {
-			if ids[s.SheetID] {
-				return nil, fmt.Errorf("workbook: sheets[%d] %q: sheetId %d is used twice", i, s.Title, s.SheetID)
-			}
-			if s.SheetID < 0 {
-				return nil, fmt.Errorf("workbook: sheets[%d] %q: sheetId %d is negative", i, s.Title, s.SheetID)
-			}
-			ids[s.SheetID] = true
-		}
-	}
-	protIDs := map[int64]bool{}
-	for i, s := range wb.Sheets {
-		for j, p := range s.ProtectedRanges {
-			if p.ProtectedRangeID < 0 || (p.ProtectedRangeID != 0 && protIDs[p.ProtectedRangeID]) {
-				return nil, fmt.Errorf("workbook: sheets[%d] %q: protectedRanges[%d]: protectedRangeId %d is negative or used twice", i, s.Title, j, p.ProtectedRangeID)
-			}
-			protIDs[p.ProtectedRangeID] = true
-		}
-	}
 	zeroTaken := false
 	visible := false
 	total := int64(0)
 	for i, s := range wb.Sheets {
-		where := fmt.Sprintf("workbook: sheets[%d] %q", i, s.Title)
 		if strings.TrimSpace(s.Title) == "" {
 			return nil, fmt.Errorf("workbook: sheets[%d]: title is empty", i)
 		}
+		where := fmt.Sprintf("workbook: sheets[%d] %q", i, s.Title)
 		key := strings.ToLower(s.Title)
 		if j, dup := titles[key]; dup {
 			return nil, fmt.Errorf("%s: title is used by sheets[%d] too (titles are unique, ignoring case)", where, j)
@@ -373,69 +353,9 @@ func newBook(wb *Workbook) (*book, error) {
 			}
 			zeroTaken = true
 		}
-		width := 0
-		sh.rows = make([][]cell, len(s.Rows))
-		for r, row := range s.Rows {
-			width = max(width, len(row))
-			sh.rows[r] = make([]cell, len(row))
-			for c, v := range row {
-				nv, ok := normValue(v)
-				if !ok {
-					return nil, fmt.Errorf("%s: cell %s%d: unsupported value %#v (want a string, number, boolean or null)", where, model.ColumnLetter(c), r+1, v)
-				}
-				if str, ok := nv.(string); ok && utf8.RuneCountInString(str) > MaxCellChars {
-					return nil, fmt.Errorf("%s: cell %s%d: more than %d characters", where, model.ColumnLetter(c), r+1, MaxCellChars)
-				}
-				sh.rows[r][c] = cell{v: nv}
-			}
+		if err := sh.fill(s); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		sh.rowCount, sh.colCount = s.RowCount, s.ColumnCount
-		switch {
-		case sh.rowCount < 0 || sh.colCount < 0:
-			return nil, fmt.Errorf("%s: negative grid size", where)
-		case sh.rowCount == 0:
-			sh.rowCount = max(defaultRows, len(s.Rows))
-		case sh.rowCount < len(s.Rows):
-			return nil, fmt.Errorf("%s: rowCount %d is smaller than its %d rows of data", where, sh.rowCount, len(s.Rows))
-		}
-		switch {
-		case sh.colCount == 0:
-			sh.colCount = max(defaultColumns, width)
-		case sh.colCount < width:
-			return nil, fmt.Errorf("%s: columnCount %d is smaller than its widest row (%d cells)", where, sh.colCount, width)
-		}
-		if sh.rowCount > maxRows || sh.colCount > maxColumns {
-			return nil, fmt.Errorf("%s: grid %dx%d is too large", where, sh.rowCount, sh.colCount)
-		}
-		for _, h := range s.Hidden {
-			if h < 0 || h >= sh.colCount {
-				return nil, fmt.Errorf("%s: hiddenColumns: %d is not a column of the grid (0..%d)", where, h, sh.colCount-1)
-			}
-			sh.hidden[h] = true
-		}
-		for letter, vals := range s.Validations {
-			c, ok := ColumnIndex(strings.TrimSpace(letter))
-			if !ok {
-				return nil, fmt.Errorf("%s: validations: %q is not a column letter", where, letter)
-			}
-			if c >= sh.colCount {
-				return nil, fmt.Errorf("%s: validations: column %s is outside the grid", where, letter)
-			}
-			sh.valid[c] = slices.Clone(vals)
-		}
-		for _, ref := range s.Formulas {
-			r, err := ParseRange(ref)
-			if err != nil || !r.Single || r.Sheet != "" {
-				return nil, fmt.Errorf("%s: formulas: %q is not a cell like \"C7\"", where, ref)
-			}
-			str, ok := sh.get(r.StartRow, r.StartCol).v.(string)
-			if !ok || !strings.HasPrefix(str, "=") {
-				return nil, fmt.Errorf("%s: formulas: cell %s does not hold text starting with \"=\"", where, ref)
-			}
-			sh.rows[r.StartRow][r.StartCol].f = true
-		}
-		sh.tabHidden = s.HiddenTab
-		visible = visible || !s.HiddenTab
 		for j, p := range s.ProtectedRanges {
 			if err := checkProtected(sh, p); err != nil {
 				return nil, fmt.Errorf("%s: protectedRanges[%d]: %v", where, j, err)
@@ -446,6 +366,7 @@ func newBook(wb *Workbook) (*book, error) {
 			}
 			sh.protected = append(sh.protected, p)
 		}
+		visible = visible || !s.HiddenTab
 		b.sheets = append(b.sheets, sh)
 		total += gridCells(sh.rowCount, sh.colCount)
 	}
@@ -456,6 +377,120 @@ func newBook(wb *Workbook) (*book, error) {
 		return nil, fmt.Errorf("workbook: its tabs' grids hold %d cells in all, more than Google's limit of %d", total, MaxWorkbookCells)
 	}
 	return b, nil
+}
+
+// bookIDs checks the sheet IDs and protected range IDs wb gives (each used once, none
+// negative) and returns them, so the ones it leaves out get free ones.
+func bookIDs(wb *Workbook) (ids, protIDs map[int64]bool, err error) {
+	ids, protIDs = map[int64]bool{}, map[int64]bool{}
+	for i, s := range wb.Sheets {
+		if s == nil {
+			return nil, nil, fmt.Errorf("workbook: sheets[%d] is null", i)
+		}
+		if s.SheetID != 0 {
+			if ids[s.SheetID] {
+				return nil, nil, fmt.Errorf("workbook: sheets[%d] %q: sheetId %d is used twice", i, s.Title, s.SheetID)
+			}
+			if s.SheetID < 0 {
+				return nil, nil, fmt.Errorf("workbook: sheets[%d] %q: sheetId %d is negative", i, s.Title, s.SheetID)
+			}
+			ids[s.SheetID] = true
+		}
+	}
+	for i, s := range wb.Sheets {
+		for j, p := range s.ProtectedRanges {
+			if p.ProtectedRangeID < 0 || (p.ProtectedRangeID != 0 && protIDs[p.ProtectedRangeID]) {
+				return nil, nil, fmt.Errorf("workbook: sheets[%d] %q: protectedRanges[%d]: protectedRangeId %d is negative or used twice", i, s.Title, j, p.ProtectedRangeID)
+			}
+			protIDs[p.ProtectedRangeID] = true
+		}
+	}
+	return ids, protIDs, nil
+}
+
+// fill copies a workbook sheet's cells, grid size, hidden columns, validations, formulas and
+// hidden flag into sh, checking each.
+func (sh *sheet) fill(s *Sheet) error {
+	width, err := sh.fillRows(s.Rows)
+	if err != nil {
+		return err
+	}
+	if err := sh.fillGrid(s, width); err != nil {
+		return err
+	}
+	for _, h := range s.Hidden {
+		if h < 0 || h >= sh.colCount {
+			return fmt.Errorf("hiddenColumns: %d is not a column of the grid (0..%d)", h, sh.colCount-1)
+		}
+		sh.hidden[h] = true
+	}
+	for letter, vals := range s.Validations {
+		c, ok := ColumnIndex(strings.TrimSpace(letter))
+		if !ok {
+			return fmt.Errorf("validations: %q is not a column letter", letter)
+		}
+		if c >= sh.colCount {
+			return fmt.Errorf("validations: column %s is outside the grid", letter)
+		}
+		sh.valid[c] = slices.Clone(vals)
+	}
+	for _, ref := range s.Formulas {
+		r, err := ParseRange(ref)
+		if err != nil || !r.Single || r.Sheet != "" {
+			return fmt.Errorf("formulas: %q is not a cell like \"C7\"", ref)
+		}
+		str, ok := sh.get(r.StartRow, r.StartCol).v.(string)
+		if !ok || !strings.HasPrefix(str, "=") {
+			return fmt.Errorf("formulas: cell %s does not hold text starting with \"=\"", ref)
+		}
+		sh.rows[r.StartRow][r.StartCol].f = true
+	}
+	sh.tabHidden = s.HiddenTab
+	return nil
+}
+
+// fillRows copies the cells, each a string, number, boolean or null within the cell limit,
+// and returns the widest row's width.
+func (sh *sheet) fillRows(rows [][]any) (width int, err error) {
+	sh.rows = make([][]cell, len(rows))
+	for r, row := range rows {
+		width = max(width, len(row))
+		sh.rows[r] = make([]cell, len(row))
+		for c, v := range row {
+			nv, ok := normValue(v)
+			if !ok {
+				return 0, fmt.Errorf("cell %s%d: unsupported value %#v (want a string, number, boolean or null)", model.ColumnLetter(c), r+1, v)
+			}
+			if str, ok := nv.(string); ok && utf8.RuneCountInString(str) > MaxCellChars {
+				return 0, fmt.Errorf("cell %s%d: more than %d characters", model.ColumnLetter(c), r+1, MaxCellChars)
+			}
+			sh.rows[r][c] = cell{v: nv}
+		}
+	}
+	return width, nil
+}
+
+// fillGrid sets the grid's size: as given (no smaller than the data), or the defaults.
+func (sh *sheet) fillGrid(s *Sheet, width int) error {
+	sh.rowCount, sh.colCount = s.RowCount, s.ColumnCount
+	switch {
+	case sh.rowCount < 0 || sh.colCount < 0:
+		return errors.New("negative grid size")
+	case sh.rowCount == 0:
+		sh.rowCount = max(defaultRows, len(s.Rows))
+	case sh.rowCount < len(s.Rows):
+		return fmt.Errorf("rowCount %d is smaller than its %d rows of data", sh.rowCount, len(s.Rows))
+	}
+	switch {
+	case sh.colCount == 0:
+		sh.colCount = max(defaultColumns, width)
+	case sh.colCount < width:
+		return fmt.Errorf("columnCount %d is smaller than its widest row (%d cells)", sh.colCount, width)
+	}
+	if sh.rowCount > maxRows || sh.colCount > maxColumns {
+		return fmt.Errorf("grid %dx%d is too large", sh.rowCount, sh.colCount)
+	}
+	return nil
 }
 
 func freeID(used map[int64]bool) int64 {
