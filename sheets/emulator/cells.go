@@ -231,22 +231,9 @@ func (b *book) copyPaste(raw json.RawMessage) (any, *apiError) {
 	if err := decodeLoose(raw, &in); err != nil {
 		return nil, err
 	}
-	values := false
-	switch in.PasteType {
-	case "", "PASTE_NORMAL":
-	case "PASTE_VALUES":
-		values = true
-	case "PASTE_FORMAT", "PASTE_NO_BORDERS", "PASTE_FORMULA", "PASTE_DATA_VALIDATION", "PASTE_CONDITIONAL_FORMATTING":
-		return nil, errf(501, "emulator: pasteType %s is not emulated (only PASTE_NORMAL and PASTE_VALUES are)", in.PasteType)
-	default:
-		return nil, enumError("paste_type", "PasteType", in.PasteType)
-	}
-	switch in.PasteOrientation {
-	case "", "NORMAL":
-	case "TRANSPOSE":
-		return nil, errf(501, "emulator: pasteOrientation TRANSPOSE is not emulated")
-	default:
-		return nil, enumError("paste_orientation", "PasteOrientation", in.PasteOrientation)
+	values, err := pasteMode(in.PasteType, in.PasteOrientation)
+	if err != nil {
+		return nil, err
 	}
 	if in.Source == nil {
 		return nil, badRequest("source is required")
@@ -279,25 +266,7 @@ func (b *book) copyPaste(raw json.RawMessage) (any, *apiError) {
 		return nil, err
 	}
 	// Read the source's stored cells first (the blocks may overlap).
-	buf := make([][]cell, max(0, min(src.r1, len(ssh.rows))-src.r0))
-	for i := range buf {
-		row := ssh.rows[src.r0+i]
-		n := min(src.c1, len(row)) - src.c0
-		for n > 0 && row[src.c0+n-1].empty() {
-			n--
-		}
-		if n <= 0 {
-			continue
-		}
-		buf[i] = make([]cell, n)
-		for j := range buf[i] {
-			v := row[src.c0+j]
-			if values && v.f {
-				v = cell{v: render(v, "UNFORMATTED_VALUE")}
-			}
-			buf[i][j] = v
-		}
-	}
+	buf := ssh.copyOut(src, values)
 	for i := 0; i < out.r1-out.r0; i++ {
 		r := out.r0 + i
 		var srow []cell
@@ -321,6 +290,53 @@ func (b *book) copyPaste(raw json.RawMessage) (any, *apiError) {
 		}
 	}
 	return map[string]any{}, nil
+}
+
+// pasteMode reads a copyPaste's type and orientation: values is set for PASTE_VALUES; the
+// types and the orientation not emulated answer 501, unknown ones 400.
+func pasteMode(pasteType, orientation string) (values bool, err *apiError) {
+	switch pasteType {
+	case "", "PASTE_NORMAL":
+	case "PASTE_VALUES":
+		values = true
+	case "PASTE_FORMAT", "PASTE_NO_BORDERS", "PASTE_FORMULA", "PASTE_DATA_VALIDATION", "PASTE_CONDITIONAL_FORMATTING":
+		return false, errf(501, "emulator: pasteType %s is not emulated (only PASTE_NORMAL and PASTE_VALUES are)", pasteType)
+	default:
+		return false, enumError("paste_type", "PasteType", pasteType)
+	}
+	switch orientation {
+	case "", "NORMAL":
+	case "TRANSPOSE":
+		return false, errf(501, "emulator: pasteOrientation TRANSPOSE is not emulated")
+	default:
+		return false, enumError("paste_orientation", "PasteOrientation", orientation)
+	}
+	return values, nil
+}
+
+// copyOut copies the stored cells of src, each row without its trailing empty cells; with
+// values, a formula cell becomes its value.
+func (s *sheet) copyOut(src rect, values bool) [][]cell {
+	buf := make([][]cell, max(0, min(src.r1, len(s.rows))-src.r0))
+	for i := range buf {
+		row := s.rows[src.r0+i]
+		n := min(src.c1, len(row)) - src.c0
+		for n > 0 && row[src.c0+n-1].empty() {
+			n--
+		}
+		if n <= 0 {
+			continue
+		}
+		buf[i] = make([]cell, n)
+		for j := range buf[i] {
+			v := row[src.c0+j]
+			if values && v.f {
+				v = cell{v: render(v, "UNFORMATTED_VALUE")}
+			}
+			buf[i][j] = v
+		}
+	}
+	return buf
 }
 
 func rowsWider(rows []rowDataIn, w int) bool {

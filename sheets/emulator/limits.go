@@ -137,22 +137,8 @@ func (b *book) check() error {
 		if last := s.lastRow(); last >= s.rowCount {
 			return fmt.Errorf("%s: data on row %d, outside its %d rows", where, last+1, s.rowCount)
 		}
-		for r, row := range s.rows {
-			for c, v := range row {
-				if v.empty() {
-					continue
-				}
-				if c >= s.colCount {
-					return fmt.Errorf("%s: data in column %s, outside its %d columns", where, model.ColumnLetter(c), s.colCount)
-				}
-				str, isStr := v.v.(string)
-				if isStr && len(str) > MaxCellChars && utf8.RuneCountInString(str) > MaxCellChars {
-					return fmt.Errorf("%s: cell %s%d holds more than %d characters", where, model.ColumnLetter(c), r+1, MaxCellChars)
-				}
-				if v.f && (!isStr || !strings.HasPrefix(str, "=")) {
-					return fmt.Errorf("%s: formula cell %s%d does not start with \"=\"", where, model.ColumnLetter(c), r+1)
-				}
-			}
+		if err := s.checkCells(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		for c := range s.hidden {
 			if c < 0 || c >= s.colCount {
@@ -172,4 +158,27 @@ func (b *book) check() error {
 		return errors.New("every tab is hidden")
 	}
 	return b.checkProtectedAll()
+}
+
+// checkCells reports a stored cell outside the grid, longer than the cell limit, or marked a
+// formula without starting with "=".
+func (s *sheet) checkCells() error {
+	for r, row := range s.rows {
+		for c, v := range row {
+			if v.empty() {
+				continue
+			}
+			if c >= s.colCount {
+				return fmt.Errorf("data in column %s, outside its %d columns", model.ColumnLetter(c), s.colCount)
+			}
+			str, isStr := v.v.(string)
+			if isStr && len(str) > MaxCellChars && utf8.RuneCountInString(str) > MaxCellChars {
+				return fmt.Errorf("cell %s%d holds more than %d characters", model.ColumnLetter(c), r+1, MaxCellChars)
+			}
+			if v.f && (!isStr || !strings.HasPrefix(str, "=")) {
+				return fmt.Errorf("formula cell %s%d does not start with \"=\"", model.ColumnLetter(c), r+1)
+			}
+		}
+	}
+	return nil
 }

@@ -953,66 +953,27 @@ func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 	if sh == nil {
 		return nil, badRequest("No grid with id: %d", id)
 	}
-	has := func(f string) bool {
-		if in.Fields == "*" {
-			return true
-		}
-		for _, x := range strings.Split(in.Fields, ",") {
-			x = strings.TrimSpace(x)
-			if x == f || strings.HasPrefix(f, x+".") {
-				return true
-			}
-		}
-		return false
-	}
+	has := fieldMask(in.Fields)
 	// Validate everything, then change.
 	title := sh.title
 	if has("title") {
 		title = in.Properties.Title
-		if err := checkTitle(title); err != nil {
+		if err := b.checkRename(sh, title); err != nil {
 			return nil, err
-		}
-		if o := b.sheetByTitle(title); o != nil && o != sh {
-			return nil, badRequest("A sheet with the name \"%s\" already exists. Please enter another name.", title)
 		}
 	}
 	rows, cols := sh.rowCount, sh.colCount
 	if g := in.Properties.GridProperties; g != nil {
-		// 0 is what the Go client sends for an unset count (omitempty):
-		// it leaves the size alone.
-		if has("gridProperties.rowCount") {
-			if g.RowCount < 0 {
-				return nil, badRequest("Invalid value at 'properties.grid_properties.row_count': %d must not be negative", g.RowCount)
-			}
-			if g.RowCount > 0 {
-				rows = g.RowCount
-			}
-		}
-		if has("gridProperties.columnCount") {
-			if g.ColumnCount < 0 {
-				return nil, badRequest("Invalid value at 'properties.grid_properties.column_count': %d must not be negative", g.ColumnCount)
-			}
-			if g.ColumnCount > 0 {
-				cols = g.ColumnCount
-			}
-		}
-		if err := b.fits(sh, rows, cols); err != nil {
+		var err *apiError
+		if rows, cols, err = b.resize(sh, g, has); err != nil {
 			return nil, err
 		}
 	}
 	hidden := sh.tabHidden
 	if has("hidden") {
 		hidden = in.Properties.Hidden
-		if hidden && !sh.tabHidden {
-			visible := 0
-			for _, s := range b.sheets {
-				if !s.tabHidden {
-					visible++
-				}
-			}
-			if visible == 1 {
-				return nil, allHiddenError()
-			}
+		if hidden && !sh.tabHidden && b.visibleTabs() == 1 {
+			return nil, allHiddenError()
 		}
 	}
 	at := idx
@@ -1038,6 +999,70 @@ func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 		b.sheets = slices.Insert(b.sheets, at, sh)
 	}
 	return map[string]any{}, nil
+}
+
+// fieldMask reads an update's "fields": whether it names field f (or a parent of it, or "*").
+func fieldMask(fields string) func(string) bool {
+	return func(f string) bool {
+		if fields == "*" {
+			return true
+		}
+		for _, x := range strings.Split(fields, ",") {
+			x = strings.TrimSpace(x)
+			if x == f || strings.HasPrefix(f, x+".") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// checkRename refuses a title that is not one or that another tab has.
+func (b *book) checkRename(sh *sheet, title string) *apiError {
+	if err := checkTitle(title); err != nil {
+		return err
+	}
+	if o := b.sheetByTitle(title); o != nil && o != sh {
+		return badRequest("A sheet with the name \"%s\" already exists. Please enter another name.", title)
+	}
+	return nil
+}
+
+// resize is the grid size an update asks for, checked against the workbook limit. 0 is what
+// the Go client sends for an unset count (omitempty): it leaves the size alone.
+func (b *book) resize(sh *sheet, g *gridPropsIn, has func(string) bool) (rows, cols int, err *apiError) {
+	rows, cols = sh.rowCount, sh.colCount
+	if has("gridProperties.rowCount") {
+		if g.RowCount < 0 {
+			return 0, 0, badRequest("Invalid value at 'properties.grid_properties.row_count': %d must not be negative", g.RowCount)
+		}
+		if g.RowCount > 0 {
+			rows = g.RowCount
+		}
+	}
+	if has("gridProperties.columnCount") {
+		if g.ColumnCount < 0 {
+			return 0, 0, badRequest("Invalid value at 'properties.grid_properties.column_count': %d must not be negative", g.ColumnCount)
+		}
+		if g.ColumnCount > 0 {
+			cols = g.ColumnCount
+		}
+	}
+	if err := b.fits(sh, rows, cols); err != nil {
+		return 0, 0, err
+	}
+	return rows, cols, nil
+}
+
+// visibleTabs counts the tabs that are not hidden.
+func (b *book) visibleTabs() int {
+	n := 0
+	for _, s := range b.sheets {
+		if !s.tabHidden {
+			n++
+		}
+	}
+	return n
 }
 
 func (b *book) deleteSheet(raw json.RawMessage) (any, *apiError) {
