@@ -48,7 +48,7 @@ func TestCtrlCCancelToastExpires(t *testing.T) {
 	tm.Send(press("A"))
 	waitScreen(t, tm, "Replay 4 calls")
 	tm.Send(press("y"))
-	waitModel(t, tm, "a call in flight", func(m *Model) bool { return m.replay.running() && m.replay.run.states[model.StateSending] > 0 })
+	waitModel(t, tm, "a call in flight", func(m *Model) bool { return m.replay.running() && m.replay.run.prog.Counts[model.StateSending] > 0 })
 	tm.Send(press("ctrl+c"))
 	waitModel(t, tm, "the cancel toast", func(m *Model) bool {
 		return m.replay.run.cancelling && strings.Contains(toastTexts(m), "cancelling")

@@ -39,26 +39,15 @@ type replayState struct {
 	cancelToast int
 }
 
-// runRow is one planned row's state in a run.
-type runRow struct {
-	id, source, url string
-	row             int
-	state           model.RowState
-	detail          string
-	attempts        int
-}
-
 // replayRun is a replay in progress (or finished, until its view is closed).
 type replayRun struct {
 	id      int
 	tab     string
 	sources []string
-	rows    []runRow
-	byID    map[string]int
-	states  map[model.RowState]int // rows per state, live
-	done    int                    // calls with an outcome (done/total count calls, never other rows)
-	total   int                    // calls in the plan (the runner's own total once it reports one)
-	calls   int                    // rows[:calls] are the plan's calls; rows after them were refused in the run
+	// prog is the run's rows, counts per state, done/total and halt (model.RunProgress, the
+	// bookkeeping serve's shared runs keep too). Done/Total count calls, never other rows.
+	prog    model.RunProgress
+	calls   int // prog.Rows[:calls] are the plan's calls; rows after them were refused in the run
 	started time.Time
 	ended   time.Time
 	cancel  context.CancelFunc
@@ -71,7 +60,6 @@ type replayRun struct {
 	// cancelledBy is who cancelled it when that was another person ("" otherwise).
 	cancelledBy string
 	report      model.ReplaySummary
-	halt        *model.Halt
 
 	offset int  // scroll of the row list
 	follow bool // keep the rows being sent in view until the user scrolls
@@ -167,15 +155,9 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	m.replay.runSeq++
 	ctx, cancel := context.WithCancel(m.life.ctx)
 	run := &replayRun{
-		id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, byID: map[string]int{}, states: map[model.RowState]int{},
-		total: len(p.plan.Calls), started: m.c.now(), cancel: cancel, sink: newProgressSink(), follow: true,
+		id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, prog: model.NewRunProgress(p.plan.Calls), calls: len(p.plan.Calls),
+		started: m.c.now(), cancel: cancel, sink: newProgressSink(), follow: true,
 	}
-	for _, c := range p.plan.Calls {
-		run.byID[c.ID] = len(run.rows)
-		run.rows = append(run.rows, runRow{id: c.ID, source: c.Source, url: c.URL, row: c.Row, state: model.StateQueued})
-	}
-	run.calls = len(run.rows)
-	run.states[model.StateQueued] = len(run.rows)
 	m.replay.run = run
 	m.replay.showRun = true
 	m.watch.show = false
@@ -261,45 +243,11 @@ func (s *replayState) applyProgress(events []model.ReplayEvent) {
 // brought it (the banner shows it until dismissed).
 func (r *replayRun) apply(events []model.ReplayEvent) (halt *model.Halt) {
 	for _, ev := range events {
-		if ev.Total > 0 {
-			r.total = ev.Total
+		if h := r.prog.Apply(ev); h != nil {
+			halt = h
 		}
-		r.done = max(r.done, ev.Done)
-		if ev.Halted != nil && r.halt == nil {
-			h := *ev.Halted
-			r.halt = &h
-			halt = &h
-		}
-		if ev.Row.ID == "" {
-			continue
-		}
-		r.setRow(ev.Row)
 	}
 	return halt
-}
-
-// setRow records one row's new state.
-func (r *replayRun) setRow(ev model.RowResult) {
-	i, ok := r.byID[ev.ID]
-	if !ok {
-		r.byID[ev.ID] = len(r.rows)
-		r.rows = append(r.rows, runRow{id: ev.ID, row: ev.Row})
-		i = len(r.rows) - 1
-	}
-	row := &r.rows[i]
-	if row.state != "" {
-		r.states[row.state]--
-	}
-	if ev.State != "" {
-		row.state = ev.State
-	}
-	r.states[row.state]++
-	if ev.Detail != "" {
-		row.detail = ev.Detail
-	}
-	if ev.Attempts > 0 {
-		row.attempts = ev.Attempts
-	}
 }
 
 // onReplayDone shows the report, reloads the workbook and leaves the halt banner up.
@@ -338,9 +286,9 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 	}
 	if m.replay.quitAfterRun {
 		// The report would vanish with the screen: it goes to the terminal on the way out.
-		m.end.note = fmt.Sprintf("triage: replay %s: %s (%d/%d %s)", runOutcomeWord(r), reportCounts(rep), r.done, r.total, model.Plural(r.total, "call", "calls"))
-		if r.halt != nil {
-			m.end.note += "\n" + haltLine(r.halt)
+		m.end.note = fmt.Sprintf("triage: replay %s: %s (%d/%d %s)", runOutcomeWord(r), reportCounts(rep), r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
+		if r.prog.Halt != nil {
+			m.end.note += "\n" + haltLine(r.prog.Halt)
 		}
 		if n := len(rep.WriteErrors) + len(rep.WriteConflicts); n > 0 {
 			m.end.note += fmt.Sprintf("\n%d %s not written back: replaying again is harmless (every call keeps its key)", n, model.Plural(n, "outcome", "outcomes"))
@@ -355,25 +303,25 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 func (r *replayRun) finish(rep model.ReplaySummary, now time.Time) *model.Halt {
 	for _, row := range rep.Rows {
 		if row.ID != "" {
-			r.setRow(row)
+			r.prog.Set(row)
 		}
 	}
 	r.setRefused(rep.Refused)
 	for _, id := range rep.NotAttempted {
-		if i, ok := r.byID[id]; ok && !r.rows[i].state.Final() {
-			r.setRow(model.RowResult{ID: id, State: model.StateNotAttempted})
+		if row, ok := r.prog.Row(id); ok && !row.State.Final() {
+			r.prog.Set(model.RowResult{ID: id, State: model.StateNotAttempted})
 		}
 	}
 	final := 0
-	for _, row := range r.rows[:r.calls] {
-		if row.state.Final() && row.state != model.StateNotAttempted {
+	for _, row := range r.prog.Rows[:r.calls] {
+		if row.State.Final() && row.State != model.StateNotAttempted {
 			final++
 		}
 	}
 	// The totals stay in calls, the unit the run counted in while it ran; rows refused
 	// before a send are in the state counts and the list, not in x/y.
-	r.total = max(r.total, r.calls)
-	r.done = final
+	r.prog.Total = max(r.prog.Total, r.calls)
+	r.prog.Done = final
 	r.finished = true
 	r.report = rep
 	r.ended = now
@@ -382,7 +330,7 @@ func (r *replayRun) finish(rep model.ReplaySummary, now time.Time) *model.Halt {
 		return nil
 	}
 	h := *rep.Halted
-	r.halt = &h
+	r.prog.Halt = &h
 	return &h
 }
 
@@ -394,19 +342,19 @@ func (r *replayRun) setRefused(refused []model.Refusal) {
 		if x.ID == "" {
 			continue
 		}
-		if i, ok := r.byID[x.ID]; ok && r.rows[i].state.Final() && r.rows[i].state != model.StateRefused && r.rows[i].state != model.StateSkipped {
+		if row, ok := r.prog.Row(x.ID); ok && row.State.Final() && row.State != model.StateRefused && row.State != model.StateSkipped {
 			continue // the run sent it: that outcome stands
 		}
-		r.setRow(model.RowResult{ID: x.ID, Row: x.Row, State: x.State(), Detail: x.Reason})
+		r.prog.Set(model.RowResult{ID: x.ID, Row: x.Row, State: x.State(), Detail: x.Reason})
 	}
 }
 
 // unmarkChanged drops the marks of the rows of ts whose status the run changed.
 func (r *replayRun) unmarkChanged(ts *tabState) {
-	for _, row := range r.rows {
-		switch row.state {
+	for _, row := range r.prog.Rows {
+		switch row.State {
 		case model.StateDelivered, model.StateDuplicate, model.StateRejected:
-			if ri, ok := ts.data.byID[row.id]; ok {
+			if ri, ok := ts.data.byID[row.ID]; ok {
 				ts.setMark(ri, false)
 			}
 		}
@@ -438,7 +386,7 @@ func reportCounts(rep model.ReplaySummary) string {
 // runOutcomeWord is how a run ended, in one word.
 func runOutcomeWord(r *replayRun) string {
 	switch {
-	case r.halt != nil:
+	case r.prog.Halt != nil:
 		return "halted"
 	case r.report.Cancelled || r.cancelling:
 		return "cancelled"
@@ -543,7 +491,7 @@ func (r *replayRun) scrollKey(msg tea.KeyPressMsg, k *KeyMap, listH int) {
 	case key.Matches(msg, k.Top):
 		r.follow, r.offset = false, 0
 	case key.Matches(msg, k.Bottom):
-		r.scroll(len(r.rows), listH)
+		r.scroll(len(r.prog.Rows), listH)
 	}
 }
 
@@ -617,12 +565,12 @@ func (m *Model) cancelRunKey() tea.Cmd {
 func (st *replayState) statusLine() string {
 	r := st.run
 	k := st.c.keys
-	s := fmt.Sprintf("replaying %d/%d %s", r.done, r.total, model.Plural(r.total, "call", "calls"))
+	s := fmt.Sprintf("replaying %d/%d %s", r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
 	if r.cancelling {
-		s = fmt.Sprintf("cancelling the replay %d/%d %s", r.done, r.total, model.Plural(r.total, "call", "calls"))
+		s = fmt.Sprintf("cancelling the replay %d/%d %s", r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
 	}
 	for _, st := range []model.RowState{model.StateRejected, model.StateSystemic, model.StateRetryable, model.StateDeferred, model.StateRefused} {
-		if n := r.states[st]; n > 0 {
+		if n := r.prog.Counts[st]; n > 0 {
 			s += fmt.Sprintf(" · %d %s", n, st)
 		}
 	}
@@ -638,7 +586,7 @@ func (st *replayState) statusLine() string {
 // scroll moves the row list; scrolling by hand stops following the rows in flight.
 func (r *replayRun) scroll(d, h int) {
 	r.follow = false
-	r.offset = max(0, min(r.offset+d, len(r.rows)-max(1, h)))
+	r.offset = max(0, min(r.offset+d, len(r.prog.Rows)-max(1, h)))
 }
 
 // requestQuit is q: plain quit; with a write in flight, quit once its result is in; during
@@ -657,7 +605,7 @@ func (m *Model) requestQuit() tea.Cmd {
 	}
 	run := m.replay.run
 	question := func() string {
-		return fmt.Sprintf("A replay is running (%d/%d %s done). Cancel it and quit?", run.done, run.total, model.Plural(run.total, "call", "calls"))
+		return fmt.Sprintf("A replay is running (%d/%d %s done). Cancel it and quit?", run.prog.Done, run.prog.Total, model.Plural(run.prog.Total, "call", "calls"))
 	}
 	d := newConfirm(m.c, question(),
 		[]string{"Calls in flight finish and their outcomes are written back first; rows not sent stay as they are."}, writeOp{})
@@ -674,7 +622,7 @@ func (m *Model) cancelAndQuit() tea.Cmd {
 	if m.replay.quitAfterRun {
 		r := m.replay.run
 		m.end.note = fmt.Sprintf("triage: quit during a replay (%d/%d %s had an outcome); calls in flight may have been sent without their outcome written back: replaying again is harmless (every call keeps its key)",
-			r.done, r.total, model.Plural(r.total, "call", "calls"))
+			r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
 		return m.quit()
 	}
 	m.replay.quitAfterRun = true

@@ -46,7 +46,7 @@ func TestEscDuringReplayGoesBackAndTheRunGoesOn(t *testing.T) {
 	p := newPump(t, m)
 	p.keys("2", "space", "space", "R", "y")
 	fr.waitStarted(t)
-	p.until("the first row's outcome", func() bool { return m.replay.run.states["retryable"] == 1 })
+	p.until("the first row's outcome", func() bool { return m.replay.run.prog.Counts["retryable"] == 1 })
 
 	p.keys("esc")
 	if m.replay.showRun || !m.replay.running() || fr.ctx.Err() != nil {
@@ -115,7 +115,7 @@ func TestReplayRunProgressCancelAndReload(t *testing.T) {
 		}
 	}
 	p.until("the progress of k-1 and k-2", func() bool {
-		return m.replay.run.states["delivered"] == 1 && m.replay.run.states["sending"] == 1
+		return m.replay.run.prog.Counts["delivered"] == 1 && m.replay.run.prog.Counts["sending"] == 1
 	})
 	out := plainScreen(m)
 	for _, want := range []string{"Replaying 3 calls to crm", "1/3 33%", "1 delivered · 1 sending · 1 queued", "elapsed 0s"} {
@@ -235,7 +235,7 @@ func TestRunViewReturnsActions(t *testing.T) {
 	newRun := func(finished bool) *replayRun {
 		r := &replayRun{finished: finished, follow: true}
 		for i := range 10 {
-			r.rows = append(r.rows, runRow{id: fmt.Sprintf("k-%d", i)})
+			r.prog.Set(model.RowResult{ID: fmt.Sprintf("k-%d", i)})
 		}
 		return r
 	}
@@ -278,11 +278,11 @@ func TestRunViewReturnsActions(t *testing.T) {
 // TestRunFinishSetsEveryRowsEndState: the report gives every row its end state (refused
 // rows included, a sent row's outcome kept), the totals and the halt.
 func TestRunFinishSetsEveryRowsEndState(t *testing.T) {
-	r := &replayRun{byID: map[string]int{}, states: map[model.RowState]int{}, cancel: func() {}}
+	r := &replayRun{cancel: func() {}}
 	for _, id := range []string{"a", "b", "c", "d"} {
-		r.setRow(model.RowResult{ID: id, State: "queued"})
+		r.prog.Set(model.RowResult{ID: id, State: "queued"})
 	}
-	r.calls = len(r.rows)
+	r.calls = len(r.prog.Rows)
 	if h := r.apply([]model.ReplayEvent{{Row: model.RowResult{ID: "a", State: "delivered"}, Done: 1, Total: 4}}); h != nil {
 		t.Fatalf("no halt yet: %v", h)
 	}
@@ -293,18 +293,18 @@ func TestRunFinishSetsEveryRowsEndState(t *testing.T) {
 		NotAttempted: []string{"d"},
 		Halted:       halt,
 	}, testNow)
-	if h == nil || *h != *halt || r.halt == nil || !r.finished {
+	if h == nil || *h != *halt || r.prog.Halt == nil || !r.finished {
 		t.Fatalf("finish returns the halt and ends the run: %v finished %v", h, r.finished)
 	}
 	got := map[string]model.RowState{}
-	for _, row := range r.rows {
-		got[row.id] = row.state
+	for _, row := range r.prog.Rows {
+		got[row.ID] = row.State
 	}
 	want := map[string]model.RowState{"a": model.StateDelivered, "b": model.StateSystemic, "c": model.StateSkipped, "d": model.StateNotAttempted}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("states %v, want %v", got, want)
 	}
-	if r.done != 3 || r.total != 4 {
-		t.Errorf("done %d/%d, want 3/4 (not attempted isn't done)", r.done, r.total)
+	if r.prog.Done != 3 || r.prog.Total != 4 {
+		t.Errorf("done %d/%d, want 3/4 (not attempted isn't done)", r.prog.Done, r.prog.Total)
 	}
 }

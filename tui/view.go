@@ -243,7 +243,7 @@ func (m *Model) headerRight() string {
 	}
 	switch {
 	case m.replay.running():
-		right = append(right, m.spinner.view(m.c)+" replaying "+itoa(m.replay.run.done)+"/"+itoa(m.replay.run.total))
+		right = append(right, m.spinner.view(m.c)+" replaying "+itoa(m.replay.run.prog.Done)+"/"+itoa(m.replay.run.prog.Total))
 	case m.writes.writing:
 		n := 0
 		if m.writes.inflight != nil {

@@ -337,15 +337,9 @@ func (w watchState) onOpened(msg watchOpenedMsg) (watchState, action) {
 	}
 	info, plan := msg.w.Info(), msg.w.Plan()
 	run := &replayRun{
-		id: w.seq, tab: info.Tab, who: info.Who, sources: plan.Sources, byID: map[string]int{}, states: map[model.RowState]int{},
-		total: len(plan.Calls), started: w.c.now().Add(-msg.w.Elapsed()), cancel: func() {}, follow: true,
+		id: w.seq, tab: info.Tab, who: info.Who, sources: plan.Sources, prog: model.NewRunProgress(plan.Calls), calls: len(plan.Calls),
+		started: w.c.now().Add(-msg.w.Elapsed()), cancel: func() {}, follow: true,
 	}
-	for _, c := range plan.Calls {
-		run.byID[c.ID] = len(run.rows)
-		run.rows = append(run.rows, runRow{id: c.ID, source: c.Source, url: c.URL, row: c.Row, state: model.StateQueued})
-	}
-	run.calls = len(run.rows)
-	run.states[model.StateQueued] = len(run.rows)
 	if info.CancelledBy != "" {
 		run.cancelling, run.cancelledBy = true, info.CancelledBy
 	}
@@ -433,7 +427,7 @@ func (w watchState) askCancel() action {
 		return toastAction{toastInfo, why} // the replayer's word, as the hub will check it
 	}
 	question := func() string {
-		return fmt.Sprintf("Cancel %s (%d/%d)?", r.label(), r.done, r.total)
+		return fmt.Sprintf("Cancel %s (%d/%d)?", r.label(), r.prog.Done, r.prog.Total)
 	}
 	d := newConfirm(w.c, question(), []string{fmt.Sprintf("Calls in flight finish and their outcomes are written back; nothing new starts. %s is told you cancelled it.", cellLine(r.who))}, writeOp{})
 	d.live = question
