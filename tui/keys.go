@@ -19,20 +19,14 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		return nil
 	}
 	if m.replay.showRun && m.replay.run != nil {
-		d := 3
-		if msg.Button == tea.MouseWheelUp {
-			d = -3
-		}
-		m.replay.run.scroll(d, m.replay.runListH)
-		return nil
+		var a action
+		m.replay, a = m.replay.Update(msg)
+		return m.onRunAction(a)
 	}
 	if m.watch.watching() {
-		d := 3
-		if msg.Button == tea.MouseWheelUp {
-			d = -3
-		}
-		m.watch.run.scroll(d, m.watch.listH)
-		return nil
+		var a action
+		m.watch, a = m.watch.Update(msg)
+		return m.onWatchAction(a)
 	}
 	if m.detail != nil {
 		var cmd tea.Cmd

@@ -97,7 +97,7 @@ func TestFailedWriteTurnsHeaderToError(t *testing.T) {
 	down.Store(false)
 	tm.Send(press("r"))
 	waitModel(t, tm, "the header back to ok after a good load", func(m *Model) bool {
-		return !m.load.loading && strings.Contains(m.headerRight(), "● ok")
+		return !m.load.loading && strings.Contains(headerRight(m), "● ok")
 	})
 	tm.Send(press("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(hangAfter))

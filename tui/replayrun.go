@@ -30,7 +30,6 @@ type replayState struct {
 	runSeq        int
 	run           *replayRun
 	showRun       bool // the progress view is on screen
-	runListH      int  // the height of its row list, as last drawn
 	halt          *model.Halt
 	quitAfterRun  bool // quit once the run has written back
 	runReload     bool // the load in flight is the reload after a run: say when it lands
@@ -41,6 +40,7 @@ type replayState struct {
 
 // replayRun is a replay in progress (or finished, until its view is closed).
 type replayRun struct {
+	c       *common
 	id      int
 	tab     string
 	sources []string
@@ -63,6 +63,7 @@ type replayRun struct {
 
 	offset int  // scroll of the row list
 	follow bool // keep the rows being sent in view until the user scrolls
+	listH  int  // the height of the row list, as last drawn (lines): the scroll keys' page
 }
 
 // progressSink is the run's side of the progress channel: the Replayer's callback appends
@@ -155,7 +156,7 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	m.replay.runSeq++
 	ctx, cancel := context.WithCancel(m.life.ctx)
 	run := &replayRun{
-		id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, prog: model.NewRunProgress(p.plan.Calls), calls: len(p.plan.Calls),
+		c: m.c, id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, prog: model.NewRunProgress(p.plan.Calls), calls: len(p.plan.Calls),
 		started: m.c.now(), cancel: cancel, sink: newProgressSink(), follow: true,
 	}
 	m.replay.run = run
@@ -218,8 +219,9 @@ func (s replayState) Update(msg tea.Msg) (replayState, action) {
 			return s, nil
 		}
 		return s, cmdAction{r.sink.listen(r.id)}
-	case tea.KeyPressMsg:
-		a := s.run.Update(msg, s.c.keys, s.runListH)
+	case tea.KeyPressMsg, tea.MouseWheelMsg:
+		var a action
+		s.run, a = s.run.Update(msg)
 		if h, ok := a.(hideRunAction); ok {
 			s.showRun = false
 			if h.goesOn {
@@ -450,31 +452,43 @@ func (noteAction) isAction()      {}
 
 // Update handles a key in the progress view: cancel while running; back to the table (the
 // run goes on; the footer keeps its progress and the key that shows this view again);
-// scroll (listH is the row list's height). What the root must do comes back as an action.
-func (r *replayRun) Update(msg tea.KeyPressMsg, k *KeyMap, listH int) action {
-	switch {
-	case key.Matches(msg, k.Help):
-		return helpAction{}
-	case key.Matches(msg, k.Cancel):
-		if !r.finished {
-			return cancelRunAction{}
+// scroll (a page is the row list's height, as last drawn), also with the mouse wheel. What
+// the root must do comes back as an action.
+func (r *replayRun) Update(msg tea.Msg) (*replayRun, action) {
+	k := r.c.keys
+	switch msg := msg.(type) {
+	case tea.MouseWheelMsg:
+		d := 3
+		if msg.Button == tea.MouseWheelUp {
+			d = -3
 		}
-		return hideRunAction{}
-	case key.Matches(msg, k.Back, k.Clear, k.Quit, k.Progress) || (key.Matches(msg, k.RunClose) && r.finished):
-		return hideRunAction{goesOn: !r.finished}
-	case key.Matches(msg, k.Refresh):
-		if !r.finished {
-			return noteAction{"a replay is running; the table reloads when it ends"}
+		r.scroll(d, r.listH)
+		return r, nil
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, k.Help):
+			return r, helpAction{}
+		case key.Matches(msg, k.Cancel):
+			if !r.finished {
+				return r, cancelRunAction{}
+			}
+			return r, hideRunAction{}
+		case key.Matches(msg, k.Back, k.Clear, k.Quit, k.Progress) || (key.Matches(msg, k.RunClose) && r.finished):
+			return r, hideRunAction{goesOn: !r.finished}
+		case key.Matches(msg, k.Refresh):
+			if !r.finished {
+				return r, noteAction{"a replay is running; the table reloads when it ends"}
+			}
+			return r, refreshAction{}
+		case key.Matches(msg, k.Replay, k.ReplayAll):
+			if !r.finished {
+				return r, noteAction{"a replay is already running"}
+			}
+		default:
+			r.scrollKey(msg, k, r.listH)
 		}
-		return refreshAction{}
-	case key.Matches(msg, k.Replay, k.ReplayAll):
-		if !r.finished {
-			return noteAction{"a replay is already running"}
-		}
-	default:
-		r.scrollKey(msg, k, listH)
 	}
-	return nil
+	return r, nil
 }
 
 // scrollKey scrolls the row list for a movement key.

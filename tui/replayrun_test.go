@@ -233,7 +233,7 @@ func TestRunViewReturnsActions(t *testing.T) {
 	km := DefaultKeyMap()
 	k := &km
 	newRun := func(finished bool) *replayRun {
-		r := &replayRun{finished: finished, follow: true}
+		r := &replayRun{c: &common{keys: k}, finished: finished, follow: true, listH: 4}
 		for i := range 10 {
 			r.prog.Set(model.RowResult{ID: fmt.Sprintf("k-%d", i)})
 		}
@@ -257,19 +257,19 @@ func TestRunViewReturnsActions(t *testing.T) {
 		{"R during a run", running, "R", noteAction{"a replay is already running"}},
 		{"R after a run", done, "R", nil},
 	} {
-		if got := tc.r.Update(press(tc.key), k, 4); got != tc.want {
+		if _, got := tc.r.Update(press(tc.key)); got != tc.want {
 			t.Errorf("%s: %#v, want %#v", tc.name, got, tc.want)
 		}
 	}
 	r := newRun(false)
-	if a := r.Update(press("j"), k, 4); a != nil || r.offset != 1 || r.follow {
+	if _, a := r.Update(press("j")); a != nil || r.offset != 1 || r.follow {
 		t.Errorf("j scrolls and stops following: action %#v offset %d follow %v", a, r.offset, r.follow)
 	}
-	r.Update(press("G"), k, 4)
+	r.Update(press("G"))
 	if r.offset != 6 {
 		t.Errorf("G scrolls to the last page: offset %d, want 6", r.offset)
 	}
-	r.Update(press("g"), k, 4)
+	r.Update(press("g"))
 	if r.offset != 0 {
 		t.Errorf("g scrolls to the top: offset %d", r.offset)
 	}

@@ -225,8 +225,8 @@ func shortIDs(ids []string) []string {
 }
 
 // lines renders run r's progress view (one's own, or a watched one: watch.go) as exactly h
-// lines of w cells, and stores the height of its row list in listH for the scroll keys.
-func (r *replayRun) lines(c *common, spin busySpinner, w, h int, listH *int) []string {
+// lines of w cells, and keeps the height of its row list (listH) for the scroll keys.
+func (r *replayRun) lines(c *common, spin busySpinner, w, h int) []string {
 	st := c.styles
 	lines := r.headLines(c, spin, w)
 	if r.finished {
@@ -239,7 +239,7 @@ func (r *replayRun) lines(c *common, spin busySpinner, w, h int, listH *int) []s
 	head := fmt.Sprintf("   %-13s %5s %-*s %-*s %5s  %s", "STATE", "ROW", idW, "ID", srcW, "SOURCE", "TRIES", "DETAIL")
 	lines = append(lines, st.paint(st.TableHeader, fit(head, w)))
 	lh := max(1, h-len(lines))
-	*listH = lh
+	r.listH = lh
 	if r.follow {
 		first := len(r.prog.Rows)
 		for i, row := range r.prog.Rows {

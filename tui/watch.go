@@ -80,7 +80,6 @@ type watchState struct {
 	runID  uint64     // the watched run's RunInfo.ID
 	run    *replayRun // the watched run (finished: its report, until another is opened)
 	show   bool       // its progress view is on screen
-	listH  int
 	// opening is a Watch in flight (P pressed), so a second P doesn't open another.
 	opening bool
 	// refusal is why this person may not cancel the watched run (RunWatch.CancelRefusal, asked
@@ -202,7 +201,7 @@ func (w watchState) Update(msg tea.Msg) (watchState, action) {
 		return w, toastAction{toastError, fmt.Sprintf("cancel refused: %v", msg.err)}
 	case watchCancelAction:
 		return w, w.cancel(msg)
-	case tea.KeyPressMsg:
+	case tea.KeyPressMsg, tea.MouseWheelMsg:
 		return w.onKey(msg)
 	}
 	return w, nil
@@ -337,7 +336,7 @@ func (w watchState) onOpened(msg watchOpenedMsg) (watchState, action) {
 	}
 	info, plan := msg.w.Info(), msg.w.Plan()
 	run := &replayRun{
-		id: w.seq, tab: info.Tab, who: info.Who, sources: plan.Sources, prog: model.NewRunProgress(plan.Calls), calls: len(plan.Calls),
+		c: w.c, id: w.seq, tab: info.Tab, who: info.Who, sources: plan.Sources, prog: model.NewRunProgress(plan.Calls), calls: len(plan.Calls),
 		started: w.c.now().Add(-msg.w.Elapsed()), cancel: func() {}, follow: true,
 	}
 	if info.CancelledBy != "" {
@@ -394,12 +393,14 @@ func (w *watchState) onEvents(msg watchEventsMsg) action {
 	return append(acts, toastAction{toastInfo, fmt.Sprintf("%s %s: %s%s", r.label(), runOutcomeWord(r), reportCounts(*msg.sum), more)})
 }
 
-// onKey handles a key in the watched run's view: as the starter's, but cancel asks first (and
+// onKey handles a key (or the mouse wheel) in the watched run's view: as the starter's, but cancel asks first (and
 // only an operator may) and leaving it leaves the run alone. The run view's other actions
 // (help, refresh, a note) go up as they are.
-func (w watchState) onKey(msg tea.KeyPressMsg) (watchState, action) {
+func (w watchState) onKey(msg tea.Msg) (watchState, action) {
+	var a action
+	w.run, a = w.run.Update(msg)
 	r := w.run
-	switch a := r.Update(msg, w.c.keys, w.listH).(type) {
+	switch a := a.(type) {
 	case cancelRunAction:
 		return w, w.askCancel()
 	case hideRunAction:
