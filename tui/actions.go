@@ -286,11 +286,18 @@ func rowLabel(t *model.Table, r *model.Record) string {
 // shortID shortens an ID for a title or toast: minted keys are 39 characters long.
 func shortID(id string) string { return truncate(cellLine(id), 14) }
 
-// onAction carries out what a dialog returned.
+// onAction carries out what a component returned: a dialog's answer, a key a view handed up
+// (keyAction: verbs), a copy; the rest (onEffect) is common to every component.
 func (m *Model) onAction(a action) tea.Cmd {
 	switch a := a.(type) {
 	case nil:
 		return nil
+	case keyAction:
+		return verbs[a.v](m, a.inDetail)
+	case copyAction:
+		return m.onAction(m.clip.copyText(a.what, a.text))
+	case pickGroupAction:
+		return m.pickGroup(a.g)
 	case closeAction:
 		m.dialog = nil
 		m.replay.pendingReplay = nil
@@ -303,15 +310,7 @@ func (m *Model) onAction(a action) tea.Cmd {
 		return m.applySort(a)
 	case confirmAction:
 		m.dialog = nil
-		if ts := m.tabs.named(a.op.tab); ts != nil && ts.data != nil && len(a.op.unmark) > 0 {
-			// The marked rows the action leaves out were part of the choice just made.
-			for _, id := range a.op.unmark {
-				if ri, ok := ts.data.byID[id]; ok {
-					ts.setMark(ri, false)
-				}
-			}
-			ts.countShownMarks()
-		}
+		m.tabs.unmark(a.op)
 		return m.runWrite(a.op)
 	case replayStartAction:
 		m.dialog = nil
@@ -320,7 +319,7 @@ func (m *Model) onAction(a action) tea.Cmd {
 		m.dialog = nil
 		var act action
 		m.watch, act = m.watch.Update(a)
-		return m.onWatchAction(act)
+		return m.onAction(act)
 	case editStepAction:
 		m.dialog = nil
 		return m.onEditStep(a)
@@ -331,7 +330,22 @@ func (m *Model) onAction(a action) tea.Cmd {
 		}
 		return m.cancelAndQuit()
 	}
-	return nil
+	return m.onEffect(a)
+}
+
+// unmark drops the marks of the rows a confirmed op leaves out: they were part of the choice
+// just made.
+func (t *tabSet) unmark(op writeOp) {
+	ts := t.named(op.tab)
+	if ts == nil || ts.data == nil || len(op.unmark) == 0 {
+		return
+	}
+	for _, id := range op.unmark {
+		if ri, ok := ts.data.byID[id]; ok {
+			ts.setMark(ri, false)
+		}
+	}
+	ts.countShownMarks()
 }
 
 // setStatus builds the edits for a chosen status: one model.SetStatus per target that has an

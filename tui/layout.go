@@ -33,12 +33,16 @@ func (m *Model) relayout() {
 			m.geo.tableH = max(1, m.geo.bodyH-m.geo.previewH-1-1)
 		}
 	}
+	m.tabs.tableH = m.geo.tableH
 	if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		ts.relayout(m.c, m.geo.tableW)
 		ts.scrollTo(m.geo.tableH)
 	}
 	if m.detail != nil {
 		m.detail.setSize(w, m.geo.bodyH)
+	}
+	if m.groups != nil {
+		m.groups.listH = groupsListHeight(m.geo.bodyH)
 	}
 	if m.help.open {
 		// Clamp the help scroll here so View only reads it.

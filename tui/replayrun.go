@@ -509,23 +509,6 @@ func (r *replayRun) scrollKey(msg tea.KeyPressMsg, k *KeyMap, listH int) {
 	}
 }
 
-// onRunAction carries out an action of the progress view.
-func (m *Model) onRunAction(a action) tea.Cmd {
-	switch a := a.(type) {
-	case helpAction:
-		m.help.open = true
-	case cancelRunAction:
-		return m.cancelRun()
-	case refreshAction:
-		return m.refresh()
-	case cmdAction:
-		return a.cmd
-	case noteAction:
-		return m.toasts.sayf(toastInfo, "%s", a.text)
-	}
-	return nil
-}
-
 // goesOnNote says, on leaving the progress view of a run in progress, how to get back to it
 // and how to cancel it.
 func (s *replayState) goesOnNote() string {
@@ -547,7 +530,7 @@ func (m *Model) showProgress() tea.Cmd {
 		var a action
 		var ok bool
 		if m.watch, a, ok = m.watch.showOthers(m.replay.run); ok {
-			return m.onWatchAction(a) // another person's run (watch.go)
+			return m.onAction(a) // another person's run (watch.go)
 		}
 	}
 	if m.replay.run == nil {

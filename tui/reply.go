@@ -142,11 +142,11 @@ func (m *Model) startReply(inDetail bool) tea.Cmd {
 		note = fmt.Sprintf(" (the quote is the first %d characters)", replyQuoteMax)
 	}
 	said := fmt.Sprintf("copied a mailto: reply to %s%s", truncate(cellLine(rl.to), 40), note)
-	if m.tmux.dropped(m.c.term) {
+	if m.clip.dropped() {
 		// tmux swallows the link: say what to set, and offer nothing to answer.
-		return m.copyAndSay(rl.link, said)
+		return m.onAction(m.clip.copy(rl.link, said))
 	}
-	cmds := []tea.Cmd{m.copyAndSay(rl.link, said)}
+	cmds := []tea.Cmd{m.onAction(m.clip.copy(rl.link, said))}
 	if r.Status == statusReplied || r.ID == "" || !t.HasStatus(statusReplied) || m.c.readOnly {
 		return tea.Batch(cmds...)
 	}

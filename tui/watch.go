@@ -87,7 +87,7 @@ type watchState struct {
 	refusal string
 }
 
-// The actions of watchState.Update, which the root carries out (Model.onWatchAction).
+// The actions of watchState.Update, which the root carries out (Model.onAction, onEffect).
 type (
 	// actions is several actions, carried out in order.
 	actions []action
@@ -466,14 +466,15 @@ func (r *replayRun) watchTitle() string {
 	return r.label() + " · "
 }
 
-// onWatchAction carries out an action of watchState (the root's side of watching): the run
-// view's own actions (help, refresh, a note) as onRunAction does.
-func (m *Model) onWatchAction(a action) tea.Cmd {
+// onEffect carries out the actions every component may return (onAction carries out the
+// rest): several in order, a Cmd, a toast, a dialog, the halt banner; the run views' (help,
+// cancel, refresh, a note), watching's (watchState), the table's (marks, another tab).
+func (m *Model) onEffect(a action) tea.Cmd {
 	switch a := a.(type) {
 	case actions:
 		cmds := make([]tea.Cmd, 0, len(a))
 		for _, x := range a {
-			cmds = append(cmds, m.onWatchAction(x))
+			cmds = append(cmds, m.onAction(x))
 		}
 		return tea.Batch(cmds...)
 	case cmdAction:
@@ -497,8 +498,22 @@ func (m *Model) onWatchAction(a action) tea.Cmd {
 		m.dialog = a.d
 	case cancelNoteAction:
 		return m.cancelNote(a.text)
-	default:
-		return m.onRunAction(a)
+	case helpAction:
+		m.help.open = true
+	case cancelRunAction:
+		return m.cancelRun()
+	case refreshAction:
+		return m.refresh()
+	case noteAction:
+		return m.toasts.sayf(toastInfo, "%s", a.text)
+	case markedAction:
+		// The toast tells of the marks as they are: it goes when they change (V, space, a
+		// write) or the tab does.
+		return m.toasts.pushWhile(toastInfo, itoa(a.n)+" marked", func() bool { return m.tabs.current() == a.ts && a.ts.nMarked == a.n })
+	case tabChangedAction:
+		// The info toasts go: they told of the tab that was on screen ("2 set to done · u
+		// undoes"); errors stay.
+		m.toasts.dismissInfo()
 	}
 	return nil
 }
