@@ -130,7 +130,7 @@ type Model struct {
 	groups  *groupsView  // the dead-letter group view, while it is open (groups.go)
 	edit    *payloadEdit // the payload edit in progress, between E and its write (edit.go)
 	dialog  dialog
-	pending pendingAction
+	changes changes  // the actions' targets, checks and edits (actions.go)
 	help    helpView // the full help (`?`) over the screen, its scroll, the footer's hints (help.go)
 	toasts  toasts
 	spinner busySpinner
@@ -198,7 +198,7 @@ func New(opts Options) *Model {
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
 	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{c: c, brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}}
-	m.watch.c, m.replay.c, m.writes.c = c, c, c
+	m.watch.c, m.replay.c, m.writes.c, m.changes.c = c, c, c, c
 	m.clip = clipboard{c: c, ctx: ctx, tmuxBin: opts.Tmux, demo: opts.Demo}
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.spinner.Model = spinner.New(spinner.WithSpinner(spinner.MiniDot))

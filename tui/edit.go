@@ -165,7 +165,7 @@ func (m *Model) startEditPayload(inDetail bool) tea.Cmd {
 	if !inDetail && ts.nMarked > 1 {
 		return m.toasts.sayf(toastInfo, "%s edits one row and %d are marked: %s unmarks them", firstKey(m.c.keys.EditPayload), ts.nMarked, firstKey(m.c.keys.UnmarkAll))
 	}
-	_, p, ok := m.collectTargets(inDetail)
+	_, p, ok := m.scope(inDetail).targets()
 	switch {
 	case !ok:
 		return m.toasts.sayf(toastInfo, "no row to edit")

@@ -229,12 +229,12 @@ func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
 			}
 			return nil
 		},
-		vSort:       func(m *Model, _ bool) tea.Cmd { return m.startSort(m.tabs.current()) },
-		vSetStatus:  (*Model).startSetStatus,
-		vClearError: (*Model).startClearError,
-		vUndo:       func(m *Model, _ bool) tea.Cmd { return m.startUndo() },
-		vDiscard:    (*Model).startDiscard,
-		vRequeue:    func(m *Model, _ bool) tea.Cmd { return m.startRequeue() },
+		vSort:       func(m *Model, _ bool) tea.Cmd { return m.onAction(m.tabs.current().sortPicker(m.c)) },
+		vSetStatus:  func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.setStatusPicker(m.scope(inDetail))) },
+		vClearError: func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.clearError(m.scope(inDetail))) },
+		vUndo:       func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.undo(m.scope(inDetail), &m.writes)) },
+		vDiscard:    func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.discard(m.scope(inDetail))) },
+		vRequeue:    func(m *Model, _ bool) tea.Cmd { return m.onAction(m.changes.requeue(m.scope(false))) },
 		vCopy:       func(m *Model, _ bool) tea.Cmd { return m.onAction(m.clip.copyID(m.tabs.current())) },
 		vCopyLink: func(m *Model, inDetail bool) tea.Cmd {
 			if inDetail {
@@ -244,7 +244,7 @@ func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
 			r, _ := ts.current()
 			return m.onAction(m.clip.copyLink(ts, r, m.book.id))
 		},
-		vReply:       (*Model).startReply,
+		vReply:       func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.reply(m.scope(inDetail), &m.clip)) },
 		vReplay:      func(m *Model, inDetail bool) tea.Cmd { return m.startReplay(false, inDetail) },
 		vReplayAll:   func(m *Model, _ bool) tea.Cmd { return m.startReplay(true, false) },
 		vGroups:      func(m *Model, _ bool) tea.Cmd { return m.openGroups() },

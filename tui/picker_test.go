@@ -33,7 +33,7 @@ func TestPickerScrollsWhenShort(t *testing.T) {
 		t.Errorf("the cursor's option is always shown:\n%s", out)
 	}
 	keys(m, "enter")
-	if m.pending.tab != "" || !m.writes.writing || m.writes.inflight.status != "duplicate" {
+	if m.changes.pending.tab != "" || !m.writes.writing || m.writes.inflight.status != "duplicate" {
 		t.Errorf("enter picks the option under the cursor: %+v", m.writes.inflight)
 	}
 }
