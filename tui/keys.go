@@ -213,10 +213,19 @@ func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
 		vQuit:      func(m *Model, _ bool) tea.Cmd { return m.requestQuit() },
 		vHelp:      func(m *Model, _ bool) tea.Cmd { m.help.open = true; return nil },
 		vRefresh:   func(m *Model, _ bool) tea.Cmd { return m.refresh() },
-		vCancelRun: func(m *Model, _ bool) tea.Cmd { return m.cancelRunKey() },
-		vProgress:  func(m *Model, _ bool) tea.Cmd { return m.showProgress() },
-		vPreview:   func(m *Model, _ bool) tea.Cmd { m.preview.show = !m.preview.show; return nil },
-		vClear:     func(m *Model, _ bool) tea.Cmd { m.onClearKey(); return nil },
+		vCancelRun: func(m *Model, _ bool) tea.Cmd { return m.onAction(m.replay.cancelKey()) },
+		vProgress: func(m *Model, _ bool) tea.Cmd {
+			if !m.replay.running() {
+				var a action
+				var ok bool
+				if m.watch, a, ok = m.watch.showOthers(m.replay.run); ok {
+					return m.onAction(a) // another person's run (watch.go)
+				}
+			}
+			return m.onAction(m.replay.show())
+		},
+		vPreview: func(m *Model, _ bool) tea.Cmd { m.preview.show = !m.preview.show; return nil },
+		vClear:   func(m *Model, _ bool) tea.Cmd { m.onClearKey(); return nil },
 		vFilter: func(m *Model, _ bool) tea.Cmd {
 			m.prompt.open = true
 			m.prompt.input.SetValue(m.tabs.current().filter.query)

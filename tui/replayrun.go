@@ -173,13 +173,14 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	return tea.Batch(do, sink.listen(id), m.spinner.Tick)
 }
 
-// cancelRun stops a run from starting anything new. Requests in flight finish (or time out)
-// and their outcomes are written back.
-func (m *Model) cancelRun() tea.Cmd {
-	if !m.replay.stopRun() {
+// cancel stops the run from starting anything new (x in its progress view). Requests in
+// flight finish (or time out) and their outcomes are written back; the note saying so comes
+// back as a cancelNoteAction.
+func (s *replayState) cancel() action {
+	if !s.stopRun() {
 		return nil
 	}
-	return m.cancelNote("cancelling… calls in flight finish and are written back; nothing new starts")
+	return cancelNoteAction{"cancelling… calls in flight finish and are written back; nothing new starts"}
 }
 
 // cancelNote toasts that the run is cancelling, and remembers the toast so the run's end
@@ -225,7 +226,7 @@ func (s replayState) Update(msg tea.Msg) (replayState, action) {
 		if h, ok := a.(hideRunAction); ok {
 			s.showRun = false
 			if h.goesOn {
-				return s, noteAction{s.goesOnNote()}
+				return s, toastAction{toastInfo, s.goesOnNote()}
 			}
 			return s, nil
 		}
@@ -429,26 +430,22 @@ func countsLine(counts map[model.RowState]int) string {
 	return strings.Join(parts, " · ")
 }
 
-// Actions the progress view returns to the root model.
+// Actions the progress view returns to the root model, besides help and refresh (keyAction)
+// and notes (toastAction).
 type (
-	// helpAction: open the full help.
-	helpAction struct{}
 	// cancelRunAction: cancel the run (calls in flight finish and are written back).
 	cancelRunAction struct{}
 	// hideRunAction: back to the table; goesOn: the run goes on behind it (say how to get
 	// back to it).
 	hideRunAction struct{ goesOn bool }
-	// refreshAction: reload the workbook (r).
-	refreshAction struct{}
-	// noteAction: tell the user something (an info toast).
-	noteAction struct{ text string }
+	// showRunAction: a run's view goes on screen, over any other view; watched: another
+	// person's (watchState), else one's own (replayState); spin: start the spinner.
+	showRunAction struct{ watched, spin bool }
 )
 
-func (helpAction) isAction()      {}
 func (cancelRunAction) isAction() {}
 func (hideRunAction) isAction()   {}
-func (refreshAction) isAction()   {}
-func (noteAction) isAction()      {}
+func (showRunAction) isAction()   {}
 
 // Update handles a key in the progress view: cancel while running; back to the table (the
 // run goes on; the footer keeps its progress and the key that shows this view again);
@@ -467,7 +464,7 @@ func (r *replayRun) Update(msg tea.Msg) (*replayRun, action) {
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, k.Help):
-			return r, helpAction{}
+			return r, keyAction{v: vHelp}
 		case key.Matches(msg, k.Cancel):
 			if !r.finished {
 				return r, cancelRunAction{}
@@ -477,12 +474,12 @@ func (r *replayRun) Update(msg tea.Msg) (*replayRun, action) {
 			return r, hideRunAction{goesOn: !r.finished}
 		case key.Matches(msg, k.Refresh):
 			if !r.finished {
-				return r, noteAction{"a replay is running; the table reloads when it ends"}
+				return r, toastAction{toastInfo, "a replay is running; the table reloads when it ends"}
 			}
-			return r, refreshAction{}
+			return r, keyAction{v: vRefresh}
 		case key.Matches(msg, k.Replay, k.ReplayAll):
 			if !r.finished {
-				return r, noteAction{"a replay is already running"}
+				return r, toastAction{toastInfo, "a replay is already running"}
 			}
 		default:
 			r.scrollKey(msg, k, r.listH)
@@ -523,38 +520,44 @@ func (s *replayState) goesOnNote() string {
 	return "the replay goes on: " + cmp.Or(strings.Join(how, ", "), "ctrl+c cancels it")
 }
 
-// showProgress is P outside the progress view: show the run (in progress, or the last one's
-// report) again.
-func (m *Model) showProgress() tea.Cmd {
-	if !m.replay.running() {
-		var a action
-		var ok bool
-		if m.watch, a, ok = m.watch.showOthers(m.replay.run); ok {
-			return m.onAction(a) // another person's run (watch.go)
+// show is P outside the progress view, when no other person's run is to be shown
+// (watchState.showOthers): show the run (in progress, or the last one's report) again.
+func (s *replayState) show() action {
+	if s.run == nil {
+		k := s.c.keys
+		if !s.c.offers(k.Replay) {
+			return toastAction{toastInfo, "no replay to show"}
 		}
+		return toastAction{toastInfo, fmt.Sprintf("no replay to show: %s replays the marked rows or the cursor row", firstKey(k.Replay))}
 	}
-	if m.replay.run == nil {
-		if !m.c.offers(m.c.keys.Replay) {
-			return m.toasts.sayf(toastInfo, "no replay to show")
-		}
-		return m.toasts.sayf(toastInfo, "no replay to show: %s replays the marked rows or the cursor row", firstKey(m.c.keys.Replay))
-	}
-	m.replay.showRun = true
-	m.watch.show = false
-	m.detail = nil
-	m.prompt.open = false
-	return nil
+	s.showRun = true
+	return showRunAction{}
 }
 
-// cancelRunKey is x outside the progress view: cancel the run going on in the background.
-func (m *Model) cancelRunKey() tea.Cmd {
-	if !m.replay.running() {
+// cancelKey is x outside the progress view: cancel the run going on in the background.
+func (s *replayState) cancelKey() action {
+	if !s.running() {
 		return nil
 	}
-	if m.replay.run.cancelling {
-		return m.toasts.sayf(toastInfo, "already cancelling: calls in flight finish and are written back")
+	if s.run.cancelling {
+		return toastAction{toastInfo, "already cancelling: calls in flight finish and are written back"}
 	}
-	return m.cancelRun()
+	return s.cancel()
+}
+
+// onMyRun notices another person's cancel of this session's own run (the hub's word, r): the
+// run is then cancelling, and the view and the report name who cancelled it.
+func (s *replayState) onMyRun(r RunInfo) action {
+	run := s.run
+	if run == nil || run.finished || r.CancelledBy == "" || run.cancelledBy != "" {
+		return nil
+	}
+	run.cancelledBy = r.CancelledBy
+	if run.cancelling {
+		return nil // cancelled here first
+	}
+	run.cancelling = true
+	return cancelNoteAction{fmt.Sprintf("%s cancelled your replay: calls in flight finish and are written back; nothing new starts", cellLine(r.CancelledBy))}
 }
 
 // runStatusLine is the compact progress of a run going on behind the table (the footer):

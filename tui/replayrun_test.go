@@ -246,15 +246,15 @@ func TestRunViewReturnsActions(t *testing.T) {
 		key  string
 		want action
 	}{
-		{"help", running, "?", helpAction{}},
+		{"help", running, "?", keyAction{v: vHelp}},
 		{"x cancels a run", running, "x", cancelRunAction{}},
 		{"x closes a finished run", done, "x", hideRunAction{}},
 		{"esc leaves a run going on", running, "esc", hideRunAction{goesOn: true}},
 		{"enter closes a finished run", done, "enter", hideRunAction{}},
 		{"enter does nothing during a run", running, "enter", nil},
-		{"r during a run", running, "r", noteAction{"a replay is running; the table reloads when it ends"}},
-		{"r after a run", done, "r", refreshAction{}},
-		{"R during a run", running, "R", noteAction{"a replay is already running"}},
+		{"r during a run", running, "r", toastAction{toastInfo, "a replay is running; the table reloads when it ends"}},
+		{"r after a run", done, "r", keyAction{v: vRefresh}},
+		{"R during a run", running, "R", toastAction{toastInfo, "a replay is already running"}},
 		{"R after a run", done, "R", nil},
 	} {
 		if _, got := tc.r.Update(press(tc.key)); got != tc.want {

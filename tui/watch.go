@@ -105,8 +105,6 @@ type (
 	}
 	// myRunAction: the hub's word on this session's own run (who cancelled it).
 	myRunAction struct{ info RunInfo }
-	// showWatchAction: the watched run's view goes on screen (spin: start the spinner).
-	showWatchAction struct{ spin bool }
 	// haltAction: the halt banner shows h.
 	haltAction struct{ h *model.Halt }
 	// dialogAction: open d.
@@ -120,7 +118,6 @@ func (cmdAction) isAction()        {}
 func (toastAction) isAction()      {}
 func (runStartedAction) isAction() {}
 func (myRunAction) isAction()      {}
-func (showWatchAction) isAction()  {}
 func (haltAction) isAction()       {}
 func (dialogAction) isAction()     {}
 func (cancelNoteAction) isAction() {}
@@ -293,7 +290,7 @@ func (w watchState) showOthers(own *replayRun) (_ watchState, _ action, ok bool)
 	wr := w.run
 	if wr != nil && !wr.finished {
 		w.show = true
-		return w, showWatchAction{}, true
+		return w, showRunAction{watched: true}, true
 	}
 	if len(w.others) > 0 && (wr == nil || w.others[0].ID != w.runID) {
 		if w.opening {
@@ -314,7 +311,7 @@ func (w watchState) showOthers(own *replayRun) (_ watchState, _ action, ok bool)
 	}
 	if wr != nil && (own == nil || wr.ended.After(own.ended)) {
 		w.show = true // the newer of the two reports
-		return w, showWatchAction{}, true
+		return w, showRunAction{watched: true}, true
 	}
 	return w, nil, false
 }
@@ -344,7 +341,7 @@ func (w watchState) onOpened(msg watchOpenedMsg) (watchState, action) {
 	}
 	w.w, w.run, w.runID, w.refusal = msg.w, run, info.ID, msg.refusal
 	w.show = true
-	return w, actions{showWatchAction{spin: true}, cmdAction{watchNext(msg.w, msg.seq)}}
+	return w, actions{showRunAction{watched: true, spin: true}, cmdAction{watchNext(msg.w, msg.seq)}}
 }
 
 // watchNext waits for the watched run's next progress, off the UI goroutine.
@@ -484,9 +481,14 @@ func (m *Model) onEffect(a action) tea.Cmd {
 	case runStartedAction:
 		return m.toasts.pushWhile(toastInfo, a.text, func() bool { return m.watch.tellsOf(a.id) })
 	case myRunAction:
-		return m.onMyRunInfo(a.info)
-	case showWatchAction:
-		m.replay.showRun = false
+		return m.onAction(m.replay.onMyRun(a.info))
+	case showRunAction:
+		// One run's view at a time, over the detail view and the filter prompt.
+		if a.watched {
+			m.replay.showRun = false
+		} else {
+			m.watch.show = false
+		}
 		m.detail = nil
 		m.prompt.open = false
 		if a.spin {
@@ -498,14 +500,8 @@ func (m *Model) onEffect(a action) tea.Cmd {
 		m.dialog = a.d
 	case cancelNoteAction:
 		return m.cancelNote(a.text)
-	case helpAction:
-		m.help.open = true
 	case cancelRunAction:
-		return m.cancelRun()
-	case refreshAction:
-		return m.refresh()
-	case noteAction:
-		return m.toasts.sayf(toastInfo, "%s", a.text)
+		return m.onAction(m.replay.cancel())
 	case markedAction:
 		// The toast tells of the marks as they are: it goes when they change (V, space, a
 		// write) or the tab does.
@@ -516,19 +512,4 @@ func (m *Model) onEffect(a action) tea.Cmd {
 		m.toasts.dismissInfo()
 	}
 	return nil
-}
-
-// onMyRunInfo notices another person's cancel of this session's own run: the run is then
-// cancelling, and the view and the report name who cancelled it.
-func (m *Model) onMyRunInfo(r RunInfo) tea.Cmd {
-	run := m.replay.run
-	if run == nil || run.finished || r.CancelledBy == "" || run.cancelledBy != "" {
-		return nil
-	}
-	run.cancelledBy = r.CancelledBy
-	if run.cancelling {
-		return nil // cancelled here first
-	}
-	run.cancelling = true
-	return m.cancelNote(fmt.Sprintf("%s cancelled your replay: calls in flight finish and are written back; nothing new starts", cellLine(r.CancelledBy)))
 }
