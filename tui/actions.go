@@ -365,7 +365,14 @@ func (m *Model) onAction(a action) tea.Cmd {
 		return m.onAction(act)
 	case editStepAction:
 		m.dialog = nil
-		return m.onEditStep(a)
+		var act action
+		m.edit, act = m.edit.Update(a)
+		return m.onAction(act)
+	case editorAction:
+		if a.note == "" {
+			return tea.Sequence(a.run)
+		}
+		return tea.Sequence(a.run, m.toasts.sayf(toastInfo, "%s", a.note))
 	case quitAction:
 		m.dialog = nil
 		if !m.replay.running() {

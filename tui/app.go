@@ -127,8 +127,8 @@ type Model struct {
 	prompt  filterPrompt // the filter's line (`/`), while it is open (filter.go)
 	preview previewPane  // the preview pane: shown or not, and its cached rendering (preview.go)
 	detail  *detail
-	groups  *groupsView  // the dead-letter group view, while it is open (groups.go)
-	edit    *payloadEdit // the payload edit in progress, between E and its write (edit.go)
+	groups  *groupsView   // the dead-letter group view, while it is open (groups.go)
+	edit    payloadEditor // the payload edit in progress, between E and its write (edit.go)
 	dialog  dialog
 	changes changes  // the actions' targets, checks and edits (actions.go)
 	help    helpView // the full help (`?`) over the screen, its scroll, the footer's hints (help.go)
@@ -200,6 +200,7 @@ func New(opts Options) *Model {
 	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{c: c, brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}}
 	m.watch.c, m.replay.c, m.writes.c, m.changes.c = c, c, c, c
 	m.clip = clipboard{c: c, ctx: ctx, tmuxBin: opts.Tmux, demo: opts.Demo}
+	m.edit = payloadEditor{c: c, tabs: &m.tabs, remote: opts.Remote}
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.spinner.Model = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.load.loading = true
@@ -262,7 +263,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.writes, a = m.writes.Update(msg)
 		return tea.Batch(m.onWritten(a.(writtenAction)), m.afterPayloadWrite(msg))
 	case editorDoneMsg:
-		return m.onEditorDone(msg)
+		var a action
+		m.edit, a = m.edit.Update(msg)
+		return m.onAction(a)
 	case replayPlannedMsg:
 		return m.onReplayPlanned(msg)
 	case replayProgressMsg:

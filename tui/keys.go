@@ -257,7 +257,7 @@ func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
 		vReplay:      func(m *Model, inDetail bool) tea.Cmd { return m.startReplay(false, inDetail) },
 		vReplayAll:   func(m *Model, _ bool) tea.Cmd { return m.startReplay(true, false) },
 		vGroups:      func(m *Model, _ bool) tea.Cmd { return m.openGroups() },
-		vEditPayload: (*Model).startEditPayload,
+		vEditPayload: func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.edit.start(m.scope(inDetail))) },
 		vNextRow:     func(m *Model, _ bool) tea.Cmd { return m.stepDetail(1) },
 		vPrevRow:     func(m *Model, _ bool) tea.Cmd { return m.stepDetail(-1) },
 		vCloseDetail: func(m *Model, _ bool) tea.Cmd { m.detail = nil; return nil },

@@ -269,7 +269,7 @@ func TestRemoteSessionNeitherSuspendsNorEdits(t *testing.T) {
 	cmd := send(m, press("2"))
 	_ = cmd
 	cmd = send(m, press("E"))
-	if m.edit != nil {
+	if m.edit.e != nil {
 		t.Error("E opened an edit in a remote session")
 	}
 	for _, msg := range cmdMsgs(t, cmd) {
