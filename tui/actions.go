@@ -11,6 +11,31 @@ import (
 	"github.com/triage-dev/triage/model"
 )
 
+// changes is the actions component: it builds the changes the action keys ask for (set a
+// status, clear a sticky error, discard, undo, requeue, the reply's offer) from their targets
+// (an actionScope), and returns what the root must do as actions: a toast, a picker or a confirm
+// (dialogAction), a write (writeAction). The only state it keeps is the targets of an open
+// status picker.
+type changes struct {
+	c       *common
+	pending pendingAction // what the open status picker is choosing for
+}
+
+// actionScope is what an action key acts on, built by the root for each key (Model.scope): the
+// tabs, the detail view when the key was pressed in it (else nil), why no write may start now
+// (busy: Model.canWrite, "" when one may), and whether the program was told to end.
+type actionScope struct {
+	tabs   *tabSet
+	detail *detail
+	busy   string
+	ending bool
+}
+
+// writeAction: start the write op (Model.runWrite).
+type writeAction struct{ op writeOp }
+
+func (writeAction) isAction() {}
+
 // pendingAction remembers what an open picker is choosing for: the tab and the target rows by
 // ID (a refresh may land while the picker is open; IDs survive it, row indices don't).
 type pendingAction struct {
@@ -26,12 +51,18 @@ type pendingAction struct {
 // open keeps showing its last copy).
 const goneNote = "that row is no longer in the sheet (refreshed away); nothing changed"
 
+// goneToast reports targets that vanished in a refresh.
+func goneToast(n int) toastAction {
+	if n == 1 {
+		return toastAction{toastError, goneNote}
+	}
+	return toastAction{toastError, fmt.Sprintf("%d rows are no longer in the sheet (refreshed away); left alone", n)}
+}
+
 // gone reports targets that vanished in a refresh.
 func (t *toasts) gone(n int) tea.Cmd {
-	if n == 1 {
-		return t.sayf(toastError, "%s", goneNote)
-	}
-	return t.sayf(toastError, "%d rows are no longer in the sheet (refreshed away); left alone", n)
+	a := goneToast(n)
+	return t.push(a.level, a.text)
 }
 
 // record finds a loaded record by ID. A miss (the row vanished in a refresh) must never fall
@@ -71,12 +102,12 @@ func (c *common) roleRefusal(need model.Access, what string) string {
 }
 
 // mayChange is why this person can't make a change (what: "set a status") now: their role,
-// else canWrite's reason; "" when they can.
-func (m *Model) mayChange(what string) string {
-	if why := m.c.roleRefusal(model.AccessTriager, what); why != "" && !m.end.ending {
+// else why no write can start (busy); "" when they can.
+func (sc actionScope) mayChange(c *common, what string) string {
+	if why := c.roleRefusal(model.AccessTriager, what); why != "" && !sc.ending {
 		return why
 	}
-	return m.canWrite()
+	return sc.busy
 }
 
 // planningNote is the toast for a write or a refresh while a big replay plan is computed: the
@@ -106,26 +137,36 @@ func (m *Model) canWrite() string {
 	return ""
 }
 
-// collectTargets resolves the rows an action applies to: the detail view's record, else the
-// marked rows the filter shows, else the cursor row.
-func (m *Model) collectTargets(inDetail bool) (*tabState, pendingAction, bool) {
-	if inDetail && m.detail != nil {
-		ts := m.tabs.named(m.detail.tab)
+// scope is what an action key acts on (inDetail: pressed in the detail view) and whether a
+// change may start now, for the actions component (changes).
+func (m *Model) scope(inDetail bool) actionScope {
+	sc := actionScope{tabs: &m.tabs, busy: m.canWrite(), ending: m.end.ending}
+	if inDetail {
+		sc.detail = m.detail
+	}
+	return sc
+}
+
+// targets resolves the rows an action applies to: the detail view's record, else the marked
+// rows the filter shows, else the cursor row.
+func (sc actionScope) targets() (*tabState, pendingAction, bool) {
+	if d := sc.detail; d != nil {
+		ts := sc.tabs.named(d.tab)
 		if ts == nil || ts.data == nil {
 			return nil, pendingAction{}, false
 		}
 		p := pendingAction{tab: ts.name()}
-		switch _, _, found := ts.data.record(m.detail.rec.ID); {
-		case m.detail.rec.ID == "":
-			p.noID.add(ts.data.table, &m.detail.rec)
+		switch _, _, found := ts.data.record(d.rec.ID); {
+		case d.rec.ID == "":
+			p.noID.add(ts.data.table, &d.rec)
 		case !found:
 			p.gone = 1
 		default:
-			p.ids = []string{m.detail.rec.ID}
+			p.ids = []string{d.rec.ID}
 		}
 		return ts, p, true
 	}
-	ts := m.tabs.current()
+	ts := sc.tabs.current()
 	if ts == nil || ts.data == nil {
 		return nil, pendingAction{}, false
 	}
@@ -213,20 +254,20 @@ func (x noIDInfo) note() string {
 	return fmt.Sprintf("%d %s skipped (%s): %s", x.n, model.Plural(x.n, "row", "rows"), where, x.why)
 }
 
-// startSetStatus opens the status picker for the targets.
-func (m *Model) startSetStatus(inDetail bool) tea.Cmd {
-	if why := m.mayChange("set a status"); why != "" {
-		return m.toasts.sayf(toastInfo, "%s", why)
+// setStatusPicker opens the status picker for the targets (it keeps them, for setStatus).
+func (ch *changes) setStatusPicker(sc actionScope) action {
+	if why := sc.mayChange(ch.c, "set a status"); why != "" {
+		return toastAction{toastInfo, why}
 	}
-	ts, p, ok := m.collectTargets(inDetail)
+	ts, p, ok := sc.targets()
 	if !ok {
-		return m.toasts.sayf(toastInfo, "no row to change")
+		return toastAction{toastInfo, "no row to change"}
 	}
 	if p.gone > 0 && len(p.ids) == 0 {
-		return m.toasts.gone(p.gone)
+		return goneToast(p.gone)
 	}
 	if len(p.ids) == 0 {
-		return m.toasts.sayf(toastError, "%s", p.noID.note())
+		return toastAction{toastError, p.noID.note()}
 	}
 	t := ts.data.table
 	current := ""
@@ -251,9 +292,8 @@ func (m *Model) startSetStatus(inDetail bool) tea.Cmd {
 		}
 	}
 	options := append([]string(nil), t.Statuses...)
-	m.pending = p
-	m.dialog = newPicker(m.c, title, options, current)
-	return nil
+	ch.pending = p
+	return dialogAction{newPicker(ch.c, title, options, current)}
 }
 
 // rowLabel names one row the way a person recognises it: an inbox row by its sender's name
@@ -286,32 +326,34 @@ func rowLabel(t *model.Table, r *model.Record) string {
 // shortID shortens an ID for a title or toast: minted keys are 39 characters long.
 func shortID(id string) string { return truncate(cellLine(id), 14) }
 
-// onAction carries out what a dialog returned.
+// onAction carries out what a component returned: a dialog's answer, a key a view handed up
+// (keyAction: verbs), a copy; the rest (onEffect) is common to every component.
 func (m *Model) onAction(a action) tea.Cmd {
 	switch a := a.(type) {
 	case nil:
 		return nil
+	case keyAction:
+		return verbs[a.v](m, a.inDetail)
+	case copyAction:
+		return m.onAction(m.clip.copyText(a.what, a.text))
+	case pickGroupAction:
+		return m.pickGroup(a.g)
 	case closeAction:
 		m.dialog = nil
 		m.replay.pendingReplay = nil
 		return nil
 	case pickStatusAction:
 		m.dialog = nil
-		return m.setStatus(a.status)
+		return m.onAction(m.changes.setStatus(&m.tabs, a.status))
+	case writeAction:
+		return m.runWrite(a.op)
 	case sortAction:
 		m.dialog = nil
-		return m.applySort(a)
+		m.tabs.applySort(a)
+		return nil
 	case confirmAction:
 		m.dialog = nil
-		if ts := m.tabs.named(a.op.tab); ts != nil && ts.data != nil && len(a.op.unmark) > 0 {
-			// The marked rows the action leaves out were part of the choice just made.
-			for _, id := range a.op.unmark {
-				if ri, ok := ts.data.byID[id]; ok {
-					ts.setMark(ri, false)
-				}
-			}
-			ts.countShownMarks()
-		}
+		m.tabs.unmark(a.op)
 		return m.runWrite(a.op)
 	case replayStartAction:
 		m.dialog = nil
@@ -320,10 +362,17 @@ func (m *Model) onAction(a action) tea.Cmd {
 		m.dialog = nil
 		var act action
 		m.watch, act = m.watch.Update(a)
-		return m.onWatchAction(act)
+		return m.onAction(act)
 	case editStepAction:
 		m.dialog = nil
-		return m.onEditStep(a)
+		var act action
+		m.edit, act = m.edit.Update(a)
+		return m.onAction(act)
+	case editorAction:
+		if a.note == "" {
+			return tea.Sequence(a.run)
+		}
+		return tea.Sequence(a.run, m.toasts.sayf(toastInfo, "%s", a.note))
 	case quitAction:
 		m.dialog = nil
 		if !m.replay.running() {
@@ -331,17 +380,32 @@ func (m *Model) onAction(a action) tea.Cmd {
 		}
 		return m.cancelAndQuit()
 	}
-	return nil
+	return m.onEffect(a)
+}
+
+// unmark drops the marks of the rows a confirmed op leaves out: they were part of the choice
+// just made.
+func (t *tabSet) unmark(op writeOp) {
+	ts := t.named(op.tab)
+	if ts == nil || ts.data == nil || len(op.unmark) == 0 {
+		return
+	}
+	for _, id := range op.unmark {
+		if ri, ok := ts.data.byID[id]; ok {
+			ts.setMark(ri, false)
+		}
+	}
+	ts.countShownMarks()
 }
 
 // setStatus builds the edits for a chosen status: one model.SetStatus per target that has an
 // ID and isn't already at that status, confirmed first when there is more than one.
-func (m *Model) setStatus(status string) tea.Cmd {
-	p := m.pending
-	m.pending = pendingAction{}
-	ts := m.tabs.named(p.tab)
+func (ch *changes) setStatus(tabs *tabSet, status string) action {
+	p := ch.pending
+	ch.pending = pendingAction{}
+	ts := tabs.named(p.tab)
 	if ts == nil || ts.data == nil {
-		return m.toasts.sayf(toastError, "tab %s is gone since the picker opened; nothing changed", p.tab)
+		return toastAction{toastError, fmt.Sprintf("tab %s is gone since the picker opened; nothing changed", p.tab)}
 	}
 	t := ts.data.table
 	var edits []model.Edit
@@ -358,22 +422,22 @@ func (m *Model) setStatus(status string) tea.Cmd {
 		}
 		edits = append(edits, model.SetStatus(t, r, status))
 	}
-	var cmds []tea.Cmd
+	var acts actions
 	if p.noID.n > 0 {
-		cmds = append(cmds, m.toasts.sayf(toastError, "%s", p.noID.note()))
+		acts = append(acts, toastAction{toastError, p.noID.note()})
 	}
 	if gone > 0 {
-		cmds = append(cmds, m.toasts.gone(gone))
+		acts = append(acts, goneToast(gone))
 	}
 	if len(edits) == 0 {
 		if same > 0 {
-			cmds = append(cmds, m.toasts.sayf(toastInfo, "already %s: nothing to change", cellLine(status)))
+			acts = append(acts, toastAction{toastInfo, fmt.Sprintf("already %s: nothing to change", cellLine(status))})
 		}
-		return tea.Batch(cmds...)
+		return acts
 	}
 	op := writeOp{kind: writeSetStatus, tab: t.Config.Name, edits: edits, status: status}
 	if len(edits) == 1 {
-		return tea.Batch(append(cmds, m.runWrite(op))...)
+		return append(acts, writeAction{op})
 	}
 	var notes []string
 	if n := filterNote(p.filter); n != "" {
@@ -388,26 +452,25 @@ func (m *Model) setStatus(status string) tea.Cmd {
 	if p.noID.n > 0 {
 		notes = append(notes, p.noID.note()+".")
 	}
-	m.dialog = newConfirm(m.c, fmt.Sprintf("Set status of %d rows to %s?", len(edits), status), notes, op)
-	return tea.Batch(cmds...)
+	return append(acts, dialogAction{newConfirm(ch.c, fmt.Sprintf("Set status of %d rows to %s?", len(edits), status), notes, op)})
 }
 
-// startClearError releases sticky errors (rejected dead letters, error jobs): a person's
+// clearError releases sticky errors (rejected dead letters, error jobs): a person's
 // decision, never automation's (invariant 6).
-func (m *Model) startClearError(inDetail bool) tea.Cmd {
-	if why := m.mayChange("clear a sticky error"); why != "" {
-		return m.toasts.sayf(toastInfo, "%s", why)
+func (ch *changes) clearError(sc actionScope) action {
+	if why := sc.mayChange(ch.c, "clear a sticky error"); why != "" {
+		return toastAction{toastInfo, why}
 	}
-	ts, p, ok := m.collectTargets(inDetail)
+	ts, p, ok := sc.targets()
 	if !ok {
-		return m.toasts.sayf(toastInfo, "no row to change")
+		return toastAction{toastInfo, "no row to change"}
 	}
 	t := ts.data.table
 	if t.Config.Role == model.RoleInbox {
-		return m.toasts.sayf(toastInfo, "the inbox has no sticky errors (%s clears rejected dead letters and error jobs)", firstKey(m.c.keys.ClearError))
+		return toastAction{toastInfo, fmt.Sprintf("the inbox has no sticky errors (%s clears rejected dead letters and error jobs)", firstKey(ch.c.keys.ClearError))}
 	}
 	if p.gone > 0 && len(p.ids) == 0 {
-		return m.toasts.gone(p.gone)
+		return goneToast(p.gone)
 	}
 	var edits []model.Edit
 	var notSticky []string
@@ -418,19 +481,19 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 			gone++
 			continue
 		}
-		e, ok := model.ClearError(t, r, m.c.now())
+		e, ok := model.ClearError(t, r, ch.c.now())
 		if !ok {
 			notSticky = append(notSticky, id)
 			continue
 		}
 		edits = append(edits, e)
 	}
-	var cmds []tea.Cmd
+	var acts actions
 	if p.noID.n > 0 {
-		cmds = append(cmds, m.toasts.sayf(toastError, "%s", p.noID.note()))
+		acts = append(acts, toastAction{toastError, p.noID.note()})
 	}
 	if gone > 0 {
-		cmds = append(cmds, m.toasts.gone(gone))
+		acts = append(acts, goneToast(gone))
 	}
 	sticky := model.StatusRejected
 	back := model.StatusDead
@@ -440,13 +503,13 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	}
 	if len(edits) == 0 {
 		if n := len(notSticky); n > 0 {
-			cmds = append(cmds, m.toasts.sayf(toastInfo, "nothing to clear: %s %s no sticky error (only %s rows have one)", countRows(n), model.Plural(n, "has", "have"), sticky))
+			acts = append(acts, toastAction{toastInfo, fmt.Sprintf("nothing to clear: %s %s no sticky error (only %s rows have one)", countRows(n), model.Plural(n, "has", "have"), sticky)})
 		}
-		return tea.Batch(cmds...)
+		return acts
 	}
 	op := writeOp{kind: writeClearError, tab: t.Config.Name, edits: edits, status: back, unmark: notSticky}
 	if len(edits) == 1 && len(notSticky) == 0 {
-		return tea.Batch(append(cmds, m.runWrite(op))...)
+		return append(acts, writeAction{op})
 	}
 	// Several rows, or marked rows some of which can't be changed: ask, naming what is left
 	// out, so no marked row is skipped unseen.
@@ -457,28 +520,27 @@ func (m *Model) startClearError(inDetail bool) tea.Cmd {
 	if p.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
 	}
-	m.dialog = newConfirm(m.c, fmt.Sprintf("Clear the sticky error of %s?", countRows(len(edits))), notes, op)
-	return tea.Batch(cmds...)
+	return append(acts, dialogAction{newConfirm(ch.c, fmt.Sprintf("Clear the sticky error of %s?", countRows(len(edits))), notes, op)})
 }
 
-// startUndo reverts the last applied change with the inverse edits (which expect the values
+// undo reverts the last applied change of q with the inverse edits (which expect the values
 // the change wrote, so a row changed since is reported as a conflict, not overwritten).
-func (m *Model) startUndo() tea.Cmd {
-	if why := m.mayChange("undo a change"); why != "" {
-		return m.toasts.sayf(toastInfo, "%s", why)
+func (ch *changes) undo(sc actionScope, q *writeQueue) action {
+	if why := sc.mayChange(ch.c, "undo a change"); why != "" {
+		return toastAction{toastInfo, why}
 	}
-	last, ok := m.writes.lastChange()
+	last, ok := q.lastChange()
 	if !ok {
-		return m.toasts.sayf(toastInfo, "nothing to undo")
+		return toastAction{toastInfo, "nothing to undo"}
 	}
 	op := writeOp{kind: writeUndo, tab: last.tab, edits: inverseAll(last.edits), undoes: &last}
-	here := m.tabs.current()
-	if m.detail != nil {
-		here = m.tabs.named(m.detail.tab)
+	here := sc.tabs.current()
+	if sc.detail != nil {
+		here = sc.tabs.named(sc.detail.tab)
 	}
 	sameTab := here != nil && here.name() == last.tab
 	if len(op.edits) == 1 && sameTab {
-		return m.runWrite(op)
+		return writeAction{op}
 	}
 	// Another tab's change (or many rows) is never undone unseen: say which tab, which rows
 	// and what they go back to, and ask.
@@ -486,11 +548,10 @@ func (m *Model) startUndo() tea.Cmd {
 	if !sameTab {
 		question = fmt.Sprintf("Undo the last change, made on the %s tab (%s)?", cellLine(last.tab), countRows(len(op.edits)))
 	}
-	notes := []string{m.tabs.undoWhat(op), "Each row goes back to what it was, unless someone changed it since (then it is reported, not overwritten)."}
-	d := newConfirm(m.c, question, notes, op)
+	notes := []string{sc.tabs.undoWhat(op), "Each row goes back to what it was, unless someone changed it since (then it is reported, not overwritten)."}
+	d := newConfirm(ch.c, question, notes, op)
 	d.yesLabel = "undo"
-	m.dialog = d
-	return nil
+	return dialogAction{d}
 }
 
 // undoWhat names the rows an undo touches and what they go back to: "row 5 (ID 8f3a…):
@@ -645,22 +706,22 @@ func rederive(t *model.Table, r *model.Record) {
 	r.Problems = problems
 }
 
-// startDiscard drops dead letters an operator decided not to replay (status → discarded):
-// the cursor row (or the detail's record) at once, marked rows after a confirm. u undoes it.
-func (m *Model) startDiscard(inDetail bool) tea.Cmd {
-	if why := m.mayChange("discard a dead letter"); why != "" {
-		return m.toasts.sayf(toastInfo, "%s", why)
+// discard drops dead letters an operator decided not to replay (status → discarded): the
+// cursor row (or the detail's record) at once, marked rows after a confirm. u undoes it.
+func (ch *changes) discard(sc actionScope) action {
+	if why := sc.mayChange(ch.c, "discard a dead letter"); why != "" {
+		return toastAction{toastInfo, why}
 	}
-	ts, p, ok := m.collectTargets(inDetail)
+	ts, p, ok := sc.targets()
 	if !ok {
-		return m.toasts.sayf(toastInfo, "no row to discard")
+		return toastAction{toastInfo, "no row to discard"}
 	}
 	t := ts.data.table
 	if t.Config.Role != model.RoleDeadLetter {
-		return m.toasts.sayf(toastInfo, "discard is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
+		return toastAction{toastInfo, fmt.Sprintf("discard is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))}
 	}
 	if p.gone > 0 && len(p.ids) == 0 {
-		return m.toasts.gone(p.gone)
+		return goneToast(p.gone)
 	}
 	var edits []model.Edit
 	var skipped []string
@@ -683,33 +744,32 @@ func (m *Model) startDiscard(inDetail bool) tea.Cmd {
 		}
 		edits = append(edits, model.SetStatus(t, r, model.StatusDiscarded))
 	}
-	var cmds []tea.Cmd
+	var acts actions
 	if p.noID.n > 0 {
-		cmds = append(cmds, m.toasts.sayf(toastError, "%s", p.noID.note()))
+		acts = append(acts, toastAction{toastError, p.noID.note()})
 	}
 	if gone > 0 {
-		cmds = append(cmds, m.toasts.gone(gone))
+		acts = append(acts, goneToast(gone))
 	}
 	if len(edits) == 0 {
 		switch {
 		case delivered > 0:
-			cmds = append(cmds, m.toasts.sayf(toastInfo, "delivered rows aren't discarded: there is nothing left to drop"))
+			acts = append(acts, toastAction{toastInfo, "delivered rows aren't discarded: there is nothing left to drop"})
 		case already > 0:
-			cmds = append(cmds, m.toasts.sayf(toastInfo, "already discarded"))
+			acts = append(acts, toastAction{toastInfo, "already discarded"})
 		}
-		return tea.Batch(cmds...)
+		return acts
 	}
 	op := writeOp{kind: writeDiscard, tab: t.Config.Name, edits: edits, status: model.StatusDiscarded, unmark: skipped}
 	if len(edits) == 1 && len(skipped) == 0 {
-		return tea.Batch(append(cmds, m.runWrite(op))...)
+		return append(acts, writeAction{op})
 	}
-	notes := []string{strings.TrimSpace("They are never replayed" + withHint("", " (", keySays(m.c.keys.Undo, "undoes this)")) + ". " + filterNote(p.filter))}
+	notes := []string{strings.TrimSpace("They are never replayed" + withHint("", " (", keySays(ch.c.keys.Undo, "undoes this)")) + ". " + filterNote(p.filter))}
 	if p.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
 	}
 	if n := already + delivered; n > 0 {
 		notes = append(notes, fmt.Sprintf("%s already discarded or delivered: left alone and unmarked.", countRows(n)))
 	}
-	m.dialog = newConfirm(m.c, fmt.Sprintf("Discard %d dead %s?", len(edits), model.Plural(len(edits), "letter", "letters")), notes, op)
-	return tea.Batch(cmds...)
+	return append(acts, dialogAction{newConfirm(ch.c, fmt.Sprintf("Discard %d dead %s?", len(edits), model.Plural(len(edits), "letter", "letters")), notes, op)})
 }

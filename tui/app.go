@@ -127,10 +127,10 @@ type Model struct {
 	prompt  filterPrompt // the filter's line (`/`), while it is open (filter.go)
 	preview previewPane  // the preview pane: shown or not, and its cached rendering (preview.go)
 	detail  *detail
-	groups  *groupsView  // the dead-letter group view, while it is open (groups.go)
-	edit    *payloadEdit // the payload edit in progress, between E and its write (edit.go)
+	groups  *groupsView   // the dead-letter group view, while it is open (groups.go)
+	edit    payloadEditor // the payload edit in progress, between E and its write (edit.go)
 	dialog  dialog
-	pending pendingAction
+	changes changes  // the actions' targets, checks and edits (actions.go)
 	help    helpView // the full help (`?`) over the screen, its scroll, the footer's hints (help.go)
 	toasts  toasts
 	spinner busySpinner
@@ -139,7 +139,7 @@ type Model struct {
 
 	replay replayState // the plan, the run and the halt banner (replay.go, replayrun.go)
 	watch  watchState  // other people's runs, and the one watched (watch.go)
-	tmux   tmuxClip    // whether tmux passes OSC 52 on (clipboard.go)
+	clip   clipboard   // copying, and whether tmux passes OSC 52 on (clipboard.go)
 	end    endState    // told to end, and what to print once the screen is gone
 
 	geo geometry // the body's layout, recomputed at the end of every Update (layout.go)
@@ -197,8 +197,10 @@ func New(opts Options) *Model {
 	c.readOnlyWhy = opts.ReadOnlyWhy
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
-	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}}
-	m.watch.c, m.replay.c, m.writes.c = c, c, c
+	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{c: c, brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}}
+	m.watch.c, m.replay.c, m.writes.c, m.changes.c = c, c, c, c
+	m.clip = clipboard{c: c, ctx: ctx, tmuxBin: opts.Tmux, demo: opts.Demo}
+	m.edit = payloadEditor{c: c, tabs: &m.tabs, remote: opts.Remote}
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.spinner.Model = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.load.loading = true
@@ -261,30 +263,36 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.writes, a = m.writes.Update(msg)
 		return tea.Batch(m.onWritten(a.(writtenAction)), m.afterPayloadWrite(msg))
 	case editorDoneMsg:
-		return m.onEditorDone(msg)
+		var a action
+		m.edit, a = m.edit.Update(msg)
+		return m.onAction(a)
 	case replayPlannedMsg:
 		return m.onReplayPlanned(msg)
 	case replayProgressMsg:
 		var a action
 		m.replay, a = m.replay.Update(msg)
-		return m.onRunAction(a)
+		return m.onAction(a)
 	case replayDoneMsg:
 		return m.onReplayDone(msg)
 	case runsMsg, watchOpenedMsg, watchEventsMsg, watchCancelledMsg:
 		var a action
 		m.watch, a = m.watch.Update(msg)
-		return m.onWatchAction(a)
+		return m.onAction(a)
 	case tea.MouseWheelMsg:
 		return m.onWheel(msg)
 	case tea.PasteMsg:
 		if m.prompt.open {
-			return m.updatePrompt(msg)
+			var a action
+			m.prompt, a = m.prompt.Update(msg)
+			m.tabs.onPrompt(a)
 		}
 		return nil
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	case tmuxClipMsg:
-		return m.onTmuxClip(msg)
+		var a action
+		m.clip, a = m.clip.Update(msg)
+		return m.onAction(a)
 	case ShutdownMsg:
 		return m.onShutdown()
 	case refreshTickMsg, clockMsg, toastExpiredMsg, spinner.TickMsg:
@@ -372,6 +380,8 @@ type bookInfo struct{ title, id string }
 // tabSet is the workbook's tabs as the screen shows them: the active one, the configured ones
 // the sheet lacks, and the tab bar, memoised.
 type tabSet struct {
+	c        *common
+	tableH   int // the table's height: its page (set by the parent, relayout)
 	list     []*tabState
 	active   int
 	missing  []model.TabConfig

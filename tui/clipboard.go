@@ -44,40 +44,55 @@ func (c *common) clipboardCmd(s string) tea.Cmd {
 	return tea.SetClipboard(s)
 }
 
-// copyText copies s and says what was copied.
-func (m *Model) copyText(what, s string) tea.Cmd {
-	return m.copyAndSay(s, fmt.Sprintf("copied %s: %s", what, truncate(cellLine(s), 40)))
+// clipboard is copying (y, o, m): the clipboard sequence for this terminal (common.term), and
+// what tmux said about passing it on, so `y` never claims a copy that tmux swallowed. Its
+// copies return actions (the sequence, the toast, a question to tmux) for the root to carry
+// out; tmux's answer comes back through Update.
+type clipboard struct {
+	c *common
+	// ctx and tmuxBin: how to ask tmux (Options.Tmux; "" never asks).
+	ctx     context.Context
+	tmuxBin string
+	// demo: the demo's spreadsheet exists nowhere (Options.Demo): no sheet link to copy.
+	demo bool
+	tmux tmuxClip
 }
-
-// copyAndSay copies s and toasts said, unless the copy can't arrive: inside tmux whose
-// set-clipboard isn't on (off, or external: tmux's default, which takes the clipboard from
-// tmux's own copy mode but drops OSC 52 from applications) and whose allow-passthrough is
-// off, tmux swallows OSC 52, and "copied" would be a lie. The first copy inside tmux asks
-// tmux (in a Cmd) and corrects itself if so.
-func (m *Model) copyAndSay(s, said string) tea.Cmd {
-	if !m.c.term.tmux {
-		return tea.Batch(m.c.clipboardCmd(s), m.toasts.sayf(toastInfo, "%s", said))
-	}
-	switch m.tmux.clip {
-	case tmuxClipOff:
-		return m.toasts.sayf(toastError, "%s", tmuxClipboardAdvice(m.tmux.setClipboard))
-	case tmuxClipUnknown:
-		if m.opts.Tmux != "" {
-			m.tmux.clip = tmuxClipAsking
-			return tea.Batch(m.c.clipboardCmd(s), m.toasts.sayf(toastInfo, "%s", said), queryTmuxClipboard(m.life.ctx, m.opts.Tmux))
-		}
-	}
-	return tea.Batch(m.c.clipboardCmd(s), m.toasts.sayf(toastInfo, "%s", said))
-}
-
-// dropped says a copy can't arrive: tmux said it swallows OSC 52.
-func (t tmuxClip) dropped(term termInfo) bool { return term.tmux && t.clip == tmuxClipOff }
 
 // tmuxClip is what tmux said about passing the clipboard on, and its set-clipboard when it
 // drops OSC 52 (tmuxClipOff), for the advice.
 type tmuxClip struct {
 	clip         tmuxClipState
 	setClipboard string
+}
+
+// dropped says a copy can't arrive: tmux said it swallows OSC 52.
+func (cb *clipboard) dropped() bool { return cb.c.term.tmux && cb.tmux.clip == tmuxClipOff }
+
+// copyText copies s and says what was copied.
+func (cb *clipboard) copyText(what, s string) action {
+	return cb.copy(s, fmt.Sprintf("copied %s: %s", what, truncate(cellLine(s), 40)))
+}
+
+// copy copies s and toasts said, unless the copy can't arrive: inside tmux whose
+// set-clipboard isn't on (off, or external: tmux's default, which takes the clipboard from
+// tmux's own copy mode but drops OSC 52 from applications) and whose allow-passthrough is
+// off, tmux swallows OSC 52, and "copied" would be a lie. The first copy inside tmux asks
+// tmux (in a Cmd) and corrects itself if so.
+func (cb *clipboard) copy(s, said string) action {
+	copied := actions{cmdAction{cb.c.clipboardCmd(s)}, toastAction{toastInfo, said}}
+	if !cb.c.term.tmux {
+		return copied
+	}
+	switch cb.tmux.clip {
+	case tmuxClipOff:
+		return toastAction{toastError, tmuxClipboardAdvice(cb.tmux.setClipboard)}
+	case tmuxClipUnknown:
+		if cb.tmuxBin != "" {
+			cb.tmux.clip = tmuxClipAsking
+			return append(copied, cmdAction{queryTmuxClipboard(cb.ctx, cb.tmuxBin)})
+		}
+	}
+	return copied
 }
 
 // tmuxClipState is what tmux said about passing the clipboard on.
@@ -127,26 +142,28 @@ func queryTmuxClipboard(ctx context.Context, bin string) tea.Cmd {
 	}
 }
 
-// onTmuxClip takes tmux's answer. Only set-clipboard on passes an application's OSC 52 on
-// (external, the default, and off drop it), or allow-passthrough on/all the wrapped copy:
-// with neither, the copy that asked was lost: say so and what to set, once; every later copy
-// says it at once instead of "copied".
-func (m *Model) onTmuxClip(msg tmuxClipMsg) tea.Cmd {
+// Update takes tmux's answer (tmuxClipMsg). Only set-clipboard on passes an application's
+// OSC 52 on (external, the default, and off drop it), or allow-passthrough on/all the wrapped
+// copy: with neither, the copy that asked was lost: say so and what to set, once; every later
+// copy says it at once instead of "copied".
+func (cb clipboard) Update(msg tea.Msg) (clipboard, action) {
+	a, ok := msg.(tmuxClipMsg)
 	switch {
-	case msg.err != nil:
-		m.tmux.clip = tmuxClipNoAnswer
-		return nil
-	case msg.setClipboard != "on" && msg.passthrough != "on" && msg.passthrough != "all":
-		m.tmux.clip, m.tmux.setClipboard = tmuxClipOff, msg.setClipboard
-		return m.toasts.sayf(toastError, "%s", tmuxClipboardAdvice(msg.setClipboard))
+	case !ok:
+		return cb, nil
+	case a.err != nil:
+		cb.tmux.clip = tmuxClipNoAnswer
+		return cb, nil
+	case a.setClipboard != "on" && a.passthrough != "on" && a.passthrough != "all":
+		cb.tmux.clip, cb.tmux.setClipboard = tmuxClipOff, a.setClipboard
+		return cb, toastAction{toastError, tmuxClipboardAdvice(a.setClipboard)}
 	}
-	m.tmux.clip = tmuxClipOn
-	return nil
+	cb.tmux.clip = tmuxClipOn
+	return cb, nil
 }
 
-// copyID copies the cursor row's ID (`y` in the table).
-func (m *Model) copyID() tea.Cmd {
-	ts := m.tabs.current()
+// copyID copies the ID of the cursor row of ts (`y` in the table).
+func (cb *clipboard) copyID(ts *tabState) action {
 	if ts == nil || ts.data == nil {
 		return nil
 	}
@@ -155,9 +172,9 @@ func (m *Model) copyID() tea.Cmd {
 		return nil
 	}
 	if r.ID == "" {
-		return m.toasts.sayf(toastInfo, "this row has no ID to copy")
+		return toastAction{toastInfo, "this row has no ID to copy"}
 	}
-	return m.copyAndSay(r.ID, "copied ID "+shortID(r.ID))
+	return cb.copy(r.ID, "copied ID "+shortID(r.ID))
 }
 
 // sheetLink is the Google Sheets address of a row: the spreadsheet, the tab (gid) and the
@@ -166,17 +183,17 @@ func sheetLink(spreadsheetID string, t *model.Table, r *model.Record) string {
 	return fmt.Sprintf("https://docs.google.com/spreadsheets/d/%s/edit#gid=%d&range=A%d", url.PathEscape(spreadsheetID), t.SheetID, r.Row)
 }
 
-// copyLink copies the row's sheet link (`o`).
-func (m *Model) copyLink(ts *tabState, r *model.Record) tea.Cmd {
+// copyLink copies the sheet link of row r of ts in spreadsheet id (`o`).
+func (cb *clipboard) copyLink(ts *tabState, r *model.Record, id string) action {
 	if ts == nil || ts.data == nil || r == nil {
 		return nil
 	}
-	if m.opts.Demo {
-		return m.toasts.sayf(toastInfo, "the demo's sheet exists only in this process: it has no Google Sheets link (%s copies one on a real sheet)", hintKeys(m.c.keys.CopyLink.Keys()...))
+	if cb.demo {
+		return toastAction{toastInfo, fmt.Sprintf("the demo's sheet exists only in this process: it has no Google Sheets link (%s copies one on a real sheet)", hintKeys(cb.c.keys.CopyLink.Keys()...))}
 	}
-	if m.book.id == "" {
-		return m.toasts.sayf(toastInfo, "no spreadsheet ID to link to")
+	if id == "" {
+		return toastAction{toastInfo, "no spreadsheet ID to link to"}
 	}
-	link := sheetLink(m.book.id, ts.data.table, r)
-	return m.copyAndSay(link, fmt.Sprintf("copied the sheet link to %s row %d (gid=%d&range=A%d)", cellLine(ts.name()), r.Row, ts.data.table.SheetID, r.Row))
+	link := sheetLink(id, ts.data.table, r)
+	return cb.copy(link, fmt.Sprintf("copied the sheet link to %s row %d (gid=%d&range=A%d)", cellLine(ts.name()), r.Row, ts.data.table.SheetID, r.Row))
 }

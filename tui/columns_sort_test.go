@@ -455,9 +455,9 @@ func TestFooterFitsWholeHints(t *testing.T) {
 	}
 	// The memo follows what the line is made of: a halt adds a hint.
 	m := newLoaded(t, demoWorkbook(t), 120, 24)
-	before := m.shortHelpLine(120)
+	before := shortHelpLine(m, 120)
 	withHalt(m)
-	if after := m.shortHelpLine(120); after == before || !strings.Contains(ansi.Strip(after), "dismiss halt") {
+	if after := shortHelpLine(m, 120); after == before || !strings.Contains(ansi.Strip(after), "dismiss halt") {
 		t.Errorf("the footer didn't change with a halt: %q", ansi.Strip(after))
 	}
 }

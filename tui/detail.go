@@ -282,10 +282,14 @@ func noteWidth(n string) int {
 // focused field (what `y` copies); the mouse wheel scrolls. The focus follows the scroll, as
 // a reader of less or neomutt expects: at the top it is the first field, at the bottom the
 // last, and a focused field scrolled out of view gives way to the first field on screen, so
-// `y` copies something you can see.
-func (d *detail) Update(msg tea.Msg) (*detail, tea.Cmd) {
+// `y` copies something you can see. The view's other keys (back, help, copy, the next or
+// previous row, the actions on this record) go up as actions.
+func (d *detail) Update(msg tea.Msg) (*detail, action) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
+		if a, ok := d.actionKey(msg); ok {
+			return d, a
+		}
 		d.onKey(msg)
 	case tea.MouseWheelMsg:
 		y := d.vp.YOffset()
@@ -293,6 +297,53 @@ func (d *detail) Update(msg tea.Msg) (*detail, tea.Cmd) {
 		d.followScroll(y)
 	}
 	return d, nil
+}
+
+// detailVerbs are the detail view's keys the root carries out, in the order they are matched.
+var detailVerbs = []keyVerb{
+	{func(k *KeyMap) key.Binding { return k.CopyLink }, vCopyLink},
+	{func(k *KeyMap) key.Binding { return k.NextRow }, vNextRow},
+	{func(k *KeyMap) key.Binding { return k.PrevRow }, vPrevRow},
+	{func(k *KeyMap) key.Binding { return k.Reply }, vReply},
+	{func(k *KeyMap) key.Binding { return k.SetStatus }, vSetStatus},
+	{func(k *KeyMap) key.Binding { return k.ClearError }, vClearError},
+	{func(k *KeyMap) key.Binding { return k.Discard }, vDiscard},
+	{func(k *KeyMap) key.Binding { return k.Replay }, vReplay},
+	{func(k *KeyMap) key.Binding { return k.EditPayload }, vEditPayload},
+	{func(k *KeyMap) key.Binding { return k.Cancel }, vCancelRun},
+	{func(k *KeyMap) key.Binding { return k.Progress }, vProgress},
+	{func(k *KeyMap) key.Binding { return k.Undo }, vUndo},
+	{func(k *KeyMap) key.Binding { return k.Refresh }, vRefresh},
+}
+
+// copyAction: copy text, and say that what was copied.
+type copyAction struct{ what, text string }
+
+func (copyAction) isAction() {}
+
+// actionKey is the action of a key the root carries out: back, help, copy the focused field,
+// the next or previous row, the actions on this record; false for the pager's keys.
+func (d *detail) actionKey(msg tea.KeyPressMsg) (action, bool) {
+	k := d.c.keys
+	switch {
+	case key.Matches(msg, k.Back, k.Clear, k.Quit):
+		return keyAction{v: vCloseDetail}, true
+	case key.Matches(msg, k.Help):
+		return keyAction{v: vHelp}, true
+	case key.Matches(msg, k.Copy):
+		f, ok := d.focused()
+		if !ok {
+			return nil, true
+		}
+		if v := f.copyValue(); v != "" {
+			return copyAction{what: f.label, text: v}, true
+		}
+		return toastAction{toastInfo, f.label + " is empty: nothing copied"}, true
+	}
+	if v, ok := matchVerb(msg, k, detailVerbs); ok {
+		return keyAction{v: v, inDetail: true}, true
+	}
+	return nil, false
 }
 
 // onKey handles the pager's keys; false for any other key.

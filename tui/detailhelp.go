@@ -10,21 +10,21 @@ import (
 	"github.com/triage-dev/triage/model"
 )
 
-// detailRole is the role of the tab the detail view shows ("" when it is gone).
-func (m *Model) detailRole() model.Role {
-	if m.detail == nil {
+// roleOf is the role of the tab detail view d shows ("" when it is gone, or d is nil).
+func (t *tabSet) roleOf(d *detail) model.Role {
+	if d == nil {
 		return ""
 	}
-	if ts := m.tabs.named(m.detail.tab); ts != nil {
+	if ts := t.named(d.tab); ts != nil {
 		return ts.cfg.Role
 	}
 	return ""
 }
 
 // detailShortHelp is the footer of the detail view, most used first: back, scroll a line,
-// a page, the next and previous row, copy, status, then the tab's own actions.
-func (m *Model) detailShortHelp(back string) []key.Binding {
-	k := m.c.keys
+// a page, the next and previous row, copy, status, then the actions of its tab's role.
+func detailShortHelp(c *common, role model.Role, back string) []key.Binding {
+	k := c.keys
 	pair := func(a, b key.Binding, desc string) key.Binding {
 		x, y := letterKey(a), letterKey(b)
 		if x == "" || y == "" {
@@ -35,7 +35,7 @@ func (m *Model) detailShortHelp(back string) []key.Binding {
 	hs := []key.Binding{k.Help, bindingHelp(back, "back"), bindingHelp(k.scrollHint(), "scroll"),
 		pair(k.PagerDown, k.PagerUp, "page"), pair(k.NextRow, k.PrevRow, "next/prev row"),
 		withDesc(k.Copy, "copy field"), k.SetStatus}
-	switch m.detailRole() {
+	switch role {
 	case model.RoleInbox:
 		hs = append(hs, withDesc(k.Reply, "reply"))
 	case model.RoleDeadLetter:
@@ -44,20 +44,19 @@ func (m *Model) detailShortHelp(back string) []key.Binding {
 		hs = append(hs, withDesc(k.ClearError, "clear error"))
 	}
 	hs = append(hs, pair(k.NextField, k.PrevField, "field"), k.Undo, withDesc(k.CopyLink, "copy link"))
-	return slices.DeleteFunc(hs, func(b key.Binding) bool { return !m.c.offers(b) })
+	return slices.DeleteFunc(hs, func(b key.Binding) bool { return !c.offers(b) })
 }
 
-// helpGroups are the groups the `?` screen lists: the detail view's when it is open, else
-// the table's.
-func (m *Model) helpGroups() []helpGroup {
-	if m.detail != nil {
-		return m.c.offered(m.c.keys.detailHelp(m.detailRole()))
+// help is what the `?` screen lists, and its heading: the keys of detail view d when it is
+// open, else the active tab's table's.
+func (t *tabSet) help(c *common, d *detail) (groups []helpGroup, title string) {
+	if d != nil {
+		return c.offered(c.keys.detailHelp(t.roleOf(d))), "Detail keys"
 	}
-	role := model.Role("")
-	if ts := m.tabs.current(); ts != nil && ts.data != nil {
-		role = ts.cfg.Role
+	if ts := t.current(); ts != nil && ts.data != nil {
+		return c.offered(c.keys.tableHelp(ts.cfg.Role)), "Keys on " + cellLine(ts.name())
 	}
-	return m.c.offered(m.c.keys.tableHelp(role))
+	return c.offered(c.keys.tableHelp("")), "Keys"
 }
 
 // offered is groups with only the bindings this person is offered (common.offers): the help
@@ -79,17 +78,6 @@ func (c *common) offered(groups []helpGroup) []helpGroup {
 		}
 	}
 	return out
-}
-
-// helpTitle heads the `?` screen: which view its keys are for.
-func (m *Model) helpTitle() string {
-	if m.detail != nil {
-		return "Detail keys"
-	}
-	if ts := m.tabs.current(); ts != nil && ts.data != nil {
-		return "Keys on " + cellLine(ts.name())
-	}
-	return "Keys"
 }
 
 // detailHelp groups the keys of the detail view of a tab of role r: only the actions that

@@ -29,6 +29,38 @@ import (
 // defaultEditor is run when neither $VISUAL nor $EDITOR is set.
 const defaultEditor = "vi"
 
+// payloadEditor is E's component: the payload edit in progress, from E to its write (the root
+// offers the replay after it: afterPayloadWrite), the editor's run, the checks of what it
+// left and the diff to confirm.
+type payloadEditor struct {
+	c      *common
+	tabs   *tabSet      // the root's tabs: where the edited row is when the editor is done
+	remote bool         // over triage serve (Options.Remote): no editor on the shared host
+	e      *payloadEdit // the edit in progress, nil without one
+}
+
+// Update takes what the editor left (editorDoneMsg) and the answers of the edit's dialogs
+// (editStepAction); what the root must do comes back as actions (a toast, a dialog, the
+// editor again, the write).
+func (pe payloadEditor) Update(msg tea.Msg) (payloadEditor, action) {
+	switch msg := msg.(type) {
+	case editorDoneMsg:
+		return pe, pe.done(msg)
+	case editStepAction:
+		return pe, pe.step(msg)
+	}
+	return pe, nil
+}
+
+// editorAction: run the editor (run, a tea.Exec), then toast note ("" for none) once the TUI
+// is back.
+type editorAction struct {
+	run  tea.Cmd
+	note string
+}
+
+func (editorAction) isAction() {}
+
 // payloadEdit is one payload edit, from E to its write (and the replay offered after it).
 type payloadEdit struct {
 	tab  string
@@ -138,56 +170,57 @@ func (r *editorRun) Run() error {
 	return nil
 }
 
-// startEditPayload answers E: in the table the marked row (only one) else the cursor row; in
-// the detail view the record shown.
-func (m *Model) startEditPayload(inDetail bool) tea.Cmd {
-	if m.opts.Remote {
+// start answers E: in the table the marked row (only one) else the cursor row; in the detail
+// view (sc.detail) the record shown. It opens the editor (editorAction) on the edit it keeps.
+func (pe *payloadEditor) start(sc actionScope) action {
+	inDetail := sc.detail != nil
+	if pe.remote {
 		// An editor here would run on the shared host as the service account (vi's :!sh is
 		// a shell next to the Sheets credential): never over triage serve.
-		return m.toasts.sayf(toastInfo, "editing a payload is not available over triage serve: the editor would run on the shared host; use triage on your own machine")
+		return toastAction{toastInfo, "editing a payload is not available over triage serve: the editor would run on the shared host; use triage on your own machine"}
 	}
-	if why := m.c.roleRefusal(model.AccessOperator, "edit a payload"); why != "" {
-		return m.toasts.sayf(toastInfo, "%s", why)
+	if why := pe.c.roleRefusal(model.AccessOperator, "edit a payload"); why != "" {
+		return toastAction{toastInfo, why}
 	}
-	if why := m.canWrite(); why != "" {
-		return m.toasts.sayf(toastInfo, "%s", why)
+	if why := sc.busy; why != "" {
+		return toastAction{toastInfo, why}
 	}
-	ts := m.tabs.current()
-	if inDetail && m.detail != nil {
-		ts = m.tabs.named(m.detail.tab)
+	ts := sc.tabs.current()
+	if inDetail {
+		ts = sc.tabs.named(sc.detail.tab)
 	}
 	if ts == nil || ts.data == nil {
 		return nil
 	}
 	if ts.cfg.Role != model.RoleDeadLetter {
-		return m.toasts.sayf(toastInfo, "editing a payload is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
+		return toastAction{toastInfo, fmt.Sprintf("editing a payload is for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))}
 	}
 	if !inDetail && ts.nMarked > 1 {
-		return m.toasts.sayf(toastInfo, "%s edits one row and %d are marked: %s unmarks them", firstKey(m.c.keys.EditPayload), ts.nMarked, firstKey(m.c.keys.UnmarkAll))
+		return toastAction{toastInfo, fmt.Sprintf("%s edits one row and %d are marked: %s unmarks them", firstKey(pe.c.keys.EditPayload), ts.nMarked, firstKey(pe.c.keys.UnmarkAll))}
 	}
-	_, p, ok := m.collectTargets(inDetail)
+	_, p, ok := sc.targets()
 	switch {
 	case !ok:
-		return m.toasts.sayf(toastInfo, "no row to edit")
+		return toastAction{toastInfo, "no row to edit"}
 	case p.gone > 0:
-		return m.toasts.gone(p.gone)
+		return goneToast(p.gone)
 	case len(p.ids) == 0:
-		return m.toasts.sayf(toastError, "%s", p.noID.note())
+		return toastAction{toastError, p.noID.note()}
 	}
 	r, _, found := ts.data.record(p.ids[0])
 	if !found {
-		return m.toasts.gone(1)
+		return goneToast(1)
 	}
-	e, why := m.newPayloadEdit(ts, r)
+	e, why := pe.newEdit(ts, r)
 	if why != "" {
-		return m.toasts.sayf(toastError, "%s", why)
+		return toastAction{toastError, why}
 	}
-	m.edit = e
-	return m.openEditor()
+	pe.e = e
+	return pe.open()
 }
 
-// newPayloadEdit prepares the edit of record r, or says why it can't be edited.
-func (m *Model) newPayloadEdit(ts *tabState, r *model.Record) (*payloadEdit, string) {
+// newEdit prepares the edit of record r of ts, or says why it can't be edited.
+func (pe *payloadEditor) newEdit(ts *tabState, r *model.Record) (*payloadEdit, string) {
 	t := ts.data.table
 	row := fmt.Sprintf("row %d", r.Row)
 	switch {
@@ -196,7 +229,7 @@ func (m *Model) newPayloadEdit(ts *tabState, r *model.Record) (*payloadEdit, str
 	case r.Status == model.StatusDelivered:
 		return nil, row + " was delivered: its payload is no longer sent, so editing it changes nothing"
 	case r.Status == model.StatusDiscarded:
-		return nil, fmt.Sprintf("%s is discarded: set its status back to dead (%s) to edit and replay it", row, firstKey(m.c.keys.SetStatus))
+		return nil, fmt.Sprintf("%s is discarded: set its status back to dead (%s) to edit and replay it", row, firstKey(pe.c.keys.SetStatus))
 	case r.Status != model.StatusDead && r.Status != model.StatusRejected:
 		return nil, fmt.Sprintf("%s has status %q: only dead and rejected rows are edited", row, cellLine(r.Status))
 	}
@@ -216,62 +249,61 @@ func (m *Model) newPayloadEdit(ts *tabState, r *model.Record) (*payloadEdit, str
 	return e, ""
 }
 
-// openEditor suspends the TUI and runs the editor on the edit's text.
-func (m *Model) openEditor() tea.Cmd {
-	run := &editorRun{editor: cmp.Or(m.c.editor, defaultEditor), text: m.edit.text}
-	cmds := []tea.Cmd{tea.Exec(run, func(err error) tea.Msg { return editorDoneMsg{text: run.out, err: err} })}
-	if m.edit.raw {
-		cmds = append(cmds, m.toasts.sayf(toastInfo, "row %d's payload is not valid JSON: opened as it is", m.edit.row))
+// open suspends the TUI and runs the editor on the edit's text (editorAction), saying, once
+// it is back, that a payload that isn't JSON was opened as it is.
+func (pe *payloadEditor) open() action {
+	run := &editorRun{editor: cmp.Or(pe.c.editor, defaultEditor), text: pe.e.text}
+	a := editorAction{run: tea.Exec(run, func(err error) tea.Msg { return editorDoneMsg{text: run.out, err: err} })}
+	if pe.e.raw {
+		a.note = fmt.Sprintf("row %d's payload is not valid JSON: opened as it is", pe.e.row)
 	}
-	return tea.Sequence(cmds...)
+	return a
 }
 
-// onEditorDone checks what the editor left: nothing changed, not JSON (offer to reopen),
-// the key changed (refused), or a change to show as a diff and confirm.
-func (m *Model) onEditorDone(msg editorDoneMsg) tea.Cmd {
-	e := m.edit
+// done checks what the editor left: nothing changed, not JSON (offer to reopen), the key
+// changed (refused), or a change to show as a diff and confirm.
+func (pe *payloadEditor) done(msg editorDoneMsg) action {
+	e := pe.e
 	if e == nil {
 		return nil
 	}
 	if msg.err != nil {
-		m.edit = nil
-		return m.toasts.sayf(toastError, "%v; nothing written", msg.err)
+		pe.e = nil
+		return toastAction{toastError, fmt.Sprintf("%v; nothing written", msg.err)}
 	}
 	text := msg.text
 	if strings.TrimSpace(text) == "" {
-		m.edit = nil
-		return m.toasts.sayf(toastInfo, "the file was left empty: nothing written")
+		pe.e = nil
+		return toastAction{toastInfo, "the file was left empty: nothing written"}
 	}
 	if e.raw && strings.TrimSpace(text) == strings.TrimSpace(e.old) {
-		m.edit = nil
-		return m.toasts.sayf(toastInfo, "no change: nothing written")
+		pe.e = nil
+		return toastAction{toastInfo, "no change: nothing written"}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, []byte(strings.TrimSpace(text))); err != nil {
 		e.text = text // reopen on the user's work, not on the old payload
-		m.dialog = newEditInvalid(m.c, jsonErrorAt(text))
-		return nil
+		return dialogAction{newEditInvalid(pe.c, jsonErrorAt(text))}
 	}
 	if oldCompact, ok := compactJSON(e.old); ok && oldCompact == compact.String() {
-		m.edit = nil
-		return m.toasts.sayf(toastInfo, "no change: nothing written")
+		pe.e = nil
+		return toastAction{toastInfo, "no change: nothing written"}
 	}
 	e.newText = compact.String()
-	ts := m.tabs.named(e.tab)
+	ts := pe.tabs.named(e.tab)
 	var r *model.Record
 	if ts != nil {
 		r, _, _ = ts.data.record(e.id)
 	}
 	if r == nil {
-		m.edit = nil
-		return m.toasts.gone(1)
+		pe.e = nil
+		return goneToast(1)
 	}
 	if why := keyChange(ts.data.table, r, e); why != "" {
-		m.edit = nil
-		return m.toasts.sayf(toastError, "%s; nothing written", why)
+		pe.e = nil
+		return toastAction{toastError, fmt.Sprintf("%s; nothing written", why)}
 	}
-	m.dialog = newEditDiff(m.c, e)
-	return nil
+	return dialogAction{newEditDiff(pe.c, e)}
 }
 
 // compactJSON is s compacted (key order, spacing of numbers and strings kept exactly), and
@@ -430,15 +462,15 @@ func lineDiff(a, b []string, ctx int) []string {
 	return out
 }
 
-// onEditStep carries out the answer of an edit dialog.
-func (m *Model) onEditStep(a editStepAction) tea.Cmd {
-	e := m.edit
+// step carries out the answer of an edit dialog: reopen the editor, write, or cancel.
+func (pe *payloadEditor) step(a editStepAction) action {
+	e := pe.e
 	if e == nil {
 		return nil
 	}
 	switch a.step {
 	case editReopen:
-		return m.openEditor()
+		return pe.open()
 	case editWrite:
 		edit := model.Edit{Tab: e.tab, ID: e.id,
 			Expect: map[model.Field]string{model.FPayload: e.old},
@@ -448,20 +480,20 @@ func (m *Model) onEditStep(a editStepAction) tea.Cmd {
 			// is never written again); the store refuses a key cell that holds another key.
 			edit.Set[model.FKey] = e.saveKey
 		}
-		return m.runWrite(writeOp{kind: writeEditPayload, tab: e.tab, edits: []model.Edit{edit}})
+		return writeAction{writeOp{kind: writeEditPayload, tab: e.tab, edits: []model.Edit{edit}}}
 	}
-	m.edit = nil
-	return m.toasts.sayf(toastInfo, "edit cancelled: nothing written")
+	pe.e = nil
+	return toastAction{toastInfo, "edit cancelled: nothing written"}
 }
 
 // afterPayloadWrite offers to replay the row once its new payload is written: the replay
 // confirm of that row alone (default No), through the same plan and run as R.
 func (m *Model) afterPayloadWrite(msg appliedMsg) tea.Cmd {
-	e := m.edit
+	e := m.edit.e
 	if msg.op.kind != writeEditPayload || e == nil {
 		return nil
 	}
-	m.edit = nil
+	m.edit.e = nil
 	if msg.err != nil || len(msg.res.Applied) == 0 || m.dialog != nil {
 		return nil // onWritten reported it
 	}

@@ -20,7 +20,7 @@ func editOn(t *testing.T, m *Model, text string) {
 	t.Helper()
 	keys(m, "2")
 	cmd := send(m, press("E"))
-	if m.edit == nil || cmd == nil {
+	if m.edit.e == nil || cmd == nil {
 		t.Fatalf("E started no edit; toasts: %q", toastTexts(m))
 	}
 	send(m, editorDoneMsg{text: text})
@@ -37,7 +37,7 @@ func TestEditOpensPrettyPayload(t *testing.T) {
 		t.Errorf("editor %q", m.c.editor)
 	}
 	keys(m, "2", "E")
-	e := m.edit
+	e := m.edit.e
 	if e == nil {
 		t.Fatalf("no edit: %q", toastTexts(m))
 	}
@@ -80,7 +80,7 @@ func TestEditRefusals(t *testing.T) {
 			for _, k := range c.keys {
 				cmd = send(m, press(k))
 			}
-			if m.edit != nil || m.dialog != nil {
+			if m.edit.e != nil || m.dialog != nil {
 				t.Error("the edit started")
 			}
 			if !strings.Contains(toastTexts(m), c.want) {
@@ -98,8 +98,8 @@ func TestEditOutcomes(t *testing.T) {
 	t.Run("unchanged", func(t *testing.T) {
 		m := newLoaded(t, testWorkbook(t), 80, 24)
 		editOn(t, m, "{\"id\":\"k-2\",   \"name\":\"Grace\"}") // same JSON, other spacing
-		if m.dialog != nil || m.edit != nil || !strings.Contains(toastTexts(m), "no change: nothing written") {
-			t.Errorf("dialog %v edit %v toasts %q", m.dialog != nil, m.edit != nil, toastTexts(m))
+		if m.dialog != nil || m.edit.e != nil || !strings.Contains(toastTexts(m), "no change: nothing written") {
+			t.Errorf("dialog %v edit %v toasts %q", m.dialog != nil, m.edit.e != nil, toastTexts(m))
 		}
 	})
 	t.Run("invalid", func(t *testing.T) {
@@ -116,12 +116,12 @@ func TestEditOutcomes(t *testing.T) {
 			t.Errorf("y = %#v, want reopen", act)
 		}
 		// Reopen opens the editor on what the user wrote, not on the old payload.
-		if cmd := send(m, press("y")); cmd == nil || m.edit == nil || m.edit.text != bad {
-			t.Errorf("reopen: edit %+v", m.edit)
+		if cmd := send(m, press("y")); cmd == nil || m.edit.e == nil || m.edit.e.text != bad {
+			t.Errorf("reopen: edit %+v", m.edit.e)
 		}
 		send(m, editorDoneMsg{text: bad})
 		send(m, press("n"))
-		if m.dialog != nil || m.edit != nil || !strings.Contains(toastTexts(m), "edit cancelled: nothing written") {
+		if m.dialog != nil || m.edit.e != nil || !strings.Contains(toastTexts(m), "edit cancelled: nothing written") {
 			t.Errorf("cancel: dialog %v toasts %q", m.dialog != nil, toastTexts(m))
 		}
 	})
@@ -129,7 +129,7 @@ func TestEditOutcomes(t *testing.T) {
 		m := newLoaded(t, testWorkbook(t), 80, 24)
 		keys(m, "2", "E")
 		send(m, editorDoneMsg{err: errors.New(`the editor (nope) failed: exec: "nope": executable file not found in $PATH`)})
-		if m.edit != nil || !strings.Contains(toastTexts(m), "executable file not found") || !strings.Contains(toastTexts(m), "nothing written") {
+		if m.edit.e != nil || !strings.Contains(toastTexts(m), "executable file not found") || !strings.Contains(toastTexts(m), "nothing written") {
 			t.Errorf("toasts %q", toastTexts(m))
 		}
 	})
@@ -200,7 +200,7 @@ func TestEditKeyNeverChanges(t *testing.T) {
 	} {
 		m := newLoaded(t, payloadKeyed(t), 80, 24)
 		editOn(t, m, c.text)
-		if m.dialog != nil || m.edit != nil || !strings.Contains(toastTexts(m), c.want) || !strings.Contains(toastTexts(m), "nothing written") {
+		if m.dialog != nil || m.edit.e != nil || !strings.Contains(toastTexts(m), c.want) || !strings.Contains(toastTexts(m), "nothing written") {
 			t.Errorf("%s: dialog %v, toasts %q", c.text, m.dialog != nil, toastTexts(m))
 		}
 	}
@@ -241,7 +241,7 @@ func TestEditKeyNeverChanges(t *testing.T) {
 		[]string{"2025-05-31T10:00:00Z", "crm", "https://crm.example/x", `{"n":1}`, "dead"}))
 	m = newLoaded(t, wb, 80, 24)
 	keys(m, "2", "E")
-	if m.edit != nil || !strings.Contains(toastTexts(m), "no key column") {
+	if m.edit.e != nil || !strings.Contains(toastTexts(m), "no key column") {
 		t.Errorf("toasts %q", toastTexts(m))
 	}
 }
@@ -256,8 +256,8 @@ func TestEditNotJSONAndNumbers(t *testing.T) {
 	m := newLoaded(t, wb, 80, 24)
 	keys(m, "2")
 	cmd := send(m, press("E"))
-	if m.edit == nil || !m.edit.raw || m.edit.text != "order=1&qty=2" {
-		t.Fatalf("edit %+v", m.edit)
+	if m.edit.e == nil || !m.edit.e.raw || m.edit.e.text != "order=1&qty=2" {
+		t.Fatalf("edit %+v", m.edit.e)
 	}
 	found := false
 	for _, msg := range cmdMsgs(t, tea.Batch(cmd)) {

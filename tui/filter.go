@@ -106,13 +106,14 @@ func (t *tabSet) filterPlaceholder() string {
 // filterNoteLines is the note under the status bar while the active tab's filter names a
 // field the tab doesn't have: the field and the tab's fields, wrapped to w in at most two
 // lines. It is there while typing and after enter, and goes when the query is fixed. The
-// term itself is searched as text meanwhile (usually "No rows match").
-func (m *Model) filterNoteLines(w int) []string {
-	ts := m.tabs.current()
-	if ts == nil || ts.filter.problem == "" || m.help.open || m.detail != nil || m.replay.showRun {
+// term itself is searched as text meanwhile (usually "No rows match"). covered: the table is
+// not on screen (the help, a detail view, a run), so neither is the note.
+func (t *tabSet) filterNoteLines(c *common, w int, covered bool) []string {
+	ts := t.current()
+	if ts == nil || ts.filter.problem == "" || covered {
 		return nil
 	}
-	st := m.c.styles
+	st := c.styles
 	lines := wrapText(cellLine(ts.filter.problem), w-2)
 	if len(lines) > 2 {
 		lines = append(lines[:1], lines[1]+" "+strings.Join(lines[2:], " "))

@@ -80,6 +80,7 @@ type groupsView struct {
 	total  int // dead rows, all groups together
 	cursor int
 	offset int
+	listH  int // how many groups fit on screen (set by the parent: groupsListHeight)
 }
 
 // newGroups counts the groups of tab ts.
@@ -132,18 +133,32 @@ type pickGroupAction struct{ g groupRow }
 
 func (pickGroupAction) isAction() {}
 
-// Update moves the cursor (listH groups fit on screen), or returns closeAction (back) or
-// pickGroupAction (enter).
-func (g *groupsView) Update(msg tea.KeyPressMsg, listH int) action {
+// Update moves the cursor (listH groups fit on screen), or returns pickGroupAction (enter) or
+// a keyAction: back, and help and refresh as in the table.
+func (g *groupsView) Update(msg tea.Msg) (*groupsView, action) {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return g, nil
+	}
+	a := g.onKey(km, g.listH)
+	return g, a
+}
+
+// onKey handles a key of the group view.
+func (g *groupsView) onKey(msg tea.KeyPressMsg, listH int) action {
 	k := g.c.keys
 	switch {
+	case key.Matches(msg, k.Help):
+		return keyAction{v: vHelp}
+	case key.Matches(msg, k.Refresh):
+		return keyAction{v: vRefresh}
 	case key.Matches(msg, k.GroupsFilter):
 		if g.cursor < len(g.rows) {
 			return pickGroupAction{g: g.rows[g.cursor]}
 		}
 		return nil
 	case key.Matches(msg, k.Back, k.Clear, k.Quit, k.Groups):
-		return closeAction{}
+		return keyAction{v: vCloseGroups}
 	case key.Matches(msg, k.Down):
 		g.cursor++
 	case key.Matches(msg, k.Up):
@@ -376,27 +391,8 @@ func (m *Model) openGroups() tea.Cmd {
 		return m.toasts.sayf(toastInfo, "groups are for dead letters (the %s tab)", model.DefaultTabName(model.RoleDeadLetter))
 	}
 	m.groups = newGroups(m.c, ts, m.load.dataGen)
-	m.groups.scroll(groupsListHeight(m.geo.bodyH))
-	return nil
-}
-
-// onGroupsKey handles a key while the group view is open: help and refresh work as in the
-// table; the rest is the view's.
-func (m *Model) onGroupsKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
-	switch {
-	case key.Matches(msg, k.Help):
-		m.help.open = true
-		return nil
-	case key.Matches(msg, k.Refresh):
-		return m.refresh()
-	}
-	switch a := m.groups.Update(msg, groupsListHeight(m.geo.bodyH)).(type) {
-	case closeAction:
-		m.groups = nil
-	case pickGroupAction:
-		return m.pickGroup(a.g)
-	}
+	m.groups.listH = groupsListHeight(m.geo.bodyH)
+	m.groups.scroll(m.groups.listH)
 	return nil
 }
 
@@ -437,5 +433,6 @@ func (m *Model) syncGroups() {
 	if ts.data != m.groups.data || m.load.dataGen != m.groups.gen {
 		m.groups.recount(ts.data, m.load.dataGen)
 	}
-	m.groups.scroll(groupsListHeight(m.geo.bodyH))
+	m.groups.listH = groupsListHeight(m.geo.bodyH)
+	m.groups.scroll(m.groups.listH)
 }

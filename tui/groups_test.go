@@ -218,10 +218,10 @@ func TestGroupsRefreshAndKeys(t *testing.T) {
 func TestGroupsStatusBarCountsGroups(t *testing.T) {
 	m := newLoaded(t, demoWorkbook(t), 80, 24)
 	keys(m, "2")
-	table := m.statusBar(80)
+	table := statusBar(m, 80)
 	keys(m, "c", "j")
 	n := len(m.groups.rows)
-	bar := strings.TrimSpace(ansiStripLine(m.statusBar(80)))
+	bar := strings.TrimSpace(ansiStripLine(statusBar(m, 80)))
 	if want := fmt.Sprintf("group 2/%d", n); !strings.HasPrefix(bar, want) {
 		t.Errorf("the group view's status bar is %q, want %q", bar, want)
 	}
@@ -229,11 +229,11 @@ func TestGroupsStatusBarCountsGroups(t *testing.T) {
 		t.Errorf("the group view shows the table's counter %q", table)
 	}
 	keys(m, "G")
-	if bar := strings.TrimSpace(ansiStripLine(m.statusBar(80))); bar != fmt.Sprintf("group %d/%d", n, n) {
+	if bar := strings.TrimSpace(ansiStripLine(statusBar(m, 80))); bar != fmt.Sprintf("group %d/%d", n, n) {
 		t.Errorf("G: %q", bar)
 	}
 	keys(m, "esc")
-	if bar := m.statusBar(80); bar != table {
+	if bar := statusBar(m, 80); bar != table {
 		t.Errorf("back in the table the status bar is %q, want %q", bar, table)
 	}
 }

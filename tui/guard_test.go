@@ -68,25 +68,25 @@ func TestReplayReportMarksRefusedRows(t *testing.T) {
 	r := m.replay.run
 	want := map[string]model.RowState{"k-5": model.StateRefused, "k-6": model.StateSkipped, "m-1": model.StateRefused}
 	for id, state := range want {
-		i, ok := r.byID[id]
+		row, ok := r.prog.Row(id)
 		if !ok {
 			t.Errorf("%s is not in the run's list", id)
 			continue
 		}
-		if row := r.rows[i]; row.state != state || row.detail == "" {
-			t.Errorf("%s ends %q (%q), want %q with its reason", id, row.state, row.detail, state)
+		if row.State != state || row.Detail == "" {
+			t.Errorf("%s ends %q (%q), want %q with its reason", id, row.State, row.Detail, state)
 		}
 	}
-	if r.states["queued"] != 0 {
-		t.Errorf("a finished run has %d queued rows", r.states["queued"])
+	if r.prog.Counts["queued"] != 0 {
+		t.Errorf("a finished run has %d queued rows", r.prog.Counts["queued"])
 	}
 	sum := 0
-	for _, n := range r.states {
+	for _, n := range r.prog.Counts {
 		sum += n
 	}
 	// The list has every row; x/y counts the plan's calls (k-1…k-6), all of which ended.
-	if sum != len(r.rows) || r.total != 6 || r.done != 6 || len(r.rows) != 7 {
-		t.Errorf("totals disagree with the list: states sum %d, done %d, total %d (want 6 calls), rows %d (want 7)", sum, r.done, r.total, len(r.rows))
+	if sum != len(r.prog.Rows) || r.prog.Total != 6 || r.prog.Done != 6 || len(r.prog.Rows) != 7 {
+		t.Errorf("totals disagree with the list: states sum %d, done %d, total %d (want 6 calls), rows %d (want 7)", sum, r.prog.Done, r.prog.Total, len(r.prog.Rows))
 	}
 	if out := plainScreen(m); !strings.Contains(out, "4 delivered · 2 refused · 1 skipped") {
 		t.Errorf("the counts line lacks the refused and skipped rows:\n%s", out)

@@ -40,26 +40,27 @@ func (m *Model) ShortHelp() []key.Binding {
 	case m.groups != nil:
 		return []key.Binding{withDesc(k.GroupsFilter, "filter to group"), bindingHelp(hintKeys(slices.Concat(k.Back.Keys(), k.Clear.Keys())...), "back"), k.Help, scroll}
 	case m.detail != nil:
-		return m.detailShortHelp(back)
-	}
-	return m.tableShortHelp()
-}
-
-// tableShortHelp is the table's footer hints: the most used keys first, since the footer keeps
-// what fits (fitHints; `?` is always kept, last), and j/k need no hint. While a replay runs
-// behind the table, how to look at it and stop it come first.
-func (m *Model) tableShortHelp() []key.Binding {
-	k := m.c.keys
-	var hs []key.Binding
-	if m.replay.running() {
-		hs = append(hs, withDesc(k.Progress, "replay progress"), withDesc(k.Cancel, "cancel replay"))
-	}
-	if m.replay.halt != nil {
-		hs = append(hs, withDesc(k.Clear, "dismiss halt"))
+		return detailShortHelp(m.c, m.tabs.roleOf(m.detail), back)
 	}
 	role := model.Role("")
 	if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		role = ts.cfg.Role
+	}
+	return tableShortHelp(m.c, role, m.replay.running(), m.replay.halt != nil)
+}
+
+// tableShortHelp is the table's footer hints: the most used keys first, since the footer keeps
+// what fits (fitHints; `?` is always kept, last), and j/k need no hint. While a replay runs
+// behind the table, how to look at it and stop it come first; a halt on the banner says how to
+// dismiss it. role is the active tab's ("" for none or a broken one).
+func tableShortHelp(c *common, role model.Role, running, halted bool) []key.Binding {
+	k := c.keys
+	var hs []key.Binding
+	if running {
+		hs = append(hs, withDesc(k.Progress, "replay progress"), withDesc(k.Cancel, "cancel replay"))
+	}
+	if halted {
+		hs = append(hs, withDesc(k.Clear, "dismiss halt"))
 	}
 	hs = append(hs, k.Detail, k.Filter, k.Mark)
 	if role == model.RoleDeadLetter {
@@ -76,7 +77,7 @@ func (m *Model) tableShortHelp() []key.Binding {
 	hs = append(hs, withDesc(k.Sort, "sort"), k.Preview, k.NextTab, k.Help)
 	// Read-only (--readonly), or a role over triage serve that doesn't allow it: the footer's
 	// room goes to what this person can do; the store refuses the rest anyway.
-	return slices.DeleteFunc(hs, func(b key.Binding) bool { return !m.c.offers(b) })
+	return slices.DeleteFunc(hs, func(b key.Binding) bool { return !c.offers(b) })
 }
 
 // needs is the role the action of binding b needs (DESIGN §9): a triager's to change rows
@@ -142,7 +143,7 @@ func rolesThatCan(need model.Access) string {
 
 // FullHelp is every binding of the view that is open, grouped by area (the `?` overlay).
 func (m *Model) FullHelp() [][]key.Binding {
-	groups := m.helpGroups()
+	groups, _ := m.tabs.help(m.c, m.detail)
 	out := make([][]key.Binding, len(groups))
 	for i, g := range groups {
 		out[i] = g.bindings
@@ -164,11 +165,11 @@ func withDesc(b key.Binding, desc string) key.Binding {
 	return b
 }
 
-// shortHelpLine renders the footer hints that fit the width (fitHints). It is memoised on
-// everything the line is made of: the width and every hint's key and description (the mode,
-// the tab, a run or a halt all show up there); the styles reset the memo (restyled).
-func (m *Model) shortHelpLine(w int) string {
-	hs := m.ShortHelp()
+// shortLine renders the footer hints hs (Model.ShortHelp) that fit the width (fitHints). It is
+// memoised on everything the line is made of: the width and every hint's key and description
+// (the mode, the tab, a run or a halt all show up there); the styles reset the memo
+// (restyled).
+func (h *helpView) shortLine(hs []key.Binding, w int) string {
 	var b strings.Builder
 	b.WriteString(itoa(w))
 	for _, h := range hs {
@@ -179,7 +180,7 @@ func (m *Model) shortHelpLine(w int) string {
 			b.WriteString(h.Help().Desc)
 		}
 	}
-	return m.help.line.get(b.String(), func() string { return m.help.renderShortHelp(hs, w) })
+	return h.line.get(b.String(), func() string { return h.renderShortHelp(hs, w) })
 }
 
 // hintSep separates the footer's hints: two spaces rather than " · ", which leaves room at 80
@@ -242,16 +243,10 @@ func fitHints(hs []key.Binding, reserved []key.Binding, w int) []key.Binding {
 	return append(kept, tail...)
 }
 
-// fullHelpLines renders the `?` screen: every group with its title, flowed into as many
-// columns as fit at full width (balanced), as exactly h lines of w cells. When even that is
-// taller than the screen (60x15), it scrolls with the navigation keys.
-func (m *Model) fullHelpLines(w, h int) []string {
-	lines, _ := m.help.fullHelp(m.helpGroups(), m.helpTitle(), w, h)
-	return lines
-}
-
-// fullHelp renders the help screen (groups under heading) and says how many rows its content
-// has.
+// fullHelp renders the `?` screen (groups under heading: tabSet.help): every group with its
+// title, flowed into as many columns as fit at full width (balanced), as exactly h lines of w
+// cells, and says how many rows its content has. When even that is taller than the screen
+// (60x15), it scrolls with the navigation keys.
 func (hv *helpView) fullHelp(groups []helpGroup, heading string, w, h int) ([]string, int) {
 	st := hv.c.styles
 	keyW, descW := 0, 0
@@ -347,7 +342,7 @@ func flowGroups(groups []helpGroup, limit int) [][]int {
 }
 
 // helpView is the full help (`?`) over the screen: whether it is open, and how far it is
-// scrolled when it is taller than the terminal. The root opens it, draws it (fullHelpLines)
+// scrolled when it is taller than the terminal. The root opens it, draws it (fullHelp)
 // and clamps its scroll to the page in relayout. It also keeps the footer's line of key hints,
 // memoised.
 type helpView struct {
@@ -355,7 +350,7 @@ type helpView struct {
 	open   bool
 	offset int
 	// line is the footer's key hints, memoised: it rarely changes but costs lipgloss renders
-	// each frame (shortHelpLine).
+	// each frame (shortLine).
 	line memo
 }
 

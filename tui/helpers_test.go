@@ -210,6 +210,21 @@ func screen(m *Model) string { return m.View().Content }
 // plainScreen is the screen with styling removed, for content assertions.
 func plainScreen(m *Model) string { return ansi.Strip(screen(m)) }
 
+// statusBar is the footer's status bar as drawn at width w (the line after the toasts).
+func statusBar(m *Model, w int) string {
+	return m.footerLines(w)[len(m.toasts.lines(m.c, w, m.c.height))]
+}
+
+// shortHelpLine is the footer's line of key hints as drawn at width w.
+func shortHelpLine(m *Model, w int) string { return m.help.shortLine(m.ShortHelp(), w) }
+
+// headerRight is the header's first line (title, then mode, connection and when refreshed),
+// without styles.
+func headerRight(m *Model) string {
+	line, _, _ := strings.Cut(plainScreen(m), "\n")
+	return line
+}
+
 // checkFrame asserts a screen is exactly w x h cells.
 func checkFrame(t *testing.T, s string, w, h int) {
 	t.Helper()

@@ -16,7 +16,8 @@ import (
 // anywhere else by its name: a dialog's y/n, the picker's enter and the filter prompt's
 // editing keys are bindings here too, so rebinding and the `?` help cover every key
 // (TestNoKeyLiteralsOutsideTheKeyMap holds the code to it). Only typed text (the filter's
-// query, a picker's quick-choice label) is read as text.
+// query, a picker's quick-choice label) is read as text, and the picker's labels are the
+// digits and letters none of its bindings use (pickerLabels).
 type KeyMap struct {
 	// Navigation within the table (and the detail view, the help and the picker).
 	Up       key.Binding

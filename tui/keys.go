@@ -19,37 +19,22 @@ func (m *Model) onWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		return nil
 	}
 	if m.replay.showRun && m.replay.run != nil {
-		d := 3
-		if msg.Button == tea.MouseWheelUp {
-			d = -3
-		}
-		m.replay.run.scroll(d, m.replay.runListH)
-		return nil
+		var a action
+		m.replay, a = m.replay.Update(msg)
+		return m.onAction(a)
 	}
 	if m.watch.watching() {
-		d := 3
-		if msg.Button == tea.MouseWheelUp {
-			d = -3
-		}
-		m.watch.run.scroll(d, m.watch.listH)
-		return nil
+		var a action
+		m.watch, a = m.watch.Update(msg)
+		return m.onAction(a)
 	}
+	var a action
 	if m.detail != nil {
-		var cmd tea.Cmd
-		m.detail, cmd = m.detail.Update(msg)
-		return cmd
+		m.detail, a = m.detail.Update(msg)
+	} else {
+		m.tabs, a = m.tabs.Update(msg)
 	}
-	ts := m.tabs.current()
-	if ts == nil || ts.data == nil {
-		return nil
-	}
-	switch msg.Button {
-	case tea.MouseWheelDown:
-		ts.move(3, m.geo.tableH)
-	case tea.MouseWheelUp:
-		ts.move(-3, m.geo.tableH)
-	}
-	return nil
+	return m.onAction(a)
 }
 
 // onKey routes a key to whatever has focus: a dialog, the help, the filter prompt, the
@@ -84,26 +69,24 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.help, act = m.help.Update(msg)
 		return m.onAction(act)
 	}
-	if m.replay.showRun && m.replay.run != nil {
-		var a action
+	var a action
+	switch {
+	case m.replay.showRun && m.replay.run != nil:
 		m.replay, a = m.replay.Update(msg)
-		return m.onRunAction(a)
-	}
-	if m.watch.watching() {
-		var a action
+	case m.watch.watching():
 		m.watch, a = m.watch.Update(msg)
-		return m.onWatchAction(a)
+	case m.prompt.open:
+		m.prompt, a = m.prompt.Update(msg)
+		m.tabs.onPrompt(a)
+		return nil
+	case m.groups != nil:
+		m.groups, a = m.groups.Update(msg)
+	case m.detail != nil:
+		m.detail, a = m.detail.Update(msg)
+	default:
+		m.tabs, a = m.tabs.Update(msg)
 	}
-	if m.prompt.open {
-		return m.updatePrompt(msg)
-	}
-	if m.groups != nil {
-		return m.onGroupsKey(msg)
-	}
-	if m.detail != nil {
-		return m.onDetailKey(msg)
-	}
-	return m.onTableKey(msg)
+	return m.onAction(a)
 }
 
 // onCtrlC: the first ctrl+c during a replay cancels the run (calls in flight finish and are
@@ -124,15 +107,13 @@ func (m *Model) onCtrlC() tea.Cmd {
 	return m.quit()
 }
 
-// updatePrompt hands a key or a paste to the filter prompt and carries out its action: every
-// keystroke re-filters the tab (narrowing from the previous result where that is safe), esc
-// clears the filter, an arrow moves the table's cursor.
-func (m *Model) updatePrompt(msg tea.Msg) tea.Cmd {
-	var act action
-	m.prompt, act = m.prompt.Update(msg)
-	ts := m.tabs.current()
+// onPrompt carries out an action of the filter prompt on the active tab: every keystroke
+// re-filters it (narrowing from the previous result where that is safe), esc clears the
+// filter, an arrow moves the cursor.
+func (t *tabSet) onPrompt(act action) {
+	ts := t.current()
 	if ts == nil {
-		return nil
+		return
 	}
 	switch a := act.(type) {
 	case filterQueryAction:
@@ -140,118 +121,13 @@ func (m *Model) updatePrompt(msg tea.Msg) tea.Cmd {
 			ts.applyFilter("")
 		} else if a.query != ts.filter.query {
 			ts.applyFilter(a.query)
-			ts.scrollTo(m.geo.tableH)
+			ts.scrollTo(t.tableH)
 		}
 	case filterMoveAction:
 		if ts.data != nil {
-			ts.move(a.d, m.geo.tableH)
+			ts.move(a.d, t.tableH)
 		}
 	}
-	return nil
-}
-
-// onDetailKey handles the detail view: back, copy the focused field, the next or previous
-// row, the actions on this record; the pager's keys (detail.go) scroll and move the focus.
-func (m *Model) onDetailKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
-	switch {
-	case key.Matches(msg, k.Back, k.Clear, k.Quit):
-		m.detail = nil
-		return nil
-	case key.Matches(msg, k.Help):
-		m.help.open = true
-		return nil
-	case key.Matches(msg, k.Copy):
-		f, ok := m.detail.focused()
-		if !ok {
-			return nil
-		}
-		v := f.copyValue()
-		if v == "" {
-			return m.toasts.sayf(toastInfo, "%s is empty: nothing copied", f.label)
-		}
-		return m.copyText(f.label, v)
-	case key.Matches(msg, k.CopyLink):
-		return m.copyLink(m.tabs.named(m.detail.tab), &m.detail.rec)
-	case key.Matches(msg, k.NextRow):
-		return m.stepDetail(1)
-	case key.Matches(msg, k.PrevRow):
-		return m.stepDetail(-1)
-	case key.Matches(msg, k.Reply):
-		return m.startReply(true)
-	case key.Matches(msg, k.SetStatus):
-		return m.startSetStatus(true)
-	case key.Matches(msg, k.ClearError):
-		return m.startClearError(true)
-	case key.Matches(msg, k.Discard):
-		return m.startDiscard(true)
-	case key.Matches(msg, k.Replay):
-		return m.startReplay(false, true)
-	case key.Matches(msg, k.EditPayload):
-		return m.startEditPayload(true)
-	case key.Matches(msg, k.Cancel):
-		return m.cancelRunKey()
-	case key.Matches(msg, k.Progress):
-		return m.showProgress()
-	case key.Matches(msg, k.Undo):
-		return m.startUndo()
-	case key.Matches(msg, k.Refresh):
-		return m.refresh()
-	}
-	var cmd tea.Cmd
-	m.detail, cmd = m.detail.Update(msg)
-	return cmd
-}
-
-// onTableKey handles the table: views and tabs (these work on a broken tab too), then
-// navigation, marks and actions on the rows.
-func (m *Model) onTableKey(msg tea.KeyPressMsg) tea.Cmd {
-	if cmd, ok := m.onViewKey(msg); ok {
-		return cmd
-	}
-	ts := m.tabs.current()
-	if ts == nil || ts.data == nil {
-		return nil // a broken tab: nothing below applies
-	}
-	if m.onNavKey(ts, msg) {
-		return nil
-	}
-	return m.onRowKey(ts, msg)
-}
-
-// onViewKey handles the keys that don't act on rows: quit, help, tabs, refresh, the replay
-// run, the preview and esc. ok is false for any other key.
-func (m *Model) onViewKey(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
-	k := m.c.keys
-	switch {
-	case key.Matches(msg, k.Quit):
-		return m.requestQuit(), true
-	case key.Matches(msg, k.Help):
-		m.help.open = true
-	case key.Matches(msg, k.NextTab):
-		m.switchTab(m.tabs.active + 1)
-	case key.Matches(msg, k.PrevTab):
-		m.switchTab(m.tabs.active - 1 + len(m.tabs.list))
-	case key.Matches(msg, k.Tab1):
-		m.selectTab(0)
-	case key.Matches(msg, k.Tab2):
-		m.selectTab(1)
-	case key.Matches(msg, k.Tab3):
-		m.selectTab(2)
-	case key.Matches(msg, k.Refresh):
-		return m.refresh(), true
-	case key.Matches(msg, k.Cancel):
-		return m.cancelRunKey(), true
-	case key.Matches(msg, k.Progress):
-		return m.showProgress(), true
-	case key.Matches(msg, k.Preview):
-		m.preview.show = !m.preview.show
-	case key.Matches(msg, k.Clear):
-		m.onClearKey()
-	default:
-		return nil, false
-	}
-	return nil, true
 }
 
 // onClearKey (esc) dismisses one thing: error toasts, else the halt banner, else the filter.
@@ -267,10 +143,259 @@ func (m *Model) onClearKey() {
 	}
 }
 
-// onNavKey moves the cursor of tab ts; false for a key that isn't a move.
-func (m *Model) onNavKey(ts *tabState, msg tea.KeyPressMsg) bool {
-	k := m.c.keys
-	h := m.geo.tableH
+// verb is what a key means, when the component that got it hands it up (keyAction): the root
+// carries it out, or hands it to the component it belongs to (verbs).
+type verb int
+
+const (
+	vQuit verb = iota
+	vHelp
+	vRefresh
+	vCancelRun
+	vProgress
+	vPreview
+	vClear
+	vFilter
+	vDetail
+	vSort
+	vSetStatus
+	vClearError
+	vUndo
+	vDiscard
+	vRequeue
+	vCopy
+	vCopyLink
+	vReply
+	vReplay
+	vReplayAll
+	vGroups
+	vEditPayload
+	vNextRow
+	vPrevRow
+	vCloseDetail
+	vCloseGroups
+)
+
+// keyAction: carry out v; inDetail: the key was pressed in the detail view (the action applies
+// to its record, not the table's targets).
+type keyAction struct {
+	v        verb
+	inDetail bool
+}
+
+func (keyAction) isAction() {}
+
+// keyVerb is a binding of the KeyMap and what it means in a view.
+type keyVerb struct {
+	b func(*KeyMap) key.Binding
+	v verb
+}
+
+// matchVerb is the verb of the first of vs whose binding msg matches.
+func matchVerb(msg tea.KeyPressMsg, k *KeyMap, vs []keyVerb) (verb, bool) {
+	for _, kv := range vs {
+		if key.Matches(msg, kv.b(k)) {
+			return kv.v, true
+		}
+	}
+	return 0, false
+}
+
+// verbs is how the root carries out each verb: the starts of the actions (actions.go,
+// replay.go, edit.go...), opening and closing views, copying. (Set in init: copying goes
+// through onAction, which reads it.)
+var verbs map[verb]func(m *Model, inDetail bool) tea.Cmd
+
+func init() { verbs = rootVerbs() }
+
+func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
+	return map[verb]func(m *Model, inDetail bool) tea.Cmd{
+		vQuit:      func(m *Model, _ bool) tea.Cmd { return m.requestQuit() },
+		vHelp:      func(m *Model, _ bool) tea.Cmd { m.help.open = true; return nil },
+		vRefresh:   func(m *Model, _ bool) tea.Cmd { return m.refresh() },
+		vCancelRun: func(m *Model, _ bool) tea.Cmd { return m.onAction(m.replay.cancelKey()) },
+		vProgress: func(m *Model, _ bool) tea.Cmd {
+			if !m.replay.running() {
+				var a action
+				var ok bool
+				if m.watch, a, ok = m.watch.showOthers(m.replay.run); ok {
+					return m.onAction(a) // another person's run (watch.go)
+				}
+			}
+			return m.onAction(m.replay.show())
+		},
+		vPreview: func(m *Model, _ bool) tea.Cmd { m.preview.show = !m.preview.show; return nil },
+		vClear:   func(m *Model, _ bool) tea.Cmd { m.onClearKey(); return nil },
+		vFilter: func(m *Model, _ bool) tea.Cmd {
+			m.prompt.open = true
+			m.prompt.input.SetValue(m.tabs.current().filter.query)
+			return nil
+		},
+		vDetail: func(m *Model, _ bool) tea.Cmd {
+			ts := m.tabs.current()
+			if r, _ := ts.current(); r != nil {
+				return m.openDetail(ts, r)
+			}
+			return nil
+		},
+		vSort:       func(m *Model, _ bool) tea.Cmd { return m.onAction(m.tabs.current().sortPicker(m.c)) },
+		vSetStatus:  func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.setStatusPicker(m.scope(inDetail))) },
+		vClearError: func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.clearError(m.scope(inDetail))) },
+		vUndo:       func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.undo(m.scope(inDetail), &m.writes)) },
+		vDiscard:    func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.discard(m.scope(inDetail))) },
+		vRequeue:    func(m *Model, _ bool) tea.Cmd { return m.onAction(m.changes.requeue(m.scope(false))) },
+		vCopy:       func(m *Model, _ bool) tea.Cmd { return m.onAction(m.clip.copyID(m.tabs.current())) },
+		vCopyLink: func(m *Model, inDetail bool) tea.Cmd {
+			if inDetail {
+				return m.onAction(m.clip.copyLink(m.tabs.named(m.detail.tab), &m.detail.rec, m.book.id))
+			}
+			ts := m.tabs.current()
+			r, _ := ts.current()
+			return m.onAction(m.clip.copyLink(ts, r, m.book.id))
+		},
+		vReply:       func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.reply(m.scope(inDetail), &m.clip)) },
+		vReplay:      func(m *Model, inDetail bool) tea.Cmd { return m.startReplay(false, inDetail) },
+		vReplayAll:   func(m *Model, _ bool) tea.Cmd { return m.startReplay(true, false) },
+		vGroups:      func(m *Model, _ bool) tea.Cmd { return m.openGroups() },
+		vEditPayload: func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.edit.start(m.scope(inDetail))) },
+		vNextRow:     func(m *Model, _ bool) tea.Cmd { return m.stepDetail(1) },
+		vPrevRow:     func(m *Model, _ bool) tea.Cmd { return m.stepDetail(-1) },
+		vCloseDetail: func(m *Model, _ bool) tea.Cmd { m.detail = nil; return nil },
+		vCloseGroups: func(m *Model, _ bool) tea.Cmd { m.groups = nil; return nil },
+	}
+}
+
+// The table's keys, in the order they are matched. The view's keys work on a broken tab too;
+// the rows' need rows.
+var (
+	tableViewVerbs = []keyVerb{
+		{func(k *KeyMap) key.Binding { return k.Quit }, vQuit},
+		{func(k *KeyMap) key.Binding { return k.Help }, vHelp},
+		{func(k *KeyMap) key.Binding { return k.Refresh }, vRefresh},
+		{func(k *KeyMap) key.Binding { return k.Cancel }, vCancelRun},
+		{func(k *KeyMap) key.Binding { return k.Progress }, vProgress},
+		{func(k *KeyMap) key.Binding { return k.Preview }, vPreview},
+		{func(k *KeyMap) key.Binding { return k.Clear }, vClear},
+	}
+	tableRowVerbs = []keyVerb{
+		{func(k *KeyMap) key.Binding { return k.Filter }, vFilter},
+		{func(k *KeyMap) key.Binding { return k.Detail }, vDetail},
+		{func(k *KeyMap) key.Binding { return k.Sort }, vSort},
+		{func(k *KeyMap) key.Binding { return k.SetStatus }, vSetStatus},
+		{func(k *KeyMap) key.Binding { return k.ClearError }, vClearError},
+		{func(k *KeyMap) key.Binding { return k.Undo }, vUndo},
+		{func(k *KeyMap) key.Binding { return k.Discard }, vDiscard},
+		{func(k *KeyMap) key.Binding { return k.Requeue }, vRequeue},
+		{func(k *KeyMap) key.Binding { return k.Copy }, vCopy},
+		{func(k *KeyMap) key.Binding { return k.CopyLink }, vCopyLink},
+		{func(k *KeyMap) key.Binding { return k.Reply }, vReply},
+		{func(k *KeyMap) key.Binding { return k.Replay }, vReplay},
+		{func(k *KeyMap) key.Binding { return k.ReplayAll }, vReplayAll},
+		{func(k *KeyMap) key.Binding { return k.Groups }, vGroups},
+		{func(k *KeyMap) key.Binding { return k.EditPayload }, vEditPayload},
+	}
+)
+
+// markedAction: the marks of ts are now n (V): the toast that says so holds while they are.
+type markedAction struct {
+	ts *tabState
+	n  int
+}
+
+// tabChangedAction: another tab is on screen.
+type tabChangedAction struct{}
+
+func (markedAction) isAction()     {}
+func (tabChangedAction) isAction() {}
+
+// Update handles a key in the table: the tabs, the cursor (a page is tableH, set by the
+// parent), the marks; what else the table offers goes up as a keyAction. The view's keys work
+// on a broken tab too; the rest need rows. The mouse wheel moves the cursor.
+func (t tabSet) Update(msg tea.Msg) (tabSet, action) {
+	if wm, ok := msg.(tea.MouseWheelMsg); ok {
+		t.wheel(wm)
+		return t, nil
+	}
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return t, nil
+	}
+	k := t.c.keys
+	if v, ok := matchVerb(km, k, tableViewVerbs[:2]); ok { // quit and help come first
+		return t, keyAction{v: v}
+	}
+	if i, ok := t.tabKey(km, k); ok {
+		if i != t.active && i >= 0 && i < len(t.list) {
+			t.active = i
+			return t, tabChangedAction{}
+		}
+		return t, nil
+	}
+	if v, ok := matchVerb(km, k, tableViewVerbs[2:]); ok {
+		return t, keyAction{v: v}
+	}
+	ts := t.current()
+	if ts == nil || ts.data == nil || ts.navKey(km, k, t.tableH) {
+		return t, nil // a broken tab: nothing below applies
+	}
+	switch {
+	case key.Matches(km, k.Mark):
+		ts.toggleMark()
+		ts.move(1, t.tableH)
+		return t, nil
+	case key.Matches(km, k.MarkAll):
+		ts.markVisible()
+		return t, markedAction{ts, ts.nMarked}
+	case key.Matches(km, k.UnmarkAll):
+		ts.unmarkAll()
+		return t, nil
+	}
+	if v, ok := matchVerb(km, k, tableRowVerbs); ok {
+		return t, keyAction{v: v}
+	}
+	return t, nil
+}
+
+// wheel moves the cursor of the active tab three rows.
+func (t *tabSet) wheel(msg tea.MouseWheelMsg) {
+	ts := t.current()
+	if ts == nil || ts.data == nil {
+		return
+	}
+	switch msg.Button {
+	case tea.MouseWheelDown:
+		ts.move(3, t.tableH)
+	case tea.MouseWheelUp:
+		ts.move(-3, t.tableH)
+	}
+}
+
+// tabKey is the tab a key selects (next, previous, 1-3), and whether it is such a key.
+func (t *tabSet) tabKey(msg tea.KeyPressMsg, k *KeyMap) (int, bool) {
+	n := len(t.list)
+	switch {
+	case key.Matches(msg, k.NextTab):
+		if n == 0 {
+			return t.active, true
+		}
+		return (t.active + 1) % n, true
+	case key.Matches(msg, k.PrevTab):
+		if n == 0 {
+			return t.active, true
+		}
+		return (t.active - 1 + n) % n, true
+	case key.Matches(msg, k.Tab1):
+		return 0, true
+	case key.Matches(msg, k.Tab2):
+		return 1, true
+	case key.Matches(msg, k.Tab3):
+		return 2, true
+	}
+	return 0, false
+}
+
+// navKey moves the cursor (h rows to a page); false for a key that isn't a move.
+func (ts *tabState) navKey(msg tea.KeyPressMsg, k *KeyMap, h int) bool {
 	switch {
 	case key.Matches(msg, k.Down):
 		ts.move(1, h)
@@ -292,86 +417,4 @@ func (m *Model) onNavKey(ts *tabState, msg tea.KeyPressMsg) bool {
 		return false
 	}
 	return true
-}
-
-// onRowKey handles the filter prompt, the detail view, marks and the actions on rows.
-func (m *Model) onRowKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
-	switch {
-	case key.Matches(msg, k.Filter):
-		m.prompt.open = true
-		m.prompt.input.SetValue(ts.filter.query)
-	case key.Matches(msg, k.Detail):
-		if r, _ := ts.current(); r != nil {
-			return m.openDetail(ts, r)
-		}
-	case key.Matches(msg, k.Mark):
-		ts.toggleMark()
-		ts.move(1, m.geo.tableH)
-	case key.Matches(msg, k.MarkAll):
-		ts.markVisible()
-		// The toast tells of the marks as they are: it goes when they change (V, space, a
-		// write) or the tab does.
-		n := ts.nMarked
-		return m.toasts.pushWhile(toastInfo, itoa(n)+" marked", func() bool { return m.tabs.current() == ts && ts.nMarked == n })
-	case key.Matches(msg, k.UnmarkAll):
-		ts.unmarkAll()
-	case key.Matches(msg, k.Sort):
-		return m.startSort(ts)
-	default:
-		return m.onActionKey(ts, msg)
-	}
-	return nil
-}
-
-// onActionKey starts a write or a replay on the marked rows (else the cursor row), or copies.
-func (m *Model) onActionKey(ts *tabState, msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
-	switch {
-	case key.Matches(msg, k.SetStatus):
-		return m.startSetStatus(false)
-	case key.Matches(msg, k.ClearError):
-		return m.startClearError(false)
-	case key.Matches(msg, k.Undo):
-		return m.startUndo()
-	case key.Matches(msg, k.Discard):
-		return m.startDiscard(false)
-	case key.Matches(msg, k.Requeue):
-		return m.startRequeue()
-	case key.Matches(msg, k.Copy):
-		return m.copyID()
-	case key.Matches(msg, k.CopyLink):
-		r, _ := ts.current()
-		return m.copyLink(ts, r)
-	case key.Matches(msg, k.Reply):
-		return m.startReply(false)
-	case key.Matches(msg, k.Replay):
-		return m.startReplay(false, false)
-	case key.Matches(msg, k.ReplayAll):
-		return m.startReplay(true, false)
-	case key.Matches(msg, k.Groups):
-		return m.openGroups()
-	case key.Matches(msg, k.EditPayload):
-		return m.startEditPayload(false)
-	}
-	return nil
-}
-
-func (m *Model) switchTab(i int) {
-	if len(m.tabs.list) == 0 {
-		return
-	}
-	m.selectTab(i % len(m.tabs.list))
-}
-
-// selectTab makes tab i the active one. The info toasts go: they told of the tab that was on
-// screen ("2 set to done · u undoes"); errors stay.
-func (m *Model) selectTab(i int) {
-	if i < 0 || i >= len(m.tabs.list) {
-		return
-	}
-	if i != m.tabs.active {
-		m.toasts.dismissInfo()
-	}
-	m.tabs.active = i
 }

@@ -13,7 +13,11 @@ type geometry struct {
 // only draws and Update's page moves use the real page height.
 func (m *Model) relayout() {
 	w, h := m.c.width, m.c.height
-	m.geo.bodyH = max(1, h-m.headerHeight()-m.footerHeight())
+	// The header is the title line and the tab bar, plus the halt banner while it is up; the
+	// footer the toasts, the status bar, the filter's note and the help (or prompt) line.
+	header := 2 + len(m.replay.bannerLines(w))
+	footer := len(m.toasts.lines(m.c, w, h)) + 2 + len(m.tabs.filterNoteLines(m.c, w, m.help.open || m.detail != nil || m.replay.showRun))
+	m.geo.bodyH = max(1, h-header-footer)
 	m.c.bodyH = m.geo.bodyH
 	m.geo.tableW, m.geo.tableH = w, m.geo.bodyH-1 // minus the column header
 	m.geo.previewW, m.geo.previewH, m.geo.previewRight = 0, 0, false
@@ -29,6 +33,7 @@ func (m *Model) relayout() {
 			m.geo.tableH = max(1, m.geo.bodyH-m.geo.previewH-1-1)
 		}
 	}
+	m.tabs.tableH = m.geo.tableH
 	if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		ts.relayout(m.c, m.geo.tableW)
 		ts.scrollTo(m.geo.tableH)
@@ -36,9 +41,13 @@ func (m *Model) relayout() {
 	if m.detail != nil {
 		m.detail.setSize(w, m.geo.bodyH)
 	}
+	if m.groups != nil {
+		m.groups.listH = groupsListHeight(m.geo.bodyH)
+	}
 	if m.help.open {
 		// Clamp the help scroll here so View only reads it.
-		_, rows := m.help.fullHelp(m.helpGroups(), m.helpTitle(), w, h-1)
+		groups, title := m.tabs.help(m.c, m.detail)
+		_, rows := m.help.fullHelp(groups, title, w, h-1)
 		m.help.offset = max(0, min(m.help.offset, rows-(h-2)))
 	} else {
 		m.help.offset = 0

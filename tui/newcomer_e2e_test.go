@@ -48,7 +48,7 @@ func TestCtrlCCancelToastExpires(t *testing.T) {
 	tm.Send(press("A"))
 	waitScreen(t, tm, "Replay 4 calls")
 	tm.Send(press("y"))
-	waitModel(t, tm, "a call in flight", func(m *Model) bool { return m.replay.running() && m.replay.run.states[model.StateSending] > 0 })
+	waitModel(t, tm, "a call in flight", func(m *Model) bool { return m.replay.running() && m.replay.run.prog.Counts[model.StateSending] > 0 })
 	tm.Send(press("ctrl+c"))
 	waitModel(t, tm, "the cancel toast", func(m *Model) bool {
 		return m.replay.run.cancelling && strings.Contains(toastTexts(m), "cancelling")
@@ -97,7 +97,7 @@ func TestFailedWriteTurnsHeaderToError(t *testing.T) {
 	down.Store(false)
 	tm.Send(press("r"))
 	waitModel(t, tm, "the header back to ok after a good load", func(m *Model) bool {
-		return !m.load.loading && strings.Contains(m.headerRight(), "● ok")
+		return !m.load.loading && strings.Contains(headerRight(m), "● ok")
 	})
 	tm.Send(press("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(hangAfter))

@@ -45,7 +45,7 @@ func TestMissingTabsHintFits(t *testing.T) {
 	for _, w := range []int{60, 80, 120} {
 		m := newLoaded(t, wb, w, 24)
 		m.tabs.missing = []model.TabConfig{model.DefaultTabConfig(model.RoleDeadLetter), model.DefaultTabConfig(model.RoleQueue)}
-		bar := m.statusBar(w)
+		bar := statusBar(m, w)
 		if !strings.Contains(bar, "triage init") || strings.Contains(bar, "…") {
 			t.Errorf("%d cols: the hint is cut or gone: %q", w, bar)
 		}
@@ -269,7 +269,7 @@ func TestRemoteSessionNeitherSuspendsNorEdits(t *testing.T) {
 	cmd := send(m, press("2"))
 	_ = cmd
 	cmd = send(m, press("E"))
-	if m.edit != nil {
+	if m.edit.e != nil {
 		t.Error("E opened an edit in a remote session")
 	}
 	for _, msg := range cmdMsgs(t, cmd) {
@@ -313,7 +313,7 @@ func TestReadOnlyFooterHasNoWriteHints(t *testing.T) {
 	for _, tab := range []string{"1", "2", "3"} {
 		m := newLoaded(t, testWorkbook(t), 120, 30, func(o *Options) { o.Store = nopStore{t: t, readOnly: true} })
 		keys(m, tab)
-		foot := ansi.Strip(m.shortHelpLine(120))
+		foot := ansi.Strip(shortHelpLine(m, 120))
 		for _, w := range []string{"s status", "u undo", "R replay", "e clear error", "D discard", "Q requeue"} {
 			if strings.Contains(foot, w) {
 				t.Errorf("tab %s: the read-only footer offers %q: %q", tab, w, foot)

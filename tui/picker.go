@@ -3,15 +3,39 @@ package tui
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 )
 
-// pickerLabels are the quick-choice keys of picker rows: digits, then letters that aren't
-// navigation keys (g, j, k, q mean move/quit here).
-const pickerLabels = "123456789abcdefhilmnoprstuvwxyz"
+// pickerCandidates are the quick-choice keys a picker's rows may get, in order: digits, then
+// letters.
+const pickerCandidates = "123456789abcdefghijklmnopqrstuvwxyz"
+
+// pickerLabels are the quick-choice keys of a picker's rows: pickerCandidates less every key
+// bound to something the picker does (by default g, j, k and q move or quit here), so the
+// KeyMap decides them too: a key rebound to move in the picker is never also a row's label.
+func (k *KeyMap) pickerLabels() string {
+	var b strings.Builder
+	for _, r := range pickerCandidates {
+		if !bound(string(r), k.Up, k.Down, k.Top, k.Bottom, k.PickerChoose, k.Back, k.Clear, k.Quit, k.Interrupt, k.Suspend) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// bound reports whether key name is one of the keys of bs.
+func bound(name string, bs ...key.Binding) bool {
+	for _, b := range bs {
+		if b.Enabled() && slices.Contains(b.Keys(), name) {
+			return true
+		}
+	}
+	return false
+}
 
 // picker chooses one status from a table's status list. Like every dialog it fits the body:
 // with more statuses than lines, the list scrolls with the cursor, and the title and the key
@@ -25,11 +49,12 @@ type picker struct {
 	// pick is what choosing an option asks of the app; nil: set that status.
 	pick   func(option string) action
 	cursor int
-	offset int // first option shown, when they don't all fit
+	offset int    // first option shown, when they don't all fit
+	labels string // the rows' quick-choice keys (KeyMap.pickerLabels)
 }
 
 func newPicker(c *common, title string, options []string, current string) picker {
-	p := picker{c: c, title: title, options: options, current: current}
+	p := picker{c: c, title: title, options: options, current: current, labels: c.keys.pickerLabels()}
 	for i, o := range options {
 		if strings.EqualFold(o, current) {
 			p.cursor = i
@@ -63,7 +88,7 @@ func (p picker) Update(msg tea.Msg) (dialog, action) {
 		p.cursor = len(p.options) - 1
 	default:
 		if s := km.String(); len(s) == 1 {
-			if i := strings.Index(pickerLabels, s); i >= 0 && i < len(p.options) {
+			if i := strings.Index(p.labels, s); i >= 0 && i < len(p.options) {
 				return p, p.choose(p.options[i])
 			}
 		}
@@ -144,8 +169,8 @@ func (p picker) View() string {
 	for i := off; i < len(p.options) && i < off+l.rows; i++ {
 		o := p.options[i]
 		label := "  "
-		if i < len(pickerLabels) {
-			label = pickerLabels[i:i+1] + " "
+		if i < len(p.labels) {
+			label = p.labels[i:i+1] + " "
 		}
 		line := label + cellLine(o)
 		if o == p.current {

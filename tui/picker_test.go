@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestPickerScrollsWhenShort(t *testing.T) {
 		t.Errorf("the cursor's option is always shown:\n%s", out)
 	}
 	keys(m, "enter")
-	if m.pending.tab != "" || !m.writes.writing || m.writes.inflight.status != "duplicate" {
+	if m.changes.pending.tab != "" || !m.writes.writing || m.writes.inflight.status != "duplicate" {
 		t.Errorf("enter picks the option under the cursor: %+v", m.writes.inflight)
 	}
 }
@@ -87,5 +88,40 @@ func TestPickerCurrentStatusIsANoop(t *testing.T) {
 	}
 	if !strings.Contains(plainScreen(m), "already new") {
 		t.Errorf("says why nothing happened:\n%s", plainScreen(m))
+	}
+}
+
+// TestPickerLabelsFollowTheKeyMap: the rows' quick-choice keys are the digits and letters no
+// binding of the picker uses. With the defaults that leaves out g, j, k and q; a key rebound
+// to move in the picker is no longer a label, so it moves instead of choosing, and the row it
+// labelled gets the next free key.
+func TestPickerLabelsFollowTheKeyMap(t *testing.T) {
+	km := DefaultKeyMap()
+	if got := km.pickerLabels(); got != "123456789abcdefhilmnoprstuvwxyz" {
+		t.Errorf("default labels %q", got)
+	}
+	if err := km.Rebind("down", []string{"down", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	labels := km.pickerLabels()
+	if strings.Contains(labels, "a") || !strings.HasPrefix(labels, "123456789bcdef") {
+		t.Fatalf("labels with down on a: %q", labels)
+	}
+	options := make([]string, 12)
+	for i := range options {
+		options[i] = fmt.Sprintf("opt%d", i)
+	}
+	c := newLoaded(t, testWorkbook(t), 80, 24).c
+	c.keys = &km
+	p := newPicker(c, "Pick", options, "")
+	d, a := p.Update(press("a"))
+	if a != nil || d.(picker).cursor != 1 {
+		t.Errorf("a moves down when down is bound to it: action %#v cursor %d", a, d.(picker).cursor)
+	}
+	if _, a := p.Update(press("b")); a != (pickStatusAction{status: "opt9"}) {
+		t.Errorf("b chooses the tenth row (a is taken): %#v", a)
+	}
+	if v := ansiStripLine(p.View()); !strings.Contains(v, "b opt9") || strings.Contains(v, "a opt") {
+		t.Errorf("the rows are drawn with the labels that choose them:\n%s", v)
 	}
 }

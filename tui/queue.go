@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -48,22 +47,22 @@ func (ts *tabState) recountStale(now time.Time) bool {
 	return changed
 }
 
-// startRequeue lists the stale claims among the marked rows the filter shows (else among all
-// the rows it shows) and asks before requeueing them.
-func (m *Model) startRequeue() tea.Cmd {
-	ts := m.tabs.current()
+// requeue lists the stale claims among the marked rows the filter shows (else among all the
+// rows it shows) and asks before requeueing them.
+func (ch *changes) requeue(sc actionScope) action {
+	ts := sc.tabs.current()
 	if ts == nil || ts.data == nil {
 		return nil
 	}
-	if why := m.c.roleRefusal(model.AccessOperator, "requeue stale claims"); why != "" {
-		return m.toasts.sayf(toastInfo, "%s", why)
+	if why := ch.c.roleRefusal(model.AccessOperator, "requeue stale claims"); why != "" {
+		return toastAction{toastInfo, why}
 	}
 	t := ts.data.table
 	if t.Config.Role != model.RoleQueue {
-		return m.toasts.sayf(toastInfo, "%s only on the queue (the %s tab)", cmp.Or(keySays(m.c.keys.Requeue, "requeues stale claims"), "requeuing stale claims works"), model.DefaultTabName(model.RoleQueue))
+		return toastAction{toastInfo, fmt.Sprintf("%s only on the queue (the %s tab)", cmp.Or(keySays(ch.c.keys.Requeue, "requeues stale claims"), "requeuing stale claims works"), model.DefaultTabName(model.RoleQueue))}
 	}
-	if why := m.canWrite(); why != "" {
-		return m.toasts.sayf(toastInfo, "%s", why)
+	if why := sc.busy; why != "" {
+		return toastAction{toastInfo, why}
 	}
 	rows := ts.visible
 	scope := "shown"
@@ -71,7 +70,7 @@ func (m *Model) startRequeue() tea.Cmd {
 		rows, _ = ts.targets()
 		scope = "marked"
 	}
-	now := m.c.now()
+	now := ch.c.now()
 	th := t.Config.StaleAfter
 	if th <= 0 {
 		th = 30 * time.Minute
@@ -110,7 +109,7 @@ func (m *Model) startRequeue() tea.Cmd {
 		if noID.n > 0 {
 			msg += "; " + noID.note()
 		}
-		return m.toasts.sayf(toastInfo, "%s", msg)
+		return toastAction{toastInfo, msg}
 	}
 	notes := []string{
 		strings.TrimSpace(fmt.Sprintf("Claimed more than %s ago; their worker most likely died. They go back to pending; a claim that changes meanwhile is reported, not overwritten. %s", shortDur(th), filterNote(ts.filterQuery()))),
@@ -118,13 +117,12 @@ func (m *Model) startRequeue() tea.Cmd {
 	if noID.n > 0 {
 		notes = append(notes, noID.note()+".")
 	}
-	d := newConfirm(m.c, fmt.Sprintf("Requeue %d stale %s?", len(edits), model.Plural(len(edits), "claim", "claims")), notes,
+	d := newConfirm(ch.c, fmt.Sprintf("Requeue %d stale %s?", len(edits), model.Plural(len(edits), "claim", "claims")), notes,
 		writeOp{kind: writeRequeue, tab: t.Config.Name, edits: edits, status: model.StatusPending})
 	d.list = list
 	d.listTitle = "ID             WORKER         AGE"
 	d.showList = true
-	m.dialog = d
-	return nil
+	return dialogAction{d}
 }
 
 // shortDur renders a threshold the way a person writes it: 30m, 1h30m, 45s.

@@ -73,7 +73,7 @@ func snapshot(t *model.Table, idx []int32) (*model.Table, []*model.Record) {
 // detailTarget is the record the detail view shows, as a replay's one row; nil, with what to
 // say, when it is gone or has no ID.
 func (m *Model) detailTarget(ts *tabState) ([]int32, tea.Cmd) {
-	_, p, _ := m.collectTargets(true)
+	_, p, _ := m.scope(true).targets()
 	switch {
 	case p.gone > 0:
 		return nil, m.toasts.gone(p.gone)
@@ -333,7 +333,7 @@ func (m *Model) replayHint(ts *tabState, all, inDetail bool) tea.Cmd {
 				ids = append(ids, id)
 			}
 		}
-	} else if _, p, ok := m.collectTargets(false); ok {
+	} else if _, p, ok := m.scope(false).targets(); ok {
 		ids = p.ids
 	}
 	if len(ids) == 0 {

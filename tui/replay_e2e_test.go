@@ -239,7 +239,7 @@ func TestReplayInTheTUI(t *testing.T) {
 	waitScreen(t, tm, "Would send 3 calls", "key k-5", "Authorization: env:CRM_TOKEN")
 	tm.Send(press("y"))
 	waitScreen(t, tm, "sending")
-	waitModel(t, tm, "rows in flight", func(m *Model) bool { return m.replay.run != nil && m.replay.run.states["sending"] > 0 })
+	waitModel(t, tm, "rows in flight", func(m *Model) bool { return m.replay.run != nil && m.replay.run.prog.Counts["sending"] > 0 })
 	if n := len(f.rcv.Attempts()); n != 0 {
 		t.Errorf("%d calls reached the receiver while the gate held them", n)
 	}

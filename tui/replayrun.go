@@ -30,7 +30,6 @@ type replayState struct {
 	runSeq        int
 	run           *replayRun
 	showRun       bool // the progress view is on screen
-	runListH      int  // the height of its row list, as last drawn
 	halt          *model.Halt
 	quitAfterRun  bool // quit once the run has written back
 	runReload     bool // the load in flight is the reload after a run: say when it lands
@@ -39,26 +38,16 @@ type replayState struct {
 	cancelToast int
 }
 
-// runRow is one planned row's state in a run.
-type runRow struct {
-	id, source, url string
-	row             int
-	state           model.RowState
-	detail          string
-	attempts        int
-}
-
 // replayRun is a replay in progress (or finished, until its view is closed).
 type replayRun struct {
+	c       *common
 	id      int
 	tab     string
 	sources []string
-	rows    []runRow
-	byID    map[string]int
-	states  map[model.RowState]int // rows per state, live
-	done    int                    // calls with an outcome (done/total count calls, never other rows)
-	total   int                    // calls in the plan (the runner's own total once it reports one)
-	calls   int                    // rows[:calls] are the plan's calls; rows after them were refused in the run
+	// prog is the run's rows, counts per state, done/total and halt (model.RunProgress, the
+	// bookkeeping serve's shared runs keep too). Done/Total count calls, never other rows.
+	prog    model.RunProgress
+	calls   int // prog.Rows[:calls] are the plan's calls; rows after them were refused in the run
 	started time.Time
 	ended   time.Time
 	cancel  context.CancelFunc
@@ -71,10 +60,10 @@ type replayRun struct {
 	// cancelledBy is who cancelled it when that was another person ("" otherwise).
 	cancelledBy string
 	report      model.ReplaySummary
-	halt        *model.Halt
 
 	offset int  // scroll of the row list
 	follow bool // keep the rows being sent in view until the user scrolls
+	listH  int  // the height of the row list, as last drawn (lines): the scroll keys' page
 }
 
 // progressSink is the run's side of the progress channel: the Replayer's callback appends
@@ -167,15 +156,9 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	m.replay.runSeq++
 	ctx, cancel := context.WithCancel(m.life.ctx)
 	run := &replayRun{
-		id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, byID: map[string]int{}, states: map[model.RowState]int{},
-		total: len(p.plan.Calls), started: m.c.now(), cancel: cancel, sink: newProgressSink(), follow: true,
+		c: m.c, id: m.replay.runSeq, tab: p.tab, sources: p.plan.Sources, prog: model.NewRunProgress(p.plan.Calls), calls: len(p.plan.Calls),
+		started: m.c.now(), cancel: cancel, sink: newProgressSink(), follow: true,
 	}
-	for _, c := range p.plan.Calls {
-		run.byID[c.ID] = len(run.rows)
-		run.rows = append(run.rows, runRow{id: c.ID, source: c.Source, url: c.URL, row: c.Row, state: model.StateQueued})
-	}
-	run.calls = len(run.rows)
-	run.states[model.StateQueued] = len(run.rows)
 	m.replay.run = run
 	m.replay.showRun = true
 	m.watch.show = false
@@ -190,13 +173,14 @@ func (m *Model) startRun(seq int) tea.Cmd {
 	return tea.Batch(do, sink.listen(id), m.spinner.Tick)
 }
 
-// cancelRun stops a run from starting anything new. Requests in flight finish (or time out)
-// and their outcomes are written back.
-func (m *Model) cancelRun() tea.Cmd {
-	if !m.replay.stopRun() {
+// cancel stops the run from starting anything new (x in its progress view). Requests in
+// flight finish (or time out) and their outcomes are written back; the note saying so comes
+// back as a cancelNoteAction.
+func (s *replayState) cancel() action {
+	if !s.stopRun() {
 		return nil
 	}
-	return m.cancelNote("cancelling… calls in flight finish and are written back; nothing new starts")
+	return cancelNoteAction{"cancelling… calls in flight finish and are written back; nothing new starts"}
 }
 
 // cancelNote toasts that the run is cancelling, and remembers the toast so the run's end
@@ -236,12 +220,13 @@ func (s replayState) Update(msg tea.Msg) (replayState, action) {
 			return s, nil
 		}
 		return s, cmdAction{r.sink.listen(r.id)}
-	case tea.KeyPressMsg:
-		a := s.run.Update(msg, s.c.keys, s.runListH)
+	case tea.KeyPressMsg, tea.MouseWheelMsg:
+		var a action
+		s.run, a = s.run.Update(msg)
 		if h, ok := a.(hideRunAction); ok {
 			s.showRun = false
 			if h.goesOn {
-				return s, noteAction{s.goesOnNote()}
+				return s, toastAction{toastInfo, s.goesOnNote()}
 			}
 			return s, nil
 		}
@@ -261,45 +246,11 @@ func (s *replayState) applyProgress(events []model.ReplayEvent) {
 // brought it (the banner shows it until dismissed).
 func (r *replayRun) apply(events []model.ReplayEvent) (halt *model.Halt) {
 	for _, ev := range events {
-		if ev.Total > 0 {
-			r.total = ev.Total
+		if h := r.prog.Apply(ev); h != nil {
+			halt = h
 		}
-		r.done = max(r.done, ev.Done)
-		if ev.Halted != nil && r.halt == nil {
-			h := *ev.Halted
-			r.halt = &h
-			halt = &h
-		}
-		if ev.Row.ID == "" {
-			continue
-		}
-		r.setRow(ev.Row)
 	}
 	return halt
-}
-
-// setRow records one row's new state.
-func (r *replayRun) setRow(ev model.RowResult) {
-	i, ok := r.byID[ev.ID]
-	if !ok {
-		r.byID[ev.ID] = len(r.rows)
-		r.rows = append(r.rows, runRow{id: ev.ID, row: ev.Row})
-		i = len(r.rows) - 1
-	}
-	row := &r.rows[i]
-	if row.state != "" {
-		r.states[row.state]--
-	}
-	if ev.State != "" {
-		row.state = ev.State
-	}
-	r.states[row.state]++
-	if ev.Detail != "" {
-		row.detail = ev.Detail
-	}
-	if ev.Attempts > 0 {
-		row.attempts = ev.Attempts
-	}
 }
 
 // onReplayDone shows the report, reloads the workbook and leaves the halt banner up.
@@ -338,9 +289,9 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 	}
 	if m.replay.quitAfterRun {
 		// The report would vanish with the screen: it goes to the terminal on the way out.
-		m.end.note = fmt.Sprintf("triage: replay %s: %s (%d/%d %s)", runOutcomeWord(r), reportCounts(rep), r.done, r.total, model.Plural(r.total, "call", "calls"))
-		if r.halt != nil {
-			m.end.note += "\n" + haltLine(r.halt)
+		m.end.note = fmt.Sprintf("triage: replay %s: %s (%d/%d %s)", runOutcomeWord(r), reportCounts(rep), r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
+		if r.prog.Halt != nil {
+			m.end.note += "\n" + haltLine(r.prog.Halt)
 		}
 		if n := len(rep.WriteErrors) + len(rep.WriteConflicts); n > 0 {
 			m.end.note += fmt.Sprintf("\n%d %s not written back: replaying again is harmless (every call keeps its key)", n, model.Plural(n, "outcome", "outcomes"))
@@ -355,25 +306,25 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 func (r *replayRun) finish(rep model.ReplaySummary, now time.Time) *model.Halt {
 	for _, row := range rep.Rows {
 		if row.ID != "" {
-			r.setRow(row)
+			r.prog.Set(row)
 		}
 	}
 	r.setRefused(rep.Refused)
 	for _, id := range rep.NotAttempted {
-		if i, ok := r.byID[id]; ok && !r.rows[i].state.Final() {
-			r.setRow(model.RowResult{ID: id, State: model.StateNotAttempted})
+		if row, ok := r.prog.Row(id); ok && !row.State.Final() {
+			r.prog.Set(model.RowResult{ID: id, State: model.StateNotAttempted})
 		}
 	}
 	final := 0
-	for _, row := range r.rows[:r.calls] {
-		if row.state.Final() && row.state != model.StateNotAttempted {
+	for _, row := range r.prog.Rows[:r.calls] {
+		if row.State.Final() && row.State != model.StateNotAttempted {
 			final++
 		}
 	}
 	// The totals stay in calls, the unit the run counted in while it ran; rows refused
 	// before a send are in the state counts and the list, not in x/y.
-	r.total = max(r.total, r.calls)
-	r.done = final
+	r.prog.Total = max(r.prog.Total, r.calls)
+	r.prog.Done = final
 	r.finished = true
 	r.report = rep
 	r.ended = now
@@ -382,7 +333,7 @@ func (r *replayRun) finish(rep model.ReplaySummary, now time.Time) *model.Halt {
 		return nil
 	}
 	h := *rep.Halted
-	r.halt = &h
+	r.prog.Halt = &h
 	return &h
 }
 
@@ -394,19 +345,19 @@ func (r *replayRun) setRefused(refused []model.Refusal) {
 		if x.ID == "" {
 			continue
 		}
-		if i, ok := r.byID[x.ID]; ok && r.rows[i].state.Final() && r.rows[i].state != model.StateRefused && r.rows[i].state != model.StateSkipped {
+		if row, ok := r.prog.Row(x.ID); ok && row.State.Final() && row.State != model.StateRefused && row.State != model.StateSkipped {
 			continue // the run sent it: that outcome stands
 		}
-		r.setRow(model.RowResult{ID: x.ID, Row: x.Row, State: x.State(), Detail: x.Reason})
+		r.prog.Set(model.RowResult{ID: x.ID, Row: x.Row, State: x.State(), Detail: x.Reason})
 	}
 }
 
 // unmarkChanged drops the marks of the rows of ts whose status the run changed.
 func (r *replayRun) unmarkChanged(ts *tabState) {
-	for _, row := range r.rows {
-		switch row.state {
+	for _, row := range r.prog.Rows {
+		switch row.State {
 		case model.StateDelivered, model.StateDuplicate, model.StateRejected:
-			if ri, ok := ts.data.byID[row.id]; ok {
+			if ri, ok := ts.data.byID[row.ID]; ok {
 				ts.setMark(ri, false)
 			}
 		}
@@ -438,7 +389,7 @@ func reportCounts(rep model.ReplaySummary) string {
 // runOutcomeWord is how a run ended, in one word.
 func runOutcomeWord(r *replayRun) string {
 	switch {
-	case r.halt != nil:
+	case r.prog.Halt != nil:
 		return "halted"
 	case r.report.Cancelled || r.cancelling:
 		return "cancelled"
@@ -479,54 +430,62 @@ func countsLine(counts map[model.RowState]int) string {
 	return strings.Join(parts, " · ")
 }
 
-// Actions the progress view returns to the root model.
+// Actions the progress view returns to the root model, besides help and refresh (keyAction)
+// and notes (toastAction).
 type (
-	// helpAction: open the full help.
-	helpAction struct{}
 	// cancelRunAction: cancel the run (calls in flight finish and are written back).
 	cancelRunAction struct{}
 	// hideRunAction: back to the table; goesOn: the run goes on behind it (say how to get
 	// back to it).
 	hideRunAction struct{ goesOn bool }
-	// refreshAction: reload the workbook (r).
-	refreshAction struct{}
-	// noteAction: tell the user something (an info toast).
-	noteAction struct{ text string }
+	// showRunAction: a run's view goes on screen, over any other view; watched: another
+	// person's (watchState), else one's own (replayState); spin: start the spinner.
+	showRunAction struct{ watched, spin bool }
 )
 
-func (helpAction) isAction()      {}
 func (cancelRunAction) isAction() {}
 func (hideRunAction) isAction()   {}
-func (refreshAction) isAction()   {}
-func (noteAction) isAction()      {}
+func (showRunAction) isAction()   {}
 
 // Update handles a key in the progress view: cancel while running; back to the table (the
 // run goes on; the footer keeps its progress and the key that shows this view again);
-// scroll (listH is the row list's height). What the root must do comes back as an action.
-func (r *replayRun) Update(msg tea.KeyPressMsg, k *KeyMap, listH int) action {
-	switch {
-	case key.Matches(msg, k.Help):
-		return helpAction{}
-	case key.Matches(msg, k.Cancel):
-		if !r.finished {
-			return cancelRunAction{}
+// scroll (a page is the row list's height, as last drawn), also with the mouse wheel. What
+// the root must do comes back as an action.
+func (r *replayRun) Update(msg tea.Msg) (*replayRun, action) {
+	k := r.c.keys
+	switch msg := msg.(type) {
+	case tea.MouseWheelMsg:
+		d := 3
+		if msg.Button == tea.MouseWheelUp {
+			d = -3
 		}
-		return hideRunAction{}
-	case key.Matches(msg, k.Back, k.Clear, k.Quit, k.Progress) || (key.Matches(msg, k.RunClose) && r.finished):
-		return hideRunAction{goesOn: !r.finished}
-	case key.Matches(msg, k.Refresh):
-		if !r.finished {
-			return noteAction{"a replay is running; the table reloads when it ends"}
+		r.scroll(d, r.listH)
+		return r, nil
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, k.Help):
+			return r, keyAction{v: vHelp}
+		case key.Matches(msg, k.Cancel):
+			if !r.finished {
+				return r, cancelRunAction{}
+			}
+			return r, hideRunAction{}
+		case key.Matches(msg, k.Back, k.Clear, k.Quit, k.Progress) || (key.Matches(msg, k.RunClose) && r.finished):
+			return r, hideRunAction{goesOn: !r.finished}
+		case key.Matches(msg, k.Refresh):
+			if !r.finished {
+				return r, toastAction{toastInfo, "a replay is running; the table reloads when it ends"}
+			}
+			return r, keyAction{v: vRefresh}
+		case key.Matches(msg, k.Replay, k.ReplayAll):
+			if !r.finished {
+				return r, toastAction{toastInfo, "a replay is already running"}
+			}
+		default:
+			r.scrollKey(msg, k, r.listH)
 		}
-		return refreshAction{}
-	case key.Matches(msg, k.Replay, k.ReplayAll):
-		if !r.finished {
-			return noteAction{"a replay is already running"}
-		}
-	default:
-		r.scrollKey(msg, k, listH)
 	}
-	return nil
+	return r, nil
 }
 
 // scrollKey scrolls the row list for a movement key.
@@ -543,25 +502,8 @@ func (r *replayRun) scrollKey(msg tea.KeyPressMsg, k *KeyMap, listH int) {
 	case key.Matches(msg, k.Top):
 		r.follow, r.offset = false, 0
 	case key.Matches(msg, k.Bottom):
-		r.scroll(len(r.rows), listH)
+		r.scroll(len(r.prog.Rows), listH)
 	}
-}
-
-// onRunAction carries out an action of the progress view.
-func (m *Model) onRunAction(a action) tea.Cmd {
-	switch a := a.(type) {
-	case helpAction:
-		m.help.open = true
-	case cancelRunAction:
-		return m.cancelRun()
-	case refreshAction:
-		return m.refresh()
-	case cmdAction:
-		return a.cmd
-	case noteAction:
-		return m.toasts.sayf(toastInfo, "%s", a.text)
-	}
-	return nil
 }
 
 // goesOnNote says, on leaving the progress view of a run in progress, how to get back to it
@@ -578,38 +520,44 @@ func (s *replayState) goesOnNote() string {
 	return "the replay goes on: " + cmp.Or(strings.Join(how, ", "), "ctrl+c cancels it")
 }
 
-// showProgress is P outside the progress view: show the run (in progress, or the last one's
-// report) again.
-func (m *Model) showProgress() tea.Cmd {
-	if !m.replay.running() {
-		var a action
-		var ok bool
-		if m.watch, a, ok = m.watch.showOthers(m.replay.run); ok {
-			return m.onWatchAction(a) // another person's run (watch.go)
+// show is P outside the progress view, when no other person's run is to be shown
+// (watchState.showOthers): show the run (in progress, or the last one's report) again.
+func (s *replayState) show() action {
+	if s.run == nil {
+		k := s.c.keys
+		if !s.c.offers(k.Replay) {
+			return toastAction{toastInfo, "no replay to show"}
 		}
+		return toastAction{toastInfo, fmt.Sprintf("no replay to show: %s replays the marked rows or the cursor row", firstKey(k.Replay))}
 	}
-	if m.replay.run == nil {
-		if !m.c.offers(m.c.keys.Replay) {
-			return m.toasts.sayf(toastInfo, "no replay to show")
-		}
-		return m.toasts.sayf(toastInfo, "no replay to show: %s replays the marked rows or the cursor row", firstKey(m.c.keys.Replay))
-	}
-	m.replay.showRun = true
-	m.watch.show = false
-	m.detail = nil
-	m.prompt.open = false
-	return nil
+	s.showRun = true
+	return showRunAction{}
 }
 
-// cancelRunKey is x outside the progress view: cancel the run going on in the background.
-func (m *Model) cancelRunKey() tea.Cmd {
-	if !m.replay.running() {
+// cancelKey is x outside the progress view: cancel the run going on in the background.
+func (s *replayState) cancelKey() action {
+	if !s.running() {
 		return nil
 	}
-	if m.replay.run.cancelling {
-		return m.toasts.sayf(toastInfo, "already cancelling: calls in flight finish and are written back")
+	if s.run.cancelling {
+		return toastAction{toastInfo, "already cancelling: calls in flight finish and are written back"}
 	}
-	return m.cancelRun()
+	return s.cancel()
+}
+
+// onMyRun notices another person's cancel of this session's own run (the hub's word, r): the
+// run is then cancelling, and the view and the report name who cancelled it.
+func (s *replayState) onMyRun(r RunInfo) action {
+	run := s.run
+	if run == nil || run.finished || r.CancelledBy == "" || run.cancelledBy != "" {
+		return nil
+	}
+	run.cancelledBy = r.CancelledBy
+	if run.cancelling {
+		return nil // cancelled here first
+	}
+	run.cancelling = true
+	return cancelNoteAction{fmt.Sprintf("%s cancelled your replay: calls in flight finish and are written back; nothing new starts", cellLine(r.CancelledBy))}
 }
 
 // runStatusLine is the compact progress of a run going on behind the table (the footer):
@@ -617,12 +565,12 @@ func (m *Model) cancelRunKey() tea.Cmd {
 func (st *replayState) statusLine() string {
 	r := st.run
 	k := st.c.keys
-	s := fmt.Sprintf("replaying %d/%d %s", r.done, r.total, model.Plural(r.total, "call", "calls"))
+	s := fmt.Sprintf("replaying %d/%d %s", r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
 	if r.cancelling {
-		s = fmt.Sprintf("cancelling the replay %d/%d %s", r.done, r.total, model.Plural(r.total, "call", "calls"))
+		s = fmt.Sprintf("cancelling the replay %d/%d %s", r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
 	}
 	for _, st := range []model.RowState{model.StateRejected, model.StateSystemic, model.StateRetryable, model.StateDeferred, model.StateRefused} {
-		if n := r.states[st]; n > 0 {
+		if n := r.prog.Counts[st]; n > 0 {
 			s += fmt.Sprintf(" · %d %s", n, st)
 		}
 	}
@@ -638,7 +586,7 @@ func (st *replayState) statusLine() string {
 // scroll moves the row list; scrolling by hand stops following the rows in flight.
 func (r *replayRun) scroll(d, h int) {
 	r.follow = false
-	r.offset = max(0, min(r.offset+d, len(r.rows)-max(1, h)))
+	r.offset = max(0, min(r.offset+d, len(r.prog.Rows)-max(1, h)))
 }
 
 // requestQuit is q: plain quit; with a write in flight, quit once its result is in; during
@@ -657,7 +605,7 @@ func (m *Model) requestQuit() tea.Cmd {
 	}
 	run := m.replay.run
 	question := func() string {
-		return fmt.Sprintf("A replay is running (%d/%d %s done). Cancel it and quit?", run.done, run.total, model.Plural(run.total, "call", "calls"))
+		return fmt.Sprintf("A replay is running (%d/%d %s done). Cancel it and quit?", run.prog.Done, run.prog.Total, model.Plural(run.prog.Total, "call", "calls"))
 	}
 	d := newConfirm(m.c, question(),
 		[]string{"Calls in flight finish and their outcomes are written back first; rows not sent stay as they are."}, writeOp{})
@@ -674,7 +622,7 @@ func (m *Model) cancelAndQuit() tea.Cmd {
 	if m.replay.quitAfterRun {
 		r := m.replay.run
 		m.end.note = fmt.Sprintf("triage: quit during a replay (%d/%d %s had an outcome); calls in flight may have been sent without their outcome written back: replaying again is harmless (every call keeps its key)",
-			r.done, r.total, model.Plural(r.total, "call", "calls"))
+			r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
 		return m.quit()
 	}
 	m.replay.quitAfterRun = true

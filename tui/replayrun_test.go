@@ -46,7 +46,7 @@ func TestEscDuringReplayGoesBackAndTheRunGoesOn(t *testing.T) {
 	p := newPump(t, m)
 	p.keys("2", "space", "space", "R", "y")
 	fr.waitStarted(t)
-	p.until("the first row's outcome", func() bool { return m.replay.run.states["retryable"] == 1 })
+	p.until("the first row's outcome", func() bool { return m.replay.run.prog.Counts["retryable"] == 1 })
 
 	p.keys("esc")
 	if m.replay.showRun || !m.replay.running() || fr.ctx.Err() != nil {
@@ -115,7 +115,7 @@ func TestReplayRunProgressCancelAndReload(t *testing.T) {
 		}
 	}
 	p.until("the progress of k-1 and k-2", func() bool {
-		return m.replay.run.states["delivered"] == 1 && m.replay.run.states["sending"] == 1
+		return m.replay.run.prog.Counts["delivered"] == 1 && m.replay.run.prog.Counts["sending"] == 1
 	})
 	out := plainScreen(m)
 	for _, want := range []string{"Replaying 3 calls to crm", "1/3 33%", "1 delivered · 1 sending · 1 queued", "elapsed 0s"} {
@@ -233,9 +233,9 @@ func TestRunViewReturnsActions(t *testing.T) {
 	km := DefaultKeyMap()
 	k := &km
 	newRun := func(finished bool) *replayRun {
-		r := &replayRun{finished: finished, follow: true}
+		r := &replayRun{c: &common{keys: k}, finished: finished, follow: true, listH: 4}
 		for i := range 10 {
-			r.rows = append(r.rows, runRow{id: fmt.Sprintf("k-%d", i)})
+			r.prog.Set(model.RowResult{ID: fmt.Sprintf("k-%d", i)})
 		}
 		return r
 	}
@@ -246,30 +246,30 @@ func TestRunViewReturnsActions(t *testing.T) {
 		key  string
 		want action
 	}{
-		{"help", running, "?", helpAction{}},
+		{"help", running, "?", keyAction{v: vHelp}},
 		{"x cancels a run", running, "x", cancelRunAction{}},
 		{"x closes a finished run", done, "x", hideRunAction{}},
 		{"esc leaves a run going on", running, "esc", hideRunAction{goesOn: true}},
 		{"enter closes a finished run", done, "enter", hideRunAction{}},
 		{"enter does nothing during a run", running, "enter", nil},
-		{"r during a run", running, "r", noteAction{"a replay is running; the table reloads when it ends"}},
-		{"r after a run", done, "r", refreshAction{}},
-		{"R during a run", running, "R", noteAction{"a replay is already running"}},
+		{"r during a run", running, "r", toastAction{toastInfo, "a replay is running; the table reloads when it ends"}},
+		{"r after a run", done, "r", keyAction{v: vRefresh}},
+		{"R during a run", running, "R", toastAction{toastInfo, "a replay is already running"}},
 		{"R after a run", done, "R", nil},
 	} {
-		if got := tc.r.Update(press(tc.key), k, 4); got != tc.want {
+		if _, got := tc.r.Update(press(tc.key)); got != tc.want {
 			t.Errorf("%s: %#v, want %#v", tc.name, got, tc.want)
 		}
 	}
 	r := newRun(false)
-	if a := r.Update(press("j"), k, 4); a != nil || r.offset != 1 || r.follow {
+	if _, a := r.Update(press("j")); a != nil || r.offset != 1 || r.follow {
 		t.Errorf("j scrolls and stops following: action %#v offset %d follow %v", a, r.offset, r.follow)
 	}
-	r.Update(press("G"), k, 4)
+	r.Update(press("G"))
 	if r.offset != 6 {
 		t.Errorf("G scrolls to the last page: offset %d, want 6", r.offset)
 	}
-	r.Update(press("g"), k, 4)
+	r.Update(press("g"))
 	if r.offset != 0 {
 		t.Errorf("g scrolls to the top: offset %d", r.offset)
 	}
@@ -278,11 +278,11 @@ func TestRunViewReturnsActions(t *testing.T) {
 // TestRunFinishSetsEveryRowsEndState: the report gives every row its end state (refused
 // rows included, a sent row's outcome kept), the totals and the halt.
 func TestRunFinishSetsEveryRowsEndState(t *testing.T) {
-	r := &replayRun{byID: map[string]int{}, states: map[model.RowState]int{}, cancel: func() {}}
+	r := &replayRun{cancel: func() {}}
 	for _, id := range []string{"a", "b", "c", "d"} {
-		r.setRow(model.RowResult{ID: id, State: "queued"})
+		r.prog.Set(model.RowResult{ID: id, State: "queued"})
 	}
-	r.calls = len(r.rows)
+	r.calls = len(r.prog.Rows)
 	if h := r.apply([]model.ReplayEvent{{Row: model.RowResult{ID: "a", State: "delivered"}, Done: 1, Total: 4}}); h != nil {
 		t.Fatalf("no halt yet: %v", h)
 	}
@@ -293,18 +293,18 @@ func TestRunFinishSetsEveryRowsEndState(t *testing.T) {
 		NotAttempted: []string{"d"},
 		Halted:       halt,
 	}, testNow)
-	if h == nil || *h != *halt || r.halt == nil || !r.finished {
+	if h == nil || *h != *halt || r.prog.Halt == nil || !r.finished {
 		t.Fatalf("finish returns the halt and ends the run: %v finished %v", h, r.finished)
 	}
 	got := map[string]model.RowState{}
-	for _, row := range r.rows {
-		got[row.id] = row.state
+	for _, row := range r.prog.Rows {
+		got[row.ID] = row.State
 	}
 	want := map[string]model.RowState{"a": model.StateDelivered, "b": model.StateSystemic, "c": model.StateSkipped, "d": model.StateNotAttempted}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("states %v, want %v", got, want)
 	}
-	if r.done != 3 || r.total != 4 {
-		t.Errorf("done %d/%d, want 3/4 (not attempted isn't done)", r.done, r.total)
+	if r.prog.Done != 3 || r.prog.Total != 4 {
+		t.Errorf("done %d/%d, want 3/4 (not attempted isn't done)", r.prog.Done, r.prog.Total)
 	}
 }

@@ -28,7 +28,7 @@ func haltLine(h *model.Halt) string {
 func (s *replayState) smallNotes() []string {
 	var notes []string
 	if s.running() {
-		notes = append(notes, fmt.Sprintf("replaying %d/%d", s.run.done, s.run.total))
+		notes = append(notes, fmt.Sprintf("replaying %d/%d", s.run.prog.Done, s.run.prog.Total))
 	}
 	if s.halt != nil {
 		notes = append(notes, model.SanitizeLine(haltLine(s.halt)))
@@ -87,13 +87,13 @@ func (r *replayRun) headLines(c *common, spin busySpinner, w int) []string {
 	}
 	switch {
 	case r.finished && runOutcomeWord(r) == "cancelled":
-		title = fmt.Sprintf("Replay cancelled%s · %d/%d %s", by, r.done, r.total, model.Plural(r.total, "call", "calls"))
+		title = fmt.Sprintf("Replay cancelled%s · %d/%d %s", by, r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
 	case r.finished:
-		title = fmt.Sprintf("Replay %s · %d/%d %s", runOutcomeWord(r), r.done, r.total, model.Plural(r.total, "call", "calls"))
+		title = fmt.Sprintf("Replay %s · %d/%d %s", runOutcomeWord(r), r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
 	case r.cancelling:
-		title = fmt.Sprintf("Cancelling%s… %d/%d %s · calls in flight finish, nothing new starts", by, r.done, r.total, model.Plural(r.total, "call", "calls"))
+		title = fmt.Sprintf("Cancelling%s… %d/%d %s · calls in flight finish, nothing new starts", by, r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
 	default:
-		title = fmt.Sprintf("Replaying %d %s to %s", r.total, model.Plural(r.total, "call", "calls"), cellLine(strings.Join(r.sources, ", ")))
+		title = fmt.Sprintf("Replaying %d %s to %s", r.prog.Total, model.Plural(r.prog.Total, "call", "calls"), cellLine(strings.Join(r.sources, ", ")))
 	}
 	title = r.watchTitle() + title
 	if !r.finished {
@@ -105,25 +105,25 @@ func (r *replayRun) headLines(c *common, spin busySpinner, w int) []string {
 
 	barW := max(10, min(50, w-20))
 	filled := 0
-	if r.total > 0 {
-		filled = r.done * barW / r.total
+	if r.prog.Total > 0 {
+		filled = r.prog.Done * barW / r.prog.Total
 	}
 	pct := 0
-	if r.total > 0 {
-		pct = r.done * 100 / r.total
+	if r.prog.Total > 0 {
+		pct = r.prog.Done * 100 / r.prog.Total
 	}
-	bar := " [" + strings.Repeat("█", filled) + strings.Repeat("░", barW-filled) + "] " + fmt.Sprintf("%d/%d %d%%", r.done, r.total, pct)
+	bar := " [" + strings.Repeat("█", filled) + strings.Repeat("░", barW-filled) + "] " + fmt.Sprintf("%d/%d %d%%", r.prog.Done, r.prog.Total, pct)
 	lines = append(lines, fit(bar, w))
 
-	lines = append(lines, fitStyled(" "+c.paintCounts(r.states), w))
+	lines = append(lines, fitStyled(" "+c.paintCounts(r.prog.Counts), w))
 
 	// Before a second has passed there is no rate to speak of: say nothing rather than
 	// draw placeholders ("– calls/s", which TERM=dumb turned into "- - rows/s").
 	rate, eta := "", ""
-	if secs := elapsed.Seconds(); secs >= 1 && r.done > 0 {
-		rps := float64(r.done) / secs
+	if secs := elapsed.Seconds(); secs >= 1 && r.prog.Done > 0 {
+		rps := float64(r.prog.Done) / secs
 		rate = fmt.Sprintf("%.1f calls/s", rps)
-		if left := r.total - r.done; left > 0 {
+		if left := r.prog.Total - r.prog.Done; left > 0 {
 			eta = "ETA " + time.Duration(float64(left)/rps*float64(time.Second)).Round(time.Second).String()
 		}
 	}
@@ -180,7 +180,7 @@ func (r *replayRun) reportLines(c *common, w int) []string {
 			lines = append(lines, " "+st.paint(style, l))
 		}
 	}
-	if r.halt != nil {
+	if r.prog.Halt != nil {
 		add(st.RunBad, "Halted (see the banner): nothing new was sent after it; fix the cause, then replay again, which is harmless for rows already delivered.")
 	}
 	if rep.Cancelled && r.cancelledBy != "" {
@@ -225,8 +225,8 @@ func shortIDs(ids []string) []string {
 }
 
 // lines renders run r's progress view (one's own, or a watched one: watch.go) as exactly h
-// lines of w cells, and stores the height of its row list in listH for the scroll keys.
-func (r *replayRun) lines(c *common, spin busySpinner, w, h int, listH *int) []string {
+// lines of w cells, and keeps the height of its row list (listH) for the scroll keys.
+func (r *replayRun) lines(c *common, spin busySpinner, w, h int) []string {
 	st := c.styles
 	lines := r.headLines(c, spin, w)
 	if r.finished {
@@ -239,37 +239,37 @@ func (r *replayRun) lines(c *common, spin busySpinner, w, h int, listH *int) []s
 	head := fmt.Sprintf("   %-13s %5s %-*s %-*s %5s  %s", "STATE", "ROW", idW, "ID", srcW, "SOURCE", "TRIES", "DETAIL")
 	lines = append(lines, st.paint(st.TableHeader, fit(head, w)))
 	lh := max(1, h-len(lines))
-	*listH = lh
+	r.listH = lh
 	if r.follow {
-		first := len(r.rows)
-		for i, row := range r.rows {
-			if !row.state.Final() {
+		first := len(r.prog.Rows)
+		for i, row := range r.prog.Rows {
+			if !row.State.Final() {
 				first = i
 				break
 			}
 		}
-		r.offset = max(0, min(first-1, len(r.rows)-lh))
+		r.offset = max(0, min(first-1, len(r.prog.Rows)-lh))
 	}
-	r.offset = max(0, min(r.offset, len(r.rows)-lh))
-	for i := r.offset; i < len(r.rows) && i < r.offset+lh; i++ {
-		row := r.rows[i]
-		state := fit(cellLine(string(row.state)), 13)
+	r.offset = max(0, min(r.offset, len(r.prog.Rows)-lh))
+	for i := r.offset; i < len(r.prog.Rows) && i < r.offset+lh; i++ {
+		row := r.prog.Rows[i]
+		state := fit(cellLine(string(row.State)), 13)
 		if !st.NoColor {
-			state = c.stateStyle(row.state).Render(state)
+			state = c.stateStyle(row.State).Render(state)
 		}
 		tries := ""
-		if row.attempts > 0 {
-			tries = itoa(row.attempts)
+		if row.Attempts > 0 {
+			tries = itoa(row.Attempts)
 		}
-		detail := row.detail
-		if detail == "" && row.state == model.StateQueued {
-			detail = row.url
+		detail := row.Detail
+		if detail == "" && row.State == model.StateQueued {
+			detail = row.URL
 		}
 		sheetRow := ""
-		if row.row > 0 {
-			sheetRow = itoa(row.row)
+		if row.Row > 0 {
+			sheetRow = itoa(row.Row)
 		}
-		line := "   " + state + " " + fitRight(sheetRow, 5) + " " + fit(cellLine(row.id), idW) + " " + fit(cellLine(row.source), srcW) + " " + fitRight(tries, 5) + "  " + cellLine(detail)
+		line := "   " + state + " " + fitRight(sheetRow, 5) + " " + fit(cellLine(row.ID), idW) + " " + fit(cellLine(row.Source), srcW) + " " + fitRight(tries, 5) + "  " + cellLine(detail)
 		lines = append(lines, fitStyled(line, w))
 	}
 	return padLines(lines, w, h)

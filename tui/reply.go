@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -115,15 +114,15 @@ func headerCol(t *model.Table, name string) int {
 	return -1
 }
 
-// startReply answers `m`: on an inbox row (the cursor's, or the detail's), copy the reply
+// reply answers `m`: on an inbox row (the cursor's, or the detail's), copy the reply
 // link, then offer (default No) to set the row to replied, where the tab has that status and a
 // write could start.
-func (m *Model) startReply(inDetail bool) tea.Cmd {
+func (ch *changes) reply(sc actionScope, cb *clipboard) action {
 	var ts *tabState
 	var r *model.Record
-	if inDetail && m.detail != nil {
-		ts, r = m.tabs.named(m.detail.tab), &m.detail.rec
-	} else if ts = m.tabs.current(); ts != nil && ts.data != nil {
+	if sc.detail != nil {
+		ts, r = sc.tabs.named(sc.detail.tab), &sc.detail.rec
+	} else if ts = sc.tabs.current(); ts != nil && ts.data != nil {
 		r, _ = ts.current()
 	}
 	if ts == nil || ts.data == nil || r == nil {
@@ -131,34 +130,33 @@ func (m *Model) startReply(inDetail bool) tea.Cmd {
 	}
 	t := ts.data.table
 	if t.Config.Role != model.RoleInbox {
-		return m.toasts.sayf(toastInfo, "%s (reply) works on the inbox only: it copies a mailto: link answering a message", firstKey(m.c.keys.Reply))
+		return toastAction{toastInfo, fmt.Sprintf("%s (reply) works on the inbox only: it copies a mailto: link answering a message", firstKey(ch.c.keys.Reply))}
 	}
 	rl, err := mailtoReply(t, r)
 	if err != nil {
-		return m.toasts.sayf(toastError, "%v", err)
+		return toastAction{toastError, err.Error()}
 	}
 	note := ""
 	if rl.shortened {
 		note = fmt.Sprintf(" (the quote is the first %d characters)", replyQuoteMax)
 	}
 	said := fmt.Sprintf("copied a mailto: reply to %s%s", truncate(cellLine(rl.to), 40), note)
-	if m.tmux.dropped(m.c.term) {
+	if cb.dropped() {
 		// tmux swallows the link: say what to set, and offer nothing to answer.
-		return m.copyAndSay(rl.link, said)
+		return cb.copy(rl.link, said)
 	}
-	cmds := []tea.Cmd{m.copyAndSay(rl.link, said)}
-	if r.Status == statusReplied || r.ID == "" || !t.HasStatus(statusReplied) || m.c.readOnly {
-		return tea.Batch(cmds...)
+	acts := actions{cb.copy(rl.link, said)}
+	if r.Status == statusReplied || r.ID == "" || !t.HasStatus(statusReplied) || ch.c.readOnly {
+		return acts
 	}
 	if _, _, found := ts.data.record(r.ID); !found {
-		return tea.Batch(cmds...)
+		return acts
 	}
-	if why := m.canWrite(); why != "" {
-		return tea.Batch(append(cmds, m.toasts.sayf(toastInfo, "not offering to set %s: %s", statusReplied, why))...)
+	if why := sc.busy; why != "" {
+		return append(acts, toastAction{toastInfo, fmt.Sprintf("not offering to set %s: %s", statusReplied, why)})
 	}
 	cur, _, _ := ts.data.record(r.ID)
 	op := writeOp{kind: writeSetStatus, tab: t.Config.Name, edits: []model.Edit{model.SetStatus(t, cur, statusReplied)}, status: statusReplied}
-	m.dialog = newConfirm(m.c, fmt.Sprintf("Set %s to %s?", rowLabel(t, cur), statusReplied),
-		[]string{"The reply link is on the clipboard. Answer y once the reply is sent (" + firstKey(m.c.keys.Undo) + " undoes it)."}, op)
-	return tea.Batch(cmds...)
+	return append(acts, dialogAction{newConfirm(ch.c, fmt.Sprintf("Set %s to %s?", rowLabel(t, cur), statusReplied),
+		[]string{"The reply link is on the clipboard. Answer y once the reply is sent (" + firstKey(ch.c.keys.Undo) + " undoes it)."}, op)})
 }

@@ -29,7 +29,8 @@ var (
 // offeredBindings is every binding the footer and the help offer where the model is.
 func offeredBindings(m *Model) []key.Binding {
 	bs := m.ShortHelp()
-	for _, g := range m.helpGroups() {
+	groups, _ := m.tabs.help(m.c, m.detail)
+	for _, g := range groups {
 		bs = append(bs, g.bindings...)
 	}
 	return bs

@@ -185,7 +185,7 @@ func TestRoleRefusalToast(t *testing.T) {
 	if !strings.Contains(got, "not written: write 1 edit: alice is a viewer: a viewer can't change rows") || strings.Contains(got, "refreshes") {
 		t.Errorf("toast %q", got)
 	}
-	if h := m.headerRight(); !strings.Contains(h, "● ok") {
+	if h := headerRight(m); !strings.Contains(h, "● ok") {
 		t.Errorf("header %q after a refusal", h)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -338,9 +337,9 @@ type sortAction struct{ tab, by string }
 
 func (sortAction) isAction() {}
 
-// startSort opens the sort picker of the active tab: its columns and sheet order, the
+// sortPicker is the sort picker of tab ts: its columns and sheet order, the
 // current sort marked with its arrow and what picking it again does.
-func (m *Model) startSort(ts *tabState) tea.Cmd {
+func (ts *tabState) sortPicker(c *common) action {
 	if ts == nil || ts.data == nil {
 		return nil
 	}
@@ -355,19 +354,18 @@ func (m *Model) startSort(ts *tabState) tea.Cmd {
 		tag = s.arrow() + ", again " + sortState{desc: !s.desc}.arrow()
 	}
 	name := ts.name()
-	p := newPicker(m.c, "Sort "+cellLine(name)+" by", options, current)
+	p := newPicker(c, "Sort "+cellLine(name)+" by", options, current)
 	p.tag = tag
 	p.pick = func(o string) action { return sortAction{tab: name, by: o} }
-	m.dialog = p
-	return nil
+	return dialogAction{p}
 }
 
 // applySort sorts the tab the picker was opened on by the picked column: ascending, or the
 // other way round when it is already sorted by it.
-func (m *Model) applySort(a sortAction) tea.Cmd {
-	ts := m.tabs.named(a.tab)
+func (t *tabSet) applySort(a sortAction) {
+	ts := t.named(a.tab)
 	if ts == nil || ts.data == nil {
-		return nil
+		return
 	}
 	s := sortState{col: sheetOrder}
 	for i := range ts.data.cols {
@@ -378,6 +376,5 @@ func (m *Model) applySort(a sortAction) tea.Cmd {
 	if s.col >= 0 && s.col == ts.sort.col {
 		s.desc = !ts.sort.desc
 	}
-	ts.setSort(s, m.geo.tableH)
-	return nil
+	ts.setSort(s, t.tableH)
 }

@@ -1,19 +1,16 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/model"
 )
-
-// headerHeight is the title line and the tab bar, plus the halt banner while it is up.
-func (m *Model) headerHeight() int {
-	return 2 + len(m.replay.bannerLines(m.c.width))
-}
 
 // asciiChrome turns the UI's own glyphs into ASCII for TERM=dumb. Each replacement is one cell
 // wide, like the glyph it replaces, so the layout doesn't move. It runs over the whole
@@ -59,6 +56,9 @@ func (m *Model) usable() bool {
 	return m.load.hasData && m.c.width >= minWidth && m.c.height >= minHeight
 }
 
+// render draws the frame: the too-small or start screen, the help, else the header (title line,
+// tab bar, halt banner), the body of whatever is open (a run, the group view, the detail view,
+// the table) with a dialog over it, and the footer. Each part is drawn by its component.
 func (m *Model) render() string {
 	w, h := m.c.width, m.c.height
 	if w < minWidth || h < minHeight {
@@ -68,14 +68,29 @@ func (m *Model) render() string {
 		return m.load.renderStart(m.c, m.spinner, m.opts.SpreadsheetID, w, h)
 	}
 	if m.help.open {
-		lines := m.fullHelpLines(w, h-1)
-		lines = append(lines, m.shortHelpLine(w))
+		groups, title := m.tabs.help(m.c, m.detail)
+		lines, _ := m.help.fullHelp(groups, title, w, h-1)
+		lines = append(lines, m.help.shortLine(m.ShortHelp(), w))
 		return strings.Join(lines, "\n")
 	}
 	lines := make([]string, 0, h)
-	lines = append(lines, m.headerLines(w)...)
+	right := connState(m.c, m.spinner, cmp.Or(m.replay.activity(m.c, m.spinner), m.writes.activity(m.c, m.spinner)), m.load.loading,
+		m.load.err != nil || m.writes.lastErr != nil, m.load.at)
+	lines = append(lines, m.book.headerLines(m.c, &m.tabs, m.opts.SpreadsheetID, right, w)...)
 	lines = append(lines, m.replay.bannerLines(w)...)
-	body := m.bodyLines(w, m.geo.bodyH)
+	var body []string
+	switch {
+	case m.replay.showRun && m.replay.run != nil:
+		body = m.replay.run.lines(m.c, m.spinner, w, m.geo.bodyH)
+	case m.watch.watching():
+		body = m.watch.run.lines(m.c, m.spinner, w, m.geo.bodyH)
+	case m.groups != nil:
+		body = m.groups.lines(w, m.geo.bodyH)
+	case m.detail != nil:
+		body = padLines(strings.Split(m.detail.View(), "\n"), w, m.geo.bodyH)
+	default:
+		body = m.tabs.bodyLines(m.c, &m.preview, m.geo, m.load.dataGen, w, m.geo.bodyH)
+	}
 	if m.dialog != nil {
 		reset := ansi.ResetStyle
 		if m.c.styles.NoColor {
@@ -162,31 +177,32 @@ func (s busySpinner) view(c *common) string {
 	return c.styles.paint(c.styles.ConnBusy, ansi.Strip(s.View()))
 }
 
-// headerLines: title, banner, mode and connection state; then the tab bar.
-func (m *Model) headerLines(w int) []string {
-	st := m.c.styles
-	title := m.book.title
+// headerLines: title, banner, who you are, then right (mode, what is going on, when the sheet
+// was read: connState); then the tab bar. Before the workbook's title is known, id stands in.
+func (b bookInfo) headerLines(c *common, tabs *tabSet, id, right string, w int) []string {
+	st := c.styles
+	title := b.title
 	if title == "" {
-		title = m.opts.SpreadsheetID
+		title = id
 	}
-	r := m.headerRight()
+	r := right
 	// The banner (the demo's "nothing leaves this machine") before the title: the title gives
 	// way down to 8 cells, the banner to its head.
 	// Who you are (`triage serve`) before RW/RO: it gives way before the title does.
-	if id := m.c.identityText(w - ansi.StringWidth(" triage · ") - 8 - ansi.StringWidth(r) - 2); id != "" {
+	if id := c.identityText(w - ansi.StringWidth(" triage · ") - 8 - ansi.StringWidth(r) - 2); id != "" {
 		r = st.paint(st.Bold, id) + st.paint(st.Muted, " · ") + r
 	}
 	rw := ansi.StringWidth(r)
 	titleW := max(8, min(ansi.StringWidth(cellLine(title)), w/2-10))
-	b := m.c.bannerText(w - ansi.StringWidth(" triage · ") - titleW - rw - 2)
-	if b != "" {
-		titleW = max(8, min(titleW, w-ansi.StringWidth(" triage · ")-ansi.StringWidth(b)-rw-2))
+	bn := c.bannerText(w - ansi.StringWidth(" triage · ") - titleW - rw - 2)
+	if bn != "" {
+		titleW = max(8, min(titleW, w-ansi.StringWidth(" triage · ")-ansi.StringWidth(bn)-rw-2))
 	}
 	left := st.paint(st.Title, " triage") + st.paint(st.Muted, " · ") + st.paint(st.Bold, truncate(cellLine(title), titleW))
-	if b != "" {
-		left += " " + st.paint(st.Banner, b)
+	if bn != "" {
+		left += " " + st.paint(st.Banner, bn)
 	}
-	return []string{spread(left, r, w), m.tabs.tabBar(m.c, w)}
+	return []string{spread(left, r, w), tabs.tabBar(c, w)}
 }
 
 // bannerText is the header's banner in at most room cells: whole when it fits, else only its
@@ -231,38 +247,55 @@ func (c *common) identityText(room int) string {
 	return ""
 }
 
-// headerRight is the right side of the header: RW/RO, what is going on (a replay, a save, a
-// refresh) or the connection state, and when the sheet was last read.
-func (m *Model) headerRight() string {
-	st := m.c.styles
+// connState is the right side of the header: RW/RO, what is going on (busy: a replay or a
+// save, from replayState.activity or writeQueue.activity), else a refresh, else the
+// connection's state (failed: the last load or write didn't reach the sheet), and when the
+// sheet was last read.
+func connState(c *common, spin busySpinner, busy string, loading, failed bool, at time.Time) string {
+	st := c.styles
 	var right []string
-	if m.c.readOnly {
+	if c.readOnly {
 		right = append(right, st.paint(st.ReadOnly, "RO"))
 	} else {
 		right = append(right, st.paint(st.ReadWrite, "RW"))
 	}
 	switch {
-	case m.replay.running():
-		right = append(right, m.spinner.view(m.c)+" replaying "+itoa(m.replay.run.done)+"/"+itoa(m.replay.run.total))
-	case m.writes.writing:
-		n := 0
-		if m.writes.inflight != nil {
-			n = len(m.writes.inflight.edits)
-		}
-		saving := m.spinner.view(m.c) + " saving " + itoa(n) + " " + model.Plural(n, "row", "rows")
-		if m.writes.quitAfterWrite {
-			saving += ", then quitting"
-		}
-		right = append(right, saving)
-	case m.load.loading:
-		right = append(right, m.spinner.view(m.c)+" refreshing")
-	case m.load.err != nil || m.writes.lastErr != nil:
+	case busy != "":
+		right = append(right, busy)
+	case loading:
+		right = append(right, spin.view(c)+" refreshing")
+	case failed:
 		right = append(right, st.paint(st.ConnErr, "✗ error"))
 	default:
 		right = append(right, st.paint(st.ConnOK, "● ok"))
 	}
-	right = append(right, st.paint(st.Muted, "refreshed "+ago(m.c.now(), m.load.at)))
+	right = append(right, st.paint(st.Muted, "refreshed "+ago(c.now(), at)))
 	return strings.Join(right, st.paint(st.Muted, " · ")) + " "
+}
+
+// activity is the header's word on a run in progress ("⠋ replaying 3/10"), "" without one.
+func (s *replayState) activity(c *common, spin busySpinner) string {
+	if !s.running() {
+		return ""
+	}
+	return spin.view(c) + " replaying " + itoa(s.run.prog.Done) + "/" + itoa(s.run.prog.Total)
+}
+
+// activity is the header's word on the write in flight ("⠋ saving 2 rows, then quitting"),
+// "" without one.
+func (q *writeQueue) activity(c *common, spin busySpinner) string {
+	if !q.writing {
+		return ""
+	}
+	n := 0
+	if q.inflight != nil {
+		n = len(q.inflight.edits)
+	}
+	saving := spin.view(c) + " saving " + itoa(n) + " " + model.Plural(n, "row", "rows")
+	if q.quitAfterWrite {
+		saving += ", then quitting"
+	}
+	return saving
 }
 
 // spread puts left and right on one line of w cells, cutting left (keeping a space between)
@@ -328,23 +361,11 @@ func (t *tabSet) renderTabBar(c *common, w int) string {
 	return fitStyled(out, w)
 }
 
-// bodyLines is the main area: the detail view, a broken tab's error, or the table with its
-// optional preview.
-func (m *Model) bodyLines(w, h int) []string {
-	st := m.c.styles
-	if m.replay.showRun && m.replay.run != nil {
-		return m.replay.run.lines(m.c, m.spinner, w, h, &m.replay.runListH)
-	}
-	if m.watch.watching() {
-		return m.watch.run.lines(m.c, m.spinner, w, h, &m.watch.listH)
-	}
-	if m.groups != nil {
-		return m.groups.lines(w, h)
-	}
-	if m.detail != nil {
-		return padLines(strings.Split(m.detail.View(), "\n"), w, h)
-	}
-	ts := m.tabs.current()
+// bodyLines is the table's part of the body: a broken tab's error, or the active tab's table
+// with the preview pane when it is shown (geo is the parent's layout of the two).
+func (t *tabSet) bodyLines(c *common, preview *previewPane, geo geometry, gen, w, h int) []string {
+	st := c.styles
+	ts := t.current()
 	if ts == nil {
 		return padLines([]string{"", st.paint(st.Muted, "  No tabs: the spreadsheet has none of the configured tabs. Run `triage init` to create them.")}, w, h)
 	}
@@ -355,21 +376,21 @@ func (m *Model) bodyLines(w, h int) []string {
 		}
 		return padLines(lines, w, h)
 	}
-	if !m.preview.show {
-		return ts.tableLines(m.c, w, h)
+	if !preview.show {
+		return ts.tableLines(c, w, h)
 	}
-	table := ts.tableLines(m.c, m.geo.tableW, m.geo.tableH+1)
-	if m.geo.previewRight {
-		prev := m.preview.lines(m.c, ts, m.geo.previewW-2, m.geo.previewH-1, m.load.dataGen)
+	table := ts.tableLines(c, geo.tableW, geo.tableH+1)
+	if geo.previewRight {
+		prev := preview.lines(c, ts, geo.previewW-2, geo.previewH-1, gen)
 		sep := st.paint(st.PaneBorder, "│")
-		head := st.paint(st.PaneBorder, fit(" preview", m.geo.previewW))
+		head := st.paint(st.PaneBorder, fit(" preview", geo.previewW))
 		out := make([]string, h)
 		for i := 0; i < h; i++ {
 			right := head
 			if i > 0 {
 				right = " " + prev[i-1] + " "
 			}
-			left := strings.Repeat(" ", m.geo.tableW)
+			left := strings.Repeat(" ", geo.tableW)
 			if i < len(table) {
 				left = table[i]
 			}
@@ -379,7 +400,7 @@ func (m *Model) bodyLines(w, h int) []string {
 	}
 	out := append([]string(nil), table...)
 	out = append(out, st.paint(st.PaneBorder, "── preview "+strings.Repeat("─", max(0, w-11))))
-	for _, l := range m.preview.lines(m.c, ts, m.geo.previewW-2, m.geo.previewH, m.load.dataGen) {
+	for _, l := range preview.lines(c, ts, geo.previewW-2, geo.previewH, gen) {
 		out = append(out, " "+l+" ")
 	}
 	return padLines(out, w, h)
@@ -391,70 +412,84 @@ const filterPromptWidth = 3
 // inputWidth is the room for the filter text after the prompt.
 func (p filterPrompt) inputWidth() int { return max(1, p.c.width-filterPromptWidth-1) }
 
-// footerHeight is the toast lines, the status bar, the unknown-field note and the help (or
-// filter prompt) line.
-func (m *Model) footerHeight() int {
-	return len(m.toasts.lines(m.c, m.c.width, m.c.height)) + 2 + len(m.filterNoteLines(m.c.width))
-}
-
-// footerLines: toasts, the status bar (position, filter, marks, hints), then the filter
-// prompt while typing, else the key hints.
+// footerLines: toasts, the status bar (position, filter, marks, hints), the filter's note,
+// then the filter prompt while typing, else the key hints. relayout sizes the body by it.
 func (m *Model) footerLines(w int) []string {
-	st := m.c.styles
 	lines := m.toasts.lines(m.c, w, m.c.height)
-	lines = append(lines, m.statusBar(w))
-	lines = append(lines, m.filterNoteLines(w)...)
-	if m.prompt.open {
-		text, _ := m.prompt.input.View(m.prompt.inputWidth())
-		if text == "" {
-			text = st.paint(st.Muted, m.tabs.filterPlaceholder())
-		}
-		lines = append(lines, fitStyled(" "+st.paint(st.FilterPrompt, "/")+" "+text, w))
-	} else {
-		lines = append(lines, m.shortHelpLine(w))
-	}
-	return lines
-}
-
-// statusBar is the line above the help: where the cursor is, the filter, the marks, and
-// hints about the sheet (missing tabs).
-func (m *Model) statusBar(w int) string {
-	st := m.c.styles
-	var left []string
+	left := ""
 	if m.groups != nil {
 		// The group view's own place: the table's row counter would say nothing here.
-		left = append(left, m.groups.position())
-	} else if ts := m.tabs.current(); ts != nil && ts.data != nil {
-		total := len(ts.data.table.Records)
-		pos := "0/0"
-		if len(ts.visible) > 0 {
-			pos = itoa(ts.cursor+1) + "/" + itoa(len(ts.visible))
-		}
-		if len(ts.visible) != total {
-			pos += " of " + itoa(total)
-		}
-		left = append(left, pos)
-		if q := strings.TrimSpace(ts.filter.query); q != "" && !m.prompt.open {
-			left = append(left, "filter "+st.paint(st.FilterPrompt, truncate(cellLine(q), 30)))
-		}
-		if ts.nMarked > 0 {
-			mk := itoa(ts.nMarked) + " marked"
-			if hidden := ts.hiddenMarks(); hidden > 0 {
-				mk += " (" + itoa(hidden) + " hidden by filter)"
-			}
-			left = append(left, st.paint(st.MarkGlyph, mk))
-		}
-	} else if ts != nil {
-		left = append(left, st.paint(st.TabBroken, "tab can't be used: see above"))
+		left = m.groups.position()
+	} else {
+		left = m.tabs.position(m.c, m.prompt.open)
 	}
-	l := " " + strings.Join(left, st.paint(st.Muted, " · "))
-	room := w - ansi.StringWidth(l) - 2
-	hint := m.tabs.missingHint(room)
+	hint := ""
 	if m.replay.running() && !m.replay.showRun {
 		// The replay goes on behind the table: its progress, and how to see or stop it.
 		hint = m.replay.statusLine()
-	} else if s := m.watch.statusLine(firstKey(m.c.keys.Progress)); s != "" && !m.replay.running() && !m.watch.watching() {
-		hint = s // another person's run (watch.go)
+	} else if !m.replay.running() && !m.watch.watching() {
+		hint = m.watch.statusLine(firstKey(m.c.keys.Progress)) // another person's run (watch.go)
+	}
+	lines = append(lines, m.tabs.statusBar(m.c, left, hint, w))
+	lines = append(lines, m.tabs.filterNoteLines(m.c, w, m.help.open || m.detail != nil || m.replay.showRun)...)
+	if m.prompt.open {
+		return append(lines, m.prompt.line(m.tabs.filterPlaceholder(), w))
+	}
+	return append(lines, m.help.shortLine(m.ShortHelp(), w))
+}
+
+// line is the prompt's line in the footer: the text typed, else the placeholder.
+func (p filterPrompt) line(placeholder string, w int) string {
+	st := p.c.styles
+	text, _ := p.input.View(p.inputWidth())
+	if text == "" {
+		text = st.paint(st.Muted, placeholder)
+	}
+	return fitStyled(" "+st.paint(st.FilterPrompt, "/")+" "+text, w)
+}
+
+// position is the status bar's left side on the table: where the cursor is, the filter (when
+// the prompt isn't showing it), the marks; a broken tab says so.
+func (t *tabSet) position(c *common, promptOpen bool) string {
+	st := c.styles
+	ts := t.current()
+	if ts == nil {
+		return ""
+	}
+	if ts.data == nil {
+		return st.paint(st.TabBroken, "tab can't be used: see above")
+	}
+	total := len(ts.data.table.Records)
+	pos := "0/0"
+	if len(ts.visible) > 0 {
+		pos = itoa(ts.cursor+1) + "/" + itoa(len(ts.visible))
+	}
+	if len(ts.visible) != total {
+		pos += " of " + itoa(total)
+	}
+	left := []string{pos}
+	if q := strings.TrimSpace(ts.filter.query); q != "" && !promptOpen {
+		left = append(left, "filter "+st.paint(st.FilterPrompt, truncate(cellLine(q), 30)))
+	}
+	if ts.nMarked > 0 {
+		mk := itoa(ts.nMarked) + " marked"
+		if hidden := ts.hiddenMarks(); hidden > 0 {
+			mk += " (" + itoa(hidden) + " hidden by filter)"
+		}
+		left = append(left, st.paint(st.MarkGlyph, mk))
+	}
+	return strings.Join(left, st.paint(st.Muted, " · "))
+}
+
+// statusBar is the line above the help: left (where the cursor is, the filter, the marks),
+// and on the right hint (a run going on, one's own or another person's), else a hint about
+// the sheet (missing tabs).
+func (t *tabSet) statusBar(c *common, left, hint string, w int) string {
+	st := c.styles
+	l := " " + left
+	room := w - ansi.StringWidth(l) - 2
+	if hint == "" {
+		hint = t.missingHint(room)
 	}
 	if hint == "" || room < 12 {
 		return fitStyled(l, w)

@@ -80,7 +80,6 @@ type watchState struct {
 	runID  uint64     // the watched run's RunInfo.ID
 	run    *replayRun // the watched run (finished: its report, until another is opened)
 	show   bool       // its progress view is on screen
-	listH  int
 	// opening is a Watch in flight (P pressed), so a second P doesn't open another.
 	opening bool
 	// refusal is why this person may not cancel the watched run (RunWatch.CancelRefusal, asked
@@ -88,7 +87,7 @@ type watchState struct {
 	refusal string
 }
 
-// The actions of watchState.Update, which the root carries out (Model.onWatchAction).
+// The actions of watchState.Update, which the root carries out (Model.onAction, onEffect).
 type (
 	// actions is several actions, carried out in order.
 	actions []action
@@ -106,8 +105,6 @@ type (
 	}
 	// myRunAction: the hub's word on this session's own run (who cancelled it).
 	myRunAction struct{ info RunInfo }
-	// showWatchAction: the watched run's view goes on screen (spin: start the spinner).
-	showWatchAction struct{ spin bool }
 	// haltAction: the halt banner shows h.
 	haltAction struct{ h *model.Halt }
 	// dialogAction: open d.
@@ -121,7 +118,6 @@ func (cmdAction) isAction()        {}
 func (toastAction) isAction()      {}
 func (runStartedAction) isAction() {}
 func (myRunAction) isAction()      {}
-func (showWatchAction) isAction()  {}
 func (haltAction) isAction()       {}
 func (dialogAction) isAction()     {}
 func (cancelNoteAction) isAction() {}
@@ -202,7 +198,7 @@ func (w watchState) Update(msg tea.Msg) (watchState, action) {
 		return w, toastAction{toastError, fmt.Sprintf("cancel refused: %v", msg.err)}
 	case watchCancelAction:
 		return w, w.cancel(msg)
-	case tea.KeyPressMsg:
+	case tea.KeyPressMsg, tea.MouseWheelMsg:
 		return w.onKey(msg)
 	}
 	return w, nil
@@ -294,7 +290,7 @@ func (w watchState) showOthers(own *replayRun) (_ watchState, _ action, ok bool)
 	wr := w.run
 	if wr != nil && !wr.finished {
 		w.show = true
-		return w, showWatchAction{}, true
+		return w, showRunAction{watched: true}, true
 	}
 	if len(w.others) > 0 && (wr == nil || w.others[0].ID != w.runID) {
 		if w.opening {
@@ -315,7 +311,7 @@ func (w watchState) showOthers(own *replayRun) (_ watchState, _ action, ok bool)
 	}
 	if wr != nil && (own == nil || wr.ended.After(own.ended)) {
 		w.show = true // the newer of the two reports
-		return w, showWatchAction{}, true
+		return w, showRunAction{watched: true}, true
 	}
 	return w, nil, false
 }
@@ -337,21 +333,15 @@ func (w watchState) onOpened(msg watchOpenedMsg) (watchState, action) {
 	}
 	info, plan := msg.w.Info(), msg.w.Plan()
 	run := &replayRun{
-		id: w.seq, tab: info.Tab, who: info.Who, sources: plan.Sources, byID: map[string]int{}, states: map[model.RowState]int{},
-		total: len(plan.Calls), started: w.c.now().Add(-msg.w.Elapsed()), cancel: func() {}, follow: true,
+		c: w.c, id: w.seq, tab: info.Tab, who: info.Who, sources: plan.Sources, prog: model.NewRunProgress(plan.Calls), calls: len(plan.Calls),
+		started: w.c.now().Add(-msg.w.Elapsed()), cancel: func() {}, follow: true,
 	}
-	for _, c := range plan.Calls {
-		run.byID[c.ID] = len(run.rows)
-		run.rows = append(run.rows, runRow{id: c.ID, source: c.Source, url: c.URL, row: c.Row, state: model.StateQueued})
-	}
-	run.calls = len(run.rows)
-	run.states[model.StateQueued] = len(run.rows)
 	if info.CancelledBy != "" {
 		run.cancelling, run.cancelledBy = true, info.CancelledBy
 	}
 	w.w, w.run, w.runID, w.refusal = msg.w, run, info.ID, msg.refusal
 	w.show = true
-	return w, actions{showWatchAction{spin: true}, cmdAction{watchNext(msg.w, msg.seq)}}
+	return w, actions{showRunAction{watched: true, spin: true}, cmdAction{watchNext(msg.w, msg.seq)}}
 }
 
 // watchNext waits for the watched run's next progress, off the UI goroutine.
@@ -400,12 +390,14 @@ func (w *watchState) onEvents(msg watchEventsMsg) action {
 	return append(acts, toastAction{toastInfo, fmt.Sprintf("%s %s: %s%s", r.label(), runOutcomeWord(r), reportCounts(*msg.sum), more)})
 }
 
-// onKey handles a key in the watched run's view: as the starter's, but cancel asks first (and
+// onKey handles a key (or the mouse wheel) in the watched run's view: as the starter's, but cancel asks first (and
 // only an operator may) and leaving it leaves the run alone. The run view's other actions
 // (help, refresh, a note) go up as they are.
-func (w watchState) onKey(msg tea.KeyPressMsg) (watchState, action) {
+func (w watchState) onKey(msg tea.Msg) (watchState, action) {
+	var a action
+	w.run, a = w.run.Update(msg)
 	r := w.run
-	switch a := r.Update(msg, w.c.keys, w.listH).(type) {
+	switch a := a.(type) {
 	case cancelRunAction:
 		return w, w.askCancel()
 	case hideRunAction:
@@ -433,7 +425,7 @@ func (w watchState) askCancel() action {
 		return toastAction{toastInfo, why} // the replayer's word, as the hub will check it
 	}
 	question := func() string {
-		return fmt.Sprintf("Cancel %s (%d/%d)?", r.label(), r.done, r.total)
+		return fmt.Sprintf("Cancel %s (%d/%d)?", r.label(), r.prog.Done, r.prog.Total)
 	}
 	d := newConfirm(w.c, question(), []string{fmt.Sprintf("Calls in flight finish and their outcomes are written back; nothing new starts. %s is told you cancelled it.", cellLine(r.who))}, writeOp{})
 	d.live = question
@@ -471,14 +463,15 @@ func (r *replayRun) watchTitle() string {
 	return r.label() + " · "
 }
 
-// onWatchAction carries out an action of watchState (the root's side of watching): the run
-// view's own actions (help, refresh, a note) as onRunAction does.
-func (m *Model) onWatchAction(a action) tea.Cmd {
+// onEffect carries out the actions every component may return (onAction carries out the
+// rest): several in order, a Cmd, a toast, a dialog, the halt banner; the run views' (help,
+// cancel, refresh, a note), watching's (watchState), the table's (marks, another tab).
+func (m *Model) onEffect(a action) tea.Cmd {
 	switch a := a.(type) {
 	case actions:
 		cmds := make([]tea.Cmd, 0, len(a))
 		for _, x := range a {
-			cmds = append(cmds, m.onWatchAction(x))
+			cmds = append(cmds, m.onAction(x))
 		}
 		return tea.Batch(cmds...)
 	case cmdAction:
@@ -488,9 +481,14 @@ func (m *Model) onWatchAction(a action) tea.Cmd {
 	case runStartedAction:
 		return m.toasts.pushWhile(toastInfo, a.text, func() bool { return m.watch.tellsOf(a.id) })
 	case myRunAction:
-		return m.onMyRunInfo(a.info)
-	case showWatchAction:
-		m.replay.showRun = false
+		return m.onAction(m.replay.onMyRun(a.info))
+	case showRunAction:
+		// One run's view at a time, over the detail view and the filter prompt.
+		if a.watched {
+			m.replay.showRun = false
+		} else {
+			m.watch.show = false
+		}
 		m.detail = nil
 		m.prompt.open = false
 		if a.spin {
@@ -502,23 +500,16 @@ func (m *Model) onWatchAction(a action) tea.Cmd {
 		m.dialog = a.d
 	case cancelNoteAction:
 		return m.cancelNote(a.text)
-	default:
-		return m.onRunAction(a)
+	case cancelRunAction:
+		return m.onAction(m.replay.cancel())
+	case markedAction:
+		// The toast tells of the marks as they are: it goes when they change (V, space, a
+		// write) or the tab does.
+		return m.toasts.pushWhile(toastInfo, itoa(a.n)+" marked", func() bool { return m.tabs.current() == a.ts && a.ts.nMarked == a.n })
+	case tabChangedAction:
+		// The info toasts go: they told of the tab that was on screen ("2 set to done · u
+		// undoes"); errors stay.
+		m.toasts.dismissInfo()
 	}
 	return nil
-}
-
-// onMyRunInfo notices another person's cancel of this session's own run: the run is then
-// cancelling, and the view and the report name who cancelled it.
-func (m *Model) onMyRunInfo(r RunInfo) tea.Cmd {
-	run := m.replay.run
-	if run == nil || run.finished || r.CancelledBy == "" || run.cancelledBy != "" {
-		return nil
-	}
-	run.cancelledBy = r.CancelledBy
-	if run.cancelling {
-		return nil // cancelled here first
-	}
-	run.cancelling = true
-	return m.cancelNote(fmt.Sprintf("%s cancelled your replay: calls in flight finish and are written back; nothing new starts", cellLine(r.CancelledBy)))
 }

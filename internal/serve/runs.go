@@ -16,20 +16,18 @@ import (
 	"github.com/triage-dev/triage/tui"
 )
 
-// tabRun is a replay in progress on a tab: who started it, how far it is, every row's newest
-// state (for a watcher who opens it late) and its watchers. Guarded by the hub's mu.
+// tabRun is a replay in progress on a tab: who started it, how far it is (prog: done/total,
+// the halt, every row's newest state in the order the rows first moved, for a watcher who
+// opens it late) and its watchers. Guarded by the hub's mu.
 type tabRun struct {
 	id          uint64
 	s           *session // the starter's session
 	who, tab    string
-	done, total int
+	prog        model.RunProgress
 	started     time.Time
 	plan        model.ReplayPlan
 	cancel      context.CancelFunc
 	cancelledBy string
-	rows        map[string]model.RowResult
-	order       []string // rows' IDs in the order they first moved
-	halt        *model.Halt
 	watchers    map[*runWatch]struct{}
 	ended       chan struct{} // closed when the run has returned; sum is then its report
 	sum         model.ReplaySummary
@@ -37,7 +35,7 @@ type tabRun struct {
 
 // String is how another person is told about it: "alice is replaying failed_calls 37/120".
 func (r *tabRun) String() string {
-	return fmt.Sprintf("%s is replaying %s %d/%d", r.who, r.tab, r.done, r.total)
+	return fmt.Sprintf("%s is replaying %s %d/%d", r.who, r.tab, r.prog.Done, r.prog.Total)
 }
 
 // busy is the refusal of a replay of a tab someone else replays.
@@ -47,7 +45,7 @@ func (r *tabRun) busy() string {
 
 // info is the run as session s is told of it.
 func (r *tabRun) info(s *session) tui.RunInfo {
-	return tui.RunInfo{ID: r.id, Who: r.who, Tab: r.tab, Done: r.done, Total: r.total, Mine: r.s == s, CancelledBy: r.cancelledBy}
+	return tui.RunInfo{ID: r.id, Who: r.who, Tab: r.tab, Done: r.prog.Done, Total: r.prog.Total, Mine: r.s == s, CancelledBy: r.cancelledBy}
 }
 
 // notifyRuns tells every session the runs changed, without waiting (each holds one notice).
@@ -112,8 +110,10 @@ func (r *sessionReplayer) Replay(ctx context.Context, t *model.Table, recs []*mo
 	plan := h.replayer.Plan(t, recs)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	run := &tabRun{s: r.s, who: u.Name, tab: t.Config.Name, total: len(plan.Calls), started: time.Now(), plan: plan, cancel: cancel,
-		rows: map[string]model.RowResult{}, watchers: map[*runWatch]struct{}{}, ended: make(chan struct{})}
+	// The rows start empty (not queued from the plan): a late watcher is sent only the rows
+	// that moved, as its own view starts from the plan.
+	run := &tabRun{s: r.s, who: u.Name, tab: t.Config.Name, prog: model.RunProgress{Total: len(plan.Calls)}, started: time.Now(), plan: plan,
+		cancel: cancel, watchers: map[*runWatch]struct{}{}, ended: make(chan struct{})}
 	key := tabKey(t.Config.Name)
 	h.mu.Lock()
 	if other := h.runs[key]; other != nil {
@@ -171,40 +171,10 @@ func (r *sessionReplayer) Replay(ctx context.Context, t *model.Table, recs []*mo
 // progress records one event of the run and hands it to every watcher (never waiting for
 // one). Called with h.mu held.
 func (r *tabRun) progress(ev model.ReplayEvent) {
-	if ev.Total > 0 {
-		r.total = ev.Total
-	}
-	r.done = max(r.done, ev.Done)
-	if ev.Halted != nil && r.halt == nil {
-		h := *ev.Halted
-		r.halt = &h
-	}
-	if ev.Row.ID != "" {
-		if _, seen := r.rows[ev.Row.ID]; !seen {
-			r.order = append(r.order, ev.Row.ID)
-		}
-		r.rows[ev.Row.ID] = merge(r.rows[ev.Row.ID], ev.Row)
-	}
+	r.prog.Apply(ev)
 	for w := range r.watchers {
 		w.add(ev.Row)
 	}
-}
-
-// merge is a row's newest state: an event's empty fields keep what came before.
-func merge(old, ev model.RowResult) model.RowResult {
-	if ev.State == "" {
-		ev.State = old.State
-	}
-	if ev.Detail == "" {
-		ev.Detail = old.Detail
-	}
-	if ev.Attempts == 0 {
-		ev.Attempts = old.Attempts
-	}
-	if ev.Row == 0 {
-		ev.Row = old.Row
-	}
-	return ev
 }
 
 // Runs are the replays in progress, this session's own marked Mine.
@@ -235,8 +205,8 @@ func (r *sessionReplayer) Watch(tab string) (tui.RunWatch, bool) {
 	}
 	w := &runWatch{s: r.s, run: run, pending: map[string]model.RowResult{}, notify: make(chan struct{}, 1), closed: make(chan struct{}),
 		elapsed: time.Since(run.started)}
-	for _, id := range run.order {
-		w.add(run.rows[id])
+	for _, row := range run.prog.Rows {
+		w.add(row)
 	}
 	w.add(model.RowResult{}) // the counts so far
 	run.watchers[w] = struct{}{}
@@ -265,7 +235,7 @@ func (w *runWatch) add(row model.RowResult) {
 		if !seen {
 			w.order = append(w.order, row.ID)
 		}
-		w.pending[row.ID] = merge(old, row)
+		w.pending[row.ID] = model.MergeRow(old, row)
 	}
 	select {
 	case w.notify <- struct{}{}:
@@ -303,9 +273,9 @@ func (w *runWatch) Next() ([]model.ReplayEvent, *model.ReplaySummary) {
 	run := w.run
 	events := make([]model.ReplayEvent, 0, len(w.order)+1)
 	for _, id := range w.order {
-		events = append(events, model.ReplayEvent{Row: w.pending[id], Done: run.done, Total: run.total})
+		events = append(events, model.ReplayEvent{Row: w.pending[id], Done: run.prog.Done, Total: run.prog.Total})
 	}
-	events = append(events, model.ReplayEvent{Done: run.done, Total: run.total, Halted: run.halt})
+	events = append(events, model.ReplayEvent{Done: run.prog.Done, Total: run.prog.Total, Halted: run.prog.Halt})
 	clear(w.pending)
 	w.order = w.order[:0]
 	select {
@@ -344,7 +314,7 @@ func (w *runWatch) Cancel() error {
 	if run.cancelledBy == "" {
 		run.cancelledBy = u.Name
 	}
-	done, total := run.done, run.total
+	done, total := run.prog.Done, run.prog.Total
 	h.notifyRuns()
 	h.mu.Unlock()
 	h.log.Info("replay cancelled", "who", u.Name, "role", string(u.Access), "key", u.Key, "whose", run.who, "tab", run.tab, "done", done, "total", total)
