@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
@@ -18,13 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 // The store-level adversary (sheets/adversary_test.go), end to end: replay.Run through the
@@ -541,28 +539,15 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		if rng.IntN(8) == 0 {
 			grid = append(grid, ed.newRow())
 		}
-		cells := fr.r.cells()
-		out := make([]any, len(cells))
-		for i, c := range cells {
-			if c != "" {
-				out[i] = c
-			}
-		}
-		grid = append(grid, out)
+		grid = append(grid, gridRow(fr.r.cells()))
 	}
 
 	// The sheet: the emulator behind a real server, the real store over it, retry sleeps a
 	// no-op.
-	emu := emulator.New()
-	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: advID, Title: "Replay adversary", TimeZone: "Etc/UTC",
+	sh := testbed.NewSheets(t, &emulator.Workbook{SpreadsheetID: advID, Title: "Replay adversary", TimeZone: "Etc/UTC",
 		Sheets: []*emulator.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}})
-	ssrv := httptest.NewServer(emu)
-	t.Cleanup(ssrv.Close)
-	svc, err := sheetsapi.NewService(ctx, option.WithEndpoint(ssrv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatalf("sheets service: %v", err)
-	}
-	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: advID, Tabs: []model.TabConfig{tc},
+	emu := sh.Emu
+	st := sh.Store(sheets.Options{SpreadsheetID: advID, Tabs: []model.TabConfig{tc},
 		Retry: sheets.RetryPolicy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}})
 	ed.emu = emu
 	load := func() *model.Table {

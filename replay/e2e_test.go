@@ -4,19 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 const e2eTab = "failed_calls"
@@ -39,26 +37,23 @@ func newSheetFixtureTC(t testing.TB, tc model.TabConfig, rows []row) *sheetFixtu
 	t.Helper()
 	grid := [][]any{anyRow(dlHeader)}
 	for _, r := range rows {
-		cells := r.cells()
-		out := make([]any, len(cells))
-		for i, c := range cells {
-			if c != "" {
-				out[i] = c
-			}
-		}
-		grid = append(grid, out)
+		grid = append(grid, gridRow(r.cells()))
 	}
-	emu := emulator.New()
 	wb := &emulator.Workbook{SpreadsheetID: "replay-e2e", Title: "Replay", Sheets: []*emulator.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}}
-	emu.AddWorkbook(wb)
-	srv := httptest.NewServer(emu)
-	t.Cleanup(srv.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatalf("sheets service: %v", err)
+	sh := testbed.NewSheets(t, wb)
+	st := sh.Store(sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: []model.TabConfig{tc}})
+	return &sheetFixture{emu: sh.Emu, store: st, id: wb.SpreadsheetID}
+}
+
+// gridRow is a row's cells as the emulator holds them: an empty cell is no value.
+func gridRow(cells []string) []any {
+	out := make([]any, len(cells))
+	for i, c := range cells {
+		if c != "" {
+			out[i] = c
+		}
 	}
-	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: []model.TabConfig{tc}})
-	return &sheetFixture{emu: emu, store: st, id: wb.SpreadsheetID}
+	return out
 }
 
 func anyRow(s []string) []any {

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,13 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 // Issue 7, "a replay under a steady stream of sorts by another editor, then a quiet rerun".
@@ -132,17 +130,9 @@ type stormSheet struct {
 
 func newStormSheet(t *testing.T, tc model.TabConfig, grid [][]any) *stormSheet {
 	t.Helper()
-	emu := emulator.New()
-	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: stormID, Title: "Storm", TimeZone: "Etc/UTC",
+	sh := testbed.NewSheets(t, &emulator.Workbook{SpreadsheetID: stormID, Title: "Storm", TimeZone: "Etc/UTC",
 		Sheets: []*emulator.Sheet{{Title: stormTab, Rows: grid, RowCount: len(grid) + 20}}})
-	srv := httptest.NewServer(emu)
-	t.Cleanup(srv.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatalf("sheets service: %v", err)
-	}
-	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: stormID, Tabs: []model.TabConfig{tc}})
-	return &stormSheet{emu: emu, store: st, tc: tc}
+	return &stormSheet{emu: sh.Emu, store: sh.Store(sheets.Options{SpreadsheetID: stormID, Tabs: []model.TabConfig{tc}}), tc: tc}
 }
 
 func (s *stormSheet) load(t *testing.T) *model.Table {

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
-	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
@@ -54,17 +54,12 @@ func (f *fakeSleep) Waits() []time.Duration {
 
 func newFixture(t testing.TB, wb *emulator.Workbook) *fixture {
 	t.Helper()
-	emu := emulator.New()
+	var wbs []*emulator.Workbook
 	if wb != nil {
-		emu.AddWorkbook(wb)
+		wbs = append(wbs, wb)
 	}
-	srv := httptest.NewServer(emu)
-	t.Cleanup(srv.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, emu: emu, srv: srv, svc: svc, sleep: &fakeSleep{}}
+	sh := testbed.NewSheets(t, wbs...)
+	f := &fixture{t: t, emu: sh.Emu, srv: sh.Server, svc: sh.Service, sleep: &fakeSleep{}}
 	if wb != nil {
 		f.id = wb.SpreadsheetID
 	}

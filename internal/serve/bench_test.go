@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
 )
@@ -135,37 +135,6 @@ func BenchmarkSessionMemory100k(b *testing.B) {
 	}
 }
 
-// sshCounter counts what the server sends down an SSH session and signals each write.
-type sshCounter struct {
-	n      atomic.Int64
-	writes chan struct{}
-}
-
-func (w *sshCounter) Write(p []byte) (int, error) {
-	w.n.Add(int64(len(p)))
-	select {
-	case w.writes <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-// settle waits for the server to send something after a key, then for it to go quiet.
-func (w *sshCounter) settle(tb testing.TB) {
-	select {
-	case <-w.writes:
-	case <-time.After(10 * time.Second):
-		tb.Fatal("the session sent nothing")
-	}
-	for {
-		select {
-		case <-w.writes:
-		case <-time.After(50 * time.Millisecond):
-			return
-		}
-	}
-}
-
 // BenchmarkBytesPerCursorMoveOverSSH: the bytes one cursor move puts on the wire to an SSH
 // client at 80x24 (xterm-256color), through triage serve: the same cell-diffing renderer as
 // a local terminal (tui.BenchmarkBytesPerCursorMove), now behind wish and the session's own
@@ -196,7 +165,7 @@ func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sess.Close()
-	out := &sshCounter{writes: make(chan struct{}, 1)}
+	out := testbed.NewByteCounter()
 	sess.Stdout, sess.Stderr = out, out
 	in, err := sess.StdinPipe()
 	if err != nil {
@@ -208,12 +177,12 @@ func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
 	if err := sess.Shell(); err != nil {
 		b.Fatal(err)
 	}
-	out.settle(b) // the first screen
+	out.Settle(b, 50*time.Millisecond) // the first screen
 	for range 3 {
 		_, _ = in.Write([]byte("j"))
-		out.settle(b)
+		out.Settle(b, 50*time.Millisecond)
 	}
-	start := out.n.Load()
+	start := out.N()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		k := "j"
@@ -221,8 +190,8 @@ func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
 			k = "k"
 		}
 		_, _ = in.Write([]byte(k))
-		out.settle(b)
+		out.Settle(b, 50*time.Millisecond)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(out.n.Load()-start)/float64(b.N), "bytes/move")
+	b.ReportMetric(float64(out.N()-start)/float64(b.N), "bytes/move")
 }

@@ -51,11 +51,11 @@ func TestReplayOneRunPerTab(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	tb, recs := deadLetters(t, f)
-	f.gate.hold()
+	f.gate.Hold()
 	done := make(chan model.ReplaySummary)
 	go func() { done <- a.Replayer.Replay(context.Background(), tb, recs[:1], nil) }()
 	select {
-	case <-f.gate.in: // alice's call is in flight
+	case <-f.gate.Arrived(): // alice's call is in flight
 	case <-time.After(5 * time.Second):
 		t.Fatal("alice's replay never sent its call")
 	}
@@ -67,7 +67,7 @@ func TestReplayOneRunPerTab(t *testing.T) {
 	if len(sum.Refused) != 1 || !strings.Contains(sum.Refused[0].Reason, want) {
 		t.Errorf("bob's run during alice's = %+v", sum)
 	}
-	f.gate.release()
+	f.gate.Release()
 	if sum := <-done; sum.Counts[model.StateDelivered] != 1 {
 		t.Fatalf("alice's run: %+v", sum)
 	}
