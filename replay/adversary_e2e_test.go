@@ -501,19 +501,9 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 			if fr.minted {
 				r.key, fr.minted = r.minted(), false
 			}
-			switch rng.IntN(3) {
-			case 0:
-				r.status = "delivered"
-			case 1:
-				r.status, r.errText = "rejected", "410 from crm: rejected"
-			default:
-				r.status = "discarded"
-			}
+			r.finishAtRandom(rng)
 		}
-		key, _, problem := model.EffectiveKey(tc, hm, r.cells())
-		if problem != "" {
-			t.Fatalf("fixture row %d: %s", i, problem)
-		}
+		key := effectiveKey(t, tc, hm, r, i)
 		fr.r, fr.key = r, key
 		if fr.waiting {
 			switch x := rng.IntN(12); {
@@ -552,15 +542,7 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 	ed.emu = emu
 	load := func() *model.Table {
 		t.Helper()
-		wb, err := st.Load(ctx)
-		if err != nil {
-			t.Fatalf("load: %v", err)
-		}
-		tab := wb.Tab(model.RoleDeadLetter)
-		if tab == nil {
-			t.Fatalf("no dead-letter tab: missing %v broken %v", wb.Missing, wb.Broken)
-		}
-		return tab
+		return loadDeadLetters(t, st)
 	}
 
 	// The case's adversary.
@@ -889,31 +871,12 @@ func advCheckRun1(t *testing.T, sum model.ReplaySummary, byKey map[string]*advRo
 // row, and no payload went out under two keys.
 func advCheckReceiver(t *testing.T, when string, attempts []receiver.RecordedAttempt, byPayload map[string]*advRow) {
 	t.Helper()
-	keys := map[string]map[string]bool{}
-	for _, a := range attempts {
-		if a.Echo {
-			continue
+	checkSentUnderOwnKeys(attempts, func(p string) (*row, string, bool) {
+		if fr := byPayload[p]; fr != nil {
+			return &fr.r, fr.key, fr.waiting
 		}
-		p := string(a.Body)
-		if keys[p] == nil {
-			keys[p] = map[string]bool{}
-		}
-		keys[p][a.Key] = true
-		fr := byPayload[p]
-		switch {
-		case fr == nil:
-			t.Errorf("%s: the receiver got a body that is no fixture row's payload: %.200q (key %q)", when, p, a.Key)
-		case !fr.waiting:
-			t.Errorf("%s: a row that is not waiting (%s) was sent: %s", when, fr.r.status, fr.key)
-		case a.Key != fr.key:
-			t.Errorf("%s: payload %s sent under key %q, its own is %q (minted %v)", when, p, a.Key, fr.key, fr.minted)
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(keys)) {
-		if ks := keys[p]; len(ks) > 1 {
-			t.Errorf("%s: payload %s was sent under %d keys: %v", when, p, len(ks), slices.Sorted(maps.Keys(ks)))
-		}
-	}
+		return nil, "", false
+	}, func(format string, a ...any) { t.Errorf(when+": "+format, a...) })
 }
 
 // advCheckEffects: after both runs, the receiver acted once for every accepted key, on its

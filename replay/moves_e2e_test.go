@@ -137,15 +137,7 @@ func newStormSheet(t *testing.T, tc model.TabConfig, grid [][]any) *stormSheet {
 
 func (s *stormSheet) load(t *testing.T) *model.Table {
 	t.Helper()
-	wb, err := s.store.Load(context.Background())
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	tab := wb.Tab(model.RoleDeadLetter)
-	if tab == nil {
-		t.Fatalf("no dead-letter tab: missing %v broken %v", wb.Missing, wb.Broken)
-	}
-	return tab
+	return loadDeadLetters(t, s.store)
 }
 
 // stormContent is a tab as text rows by lower-cased header (empty cells left out), and the
@@ -383,19 +375,9 @@ func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus s
 			if sr.origin == "minted" {
 				r.key, sr.origin = r.minted(), "cell"
 			}
-			switch rng.IntN(3) {
-			case 0:
-				r.status = "delivered"
-			case 1:
-				r.status, r.errText = "rejected", "410 from crm: rejected"
-			default:
-				r.status = "discarded"
-			}
+			r.finishAtRandom(rng)
 		}
-		key, _, problem := model.EffectiveKey(tc, hm, r.cells())
-		if problem != "" {
-			t.Fatalf("fixture row %d: %s", i, problem)
-		}
+		key := effectiveKey(t, tc, hm, r, i)
 		sr.key, sr.r = key, r
 		if sr.waiting {
 			waitingN++
@@ -723,31 +705,12 @@ func checkStormReceiver(t *testing.T, rcv *receiver.Receiver, byPayload, byKey m
 			t.Errorf("... and %d more problems at the receiver", n-12)
 		}
 	}()
-	keysOfPayload := map[string]map[string]bool{}
-	for _, a := range rcv.Attempts() {
-		if a.Echo {
-			continue
+	checkSentUnderOwnKeys(rcv.Attempts(), func(p string) (*row, string, bool) {
+		if fr := byPayload[p]; fr != nil {
+			return &fr.r, fr.key, fr.waiting
 		}
-		p := string(a.Body)
-		if keysOfPayload[p] == nil {
-			keysOfPayload[p] = map[string]bool{}
-		}
-		keysOfPayload[p][a.Key] = true
-		fr := byPayload[p]
-		switch {
-		case fr == nil:
-			errorf("the receiver got a body that is no fixture row's payload: %.200q", p)
-		case !fr.waiting:
-			errorf("a skipped row (%s) was sent", fr.r.status)
-		case a.Key != fr.key:
-			errorf("payload %s sent under key %q, its own is %q", p, a.Key, fr.key)
-		}
-	}
-	for p, ks := range keysOfPayload {
-		if len(ks) > 1 {
-			errorf("payload %s was sent under %d keys: %v", p, len(ks), slices.Sorted(maps.Keys(ks)))
-		}
-	}
+		return nil, "", false
+	}, errorf)
 	eff := rcv.Effects()
 	for k, n := range eff {
 		fr := byKey[k]

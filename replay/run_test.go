@@ -323,8 +323,7 @@ func TestBodyKeyAndKeyRefusals(t *testing.T) {
 	rcv.BodyKeyField = "id"
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}, Key: []replay.KeySpec{{In: "body", Name: "id"}, {In: "header", Name: "Idempotency-Key"}}}
-	tc := dlConfig
-	tc.BodyKeyFields = map[string]string{"form": "id"}
+	tc := formKeys()
 	u := srv.URL + "/hook"
 	rows := []row{
 		{source: "form", url: u, payload: `{"id":"p-1", "x":1}`},                         // key from the payload
@@ -362,12 +361,8 @@ func TestBodyKeyAndKeyRefusals(t *testing.T) {
 }
 
 func TestKeyTTLRefusesOldRowsUnlessForced(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, KeyTTL: 24 * time.Hour}
-	c := fastClient(src)
-	now := time.Date(2026, 1, 3, 12, 0, 0, 0, time.UTC)
-	c.Now = func() time.Time { return now }
+	rcv, srv, _ := destination(t)
+	c := ttlClient(srv.URL)
 	rows := keyRows(2, "crm", srv.URL+"/x")
 	rows[0].ts = "2026-01-03T10:00:00Z"
 	rows[1].ts = "2026-01-01T10:00:00Z"
