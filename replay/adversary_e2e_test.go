@@ -87,13 +87,7 @@ import (
 // CI runs 40 cases; TRIAGE_REPLAY_ADVERSARY_CASES=1000 runs more, and
 // TRIAGE_REPLAY_ADVERSARY_SEED=N runs the one case N (with its step-by-step log on -v).
 func TestReplayUnderAdversaryEndToEnd(t *testing.T) {
-	cases := 40
-	if testing.Short() {
-		cases = 10
-	}
-	if n, err := strconv.Atoi(os.Getenv("TRIAGE_REPLAY_ADVERSARY_CASES")); err == nil && n > 0 {
-		cases = n
-	}
+	cases := testbed.CaseCount(40, 10, "TRIAGE_REPLAY_ADVERSARY_CASES")
 	seeds := make([]int, cases)
 	for i := range seeds {
 		seeds[i] = i
@@ -119,12 +113,8 @@ func TestReplayUnderAdversaryEndToEnd(t *testing.T) {
 	t.Logf("%d cases, %d failed %v, %d with damage (%d cells damaged): %s", len(seeds), len(failed), failed,
 		stats["damage:cases"], stats["damage:cells"], advStats(stats))
 	if len(seeds) >= 40 && only == "" {
-		for _, k := range []string{"mode:storm", "mode:moves", "move:sort", "move:insert", "move:delete", "lost:drop", "lost:503-after",
-			"run1:delivered", "run1:rejected", "run1:minted-key-sent", "run2:resent-after-lost-write-back"} {
-			if stats[k] == 0 {
-				t.Errorf("no case exercised %q", k)
-			}
-		}
+		testbed.Exercised(t, stats, "mode:storm", "mode:moves", "move:sort", "move:insert", "move:delete", "lost:drop", "lost:503-after",
+			"run1:delivered", "run1:rejected", "run1:minted-key-sent", "run2:resent-after-lost-write-back")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -32,13 +33,7 @@ import (
 //
 // CI runs 600 cases; TRIAGE_ADVERSARY_CASES=20000 runs more.
 func TestWritesProvableUnderMovesAndLostAnswers(t *testing.T) {
-	cases := 600
-	if testing.Short() {
-		cases = 120
-	}
-	if n, err := strconv.Atoi(os.Getenv("TRIAGE_ADVERSARY_CASES")); err == nil && n > 0 {
-		cases = n
-	}
+	cases := testbed.CaseCount(600, 120, "TRIAGE_ADVERSARY_CASES")
 	f := newFixture(t, nil)
 	stats := map[string]int{}
 	for seed := range cases {
@@ -49,11 +44,7 @@ func TestWritesProvableUnderMovesAndLostAnswers(t *testing.T) {
 	}
 	t.Logf("%d cases: %v", cases, stats)
 	if cases >= 600 && os.Getenv("TRIAGE_ADVERSARY_SEED") == "" {
-		for _, k := range append(slices.Clone(adversaryPaths), "sort", "insert", "delete", "insert-column", "lost:landed", "lost:503-landed", "repaired", "→applied", "→missing") {
-			if stats[k] == 0 {
-				t.Errorf("no case exercised %q", k)
-			}
-		}
+		testbed.Exercised(t, stats, append(slices.Clone(adversaryPaths), "sort", "insert", "delete", "insert-column", "lost:landed", "lost:503-landed", "repaired", "→applied", "→missing")...)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -18,10 +19,7 @@ import (
 // on every row it hit: the retry must find the rows that are not targets by that stamp, put
 // back what they held, and still land every edit on its own row.
 func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
-	iterations := 150
-	if testing.Short() {
-		iterations = 40
-	}
+	iterations := testbed.CaseCount(150, 40, "")
 	f := newFixture(t, nil)
 	counts := map[string]int{}
 	for seed := range iterations {
@@ -137,21 +135,14 @@ func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
 		}
 	}
 	t.Logf("operations and outcomes: %v", counts)
-	for _, k := range []string{"sort", "stray-found", "→applied"} {
-		if counts[k] == 0 && !testing.Short() {
-			t.Errorf("no iteration exercised %q", k)
-		}
-	}
+	testbed.Exercised(t, counts, "sort", "stray-found", "→applied")
 }
 
 // The same for the key write before a replay, on a failed_calls tab without a triaged_at
 // column: the lost write left no stamp, but a key it sent marks the row it hit (a key is
 // made for one row: the one whose content gives it). No key may end on another row.
 func TestApplyLostAnswerKeysWhileRowsMoved(t *testing.T) {
-	iterations := 300
-	if testing.Short() {
-		iterations = 60
-	}
+	iterations := testbed.CaseCount(300, 60, "")
 	f := newFixture(t, nil)
 	counts := map[string]int{}
 	for seed := range iterations {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -28,10 +29,7 @@ import (
 // edit is reported as what happened to it: applied (and then on its row), missing (its row
 // was deleted), or a conflict only when rows kept moving past the bound.
 func TestInvariant1MovesBetweenReadAndWrite(t *testing.T) {
-	iterations := 600
-	if testing.Short() {
-		iterations = 100
-	}
+	iterations := testbed.CaseCount(600, 100, "")
 	f := newFixture(t, nil)
 	counts := map[string]int{}
 	for seed := range iterations {
@@ -102,11 +100,7 @@ func TestInvariant1MovesBetweenReadAndWrite(t *testing.T) {
 		checkMoves(t, label, tc, ref, after, edits, res, counts)
 	}
 	t.Logf("operations and outcomes: %v", counts)
-	for _, k := range []string{"sort", "insert", "delete", "repaired", "→applied", "→missing"} {
-		if counts[k] == 0 && !testing.Short() {
-			t.Errorf("no iteration exercised %q", k)
-		}
-	}
+	testbed.Exercised(t, counts, "sort", "insert", "delete", "repaired", "→applied", "→missing")
 }
 
 // movesTab is one tab of a kind, with rows to act on.
