@@ -1,16 +1,15 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"sort"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
@@ -50,25 +49,16 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 
 	m := tui.New(tui.Options{Store: st, SpreadsheetID: "demo", KeyMap: tui.DefaultKeyMap()})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
-	wait := func(s string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
-			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	}
-	wait("Acme Studio")
+	tm := testbed.StartProgram(t, m, 80, 24)
+	tm.WaitScreen(t, "Acme Studio")
 	tm.Type("/status:new")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	for i := 0; i < 3; i++ {
 		tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
 	}
 	// The picker and the confirm open inside Update, so the keys need no waits between them;
-	// only the write is asynchronous, and its result is read from the emulator below (the
-	// renderer sends changed cells only, so the output stream is no place to look for it).
-	tm.Type("s")
-	tm.Type("2") // read
-	tm.Type("y")
+	// only the write is asynchronous, and its result is read from the emulator below.
+	tm.Keys("s", "2", "y") // set status, read, confirm
 
 	if !emulator.Poll(10*time.Second, func() bool {
 		got := map[string]string{}
@@ -96,5 +86,5 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Errorf("counts before %v after %v", before, now)
 	}
 	tm.Type("q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(testbed.Wait))
 }

@@ -1,15 +1,14 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
@@ -42,10 +41,8 @@ func TestDemoReplayEndToEnd(t *testing.T) {
 	inbox0, delivered0 := count()
 
 	m := tui.New(tui.Options{Store: st, SpreadsheetID: "demo", KeyMap: tui.DefaultKeyMap(), Replayer: rp})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("Acme Studio")) },
-		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	tm := testbed.StartProgram(t, m, 100, 30)
+	tm.WaitScreen(t, "Acme Studio")
 	// Tab switch, filter, marks, replay and confirm all happen inside Update, in order.
 	tm.Type("2")
 	tm.Type("/source:contact-form !status:delivered !status:discarded")
@@ -53,8 +50,7 @@ func TestDemoReplayEndToEnd(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
 	}
-	tm.Type("R")
-	tm.Type("y")
+	tm.Keys("R", "y") // replay the marked rows, confirm
 
 	var inbox, delivered int
 	if !emulator.Poll(20*time.Second, func() bool {
@@ -71,5 +67,5 @@ func TestDemoReplayEndToEnd(t *testing.T) {
 	}
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(testbed.Wait))
 }

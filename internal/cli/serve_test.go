@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,19 +15,6 @@ import (
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets/emulator"
 )
-
-func sshKey(t *testing.T) (gossh.Signer, string) {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, strings.TrimSpace(string(gossh.MarshalAuthorizedKey(s.PublicKey())))
-}
 
 // TestServeNeedsSomeoneToLetIn: a config that lists nobody is a usage error naming what to
 // add, before anything listens.
@@ -82,8 +67,8 @@ func TestServeReloadsUsersOnHangup(t *testing.T) {
 	cwdBefore := testbed.DirState(t, cwd)
 	t.Chdir(cwd)
 	dir := t.TempDir()
-	alice, aliceLine := sshKey(t)
-	carol, carolLine := sshKey(t)
+	alice, aliceLine := testbed.SSHKey(t)
+	carol, carolLine := testbed.SSHKey(t)
 	cfg := filepath.Join(dir, "config.toml")
 	write := func(s string) {
 		if err := os.WriteFile(cfg, []byte(s), 0o600); err != nil {

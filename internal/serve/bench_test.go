@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"runtime"
@@ -142,14 +140,7 @@ func BenchmarkSessionMemory100k(b *testing.B) {
 func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
 	f := newFixture(b, time.Hour, 10_000)
 	f.run(b)
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		b.Fatal(err)
-	}
-	signer, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		b.Fatal(err)
-	}
+	signer, _ := testbed.SSHKey(b)
 	fp := gossh.FingerprintSHA256(signer.PublicKey())
 	auth := &config.ServeAuth{Keys: map[string]config.ServeIdentity{fp: {Name: "alice", Access: model.AccessOperator}},
 		Users: map[string]model.Access{"alice": model.AccessOperator}}

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
 	"log/slog"
@@ -33,14 +32,7 @@ const wait = 10 * time.Second
 // newSigner is a fresh ed25519 key.
 func newSigner(t *testing.T) gossh.Signer {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := testbed.SSHKey(t)
 	return s
 }
 
