@@ -343,13 +343,8 @@ func adversaryCase(t *testing.T, f *fixture, seed int, stats map[string]int) {
 	}
 	tc, rows := adversaryTab(kind, seed, rng)
 	id := fmt.Sprintf("adv-%d", seed)
-	f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
+	s, wb := f.openTab(t, id, tc, rows, sheets.Options{Actor: "ann"}, "Etc/UTC")
 	f.id = id
-	s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}, Actor: "ann"})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatalf("seed %d: load: %v", seed, err)
-	}
 	tab := wb.Tabs[0]
 	a := &adversary{t: t, f: f, id: id, tab: tc.Name, rng: rng, seed: seed, stats: stats, rows: map[string]map[string]string{}, lostAt: map[int]string{}}
 	header := headerNames(a.cells())

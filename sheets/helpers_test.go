@@ -106,6 +106,25 @@ func (f *fixture) store(opts sheets.Options) *sheets.Store {
 	return sheets.New(context.Background(), f.svc, opts)
 }
 
+// openTab adds the workbook id, holding one tab of rows named for tc (in the time zone of
+// tz, if given), and loads it through a store reading tc (opts gives the rest), failing the
+// test if the load fails.
+func (f *fixture) openTab(t testing.TB, id string, tc model.TabConfig, rows [][]any, opts sheets.Options, tz ...string) (*sheets.Store, *model.Workbook) {
+	t.Helper()
+	wb := &emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}}
+	if len(tz) > 0 {
+		wb.TimeZone = tz[0]
+	}
+	f.emu.AddWorkbook(wb)
+	opts.SpreadsheetID, opts.Tabs = id, []model.TabConfig{tc}
+	s := f.store(opts)
+	loaded, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatalf("%s: load: %v", id, err)
+	}
+	return s, loaded
+}
+
 func inboxTab(name string, statuses ...string) model.TabConfig {
 	tc := model.DefaultTabConfig(model.RoleInbox)
 	if name != "" {

@@ -40,12 +40,7 @@ func TestInvariant1Randomised(t *testing.T) {
 				statuses[rng.IntN(len(statuses))], fmt.Sprintf("s%d-%d", seed, i)}
 			rows = append(rows, row)
 		}
-		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
-		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{inboxTab("", "new", "read", "replied", "done", "spam")}, Actor: "bot"})
-		wb, err := s.Load(ctx(t))
-		if err != nil {
-			t.Fatalf("seed %d: load: %v", seed, err)
-		}
+		s, wb := f.openTab(t, id, inboxTab("", "new", "read", "replied", "done", "spam"), rows, sheets.Options{Actor: "bot"})
 		tab := wb.Tab(model.RoleInbox)
 
 		// 1-3 distinct targets, each set to a status other than the one seen.

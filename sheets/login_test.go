@@ -21,22 +21,6 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// consent plays the user in the browser at the authorization URL: it returns the address
-// the browser is redirected to (not followed).
-func consent(t *testing.T, authURL string) string {
-	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusFound {
-		t.Fatalf("authorize answered %s", resp.Status)
-	}
-	return resp.Header.Get("Location")
-}
-
 // withState replaces the state of a redirect address.
 func withState(t *testing.T, addr, state string) string {
 	u, err := url.Parse(addr)
@@ -137,7 +121,7 @@ func TestLoginLoopback(t *testing.T) {
 	if !strings.HasPrefix(f.RedirectURI(), "http://127.0.0.1:") || f.Port() == 0 {
 		t.Fatalf("redirect %q port %d", f.RedirectURI(), f.Port())
 	}
-	redirect := consent(t, f.URL())
+	redirect := testbed.Consent(t, f.URL())
 	q := o.AuthQueries()[0]
 	for k, want := range map[string]string{
 		"client_id": testbed.ClientID, "redirect_uri": f.RedirectURI(), "response_type": "code",
@@ -198,7 +182,7 @@ func TestLoginPastedAddress(t *testing.T) {
 			t.Cleanup(func() { pw.Close() })
 			var log testbed.Buffer
 			f, path, ch := startFlow(t, o, sheets.LoginOptions{Paste: pr, Log: &log})
-			redirect := consent(t, f.URL())
+			redirect := testbed.Consent(t, f.URL())
 			paste := redirect
 			if form == "query only" {
 				paste = redirect[strings.Index(redirect, "?")+1:]
@@ -231,7 +215,7 @@ func TestLoginWrongStateRefused(t *testing.T) {
 			pr, pw := io.Pipe()
 			t.Cleanup(func() { pw.Close() })
 			f, path, ch := startFlow(t, o, sheets.LoginOptions{Paste: pr})
-			forged := withState(t, consent(t, f.URL()), "forged-state")
+			forged := withState(t, testbed.Consent(t, f.URL()), "forged-state")
 			if via == "browser" {
 				code, body := visit(t, forged)
 				if code != 400 || !strings.Contains(body, "state") {
@@ -259,7 +243,7 @@ func TestLoginAccessDenied(t *testing.T) {
 	isolateEnv(t)
 	o := testbed.NewOAuthServer(t)
 	f, _, ch := startFlow(t, o, sheets.LoginOptions{})
-	u, _ := url.Parse(consent(t, f.URL()))
+	u, _ := url.Parse(testbed.Consent(t, f.URL()))
 	state := u.Query().Get("state")
 	code, _ := visit(t, f.RedirectURI()+"?error=access_denied&state="+url.QueryEscape(state))
 	if code != 400 {
@@ -303,7 +287,7 @@ func TestLoginRefreshOnExpiry(t *testing.T) {
 	o := testbed.NewOAuthServer(t)
 	o.SetFirstExpiresIn(1) // expired at once: oauth2 renews 10s before expiry
 	f, path, ch := startFlow(t, o, sheets.LoginOptions{})
-	visit(t, consent(t, f.URL()))
+	visit(t, testbed.Consent(t, f.URL()))
 	if r := result(t, ch); r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -392,7 +376,7 @@ func TestLoginLogout(t *testing.T) {
 		t.Run(fmt.Sprintf("revoke fails=%v", failing), func(t *testing.T) {
 			o := testbed.NewOAuthServer(t)
 			f, path, ch := startFlow(t, o, sheets.LoginOptions{})
-			visit(t, consent(t, f.URL()))
+			visit(t, testbed.Consent(t, f.URL()))
 			if r := result(t, ch); r.err != nil {
 				t.Fatal(r.err)
 			}
@@ -493,7 +477,7 @@ func TestLoginErrorRedirectNeedsStateAndIsSanitised(t *testing.T) {
 	}
 
 	f, _, ch = startFlow(t, o, sheets.LoginOptions{})
-	u, _ := url.Parse(consent(t, f.URL()))
+	u, _ := url.Parse(testbed.Consent(t, f.URL()))
 	state := u.Query().Get("state")
 	visit(t, f.RedirectURI()+"?error=server_error&error_description="+url.QueryEscape("boom\x1b]0;pwned\x07\u202e")+"&state="+url.QueryEscape(state))
 	r = result(t, ch)

@@ -31,12 +31,7 @@ func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
 			rows = append(rows, []any{45000.0 + float64(rng.IntN(1000)), fmt.Sprintf("P%d", rng.IntN(5)), "x@y", fmt.Sprintf("msg %d", i),
 				[]string{"new", "read", "done", ""}[rng.IntN(4)], fmt.Sprintf("l%d-%d", seed, i), "", ""})
 		}
-		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
-		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}, Actor: "bot"})
-		wb, err := s.Load(ctx(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, wb := f.openTab(t, id, tc, rows, sheets.Options{Actor: "bot"})
 		tab := wb.Tabs[0]
 		var edits []model.Edit
 		for _, i := range rng.Perm(len(tab.Records))[:1+rng.IntN(4)] {
@@ -149,12 +144,7 @@ func TestApplyLostAnswerKeysWhileRowsMoved(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(seed), 0x10571))
 		id := fmt.Sprintf("lostkey-%d", seed)
 		tc, rows := movesTab("deadletter", seed, rng)
-		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
-		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}})
-		wb, err := s.Load(ctx(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, wb := f.openTab(t, id, tc, rows, sheets.Options{})
 		tab := wb.Tabs[0]
 		var edits []model.Edit
 		for i := range tab.Records {

@@ -40,12 +40,7 @@ func TestInvariant1MovesBetweenReadAndWrite(t *testing.T) {
 		kind := []string{"inbox", "deadletter", "queue"}[seed%3]
 		id := fmt.Sprintf("moves-%d", seed)
 		tc, rows := movesTab(kind, seed, rng)
-		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
-		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}})
-		wb, err := s.Load(ctx(t))
-		if err != nil {
-			t.Fatalf("seed %d: load: %v", seed, err)
-		}
+		s, wb := f.openTab(t, id, tc, rows, sheets.Options{})
 		tab := wb.Tabs[0]
 		edits := movesEdits(kind, tab, rng)
 		if len(edits) == 0 {

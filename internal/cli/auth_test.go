@@ -92,21 +92,6 @@ func printedURL(t *testing.T, stderr string) string {
 	return ""
 }
 
-// browse is the user's browser at the sign-in address: the redirect address it is sent to.
-func browse(t *testing.T, authURL string) string {
-	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusFound {
-		t.Fatalf("authorize: %s", resp.Status)
-	}
-	return resp.Header.Get("Location")
-}
-
 func noSecrets(t *testing.T, where, s string) {
 	t.Helper()
 	for _, secret := range []string{"ya29.at-1", "1//rt-1", testbed.ClientSecret, "code-1"} {
@@ -241,7 +226,7 @@ func TestAuthLoginPasted(t *testing.T) {
 
 			r := startAuth(t, vars, "login", "--oauth-client", "~/secrets/client.json", "--port", "0")
 			r.waitFor(t, ") here:")
-			addr := browse(t, printedURL(t, r.stderr.String()))
+			addr := testbed.Consent(t, printedURL(t, r.stderr.String()))
 			if forged {
 				u, _ := url.Parse(addr)
 				q := u.Query()

@@ -187,6 +187,22 @@ func (o *OAuthServer) Revoked() []string {
 	return append([]string(nil), o.revoked...)
 }
 
+// Consent plays the user in the browser at the authorization URL, consenting: it returns the
+// address the browser is redirected to (not followed).
+func Consent(t testing.TB, authURL string) string {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("authorize answered %s", resp.Status)
+	}
+	return resp.Header.Get("Location")
+}
+
 // FakeIDToken is an unsigned JWT with an email claim.
 func FakeIDToken(email string) string {
 	enc := base64.RawURLEncoding.EncodeToString
