@@ -88,21 +88,11 @@ import (
 // TRIAGE_REPLAY_ADVERSARY_SEED=N runs the one case N (with its step-by-step log on -v).
 func TestReplayUnderAdversaryEndToEnd(t *testing.T) {
 	cases := testbed.CaseCount(40, 10, "TRIAGE_REPLAY_ADVERSARY_CASES")
-	seeds := make([]int, cases)
-	for i := range seeds {
-		seeds[i] = i
-	}
 	only := os.Getenv("TRIAGE_REPLAY_ADVERSARY_SEED")
-	if only != "" {
-		n, err := strconv.Atoi(only)
-		if err != nil {
-			t.Fatalf("TRIAGE_REPLAY_ADVERSARY_SEED=%q: %v", only, err)
-		}
-		seeds = []int{n}
-	}
 	stats := map[string]int{}
-	var failed []int
-	for _, seed := range seeds {
+	var seeds, failed []int
+	for seed := range testbed.Seeds(t, cases, 0, "TRIAGE_REPLAY_ADVERSARY_SEED") {
+		seeds = append(seeds, seed)
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			advCase(t, seed, stats, only != "")
 		})

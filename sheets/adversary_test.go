@@ -36,10 +36,7 @@ func TestWritesProvableUnderMovesAndLostAnswers(t *testing.T) {
 	cases := testbed.CaseCount(600, 120, "TRIAGE_ADVERSARY_CASES")
 	f := newFixture(t, nil)
 	stats := map[string]int{}
-	for seed := range cases {
-		if only := os.Getenv("TRIAGE_ADVERSARY_SEED"); only != "" && only != strconv.Itoa(seed) {
-			continue
-		}
+	for seed := range testbed.Seeds(t, cases, 0, "TRIAGE_ADVERSARY_SEED") {
 		adversaryCase(t, f, seed, stats)
 	}
 	t.Logf("%d cases: %v", cases, stats)

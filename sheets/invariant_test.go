@@ -21,12 +21,10 @@ import (
 // reported as a conflict (the cell changed / the ID is ambiguous) or missing (the row is
 // gone); no other cell may change, and every edit is in exactly one list.
 func TestInvariant1Randomised(t *testing.T) {
-	iterations := testbed.CaseCount(300, 60, "")
 	f := newFixture(t, nil)
 	statuses := []string{"new", "read", "replied", "done", "spam", ""}
 	counts := map[string]int{}
-	for seed := range iterations {
-		rng := rand.New(rand.NewPCG(uint64(seed), 0x7e57))
+	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(300, 60, ""), 0x7e57, "") {
 		id := fmt.Sprintf("inv-%d", seed)
 		header := slices.Clone(inboxHeader)
 		audit := rng.IntN(3) == 0
@@ -85,12 +83,10 @@ func TestInvariant1Randomised(t *testing.T) {
 // the other writer did afterwards stands); one that didn't is fenced, and the edits are
 // located again and land on their ID's current row; every other cell is left alone.
 func TestInvariant1RandomisedRetry(t *testing.T) {
-	iterations := testbed.CaseCount(150, 40, "")
 	f := newFixture(t, nil)
 	statuses := []string{"new", "read", "replied", "done", "spam", ""}
 	counts := map[string]int{}
-	for seed := range iterations {
-		rng := rand.New(rand.NewPCG(uint64(seed), 0x2e72))
+	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(150, 40, ""), 0x2e72, "") {
 		id := fmt.Sprintf("retry-%d", seed)
 		header := slices.Clone(inboxHeader)
 		if rng.IntN(2) == 0 {

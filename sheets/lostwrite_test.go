@@ -3,7 +3,6 @@ package sheets_test
 import (
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -19,11 +18,9 @@ import (
 // on every row it hit: the retry must find the rows that are not targets by that stamp, put
 // back what they held, and still land every edit on its own row.
 func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
-	iterations := testbed.CaseCount(150, 40, "")
 	f := newFixture(t, nil)
 	counts := map[string]int{}
-	for seed := range iterations {
-		rng := rand.New(rand.NewPCG(uint64(seed), 0x10570))
+	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(150, 40, ""), 0x10570, "") {
 		id := fmt.Sprintf("lost-%d", seed)
 		tc := inboxTab("Inbox", "new", "read", "replied", "done", "spam")
 		rows := [][]any{{"Timestamp", "Name", "Email", "Message", "Status", "ID", "triaged_by", "triaged_at"}}
@@ -137,11 +134,9 @@ func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
 // column: the lost write left no stamp, but a key it sent marks the row it hit (a key is
 // made for one row: the one whose content gives it). No key may end on another row.
 func TestApplyLostAnswerKeysWhileRowsMoved(t *testing.T) {
-	iterations := testbed.CaseCount(300, 60, "")
 	f := newFixture(t, nil)
 	counts := map[string]int{}
-	for seed := range iterations {
-		rng := rand.New(rand.NewPCG(uint64(seed), 0x10571))
+	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(300, 60, ""), 0x10571, "") {
 		id := fmt.Sprintf("lostkey-%d", seed)
 		tc, rows := movesTab("deadletter", seed, rng)
 		s, wb := f.openTab(t, id, tc, rows, sheets.Options{})

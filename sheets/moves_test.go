@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -29,14 +28,9 @@ import (
 // edit is reported as what happened to it: applied (and then on its row), missing (its row
 // was deleted), or a conflict only when rows kept moving past the bound.
 func TestInvariant1MovesBetweenReadAndWrite(t *testing.T) {
-	iterations := testbed.CaseCount(600, 100, "")
 	f := newFixture(t, nil)
 	counts := map[string]int{}
-	for seed := range iterations {
-		if only := os.Getenv("MOVES_SEED"); only != "" && only != fmt.Sprint(seed) {
-			continue
-		}
-		rng := rand.New(rand.NewPCG(uint64(seed), 0xa11ce))
+	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(600, 100, ""), 0xa11ce, "MOVES_SEED") {
 		kind := []string{"inbox", "deadletter", "queue"}[seed%3]
 		id := fmt.Sprintf("moves-%d", seed)
 		tc, rows := movesTab(kind, seed, rng)

@@ -1,6 +1,8 @@
 package testbed
 
 import (
+	"iter"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
@@ -31,6 +33,31 @@ func Exercised(t testing.TB, counts map[string]int, want ...string) {
 	for _, k := range want {
 		if counts[k] == 0 {
 			t.Errorf("no case exercised %q", k)
+		}
+	}
+}
+
+// Seeds yields a randomised test's cases, seeds 0 to n-1, each with its generator
+// (PCG(seed, stream): the stream is the test's own); when the environment variable seedEnv
+// is set, only that seed, to reproduce one case.
+func Seeds(t testing.TB, n int, stream uint64, seedEnv string) iter.Seq2[int, *rand.Rand] {
+	t.Helper()
+	seeds := make([]int, n)
+	for i := range seeds {
+		seeds[i] = i
+	}
+	if only := os.Getenv(seedEnv); seedEnv != "" && only != "" {
+		s, err := strconv.Atoi(only)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", seedEnv, only, err)
+		}
+		seeds = []int{s}
+	}
+	return func(yield func(int, *rand.Rand) bool) {
+		for _, s := range seeds {
+			if !yield(s, rand.New(rand.NewPCG(uint64(s), stream))) {
+				return
+			}
 		}
 	}
 }
