@@ -259,10 +259,7 @@ func TestBadKeyOverridesAreReportedTogether(t *testing.T) {
 
 func loadConfig(t *testing.T, text string) *config.Config {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testbed.WriteFile(t, "config.toml", text)
 	cfg, err := config.Load(path, true)
 	if err != nil {
 		t.Fatal(err)

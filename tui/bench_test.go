@@ -201,23 +201,7 @@ func BenchmarkBytesPerCursorMove(b *testing.B) {
 	}()
 	wb := bigWorkbook(b, 100_000)
 	p.Send(loaded(m, wb))
-	out.Settle(b, 25*time.Millisecond)
-	for _, k := range []string{"j", "j", "j"} {
-		p.Send(press(k))
-		out.Settle(b, 25*time.Millisecond)
-	}
-	start := out.N()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		k := "j"
-		if i%2 == 1 {
-			k = "k"
-		}
-		p.Send(press(k))
-		out.Settle(b, 25*time.Millisecond)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(out.N()-start)/float64(b.N), "bytes/move")
+	out.BytesPerMove(b, 25*time.Millisecond, func(k string) { p.Send(press(k)) })
 	p.Quit()
 	<-done
 }

@@ -56,16 +56,7 @@ func TestConfigCheckReadsServeFiles(t *testing.T) {
 // state directory.
 func TestServeReloadsUsersOnHangup(t *testing.T) {
 	_, url := startEmu(t, smallWorkbook())
-	cwd := t.TempDir()
-	if err := os.WriteFile(filepath.Join(cwd, "keep"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(cwd, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Chmod(cwd, 0o755) })
-	cwdBefore := testbed.DirState(t, cwd)
-	t.Chdir(cwd)
+	cwd, cwdBefore := testbed.ReadOnlyWorkDir(t)
 	dir := t.TempDir()
 	alice, aliceLine := testbed.SSHKey(t)
 	carol, carolLine := testbed.SSHKey(t)

@@ -168,21 +168,5 @@ func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
 	if err := sess.Shell(); err != nil {
 		b.Fatal(err)
 	}
-	out.Settle(b, 50*time.Millisecond) // the first screen
-	for range 3 {
-		_, _ = in.Write([]byte("j"))
-		out.Settle(b, 50*time.Millisecond)
-	}
-	start := out.N()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		k := "j"
-		if i%2 == 1 {
-			k = "k"
-		}
-		_, _ = in.Write([]byte(k))
-		out.Settle(b, 50*time.Millisecond)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(out.N()-start)/float64(b.N), "bytes/move")
+	out.BytesPerMove(b, 50*time.Millisecond, func(k string) { _, _ = in.Write([]byte(k)) })
 }

@@ -543,16 +543,7 @@ func TestHostKey(t *testing.T) {
 // the state directory, and building it writes nothing into the working directory (wish
 // makes its own id_ed25519 there, and chmods the directory 0700, when given no key).
 func TestHostKeyNothingInWorkingDir(t *testing.T) {
-	cwd := t.TempDir()
-	if err := os.WriteFile(filepath.Join(cwd, "keep"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(cwd, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Chmod(cwd, 0o755) })
-	before := testbed.DirState(t, cwd)
-	t.Chdir(cwd)
+	cwd, before := testbed.ReadOnlyWorkDir(t)
 
 	path := filepath.Join(t.TempDir(), "state", "ssh_host_ed25519")
 	factory := func(User, []string) (tui.Options, func()) { return tui.Options{}, nil }

@@ -46,3 +46,27 @@ func (w *ByteCounter) Settle(tb testing.TB, quiet time.Duration) {
 		}
 	}
 }
+
+// BytesPerMove reports the bytes/move metric: after the first screen and three moves down
+// (each followed by Settle), b.N cursor moves, j and k by turns, each sent by press and
+// followed by Settle; the bytes counted during those moves, per move.
+func (w *ByteCounter) BytesPerMove(b *testing.B, quiet time.Duration, press func(key string)) {
+	b.Helper()
+	w.Settle(b, quiet) // the first screen
+	for range 3 {
+		press("j")
+		w.Settle(b, quiet)
+	}
+	start := w.N()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := "j"
+		if i%2 == 1 {
+			k = "k"
+		}
+		press(k)
+		w.Settle(b, quiet)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(w.N()-start)/float64(b.N), "bytes/move")
+}

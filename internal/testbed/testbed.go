@@ -100,6 +100,24 @@ func DirState(t testing.TB, dir string) string {
 	return b.String()
 }
 
+// ReadOnlyWorkDir makes the test's working directory a fresh one holding one file, read-only
+// (0555) until the test ends, and returns it with its DirState: a command that must write
+// nothing there can be checked against it.
+func ReadOnlyWorkDir(t testing.TB) (dir, state string) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	state = DirState(t, dir)
+	t.Chdir(dir)
+	return dir, state
+}
+
 // WriteFile writes text to name under a fresh t.TempDir() and returns its path (a config
 // file, a client secret).
 func WriteFile(t testing.TB, name, text string) string {
