@@ -257,20 +257,7 @@ func adversaryTab(path string, seed int, rng *rand.Rand) (model.TabConfig, [][]a
 		}
 		return tc, rows
 	default: // dead letters
-		tc := deadTab("failed_calls")
-		rows := [][]any{{"timestamp", "source", "url", "payload", "error", "attempts", "key", "status", "replayed_at", "tag"}}
-		for i := range n {
-			st, errText, key := "dead", "", ""
-			switch rng.IntN(3) {
-			case 0:
-				st, errText = "rejected", "422 bad"
-			case 1:
-				key = fmt.Sprintf("k%d-%d", seed, i)
-			}
-			rows = append(rows, []any{45000.0 + float64(i), []string{"crm", "billing"}[rng.IntN(2)], "https://x.example/h",
-				fmt.Sprintf(`{"n":%d,"s":%d}`, i, seed), errText, float64(rng.IntN(3)), key, st, "", tag(i)})
-		}
-		return tc, rows
+		return deadTab("failed_calls"), randomDeadLetters(rng, seed, n, []any{"replayed_at", "tag"}, func(i int) []any { return []any{"", tag(i)} })
 	}
 }
 

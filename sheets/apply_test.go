@@ -43,12 +43,8 @@ func TestApply1000TwoRequests(t *testing.T) {
 	if len(res.Applied) != 1000 || !res.OK() {
 		t.Fatalf("result: %s", res.Summary())
 	}
-	if got := f.emu.Count(mBatchGet); got != 1 {
-		t.Errorf("batchGet sent %d times, want 1", got)
-	}
-	if got := f.emu.Count(mBatchUpdate); got != 1 {
-		t.Errorf("spreadsheets.batchUpdate sent %d times, want 1", got)
-	}
+	f.wantCount(mBatchGet, 1)
+	f.wantCount(mBatchUpdate, 1)
 	if got := f.total(); got != 2 {
 		t.Errorf("apply sent %d requests, want 2: %v", got, f.emu.Counts())
 	}

@@ -125,8 +125,9 @@ func (f *fixture) openTab(t testing.TB, id string, tc model.TabConfig, rows [][]
 	return s, loaded
 }
 
-func inboxTab(name string, statuses ...string) model.TabConfig {
-	tc := model.DefaultTabConfig(model.RoleInbox)
+// roleTab is role's default tab named name ("" keeps the default name), with statuses.
+func roleTab(role model.Role, name string, statuses []string) model.TabConfig {
+	tc := model.DefaultTabConfig(role)
 	if name != "" {
 		tc.Name = name
 	}
@@ -134,22 +135,25 @@ func inboxTab(name string, statuses ...string) model.TabConfig {
 	return tc
 }
 
+func inboxTab(name string, statuses ...string) model.TabConfig {
+	return roleTab(model.RoleInbox, name, statuses)
+}
+
 func deadTab(name string) model.TabConfig {
-	tc := model.DefaultTabConfig(model.RoleDeadLetter)
-	if name != "" {
-		tc.Name = name
-	}
-	tc.Statuses = model.DefaultStatuses(model.RoleDeadLetter)
-	return tc
+	return roleTab(model.RoleDeadLetter, name, model.DefaultStatuses(model.RoleDeadLetter))
 }
 
 func queueTab(name string) model.TabConfig {
-	tc := model.DefaultTabConfig(model.RoleQueue)
-	if name != "" {
-		tc.Name = name
+	return roleTab(model.RoleQueue, name, model.DefaultStatuses(model.RoleQueue))
+}
+
+// wantCount fails the test unless the emulator counted want requests of method since the
+// last reset.
+func (f *fixture) wantCount(method string, want int) {
+	f.t.Helper()
+	if got := f.emu.Count(method); got != want {
+		f.t.Errorf("%s sent %d times, want %d", method, got, want)
 	}
-	tc.Statuses = model.DefaultStatuses(model.RoleQueue)
-	return tc
 }
 
 var inboxHeader = []any{"Timestamp", "Name", "Email", "Message", "Status", "ID"}

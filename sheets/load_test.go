@@ -41,12 +41,8 @@ func TestLoadTwoRequestsQuotedNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.emu.Count(mGet); got != 1 {
-		t.Errorf("spreadsheets.get sent %d times, want 1", got)
-	}
-	if got := f.emu.Count(mBatchGet); got != 1 {
-		t.Errorf("values.batchGet sent %d times, want 1", got)
-	}
+	f.wantCount(mGet, 1)
+	f.wantCount(mBatchGet, 1)
 	if got := f.total(); got != 2 {
 		t.Errorf("load sent %d requests, want 2: %v", got, f.emu.Counts())
 	}
@@ -329,9 +325,7 @@ func TestRetryBounded(t *testing.T) {
 	if !errors.As(err, &se) || se.Code != 503 || se.Attempts != 3 {
 		t.Fatalf("err = %v (%+v), want a 503 after 3 attempts", err, se)
 	}
-	if got := f.emu.Count(mGet); got != 3 {
-		t.Errorf("get sent %d times, want 3", got)
-	}
+	f.wantCount(mGet, 3)
 	f.emu.ClearFaults()
 	f.reset()
 	f.emu.InjectFault(emulator.Fault{Method: mGet, Status: 400, Times: 1})

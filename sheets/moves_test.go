@@ -92,25 +92,35 @@ func TestInvariant1MovesBetweenReadAndWrite(t *testing.T) {
 	testbed.Exercised(t, counts, "sort", "insert", "delete", "repaired", "→applied", "→missing")
 }
 
+// randomDeadLetters is a failed_calls grid of n rows (case seed): dead, a third of them
+// rejected (422) and a third holding a key of their own; extraHeader names more columns,
+// and extra(i) gives row i's cells in them.
+func randomDeadLetters(rng *rand.Rand, seed, n int, extraHeader []any, extra func(i int) []any) [][]any {
+	rows := [][]any{append([]any{"timestamp", "source", "url", "payload", "error", "attempts", "key", "status"}, extraHeader...)}
+	for i := range n {
+		st, errText, key := "dead", "", ""
+		switch rng.IntN(3) {
+		case 0:
+			st, errText = "rejected", "422 bad"
+		case 1:
+			key = fmt.Sprintf("k%d-%d", seed, i)
+		}
+		row := []any{45000.0 + float64(i), []string{"crm", "billing"}[rng.IntN(2)], "https://x.example/h",
+			fmt.Sprintf(`{"n":%d,"s":%d}`, i, seed), errText, float64(rng.IntN(3)), key, st}
+		if extra != nil {
+			row = append(row, extra(i)...)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
 // movesTab is one tab of a kind, with rows to act on.
 func movesTab(kind string, seed int, rng *rand.Rand) (model.TabConfig, [][]any) {
 	n := 5 + rng.IntN(12)
 	switch kind {
 	case "deadletter":
-		tc := deadTab("failed_calls")
-		rows := [][]any{{"timestamp", "source", "url", "payload", "error", "attempts", "key", "status"}}
-		for i := range n {
-			st, errText, key := "dead", "", ""
-			switch rng.IntN(3) {
-			case 0:
-				st, errText = "rejected", "422 bad"
-			case 1:
-				key = fmt.Sprintf("k%d-%d", seed, i)
-			}
-			rows = append(rows, []any{45000.0 + float64(i), []string{"crm", "billing"}[rng.IntN(2)], "https://x.example/h",
-				fmt.Sprintf(`{"n":%d,"s":%d}`, i, seed), errText, float64(rng.IntN(3)), key, st})
-		}
-		return tc, rows
+		return deadTab("failed_calls"), randomDeadLetters(rng, seed, n, nil, nil)
 	case "queue":
 		tc := queueTab("Jobs")
 		rows := [][]any{{"id", "type", "payload", "status", "claimedBy", "claimedAt", "lastError", "updatedAt", "attempts"}}
