@@ -12,9 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/exp/teatest/v2"
-
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets"
@@ -196,22 +193,22 @@ func TestKeyOverridesReachTheRunningProgram(t *testing.T) {
 	}
 
 	// The old key does nothing (the probe runs after the key press has been handled).
-	tm.Send(press("s"))
+	tm.Keys("s")
 	if s := tm.Screen(t); strings.Contains(s, "Set status") {
 		t.Fatalf("s still opens the status picker after set_status = [\"t\"]:\n%s", s)
 	}
 	// The new key does it.
-	tm.Send(press("t"))
+	tm.Keys("t")
 	tm.WaitScreen(t, "Set status")
-	tm.Send(press("esc"))
+	tm.Keys("esc")
 	tm.WaitGone(t, "Set status")
 
 	// The old quit key doesn't quit: the program still answers and shows the table.
-	tm.Send(press("q"))
+	tm.Keys("q")
 	tm.WaitScreen(t, "Message number 2")
 
 	// The full help lists the new keys.
-	tm.Send(press("?"))
+	tm.Keys("?")
 	tm.WaitScreen(t, "set status", "quit")
 	help := tm.Screen(t)
 	for _, want := range []*regexp.Regexp{regexp.MustCompile(`\bt\s+set status`), regexp.MustCompile(`\bZ\s+quit`)} {
@@ -224,12 +221,12 @@ func TestKeyOverridesReachTheRunningProgram(t *testing.T) {
 			t.Errorf("help still shows %v:\n%s", stale, help)
 		}
 	}
-	tm.Send(press("esc"))
+	tm.Keys("esc")
 	tm.WaitGone(t, "close help")
 
 	// The new quit key ends the program.
-	tm.Send(press("Z"))
-	tm.WaitFinished(t, teatest.WithFinalTimeout(testbed.Wait))
+	tm.Keys("Z")
+	tm.Finished(t)
 }
 
 // TestBadKeyOverridesAreReportedTogether: every unknown action in [keys] is a problem of its
@@ -284,12 +281,4 @@ func startTUI(t *testing.T, cfg *config.Config, km tui.KeyMap) *testbed.Program 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
-}
-
-// press builds the key message a terminal sends for a key name.
-func press(k string) tea.KeyPressMsg {
-	if k == "esc" {
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	}
-	return tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
 }

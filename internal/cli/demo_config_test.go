@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/exp/teatest/v2"
-
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
@@ -52,13 +49,13 @@ func TestDemoReadsTheConfig(t *testing.T) {
 	// output fragments.
 	tm := testbed.StartProgram(t, tui.New(opts), 100, 30)
 	wait := func(what ...string) { t.Helper(); tm.WaitScreen(t, what...) }
-	wait("Acme Studio", "Z status")                // the footer names the config's key
-	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"}) // no longer quits: the program must still answer
-	tm.Send(tea.KeyPressMsg{Code: 'Z', Text: "Z"})
+	wait("Acme Studio", "Z status") // the footer names the config's key
+	tm.Keys("q")                    // no longer quits: the program must still answer
+	tm.Keys("Z")
 	wait("Set status of")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
-	tm.Send(tea.KeyPressMsg{Code: 'q', Mod: tea.ModCtrl})
-	tm.WaitFinished(t, teatest.WithFinalTimeout(testbed.Wait))
+	tm.Keys("esc")
+	tm.Keys("ctrl+q")
+	tm.Finished(t)
 }
 
 // TestBadKeysStopTheTUIWithTheirLines: a [keys] table with problems stops the TUI (and the demo)

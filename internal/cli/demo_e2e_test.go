@@ -5,9 +5,6 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/exp/teatest/v2"
-
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -50,9 +47,9 @@ func TestDemoEndToEnd(t *testing.T) {
 	tm := testbed.StartProgram(t, m, 80, 24)
 	tm.WaitScreen(t, "Acme Studio")
 	tm.Type("/status:new")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	tm.Keys("enter")
 	for i := 0; i < 3; i++ {
-		tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+		tm.Keys("space")
 	}
 	// The picker and the confirm open inside Update, so the keys need no waits between them;
 	// only the write is asynchronous, and its result is read from the emulator below.
@@ -84,7 +81,7 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Errorf("counts before %v after %v", before, now)
 	}
 	tm.Type("q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(testbed.Wait))
+	tm.Finished(t)
 }
 
 // TestDemoReplayEndToEnd replays three marked contact-form rows of the demo through the
@@ -118,9 +115,9 @@ func TestDemoReplayEndToEnd(t *testing.T) {
 	// Tab switch, filter, marks, replay and confirm all happen inside Update, in order.
 	tm.Type("2")
 	tm.Type("/source:contact-form !status:delivered !status:discarded")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	tm.Keys("enter")
 	for i := 0; i < 3; i++ {
-		tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+		tm.Keys("space")
 	}
 	tm.Keys("R", "y") // replay the marked rows, confirm
 
@@ -137,7 +134,7 @@ func TestDemoReplayEndToEnd(t *testing.T) {
 			t.Errorf("a write used %s", o)
 		}
 	}
-	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	tm.WaitFinished(t, teatest.WithFinalTimeout(testbed.Wait))
+	tm.Keys("ctrl+c")
+	tm.Keys("ctrl+c")
+	tm.Finished(t)
 }

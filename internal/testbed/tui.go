@@ -116,12 +116,50 @@ func (p *Program) waitScreen(t testing.TB, what string, cond func(string) bool) 
 	return last
 }
 
-// Keys sends each string, a single character, as one key press.
+// Keys presses each key in turn (Press).
 func (p *Program) Keys(keys ...string) {
 	for _, k := range keys {
-		r := []rune(k)
-		p.Send(tea.KeyPressMsg{Code: r[0], Text: k})
+		p.Send(Press(k))
 	}
+}
+
+// Finished waits for the program to end (failing the test after Wait).
+func (p *Program) Finished(t testing.TB) {
+	t.Helper()
+	p.WaitFinished(t, teatest.WithFinalTimeout(Wait))
+}
+
+// Press is the key message a terminal sends for a key: a name ("enter", "esc", "space",
+// "tab", "shift+tab", "up", "down", "pgup", "pgdown", "backspace", "ctrl+" and a letter) or
+// the character itself.
+func Press(k string) tea.KeyPressMsg {
+	switch k {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "space":
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	case "pgup":
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	}
+	if strings.HasPrefix(k, "ctrl+") {
+		return tea.KeyPressMsg{Code: rune(k[5]), Mod: tea.ModCtrl}
+	}
+	r := []rune(k)[0]
+	return tea.KeyPressMsg{Code: r, Text: k}
 }
 
 // Final is the model after the program ended, unwrapped.
