@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
@@ -506,25 +506,9 @@ func TestConcurrencyBound(t *testing.T) {
 			rcv.Rule = func(_ string, n int) (receiver.Fault, bool) {
 				return receiver.Fault{Mode: receiver.Unavailable}, n == 1
 			}
-			reached := make(chan struct{})
-			var once sync.Once
-			giveUp, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			peak, cancel := testbed.NewPeak(tc.want, rcv)
 			defer cancel()
-			var inFlight, peak atomic.Int32
-			srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				defer inFlight.Add(-1)
-				n := inFlight.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-				}
-				if int(n) >= tc.want {
-					once.Do(func() { close(reached) })
-				}
-				select {
-				case <-reached:
-				case <-giveUp.Done():
-				}
-				rcv.ServeHTTP(w, r)
-			}))
+			srv := serve(t, peak)
 			src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, Concurrency: tc.srcConc}
 			st := newMemStore(dlConfig, keyRows(150, "crm", srv.URL+"/x"))
 			tab := st.table(t)
@@ -532,12 +516,10 @@ func TestConcurrencyBound(t *testing.T) {
 			if sum.Counts["duplicate"]+sum.Counts["delivered"] != 150 {
 				t.Fatalf("counts %v", sum.Counts)
 			}
-			if p := max(int(peak.Load()), rcv.MaxConcurrent()); p > tc.want {
+			if p := max(peak.Max(), rcv.MaxConcurrent()); p > tc.want {
 				t.Errorf("peak %d requests in flight, want at most %d", p, tc.want)
 			}
-			select {
-			case <-reached:
-			default:
+			if !peak.Reached() {
 				t.Errorf("never %d requests in flight at once: the runner doesn't fill its bound", tc.want)
 			}
 		})

@@ -22,7 +22,6 @@ import (
 // gone); no other cell may change, and every edit is in exactly one list.
 func TestInvariant1Randomised(t *testing.T) {
 	f := newFixture(t, nil)
-	statuses := []string{"new", "read", "replied", "done", "spam", ""}
 	counts := map[string]int{}
 	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(300, 60, ""), 0x7e57, "") {
 		id := fmt.Sprintf("inv-%d", seed)
@@ -31,13 +30,7 @@ func TestInvariant1Randomised(t *testing.T) {
 		if audit {
 			header = append(header, "triaged_by")
 		}
-		rows := [][]any{header}
-		n := 4 + rng.IntN(14)
-		for i := range n {
-			row := []any{45000.0 + float64(rng.IntN(1000)), fmt.Sprintf("P%d", rng.IntN(5)), "x@y", fmt.Sprintf("msg %d", rng.IntN(7)),
-				statuses[rng.IntN(len(statuses))], fmt.Sprintf("s%d-%d", seed, i)}
-			rows = append(rows, row)
-		}
+		rows := randomInbox(rng, seed, header)
 		s, wb := f.openTab(t, id, inboxTab("", "new", "read", "replied", "done", "spam"), rows, sheets.Options{Actor: "bot"})
 		tab := wb.Tab(model.RoleInbox)
 
@@ -46,9 +39,9 @@ func TestInvariant1Randomised(t *testing.T) {
 		var edits []model.Edit
 		for _, i := range perm[:1+rng.IntN(min(3, len(perm)))] {
 			rec := &tab.Records[i]
-			next := statuses[rng.IntN(len(statuses)-1)]
+			next := inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
 			for next == tab.Get(rec, model.FStatus) {
-				next = statuses[rng.IntN(len(statuses)-1)]
+				next = inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
 			}
 			edits = append(edits, model.SetStatus(tab, rec, next))
 		}
@@ -56,7 +49,7 @@ func TestInvariant1Randomised(t *testing.T) {
 		// The other writer.
 		var ops []string
 		for range 1 + rng.IntN(3) {
-			op := mutate(t, f, id, rng, edits, statuses)
+			op := mutate(t, f, id, rng, edits, inboxStatuses)
 			ops = append(ops, op)
 			counts[op]++
 		}
@@ -82,9 +75,22 @@ func TestInvariant1Randomised(t *testing.T) {
 // landed is proven by its journal entry (applied, where it landed, never written again: what
 // the other writer did afterwards stands); one that didn't is fenced, and the edits are
 // located again and land on their ID's current row; every other cell is left alone.
+// inboxStatuses are the statuses of the randomised Inbox rows (the last: none).
+var inboxStatuses = []string{"new", "read", "replied", "done", "spam", ""}
+
+// randomInbox is an Inbox grid under header: 4 to 17 rows (case seed) of a few names and
+// messages, any status or none, each with its own ID.
+func randomInbox(rng *rand.Rand, seed int, header []any) [][]any {
+	rows := [][]any{header}
+	for i := range 4 + rng.IntN(14) {
+		rows = append(rows, []any{45000.0 + float64(rng.IntN(1000)), fmt.Sprintf("P%d", rng.IntN(5)), "x@y", fmt.Sprintf("msg %d", rng.IntN(7)),
+			inboxStatuses[rng.IntN(len(inboxStatuses))], fmt.Sprintf("s%d-%d", seed, i)})
+	}
+	return rows
+}
+
 func TestInvariant1RandomisedRetry(t *testing.T) {
 	f := newFixture(t, nil)
-	statuses := []string{"new", "read", "replied", "done", "spam", ""}
 	counts := map[string]int{}
 	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(150, 40, ""), 0x2e72, "") {
 		id := fmt.Sprintf("retry-%d", seed)
@@ -92,11 +98,7 @@ func TestInvariant1RandomisedRetry(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			header = append(header, "triaged_by")
 		}
-		rows := [][]any{header}
-		for i := range 4 + rng.IntN(14) {
-			rows = append(rows, []any{45000.0 + float64(rng.IntN(1000)), fmt.Sprintf("P%d", rng.IntN(5)), "x@y", fmt.Sprintf("msg %d", rng.IntN(7)),
-				statuses[rng.IntN(len(statuses))], fmt.Sprintf("s%d-%d", seed, i)})
-		}
+		rows := randomInbox(rng, seed, header)
 		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 		var (
 			edits []model.Edit
@@ -108,7 +110,7 @@ func TestInvariant1RandomisedRetry(t *testing.T) {
 			hooks++
 			if hooks == 1 {
 				for range 1 + rng.IntN(3) {
-					op := mutate(t, f, id, rng, edits, statuses)
+					op := mutate(t, f, id, rng, edits, inboxStatuses)
 					ops = append(ops, op)
 					counts[op]++
 				}
@@ -125,9 +127,9 @@ func TestInvariant1RandomisedRetry(t *testing.T) {
 		perm := rng.Perm(len(tab.Records))
 		for _, i := range perm[:1+rng.IntN(min(3, len(perm)))] {
 			rec := &tab.Records[i]
-			next := statuses[rng.IntN(len(statuses)-1)]
+			next := inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
 			for next == tab.Get(rec, model.FStatus) {
-				next = statuses[rng.IntN(len(statuses)-1)]
+				next = inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
 			}
 			edits = append(edits, model.SetStatus(tab, rec, next))
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -667,26 +668,9 @@ func TestReplaySourceConcurrencyWithoutFlag(t *testing.T) {
 		want int
 	}{{nil, 10}, {[]string{"--concurrency", "3"}, 3}} {
 		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
-			reached := make(chan struct{})
-			var once sync.Once
-			giveUp, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			peak, cancel := testbed.NewPeak(tc.want, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 			defer cancel()
-			var inFlight, peak atomic.Int32
-			gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				defer inFlight.Add(-1)
-				n := inFlight.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-				}
-				if int(n) >= tc.want {
-					once.Do(func() { close(reached) })
-				}
-				select {
-				case <-reached:
-				case <-giveUp.Done():
-				}
-				w.WriteHeader(http.StatusOK)
-			}))
-			t.Cleanup(gate.Close)
+			gate := testbed.Serve(t, peak)
 			f := newReplayFixture(t, func(f *replayFixture) []dl {
 				var rows []dl
 				for i := range 30 {
@@ -702,13 +686,11 @@ func TestReplaySourceConcurrencyWithoutFlag(t *testing.T) {
 			if r.code != exitOK {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
-			if p := int(peak.Load()); p > tc.want {
+			if p := peak.Max(); p > tc.want {
 				t.Errorf("%d requests in flight at once, want at most %d", p, tc.want)
 			}
-			select {
-			case <-reached:
-			default:
-				t.Errorf("never %d requests in flight at once (peak %d)", tc.want, peak.Load())
+			if !peak.Reached() {
+				t.Errorf("never %d requests in flight at once (peak %d)", tc.want, peak.Max())
 			}
 		})
 	}
