@@ -87,6 +87,13 @@ func checkSentUnderOwnKeys(attempts []receiver.RecordedAttempt, rowOf func(paylo
 	}
 }
 
+// crmDestination is destination with the crm source that sends there.
+func crmDestination(t testing.TB) (*receiver.Receiver, *httptest.Server, *replay.Source) {
+	t.Helper()
+	rcv, srv, _ := destination(t)
+	return rcv, srv, &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+}
+
 // ttlClient replays the crm source (srv) under a 24-hour key lifetime, its clock stopped at
 // 2026-01-03 12:00 UTC.
 func ttlClient(srv string) *replay.Client {

@@ -179,9 +179,7 @@ func dropColumn(st *memStore, c int) {
 // after the load (a key cell edited from the TUI) or gathered otherwise reach Plan with equal
 // keys. A record listed twice, or a copy of it, is just planned once.
 func TestSameKeyTwiceIsRefused(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(4, "crm", srv.URL+"/x")
 	rows[3].key = ""
 	st := newMemStore(dlConfig, rows)

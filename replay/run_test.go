@@ -155,9 +155,7 @@ func TestThreeRetryableInARow(t *testing.T) {
 }
 
 func TestBulkSkipsStickyDiscardedDelivered(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(5, "crm", srv.URL+"/hook")
 	rows[0].status, rows[1].status, rows[2].status, rows[3].status = "rejected", "Discarded", "delivered", "weird"
 	rows[0].errText = "410 from crm"
@@ -275,9 +273,7 @@ func TestMintedKeyOnSheetBeforeFirstRequest(t *testing.T) {
 // pinned and no row is checked, so nothing is sent, not even the rows whose key is in their
 // key cell already.
 func TestMintedKeyWriteFailureSendsNothing(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(4, "crm", srv.URL+"/hook")
 	rows[0].key, rows[1].key = "", ""
 	st := newMemStore(dlConfig, rows)
@@ -439,9 +435,7 @@ func TestWriteBackCells(t *testing.T) {
 }
 
 func TestWriteBackBatches(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	st := newMemStore(dlConfig, keyRows(35, "crm", srv.URL+"/x"))
 	tab := st.table(t)
 	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{FlushEvery: 10, FlushInterval: time.Hour})
@@ -589,9 +583,7 @@ func TestConcurrencyUnsetPerSource(t *testing.T) {
 // act twice. The check before sending finds no row with k-1 and refuses it; replayed after a
 // refresh it goes out once, with k-1b.
 func TestChangedKeyCellIsNotSent(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	st := newMemStore(dlConfig, keyRows(3, "crm", srv.URL+"/x"))
 	tab := st.table(t)
 	st.setCell(1, 7, "k-1b")
@@ -628,9 +620,7 @@ func TestChangedKeyCellIsNotSent(t *testing.T) {
 // session) or rejected since the load are not sent from the stale snapshot, and their cells
 // are left as they are; the rows still as loaded go out.
 func TestRowNoLongerWaitingIsNotSent(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(5, "crm", srv.URL+"/x")
 	rows[4].key = "" // minted: the key write carries the check
 	st := newMemStore(dlConfig, rows)
@@ -671,9 +661,7 @@ func TestRowNoLongerWaitingIsNotSent(t *testing.T) {
 // TestNoStoreSendsNothing: without a store nothing can be checked (or written) before
 // sending, so nothing is sent.
 func TestNoStoreSendsNothing(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(2, "crm", srv.URL+"/x")
 	rows[1].key = ""
 	tab := newMemStore(dlConfig, rows).table(t)
