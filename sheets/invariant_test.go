@@ -34,17 +34,7 @@ func TestInvariant1Randomised(t *testing.T) {
 		s, wb := f.openTab(t, id, inboxTab("", "new", "read", "replied", "done", "spam"), rows, sheets.Options{Actor: "bot"})
 		tab := wb.Tab(model.RoleInbox)
 
-		// 1-3 distinct targets, each set to a status other than the one seen.
-		perm := rng.Perm(len(tab.Records))
-		var edits []model.Edit
-		for _, i := range perm[:1+rng.IntN(min(3, len(perm)))] {
-			rec := &tab.Records[i]
-			next := inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
-			for next == tab.Get(rec, model.FStatus) {
-				next = inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
-			}
-			edits = append(edits, model.SetStatus(tab, rec, next))
-		}
+		edits := statusEdits(rng, tab)
 
 		// The other writer.
 		var ops []string
@@ -89,6 +79,21 @@ func randomInbox(rng *rand.Rand, seed int, header []any) [][]any {
 	return rows
 }
 
+// statusEdits are 1-3 distinct targets of tab, each set to a status other than the one seen.
+func statusEdits(rng *rand.Rand, tab *model.Table) []model.Edit {
+	perm := rng.Perm(len(tab.Records))
+	var edits []model.Edit
+	for _, i := range perm[:1+rng.IntN(min(3, len(perm)))] {
+		rec := &tab.Records[i]
+		next := inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
+		for next == tab.Get(rec, model.FStatus) {
+			next = inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
+		}
+		edits = append(edits, model.SetStatus(tab, rec, next))
+	}
+	return edits
+}
+
 func TestInvariant1RandomisedRetry(t *testing.T) {
 	f := newFixture(t, nil)
 	counts := map[string]int{}
@@ -124,15 +129,7 @@ func TestInvariant1RandomisedRetry(t *testing.T) {
 			t.Fatalf("seed %d: load: %v", seed, err)
 		}
 		tab := wb.Tab(model.RoleInbox)
-		perm := rng.Perm(len(tab.Records))
-		for _, i := range perm[:1+rng.IntN(min(3, len(perm)))] {
-			rec := &tab.Records[i]
-			next := inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
-			for next == tab.Get(rec, model.FStatus) {
-				next = inboxStatuses[rng.IntN(len(inboxStatuses)-1)]
-			}
-			edits = append(edits, model.SetStatus(tab, rec, next))
-		}
+		edits = statusEdits(rng, tab)
 		landed := rng.IntN(2) == 0
 		f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 503, After: landed})
 		f.reset()

@@ -22,6 +22,17 @@ func open(t *testing.T, f *fixture, u User) *testbed.Program {
 	return p
 }
 
+// replayHeld starts s's replay of recs with the destination's gate shut and returns once its
+// first call is at the gate; the run's summary comes on the channel after the gate opens.
+func replayHeld(t *testing.T, f *fixture, s *Session, tb *model.Table, recs []*model.Record) <-chan model.ReplaySummary {
+	t.Helper()
+	f.gate.Hold()
+	done := make(chan model.ReplaySummary, 1)
+	go func() { done <- s.Replayer.Replay(context.Background(), tb, recs, nil) }()
+	arrived(t, f, 1)
+	return done
+}
+
 // arrived waits for n calls to reach the gate.
 func arrived(t *testing.T, f *fixture, n int) {
 	t.Helper()
@@ -128,10 +139,7 @@ func TestSlowWatcherDoesntBlockTheRun(t *testing.T) {
 	defer a.Close()
 	defer d.Close()
 	tb, recs := deadLetters(t, f)
-	f.gate.Hold()
-	done := make(chan model.ReplaySummary, 1)
-	go func() { done <- a.Replayer.Replay(context.Background(), tb, recs, nil) }()
-	arrived(t, f, 1)
+	done := replayHeld(t, f, a, tb, recs)
 	w, ok := d.Replayer.(tui.SharedRuns).Watch("failed_calls")
 	if !ok {
 		t.Fatal("no run to watch")
