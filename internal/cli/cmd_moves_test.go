@@ -50,10 +50,9 @@ import (
 //   - replay: every request carried its own row's key, and a row reported delivered or
 //     rejected holds that status, its key and its attempts on the sheet.
 func TestCLIResultMatchesSheetUnderMoves(t *testing.T) {
-	iterations := testbed.CaseCount(60, 20, "")
 	var mu sync.Mutex
 	counts := map[string]int{}
-	for seed := range iterations {
+	for seed := range testbed.Seeds(t, testbed.CaseCount(60, 20, ""), 0, "TRIAGE_CLI_MOVES_SEED") {
 		sc := cliMoveScenarios[seed%len(cliMoveScenarios)]
 		t.Run(fmt.Sprintf("%02d-%s", seed, sc), func(t *testing.T) {
 			c := runCLIMovesCase(t, uint64(seed), sc)
