@@ -133,6 +133,17 @@ func (f *replayFixture) runCtx(args ...string) replayRun {
 	return f.run(ctx, args...)
 }
 
+// runJSON runs the command (runCtx), fails the test unless it exits with want, and parses
+// its JSON document.
+func (f *replayFixture) runJSON(want int, args ...string) (replayRun, replayJSON) {
+	f.t.Helper()
+	r := f.runCtx(args...)
+	if r.code != want {
+		f.t.Fatalf("exit %d, want %d\n%s", r.code, want, r.stderr)
+	}
+	return r, parseReplayJSON(f.t, r)
+}
+
 // cell returns data row i's (0-based) column named h, as text.
 func (f *replayFixture) cell(i int, h string) string {
 	rows := f.emu.Cells(replayID, replayTab)
@@ -222,11 +233,7 @@ func crmRows(f *replayFixture) []dl {
 
 func TestReplayAllDeliversAndWritesBack(t *testing.T) {
 	f := newReplayFixture(t, crmRows)
-	r := f.runCtx("--all", "--json")
-	if r.code != exitOK {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	r, doc := f.runJSON(exitOK, "--all", "--json")
 	if doc.Tab != replayTab || doc.Counts["delivered"] != 3 || doc.Counts["skipped"] != 3 || doc.Counts["refused"] != 0 || doc.Halted {
 		t.Errorf("summary %+v", doc)
 	}
@@ -290,11 +297,7 @@ func TestReplay401HaltsAndListsNotAttempted(t *testing.T) {
 			{"billing", f.billURL, `{"invoice":"I-3"}`, "b3", "dead"},
 		}
 	})
-	r := f.runCtx("--all", "--json", "--concurrency", "1")
-	if r.code != exitHalted {
-		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	r, doc := f.runJSON(exitHalted, "--all", "--json", "--concurrency", "1")
 	if !doc.Halted || doc.Halt == nil || doc.Halt.Cause != "systemic" || doc.Halt.Source != "billing" || !strings.Contains(doc.Halt.Detail, "BILLING_TOKEN") {
 		t.Fatalf("halt %+v", doc.Halt)
 	}
@@ -325,11 +328,7 @@ func TestReplay401HaltsAndListsNotAttempted(t *testing.T) {
 
 func TestReplayDryRunSendsAndWritesNothing(t *testing.T) {
 	f := newReplayFixture(t, crmRows)
-	r := f.runCtx("--all", "--dry-run", "--json")
-	if r.code != exitOK {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	r, doc := f.runJSON(exitOK, "--all", "--dry-run", "--json")
 	if !doc.DryRun || len(doc.WouldSend) != 3 {
 		t.Fatalf("dry run %+v", doc)
 	}
@@ -364,11 +363,7 @@ func TestReplayDryRunSendsAndWritesNothing(t *testing.T) {
 
 func TestReplayUnknownIDIsExit1(t *testing.T) {
 	f := newReplayFixture(t, crmRows)
-	r := f.runCtx("k1", "nope", "--json")
-	if r.code != exitPartial {
-		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	r, doc := f.runJSON(exitPartial, "k1", "nope", "--json")
 	if len(doc.UnknownIDs) != 1 || doc.UnknownIDs[0] != "nope" || doc.Counts["delivered"] != 1 || doc.Counts["unknown"] != 1 {
 		t.Errorf("doc %+v", doc)
 	}
@@ -393,11 +388,7 @@ func TestReplayURLOutsidePrefixesIsRefused(t *testing.T) {
 			{"nosuch", f.crmURL, `{"n":3}`, "k3", "dead"},
 		}
 	})
-	r := f.runCtx("--all", "--json")
-	if r.code != exitPartial {
-		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	_, doc := f.runJSON(exitPartial, "--all", "--json")
 	if len(doc.Refused) != 2 || doc.Counts["refused"] != 2 || doc.Counts["delivered"] != 1 {
 		t.Fatalf("doc %+v", doc)
 	}
