@@ -94,6 +94,14 @@ func crmDestination(t testing.TB) (*receiver.Receiver, *httptest.Server, *replay
 	return rcv, srv, &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 }
 
+// formDestination is a reference receiver behind a real server, the form source that sends
+// there, and the URL of its hook.
+func formDestination(t testing.TB) (*receiver.Receiver, *replay.Source, string) {
+	t.Helper()
+	rcv, srv, u := destination(t)
+	return rcv, &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}, u
+}
+
 // ttlClient replays the crm source (srv) under a 24-hour key lifetime, its clock stopped at
 // 2026-01-03 12:00 UTC.
 func ttlClient(srv string) *replay.Client {

@@ -108,9 +108,8 @@ func keysOf(m map[string][]receiver.RecordedAttempt) map[string]int {
 // came from the payload isn't sent (its key isn't pinned), and neither is a row whose key is
 // in its key cell already: the same write was its check against the sheet.
 func TestPayloadKeyNotSavedIsNotSent(t *testing.T) {
-	rcv, srv, u := destination(t)
+	rcv, src, u := formDestination(t)
 	tc := formKeys()
-	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}
 	st := newMemStore(tc, []row{
 		{source: "form", url: u, payload: `{"id":"p-1"}`, status: "dead"},
 		{source: "form", url: u, payload: `{"x":2}`, key: "cell-2", status: "dead"},
@@ -132,9 +131,8 @@ func TestPayloadKeyNotSavedIsNotSent(t *testing.T) {
 // TestPayloadKeyWithoutKeyColumn: on a tab without a key column a payload key is still sent
 // (the payload carries it), while a minted key, which would live nowhere, is refused.
 func TestPayloadKeyWithoutKeyColumn(t *testing.T) {
-	rcv, srv, u := destination(t)
+	rcv, src, u := formDestination(t)
 	tc := formKeys()
-	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}
 	st := newMemStore(tc, []row{
 		{source: "form", url: u, payload: `{"id":"p-1"}`, status: "dead"},
 		{source: "form", url: u, payload: `{"x":2}`, status: "dead"},
@@ -222,9 +220,8 @@ func TestSameKeyTwiceIsRefused(t *testing.T) {
 // the payload's). The cell holds the key the call will carry, so the row is sent, not refused.
 // A conflict that is not the key itself still refuses the row.
 func TestKeyAlreadySavedByAnotherSession(t *testing.T) {
-	rcv, srv, u := destination(t)
+	rcv, src, u := formDestination(t)
 	tc := formKeys()
-	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}
 	rows := []row{
 		{source: "form", url: u, payload: `{"x":1}`, status: "dead"},      // minted
 		{source: "form", url: u, payload: `{"id":"p-2"}`, status: "dead"}, // from the payload
