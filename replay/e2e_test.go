@@ -278,9 +278,8 @@ func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
 // minted-key row whose key another session saved before discarding it (the store reports the
 // key cell's conflict first, so only the separate status check catches it).
 func TestStaleRowsNotSentThroughSheetsStore(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	rows := keyRows(5, "crm", srv.URL+"/hook")
+	rcv, srv, u := destination(t)
+	rows := keyRows(5, "crm", u)
 	rows[4].key = ""
 	f := newSheetFixture(t, rows)
 	tab := f.load(t)

@@ -93,9 +93,8 @@ func TestKeysNotExactRefusedBeforeSending(t *testing.T) {
 // source's rows is refused before sending, with no attempt counted, no backoff, and three of
 // them in a row don't halt the run: another source's row still goes out.
 func TestSecretEndingInCRRefusedNotHalting(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	rows := keyRows(4, "crm", srv.URL+"/hook")
+	rcv, srv, u := destination(t)
+	rows := keyRows(4, "crm", u)
 	rows[3].source = "shop"
 	st := newMemStore(dlConfig, rows)
 	tab := st.table(t)

@@ -147,12 +147,30 @@ func queueTab(name string) model.TabConfig {
 	return roleTab(model.RoleQueue, name, model.DefaultStatuses(model.RoleQueue))
 }
 
+// wantTotal fails the test unless what sent want API requests since the last reset.
+func (f *fixture) wantTotal(t testing.TB, what string, want int) {
+	t.Helper()
+	if got := f.total(); got != want {
+		t.Errorf("%s sent %d requests, want %d: %v", what, got, want, f.emu.Counts())
+	}
+}
+
+// load loads the workbook through s, failing the test if it can't.
+func (f *fixture) load(t testing.TB, s *sheets.Store) *model.Workbook {
+	t.Helper()
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wb
+}
+
 // wantCount fails the test unless the emulator counted want requests of method since the
 // last reset.
-func (f *fixture) wantCount(method string, want int) {
-	f.t.Helper()
+func (f *fixture) wantCount(t testing.TB, method string, want int) {
+	t.Helper()
 	if got := f.emu.Count(method); got != want {
-		f.t.Errorf("%s sent %d times, want %d", method, got, want)
+		t.Errorf("%s sent %d times, want %d", method, got, want)
 	}
 }
 
