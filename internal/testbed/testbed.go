@@ -1,15 +1,16 @@
 // Package testbed is the test setup that several packages' tests share: the Sheets
 // emulator behind a real HTTP server with a real sheets/v4 client over it, a local OAuth
-// authorization server, a replay destination whose calls a test can hold, a TUI program a
-// test can look into, and small helpers (a buffer two goroutines share, a byte counter that
-// says when a writer goes quiet).
+// authorization server, a gate that holds calls at a destination, a TUI program a test can
+// look into, the randomised tests' seeds, and small helpers (a buffer two goroutines share,
+// a byte counter that says when a writer goes quiet, SSH keys).
 //
-// It is not a _test package so that the tests of sheets, replay, tui, internal/serve,
-// internal/cli and the root can all import it; its parts are real (real HTTP, the real
-// client, the real emulator and receiver), never fakes that skip the wire (docs/DESIGN.md
-// §12). Only tests may import it: no production package does (docs/DESIGN.md §1), and it
-// imports no package whose in-package tests use it (so tui, internal/serve and internal/cli
-// are off limits here; sheets, replay and their emulator and receiver are fine).
+// It is not a _test package so that the tests of sheets, replay, config, tui,
+// internal/serve, internal/cli and the root can all import it; its parts are real (real
+// HTTP, the real client, the real emulator), never fakes that skip the wire (docs/DESIGN.md
+// §12). Only tests may import it: no production package does (docs/DESIGN.md §1), and of
+// ours it imports only model, sheets and the emulator (replay/receiver may join them), so
+// that the in-package tests of config, tui, internal/serve and internal/cli can import it
+// without a cycle. TestOnlyTestsImportTheTestbed holds both.
 package testbed
 
 import (
