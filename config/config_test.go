@@ -80,11 +80,7 @@ func TestSyntaxErrorHasLine(t *testing.T) {
 
 func TestTypeErrorNamesKey(t *testing.T) {
 	_, probs := Parse([]byte("spreadsheet = \"x\"\n\n[sources.crm]\nurl_prefixes = \"https://a/\"\n"))
-	found := false
-	for _, p := range probs {
-		found = found || (p.Line == 4 && strings.Contains(p.Msg, "url_prefixes"))
-	}
-	if !found {
+	if !hasProblem(probs, 4, "url_prefixes", false) {
 		t.Fatalf("got %v", probs)
 	}
 }
@@ -157,31 +153,13 @@ func TestSourceWithoutPrefixesIsAWarningNotAFailure(t *testing.T) {
 
 func TestTypeErrorsDontHideOtherProblems(t *testing.T) {
 	_, probs := Parse([]byte("spreadsheet = \"x\"\nreadonly = \"yes\"\nrefresh = \"soon\"\n[sources.crm]\nurl_prefixes = \"https://a/\"\nmax_attempts = \"two\"\n"))
-	want := map[int]string{2: "readonly", 3: "refresh", 5: "url_prefixes", 6: "max_attempts"}
-	for line, frag := range want {
-		found := false
-		for _, p := range probs {
-			found = found || (p.Line == line && strings.Contains(p.Msg, frag))
-		}
-		if !found {
-			t.Errorf("no problem on line %d about %s; got %v", line, frag, probs)
-		}
-	}
+	wantProblems(t, probs, false, lineProblem{2, "readonly"}, lineProblem{3, "refresh"}, lineProblem{5, "url_prefixes"}, lineProblem{6, "max_attempts"})
 }
 
 func TestTypeErrorsInMultiLineValuesAndQuotedTables(t *testing.T) {
 	data := "[tabs.inbox]\nstatuses = [\n  \"new\",\n  2,\n]\nname = 3\n\n[sources.\"crm v2\"]\nurl_prefixes = [\"https://a/\"]\ntimeout = 5\npreset = \"nope\"\n"
 	_, probs := Parse([]byte(data))
-	want := map[int]string{2: "statuses", 6: "name", 10: "timeout", 11: "preset"}
-	for line, frag := range want {
-		found := false
-		for _, p := range probs {
-			found = found || (p.Line == line && strings.Contains(p.Msg, frag))
-		}
-		if !found {
-			t.Errorf("no problem on line %d about %s; got %v", line, frag, probs)
-		}
-	}
+	wantProblems(t, probs, false, lineProblem{2, "statuses"}, lineProblem{6, "name"}, lineProblem{10, "timeout"}, lineProblem{11, "preset"})
 }
 
 // TestMarkReadOnOpen: mark_read_on_open reaches the inbox's tab config (off by default); a

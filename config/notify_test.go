@@ -17,27 +17,13 @@ url_prefixes = ["https://hooks.slack.com/services/", "http://hooks.example.com/"
 timeout = "2h"
 `
 	_, probs := Parse([]byte(data))
-	want := []struct {
-		line int
-		frag string
-	}{
+	want := []lineProblem{
 		{4, "not under any of the 3 [notify] url_prefixes"},
 		{5, "use https (plain http is accepted only to a loopback address)"},
 		{5, `scheme "ftp"`},
 		{6, "not a duration from 1s to 1m0s"},
 	}
-	for _, w := range want {
-		found := false
-		for _, p := range probs {
-			found = found || (p.Line == w.line && strings.Contains(p.Msg, w.frag))
-		}
-		if !found {
-			t.Errorf("no problem on line %d saying %q; got %v", w.line, w.frag, probs)
-		}
-	}
-	if len(probs) != len(want) {
-		t.Errorf("%d problems, want %d: %v", len(probs), len(want), probs)
-	}
+	wantProblems(t, probs, true, want...)
 	for _, p := range probs {
 		if strings.Contains(p.Msg, "SECRETTOKEN") {
 			t.Errorf("a problem quotes the webhook's token: %s", p.Msg)

@@ -1,8 +1,6 @@
 package config
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,25 +8,18 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 )
 
 // newKeyLine is a fresh ed25519 public key as an authorized_keys line with comment.
 func newKeyLine(t *testing.T, comment string) (string, string) {
 	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := gossh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := strings.TrimSpace(string(gossh.MarshalAuthorizedKey(k)))
+	s, line := testbed.SSHKey(t)
 	if comment != "" {
 		line += " " + comment
 	}
-	return line, gossh.FingerprintSHA256(k)
+	return line, gossh.FingerprintSHA256(s.PublicKey())
 }
 
 // TestServeSectionProblemsHaveTheirLines: every bad value of [serve] is reported on its
@@ -60,10 +51,7 @@ keys = ["` + alice + `"]
 role = "viewer"
 `
 	_, probs := Parse([]byte(data))
-	want := []struct {
-		line int
-		frag string
-	}{
+	want := []lineProblem{
 		{2, "max_sessions must be more than 0"},
 		{3, `idle_timeout "soon" is not a positive duration`},
 		{4, "max_auth_failures must be more than 0"},
@@ -74,18 +62,7 @@ role = "viewer"
 		{19, "also listed for alice"},
 		{21, "control characters"},
 	}
-	for _, w := range want {
-		found := false
-		for _, p := range probs {
-			found = found || (p.Line == w.line && strings.Contains(p.Msg, w.frag))
-		}
-		if !found {
-			t.Errorf("no problem on line %d saying %q; got %v", w.line, w.frag, probs)
-		}
-	}
-	if len(probs) != len(want) {
-		t.Errorf("%d problems, want %d: %v", len(probs), len(want), probs)
-	}
+	wantProblems(t, probs, true, want...)
 	for _, p := range probs {
 		if strings.ContainsRune(p.Msg, 0x1b) {
 			t.Errorf("a problem carries an ESC: %q", p.Msg)
@@ -142,27 +119,16 @@ role = "viewer"
 		t.Errorf("CAs %d, users %v", len(auth.CAs), auth.Users)
 	}
 	want := []string{":3: the key has no comment", ":4: key SHA256:", ":5: key options (from=", ":6: alice is also [serve.users.alice]"}
+	var onLine2 []lineProblem
 	for _, w := range want {
-		found := false
-		for _, p := range probs {
-			found = found || (p.Line == 2 && strings.Contains(p.Msg, w))
-		}
-		if !found {
-			t.Errorf("no problem on line 2 saying %q; got %v", w, probs)
-		}
+		onLine2 = append(onLine2, lineProblem{2, w})
 	}
-	if len(probs) != len(want) {
-		t.Errorf("%d problems, want %d: %v", len(probs), len(want), probs)
-	}
+	wantProblems(t, probs, true, onLine2...)
 
 	// A file that isn't there is a problem on its setting's line.
 	c.Serve.TrustedUserCA = "/nonexistent/ca.pub"
 	_, probs = c.ServeAuth(dir)
-	found := false
-	for _, p := range probs {
-		found = found || (p.Line == 4 && strings.Contains(p.Msg, "/nonexistent/ca.pub"))
-	}
-	if !found {
+	if !hasProblem(probs, 4, "/nonexistent/ca.pub", false) {
 		t.Errorf("a missing CA file is not reported on line 4: %v", probs)
 	}
 }

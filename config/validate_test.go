@@ -45,11 +45,7 @@ url_prefixes = ["https://shop.example.com/?x=1", "https://shop.example.com/#f", 
 		{18, `encoded "."`},
 	}
 	for _, w := range want {
-		found := false
-		for _, p := range probs {
-			found = found || (p.Line == w.line && strings.Contains(p.Msg, w.frag) && !p.Warning)
-		}
-		if !found {
+		if !hasProblem(probs, w.line, w.frag, true) {
 			t.Errorf("no problem on line %d saying %q; got %v", w.line, w.frag, probs)
 		}
 	}

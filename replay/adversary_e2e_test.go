@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
@@ -18,13 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 // The store-level adversary (sheets/adversary_test.go), end to end: replay.Run through the
@@ -89,28 +87,12 @@ import (
 // CI runs 40 cases; TRIAGE_REPLAY_ADVERSARY_CASES=1000 runs more, and
 // TRIAGE_REPLAY_ADVERSARY_SEED=N runs the one case N (with its step-by-step log on -v).
 func TestReplayUnderAdversaryEndToEnd(t *testing.T) {
-	cases := 40
-	if testing.Short() {
-		cases = 10
-	}
-	if n, err := strconv.Atoi(os.Getenv("TRIAGE_REPLAY_ADVERSARY_CASES")); err == nil && n > 0 {
-		cases = n
-	}
-	seeds := make([]int, cases)
-	for i := range seeds {
-		seeds[i] = i
-	}
+	cases := testbed.CaseCount(40, 10, "TRIAGE_REPLAY_ADVERSARY_CASES")
 	only := os.Getenv("TRIAGE_REPLAY_ADVERSARY_SEED")
-	if only != "" {
-		n, err := strconv.Atoi(only)
-		if err != nil {
-			t.Fatalf("TRIAGE_REPLAY_ADVERSARY_SEED=%q: %v", only, err)
-		}
-		seeds = []int{n}
-	}
 	stats := map[string]int{}
-	var failed []int
-	for _, seed := range seeds {
+	var seeds, failed []int
+	for seed := range testbed.Seeds(t, cases, 0, "TRIAGE_REPLAY_ADVERSARY_SEED") {
+		seeds = append(seeds, seed)
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			advCase(t, seed, stats, only != "")
 		})
@@ -121,12 +103,8 @@ func TestReplayUnderAdversaryEndToEnd(t *testing.T) {
 	t.Logf("%d cases, %d failed %v, %d with damage (%d cells damaged): %s", len(seeds), len(failed), failed,
 		stats["damage:cases"], stats["damage:cells"], advStats(stats))
 	if len(seeds) >= 40 && only == "" {
-		for _, k := range []string{"mode:storm", "mode:moves", "move:sort", "move:insert", "move:delete", "lost:drop", "lost:503-after",
-			"run1:delivered", "run1:rejected", "run1:minted-key-sent", "run2:resent-after-lost-write-back"} {
-			if stats[k] == 0 {
-				t.Errorf("no case exercised %q", k)
-			}
-		}
+		testbed.Exercised(t, stats, "mode:storm", "mode:moves", "move:sort", "move:insert", "move:delete", "lost:drop", "lost:503-after",
+			"run1:delivered", "run1:rejected", "run1:minted-key-sent", "run2:resent-after-lost-write-back")
 	}
 }
 
@@ -503,19 +481,9 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 			if fr.minted {
 				r.key, fr.minted = r.minted(), false
 			}
-			switch rng.IntN(3) {
-			case 0:
-				r.status = "delivered"
-			case 1:
-				r.status, r.errText = "rejected", "410 from crm: rejected"
-			default:
-				r.status = "discarded"
-			}
+			r.finishAtRandom(rng)
 		}
-		key, _, problem := model.EffectiveKey(tc, hm, r.cells())
-		if problem != "" {
-			t.Fatalf("fixture row %d: %s", i, problem)
-		}
+		key := effectiveKey(t, tc, hm, r, i)
 		fr.r, fr.key = r, key
 		if fr.waiting {
 			switch x := rng.IntN(12); {
@@ -541,41 +509,20 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		if rng.IntN(8) == 0 {
 			grid = append(grid, ed.newRow())
 		}
-		cells := fr.r.cells()
-		out := make([]any, len(cells))
-		for i, c := range cells {
-			if c != "" {
-				out[i] = c
-			}
-		}
-		grid = append(grid, out)
+		grid = append(grid, gridRow(fr.r.cells()))
 	}
 
 	// The sheet: the emulator behind a real server, the real store over it, retry sleeps a
 	// no-op.
-	emu := emulator.New()
-	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: advID, Title: "Replay adversary", TimeZone: "Etc/UTC",
+	sh := testbed.NewSheets(t, &emulator.Workbook{SpreadsheetID: advID, Title: "Replay adversary", TimeZone: "Etc/UTC",
 		Sheets: []*emulator.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}})
-	ssrv := httptest.NewServer(emu)
-	t.Cleanup(ssrv.Close)
-	svc, err := sheetsapi.NewService(ctx, option.WithEndpoint(ssrv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatalf("sheets service: %v", err)
-	}
-	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: advID, Tabs: []model.TabConfig{tc},
+	emu := sh.Emu
+	st := sh.Store(sheets.Options{SpreadsheetID: advID, Tabs: []model.TabConfig{tc},
 		Retry: sheets.RetryPolicy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}})
 	ed.emu = emu
 	load := func() *model.Table {
 		t.Helper()
-		wb, err := st.Load(ctx)
-		if err != nil {
-			t.Fatalf("load: %v", err)
-		}
-		tab := wb.Tab(model.RoleDeadLetter)
-		if tab == nil {
-			t.Fatalf("no dead-letter tab: missing %v broken %v", wb.Missing, wb.Broken)
-		}
-		return tab
+		return loadDeadLetters(t, st)
 	}
 
 	// The case's adversary.
@@ -904,31 +851,12 @@ func advCheckRun1(t *testing.T, sum model.ReplaySummary, byKey map[string]*advRo
 // row, and no payload went out under two keys.
 func advCheckReceiver(t *testing.T, when string, attempts []receiver.RecordedAttempt, byPayload map[string]*advRow) {
 	t.Helper()
-	keys := map[string]map[string]bool{}
-	for _, a := range attempts {
-		if a.Echo {
-			continue
+	checkSentUnderOwnKeys(attempts, func(p string) (*row, string, bool) {
+		if fr := byPayload[p]; fr != nil {
+			return &fr.r, fr.key, fr.waiting
 		}
-		p := string(a.Body)
-		if keys[p] == nil {
-			keys[p] = map[string]bool{}
-		}
-		keys[p][a.Key] = true
-		fr := byPayload[p]
-		switch {
-		case fr == nil:
-			t.Errorf("%s: the receiver got a body that is no fixture row's payload: %.200q (key %q)", when, p, a.Key)
-		case !fr.waiting:
-			t.Errorf("%s: a row that is not waiting (%s) was sent: %s", when, fr.r.status, fr.key)
-		case a.Key != fr.key:
-			t.Errorf("%s: payload %s sent under key %q, its own is %q (minted %v)", when, p, a.Key, fr.key, fr.minted)
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(keys)) {
-		if ks := keys[p]; len(ks) > 1 {
-			t.Errorf("%s: payload %s was sent under %d keys: %v", when, p, len(ks), slices.Sorted(maps.Keys(ks)))
-		}
-	}
+		return nil, "", false
+	}, func(format string, a ...any) { t.Errorf(when+": "+format, a...) })
 }
 
 // advCheckEffects: after both runs, the receiver acted once for every accepted key, on its

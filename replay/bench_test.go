@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -78,12 +77,7 @@ func BenchmarkFaultMix1000(b *testing.B) {
 		f := newSheetFixture(b, rows)
 		tab := f.load(b)
 		_, idx := rowKeys(tab)
-		var mu sync.Mutex
-		rcv.Rule = faultMix(func(k string) int {
-			mu.Lock()
-			defer mu.Unlock()
-			return idx[k]
-		})
+		rcv.Rule = faultMixByKey(idx, 0)
 		c := fastClient(mixSource(srv.URL))
 		c.Cap = time.Second
 		b.StartTimer()

@@ -270,9 +270,7 @@ func TestSecretsFromEnvAtSendTime(t *testing.T) {
 }
 
 func TestIdempotentReplayedAnd419AreDuplicates(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	c := fastClient(src)
 	call := replay.Call{Key: "k", Source: "crm", URL: srv.URL + "/x", Body: []byte(`{}`)}
 	if r := c.Do(context.Background(), call); r.Outcome != replay.Delivered {

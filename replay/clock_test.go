@@ -25,6 +25,14 @@ func memClient(h http.Handler, sources ...*replay.Source) *replay.Client {
 
 const memURL = "http://receiver.test"
 
+// downClient is memClient to a receiver that answers 503 to every attempt, for the crm
+// source with maxAttempts.
+func downClient(maxAttempts int) (*receiver.Receiver, *replay.Client) {
+	rcv := receiver.New()
+	rcv.Default = receiver.Fault{Mode: receiver.Unavailable}
+	return rcv, memClient(rcv, &replay.Source{Name: "crm", URLPrefixes: []string{memURL}, MaxAttempts: maxAttempts})
+}
+
 // TestRetryAfterVariantsExactWaits: every form of Retry-After gives the exact wait on a fake
 // clock; unusable values fall back to the jittered backoff; a value beyond the cap defers.
 func TestRetryAfterVariantsExactWaits(t *testing.T) {
@@ -98,10 +106,7 @@ func TestRetryAfterVariantsExactWaits(t *testing.T) {
 // capped, and attempts stop at max_attempts.
 func TestBackoffWaitsOnFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rcv := receiver.New()
-		rcv.Default = receiver.Fault{Mode: receiver.Unavailable}
-		src := &replay.Source{Name: "crm", URLPrefixes: []string{memURL}, MaxAttempts: 7}
-		c := memClient(rcv, src)
+		rcv, c := downClient(7)
 		c.Base, c.Cap = time.Second, 10*time.Second
 		c.Rand = func() float64 { return 0.75 }
 		res := c.Do(context.Background(), replay.Call{Key: "k", Source: "crm", URL: memURL + "/x", Body: []byte(`{}`)})
@@ -125,10 +130,7 @@ func TestBackoffWaitsOnFakeClock(t *testing.T) {
 // once (fake time barely moves) and sends nothing more; the attempt made is written back.
 func TestCancelDuringBackoffReturnsPromptly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rcv := receiver.New()
-		rcv.Default = receiver.Fault{Mode: receiver.Unavailable}
-		src := &replay.Source{Name: "crm", URLPrefixes: []string{memURL}, MaxAttempts: 5}
-		c := memClient(rcv, src)
+		rcv, c := downClient(5)
 		c.Base, c.Cap = 20*time.Second, 60*time.Second
 		c.Rand = func() float64 { return 0.99 }
 		st := newMemStore(model.DefaultTabConfig(model.RoleDeadLetter), keyRows(3, "crm", memURL+"/x"))

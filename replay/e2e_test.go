@@ -4,19 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 const e2eTab = "failed_calls"
@@ -39,26 +37,23 @@ func newSheetFixtureTC(t testing.TB, tc model.TabConfig, rows []row) *sheetFixtu
 	t.Helper()
 	grid := [][]any{anyRow(dlHeader)}
 	for _, r := range rows {
-		cells := r.cells()
-		out := make([]any, len(cells))
-		for i, c := range cells {
-			if c != "" {
-				out[i] = c
-			}
-		}
-		grid = append(grid, out)
+		grid = append(grid, gridRow(r.cells()))
 	}
-	emu := emulator.New()
 	wb := &emulator.Workbook{SpreadsheetID: "replay-e2e", Title: "Replay", Sheets: []*emulator.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}}
-	emu.AddWorkbook(wb)
-	srv := httptest.NewServer(emu)
-	t.Cleanup(srv.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatalf("sheets service: %v", err)
+	sh := testbed.NewSheets(t, wb)
+	st := sh.Store(sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: []model.TabConfig{tc}})
+	return &sheetFixture{emu: sh.Emu, store: st, id: wb.SpreadsheetID}
+}
+
+// gridRow is a row's cells as the emulator holds them: an empty cell is no value.
+func gridRow(cells []string) []any {
+	out := make([]any, len(cells))
+	for i, c := range cells {
+		if c != "" {
+			out[i] = c
+		}
 	}
-	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: []model.TabConfig{tc}})
-	return &sheetFixture{emu: emu, store: st, id: wb.SpreadsheetID}
+	return out
 }
 
 func anyRow(s []string) []any {
@@ -71,7 +66,13 @@ func anyRow(s []string) []any {
 
 func (f *sheetFixture) load(t testing.TB) *model.Table {
 	t.Helper()
-	wb, err := f.store.Load(context.Background())
+	return loadDeadLetters(t, f.store)
+}
+
+// loadDeadLetters loads the store's dead-letter tab, failing the test if it can't.
+func loadDeadLetters(t testing.TB, st *sheets.Store) *model.Table {
+	t.Helper()
+	wb, err := st.Load(context.Background())
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -170,42 +171,57 @@ func TestWriteBackThroughSheetsStore(t *testing.T) {
 	t.Logf("%d rows: %d write requests (limit %d), emulator counts %v", n, sum.WriteRequests, limit, f.emu.Counts())
 }
 
+// keyWatch is a receiver that, as each request arrives, looks for its key in the emulated
+// sheet's key column (set f before the run), and keeps the keys it did not find there.
+type keyWatch struct {
+	rcv  *receiver.Receiver
+	f    *sheetFixture
+	mu   sync.Mutex
+	miss []string
+}
+
+func (k *keyWatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Idempotency-Key")
+	found := false
+	for _, row := range k.f.emu.Cells(k.f.id, e2eTab) {
+		if len(row) > cKey && model.CellString(row[cKey]) == key {
+			found = true
+		}
+	}
+	if !found {
+		k.mu.Lock()
+		k.miss = append(k.miss, key)
+		k.mu.Unlock()
+	}
+	k.rcv.ServeHTTP(w, r)
+}
+
+// missing are the keys of requests that arrived before their key was on the sheet.
+func (k *keyWatch) missing() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]string(nil), k.miss...)
+}
+
 // TestMintedKeyOnEmulatedSheetBeforeRequest: when each request arrives, the receiver finds its
 // key in the emulated sheet's key column.
 func TestMintedKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
-	rcv := receiver.New()
-	var f *sheetFixture
-	var mu sync.Mutex
-	var missing []string
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		k := r.Header.Get("Idempotency-Key")
-		found := false
-		for _, row := range f.emu.Cells(f.id, e2eTab) {
-			if len(row) > cKey && model.CellString(row[cKey]) == k {
-				found = true
-			}
-		}
-		if !found {
-			mu.Lock()
-			missing = append(missing, k)
-			mu.Unlock()
-		}
-		rcv.ServeHTTP(w, r)
-	})
-	srv := serve(t, h)
+	kw := &keyWatch{rcv: receiver.New()}
+	srv := serve(t, kw)
 	rows := keyRows(12, "crm", srv.URL+"/hook")
 	for i := range rows {
 		rows[i].key = ""
 	}
-	f = newSheetFixture(t, rows)
+	f := newSheetFixture(t, rows)
+	kw.f = f
 	tab := f.load(t)
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
 	sum := replay.Run(context.Background(), fastClient(src), f.store, tab, records(tab), replay.RunOptions{Concurrency: 4})
-	if len(missing) > 0 {
+	if missing := kw.missing(); len(missing) > 0 {
 		t.Fatalf("requests arrived before their key was on the sheet: %v", missing)
 	}
-	if sum.Counts["delivered"] != 12 || len(rcv.Effects()) != 12 {
-		t.Fatalf("counts %v, effects %d", sum.Counts, len(rcv.Effects()))
+	if sum.Counts["delivered"] != 12 || len(kw.rcv.Effects()) != 12 {
+		t.Fatalf("counts %v, effects %d", sum.Counts, len(kw.rcv.Effects()))
 	}
 	for i := range rows {
 		if k := f.cell(i, cKey); k != rows[i].minted() {
@@ -218,35 +234,17 @@ func TestMintedKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
 // payload is in the key cell when the request arrives, written in the same request as the
 // minted key; a key cell another session filled with the same key meanwhile is fine.
 func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
-	rcv := receiver.New()
-	var f *sheetFixture
-	var mu sync.Mutex
-	var missing []string
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		k := r.Header.Get("Idempotency-Key")
-		found := false
-		for _, row := range f.emu.Cells(f.id, e2eTab) {
-			if len(row) > cKey && model.CellString(row[cKey]) == k {
-				found = true
-			}
-		}
-		if !found {
-			mu.Lock()
-			missing = append(missing, k)
-			mu.Unlock()
-		}
-		rcv.ServeHTTP(w, r)
-	})
-	srv := serve(t, h)
+	kw := &keyWatch{rcv: receiver.New()}
+	srv := serve(t, kw)
 	u := srv.URL + "/hook"
 	rows := []row{
 		{source: "form", url: u, payload: `{"id":"p-1","x":1}`, status: "dead"},
 		{source: "form", url: u, payload: `{"x":2}`, status: "dead"},
 		{source: "form", url: u, payload: `{"id":"p-3"}`, status: "dead"}, // saved by another session
 	}
-	tc := dlConfig
-	tc.BodyKeyFields = map[string]string{"form": "id"}
-	f = newSheetFixtureTC(t, tc, rows)
+	tc := formKeys()
+	f := newSheetFixtureTC(t, tc, rows)
+	kw.f = f
 	tab := f.load(t)
 	if err := f.emu.SetCell(f.id, e2eTab, 4, cKey, "p-3"); err != nil {
 		t.Fatal(err)
@@ -254,7 +252,7 @@ func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
 	f.emu.ResetCounts()
 	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}
 	sum := replay.Run(context.Background(), fastClient(src), f.store, tab, records(tab), replay.RunOptions{FlushInterval: time.Hour})
-	if len(missing) > 0 {
+	if missing := kw.missing(); len(missing) > 0 {
 		t.Fatalf("requests arrived before their key was on the sheet: %v", missing)
 	}
 	if sum.Counts["delivered"] != 3 || len(sum.Refused) != 0 || len(sum.WriteConflicts) != 0 || len(sum.WriteErrors) != 0 {
@@ -280,9 +278,8 @@ func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
 // minted-key row whose key another session saved before discarding it (the store reports the
 // key cell's conflict first, so only the separate status check catches it).
 func TestStaleRowsNotSentThroughSheetsStore(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	rows := keyRows(5, "crm", srv.URL+"/hook")
+	rcv, srv, u := destination(t)
+	rows := keyRows(5, "crm", u)
 	rows[4].key = ""
 	f := newSheetFixture(t, rows)
 	tab := f.load(t)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,6 +64,17 @@ func rowKeys(tab *model.Table) ([]string, map[string]int) {
 	return keys, idx
 }
 
+// faultMixByKey is faultMix by the row index of each key (rowKeys' idx, only read once the
+// run starts), a key of no row counting as row unknown.
+func faultMixByKey(idx map[string]int, unknown int) func(string, int) (receiver.Fault, bool) {
+	return faultMix(func(k string) int {
+		if i, ok := idx[k]; ok {
+			return i
+		}
+		return unknown
+	})
+}
+
 func TestFaultMix1000RowsExactlyOneEffectEach(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 rows over sockets")
@@ -75,15 +85,7 @@ func TestFaultMix1000RowsExactlyOneEffectEach(t *testing.T) {
 	st := newMemStore(dlConfig, rows)
 	tab := st.table(t)
 	keys, idx := rowKeys(tab)
-	var idxMu sync.Mutex
-	rcv.Rule = faultMix(func(k string) int {
-		idxMu.Lock()
-		defer idxMu.Unlock()
-		if i, ok := idx[k]; ok {
-			return i
-		}
-		return 19
-	})
+	rcv.Rule = faultMixByKey(idx, 19)
 	c := fastClient(mixSource(srv.URL))
 	c.Cap = time.Second // Retry-After: 1 is honoured, not deferred
 	start := time.Now()
@@ -172,12 +174,7 @@ func TestKillMidRunThenRunAgain(t *testing.T) {
 			st := &killStore{memStore: mem}
 			tab := mem.table(t)
 			keys, idx := rowKeys(tab)
-			var idxMu sync.Mutex
-			rcv.Rule = faultMix(func(k string) int {
-				idxMu.Lock()
-				defer idxMu.Unlock()
-				return idx[k]
-			})
+			rcv.Rule = faultMixByKey(idx, 0)
 			c := fastClient(mixSource(srv.URL))
 			c.Base, c.Cap = 5*time.Millisecond, 1500*time.Millisecond
 			ctx, cancel := context.WithCancel(context.Background())

@@ -3,8 +3,11 @@ package replay_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -35,6 +38,99 @@ func (r row) timestamp() string {
 		return defaultTS
 	}
 	return r.ts
+}
+
+// formKeys is dlConfig with the "form" source's key read from its payload's "id" field.
+func formKeys() model.TabConfig {
+	tc := dlConfig
+	tc.BodyKeyFields = map[string]string{"form": "id"}
+	return tc
+}
+
+// destination is a reference receiver behind a real server, and the URL of its hook.
+func destination(t testing.TB) (*receiver.Receiver, *httptest.Server, string) {
+	t.Helper()
+	rcv := receiver.New()
+	srv := serve(t, rcv)
+	return rcv, srv, srv.URL + "/hook"
+}
+
+// checkSentUnderOwnKeys holds invariant 3 at the receiver: every attempt (echoes aside)
+// carried a fixture row's payload (rowOf finds the row, its key and whether it was waiting),
+// that row was waiting, and the attempt carried the row's own key; and no payload went out
+// under two keys. Each problem goes to errorf.
+func checkSentUnderOwnKeys(attempts []receiver.RecordedAttempt, rowOf func(payload string) (r *row, key string, waiting bool), errorf func(string, ...any)) {
+	keys := map[string]map[string]bool{}
+	for _, a := range attempts {
+		if a.Echo {
+			continue
+		}
+		p := string(a.Body)
+		if keys[p] == nil {
+			keys[p] = map[string]bool{}
+		}
+		keys[p][a.Key] = true
+		r, key, waiting := rowOf(p)
+		switch {
+		case r == nil:
+			errorf("the receiver got a body that is no fixture row's payload: %.200q (key %q)", p, a.Key)
+		case !waiting:
+			errorf("a row that is not waiting (%s) was sent: %s", r.status, key)
+		case a.Key != key:
+			errorf("payload %s sent under key %q, its own is %q (key cell %q)", p, a.Key, key, r.key)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(keys)) {
+		if ks := keys[p]; len(ks) > 1 {
+			errorf("payload %s was sent under %d keys: %v", p, len(ks), slices.Sorted(maps.Keys(ks)))
+		}
+	}
+}
+
+// crmDestination is destination with the crm source that sends there.
+func crmDestination(t testing.TB) (*receiver.Receiver, *httptest.Server, *replay.Source) {
+	t.Helper()
+	rcv, srv, _ := destination(t)
+	return rcv, srv, &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+}
+
+// formDestination is a reference receiver behind a real server, the form source that sends
+// there, and the URL of its hook.
+func formDestination(t testing.TB) (*receiver.Receiver, *replay.Source, string) {
+	t.Helper()
+	rcv, srv, u := destination(t)
+	return rcv, &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}, u
+}
+
+// ttlClient replays the crm source (srv) under a 24-hour key lifetime, its clock stopped at
+// 2026-01-03 12:00 UTC.
+func ttlClient(srv string) *replay.Client {
+	c := fastClient(&replay.Source{Name: "crm", URLPrefixes: []string{srv}, KeyTTL: 24 * time.Hour})
+	c.Now = func() time.Time { return time.Date(2026, 1, 3, 12, 0, 0, 0, time.UTC) }
+	return c
+}
+
+// finishAtRandom gives the row, at random, an end state a run skips: delivered, rejected
+// (with its error) or discarded.
+func (r *row) finishAtRandom(rng *rand.Rand) {
+	switch rng.IntN(3) {
+	case 0:
+		r.status = "delivered"
+	case 1:
+		r.status, r.errText = "rejected", "410 from crm: rejected"
+	default:
+		r.status = "discarded"
+	}
+}
+
+// effectiveKey is the key a run sends fixture row i under, failing the test if it has none.
+func effectiveKey(t testing.TB, tc model.TabConfig, hm model.HeaderMap, r row, i int) string {
+	t.Helper()
+	key, _, problem := model.EffectiveKey(tc, hm, r.cells())
+	if problem != "" {
+		t.Fatalf("fixture row %d: %s", i, problem)
+	}
+	return key
 }
 
 // minted is the key model mints for the row.

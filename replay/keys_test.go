@@ -36,8 +36,7 @@ func TestPayloadKeySavedSoItNeverChanges(t *testing.T) {
 			rcv := receiver.New() // dedupes by the Idempotency-Key header
 			srv := serve(t, rcv)
 			u := srv.URL + "/hook"
-			tc := dlConfig
-			tc.BodyKeyFields = map[string]string{"form": "id"}
+			tc := formKeys()
 			form := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL},
 				Key: []replay.KeySpec{{In: "body", Name: "id"}, {In: "header", Name: "Idempotency-Key"}}}
 			form2 := &replay.Source{Name: "form2", URLPrefixes: []string{srv.URL}}
@@ -109,12 +108,8 @@ func keysOf(m map[string][]receiver.RecordedAttempt) map[string]int {
 // came from the payload isn't sent (its key isn't pinned), and neither is a row whose key is
 // in its key cell already: the same write was its check against the sheet.
 func TestPayloadKeyNotSavedIsNotSent(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	u := srv.URL + "/hook"
-	tc := dlConfig
-	tc.BodyKeyFields = map[string]string{"form": "id"}
-	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}
+	rcv, src, u := formDestination(t)
+	tc := formKeys()
 	st := newMemStore(tc, []row{
 		{source: "form", url: u, payload: `{"id":"p-1"}`, status: "dead"},
 		{source: "form", url: u, payload: `{"x":2}`, key: "cell-2", status: "dead"},
@@ -136,12 +131,8 @@ func TestPayloadKeyNotSavedIsNotSent(t *testing.T) {
 // TestPayloadKeyWithoutKeyColumn: on a tab without a key column a payload key is still sent
 // (the payload carries it), while a minted key, which would live nowhere, is refused.
 func TestPayloadKeyWithoutKeyColumn(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	u := srv.URL + "/hook"
-	tc := dlConfig
-	tc.BodyKeyFields = map[string]string{"form": "id"}
-	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}
+	rcv, src, u := formDestination(t)
+	tc := formKeys()
 	st := newMemStore(tc, []row{
 		{source: "form", url: u, payload: `{"id":"p-1"}`, status: "dead"},
 		{source: "form", url: u, payload: `{"x":2}`, status: "dead"},
@@ -186,9 +177,7 @@ func dropColumn(st *memStore, c int) {
 // after the load (a key cell edited from the TUI) or gathered otherwise reach Plan with equal
 // keys. A record listed twice, or a copy of it, is just planned once.
 func TestSameKeyTwiceIsRefused(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(4, "crm", srv.URL+"/x")
 	rows[3].key = ""
 	st := newMemStore(dlConfig, rows)
@@ -231,12 +220,8 @@ func TestSameKeyTwiceIsRefused(t *testing.T) {
 // the payload's). The cell holds the key the call will carry, so the row is sent, not refused.
 // A conflict that is not the key itself still refuses the row.
 func TestKeyAlreadySavedByAnotherSession(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	u := srv.URL + "/hook"
-	tc := dlConfig
-	tc.BodyKeyFields = map[string]string{"form": "id"}
-	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}
+	rcv, src, u := formDestination(t)
+	tc := formKeys()
 	rows := []row{
 		{source: "form", url: u, payload: `{"x":1}`, status: "dead"},      // minted
 		{source: "form", url: u, payload: `{"id":"p-2"}`, status: "dead"}, // from the payload

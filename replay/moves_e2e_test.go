@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,13 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 // Issue 7, "a replay under a steady stream of sorts by another editor, then a quiet rerun".
@@ -132,30 +130,14 @@ type stormSheet struct {
 
 func newStormSheet(t *testing.T, tc model.TabConfig, grid [][]any) *stormSheet {
 	t.Helper()
-	emu := emulator.New()
-	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: stormID, Title: "Storm", TimeZone: "Etc/UTC",
+	sh := testbed.NewSheets(t, &emulator.Workbook{SpreadsheetID: stormID, Title: "Storm", TimeZone: "Etc/UTC",
 		Sheets: []*emulator.Sheet{{Title: stormTab, Rows: grid, RowCount: len(grid) + 20}}})
-	srv := httptest.NewServer(emu)
-	t.Cleanup(srv.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatalf("sheets service: %v", err)
-	}
-	st := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: stormID, Tabs: []model.TabConfig{tc}})
-	return &stormSheet{emu: emu, store: st, tc: tc}
+	return &stormSheet{emu: sh.Emu, store: sh.Store(sheets.Options{SpreadsheetID: stormID, Tabs: []model.TabConfig{tc}}), tc: tc}
 }
 
 func (s *stormSheet) load(t *testing.T) *model.Table {
 	t.Helper()
-	wb, err := s.store.Load(context.Background())
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	tab := wb.Tab(model.RoleDeadLetter)
-	if tab == nil {
-		t.Fatalf("no dead-letter tab: missing %v broken %v", wb.Missing, wb.Broken)
-	}
-	return tab
+	return loadDeadLetters(t, s.store)
 }
 
 // stormContent is a tab as text rows by lower-cased header (empty cells left out), and the
@@ -393,19 +375,9 @@ func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus s
 			if sr.origin == "minted" {
 				r.key, sr.origin = r.minted(), "cell"
 			}
-			switch rng.IntN(3) {
-			case 0:
-				r.status = "delivered"
-			case 1:
-				r.status, r.errText = "rejected", "410 from crm: rejected"
-			default:
-				r.status = "discarded"
-			}
+			r.finishAtRandom(rng)
 		}
-		key, _, problem := model.EffectiveKey(tc, hm, r.cells())
-		if problem != "" {
-			t.Fatalf("fixture row %d: %s", i, problem)
-		}
+		key := effectiveKey(t, tc, hm, r, i)
 		sr.key, sr.r = key, r
 		if sr.waiting {
 			waitingN++
@@ -733,31 +705,12 @@ func checkStormReceiver(t *testing.T, rcv *receiver.Receiver, byPayload, byKey m
 			t.Errorf("... and %d more problems at the receiver", n-12)
 		}
 	}()
-	keysOfPayload := map[string]map[string]bool{}
-	for _, a := range rcv.Attempts() {
-		if a.Echo {
-			continue
+	checkSentUnderOwnKeys(rcv.Attempts(), func(p string) (*row, string, bool) {
+		if fr := byPayload[p]; fr != nil {
+			return &fr.r, fr.key, fr.waiting
 		}
-		p := string(a.Body)
-		if keysOfPayload[p] == nil {
-			keysOfPayload[p] = map[string]bool{}
-		}
-		keysOfPayload[p][a.Key] = true
-		fr := byPayload[p]
-		switch {
-		case fr == nil:
-			errorf("the receiver got a body that is no fixture row's payload: %.200q", p)
-		case !fr.waiting:
-			errorf("a skipped row (%s) was sent", fr.r.status)
-		case a.Key != fr.key:
-			errorf("payload %s sent under key %q, its own is %q", p, a.Key, fr.key)
-		}
-	}
-	for p, ks := range keysOfPayload {
-		if len(ks) > 1 {
-			errorf("payload %s was sent under %d keys: %v", p, len(ks), slices.Sorted(maps.Keys(ks)))
-		}
-	}
+		return nil, "", false
+	}, errorf)
 	eff := rcv.Effects()
 	for k, n := range eff {
 		fr := byKey[k]

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
@@ -155,9 +155,7 @@ func TestThreeRetryableInARow(t *testing.T) {
 }
 
 func TestBulkSkipsStickyDiscardedDelivered(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(5, "crm", srv.URL+"/hook")
 	rows[0].status, rows[1].status, rows[2].status, rows[3].status = "rejected", "Discarded", "delivered", "weird"
 	rows[0].errText = "410 from crm"
@@ -275,9 +273,7 @@ func TestMintedKeyOnSheetBeforeFirstRequest(t *testing.T) {
 // pinned and no row is checked, so nothing is sent, not even the rows whose key is in their
 // key cell already.
 func TestMintedKeyWriteFailureSendsNothing(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(4, "crm", srv.URL+"/hook")
 	rows[0].key, rows[1].key = "", ""
 	st := newMemStore(dlConfig, rows)
@@ -323,8 +319,7 @@ func TestBodyKeyAndKeyRefusals(t *testing.T) {
 	rcv.BodyKeyField = "id"
 	srv := serve(t, rcv)
 	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}, Key: []replay.KeySpec{{In: "body", Name: "id"}, {In: "header", Name: "Idempotency-Key"}}}
-	tc := dlConfig
-	tc.BodyKeyFields = map[string]string{"form": "id"}
+	tc := formKeys()
 	u := srv.URL + "/hook"
 	rows := []row{
 		{source: "form", url: u, payload: `{"id":"p-1", "x":1}`},                         // key from the payload
@@ -362,12 +357,8 @@ func TestBodyKeyAndKeyRefusals(t *testing.T) {
 }
 
 func TestKeyTTLRefusesOldRowsUnlessForced(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, KeyTTL: 24 * time.Hour}
-	c := fastClient(src)
-	now := time.Date(2026, 1, 3, 12, 0, 0, 0, time.UTC)
-	c.Now = func() time.Time { return now }
+	rcv, srv, _ := destination(t)
+	c := ttlClient(srv.URL)
 	rows := keyRows(2, "crm", srv.URL+"/x")
 	rows[0].ts = "2026-01-03T10:00:00Z"
 	rows[1].ts = "2026-01-01T10:00:00Z"
@@ -444,9 +435,7 @@ func TestWriteBackCells(t *testing.T) {
 }
 
 func TestWriteBackBatches(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	st := newMemStore(dlConfig, keyRows(35, "crm", srv.URL+"/x"))
 	tab := st.table(t)
 	sum := replay.Run(context.Background(), fastClient(src), st, tab, records(tab), replay.RunOptions{FlushEvery: 10, FlushInterval: time.Hour})
@@ -511,25 +500,9 @@ func TestConcurrencyBound(t *testing.T) {
 			rcv.Rule = func(_ string, n int) (receiver.Fault, bool) {
 				return receiver.Fault{Mode: receiver.Unavailable}, n == 1
 			}
-			reached := make(chan struct{})
-			var once sync.Once
-			giveUp, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			peak, cancel := testbed.NewPeak(tc.want, rcv)
 			defer cancel()
-			var inFlight, peak atomic.Int32
-			srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				defer inFlight.Add(-1)
-				n := inFlight.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-				}
-				if int(n) >= tc.want {
-					once.Do(func() { close(reached) })
-				}
-				select {
-				case <-reached:
-				case <-giveUp.Done():
-				}
-				rcv.ServeHTTP(w, r)
-			}))
+			srv := serve(t, peak)
 			src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, Concurrency: tc.srcConc}
 			st := newMemStore(dlConfig, keyRows(150, "crm", srv.URL+"/x"))
 			tab := st.table(t)
@@ -537,12 +510,10 @@ func TestConcurrencyBound(t *testing.T) {
 			if sum.Counts["duplicate"]+sum.Counts["delivered"] != 150 {
 				t.Fatalf("counts %v", sum.Counts)
 			}
-			if p := max(int(peak.Load()), rcv.MaxConcurrent()); p > tc.want {
+			if p := max(peak.Max(), rcv.MaxConcurrent()); p > tc.want {
 				t.Errorf("peak %d requests in flight, want at most %d", p, tc.want)
 			}
-			select {
-			case <-reached:
-			default:
+			if !peak.Reached() {
 				t.Errorf("never %d requests in flight at once: the runner doesn't fill its bound", tc.want)
 			}
 		})
@@ -612,9 +583,7 @@ func TestConcurrencyUnsetPerSource(t *testing.T) {
 // act twice. The check before sending finds no row with k-1 and refuses it; replayed after a
 // refresh it goes out once, with k-1b.
 func TestChangedKeyCellIsNotSent(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	st := newMemStore(dlConfig, keyRows(3, "crm", srv.URL+"/x"))
 	tab := st.table(t)
 	st.setCell(1, 7, "k-1b")
@@ -651,9 +620,7 @@ func TestChangedKeyCellIsNotSent(t *testing.T) {
 // session) or rejected since the load are not sent from the stale snapshot, and their cells
 // are left as they are; the rows still as loaded go out.
 func TestRowNoLongerWaitingIsNotSent(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(5, "crm", srv.URL+"/x")
 	rows[4].key = "" // minted: the key write carries the check
 	st := newMemStore(dlConfig, rows)
@@ -694,9 +661,7 @@ func TestRowNoLongerWaitingIsNotSent(t *testing.T) {
 // TestNoStoreSendsNothing: without a store nothing can be checked (or written) before
 // sending, so nothing is sent.
 func TestNoStoreSendsNothing(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
+	rcv, srv, src := crmDestination(t)
 	rows := keyRows(2, "crm", srv.URL+"/x")
 	rows[1].key = ""
 	tab := newMemStore(dlConfig, rows).table(t)

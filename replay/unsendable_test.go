@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
@@ -22,29 +21,7 @@ const rawControls = "\r\n\x00\x01\x07\x1b\x7f"
 func TestUnsendableKeysRefusedBeforeSending(t *testing.T) {
 	rcv := receiver.New()
 	rcv.BodyKeyField = "id"
-	srv := serve(t, rcv)
-	u := srv.URL + "/hook"
-	rows := []row{
-		{source: "crm", url: u, payload: `{}`, key: "order-42\r\nX-Evil: 1", attempts: "1", status: "dead"},
-		{source: "crm", url: u, payload: `{}`, key: "k\x01x", attempts: "1", status: "dead"},
-		{source: "crm", url: u, payload: `{}`, key: "k\x7fx", attempts: "1", status: "dead"},
-		{source: "crm", url: u, payload: `{}`, key: "k\x1b[31mx", attempts: "1", status: "dead"},
-		{source: "form", url: u, payload: `{"id":"p\u0007q"}`, attempts: "1", status: "dead"}, // key from the payload
-		{source: "crm", url: u, payload: `{}`, key: "k-ok", attempts: "1", status: "dead"},
-	}
-	tc := dlConfig
-	tc.BodyKeyFields = map[string]string{"form": "id"}
-	st := newMemStore(tc, rows)
-	tab := st.table(t)
-	c := fastClient(&replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}},
-		&replay.Source{Name: "form", URLPrefixes: []string{srv.URL}, Key: []replay.KeySpec{{In: "body", Name: "id"}}})
-	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: 1})
-	if sum.Halted != nil {
-		t.Fatalf("halted: %s", sum.Halted)
-	}
-	if got := attemptsByKey(rcv); len(got) != 1 || len(got["k-ok"]) != 1 {
-		t.Fatalf("the receiver got %v, want only k-ok", got)
-	}
+	sum, st := runBadKeys(t, rcv, []string{"order-42\r\nX-Evil: 1", "k\x01x", "k\x7fx", "k\x1b[31mx"}, `{"id":"p\u0007q"}`)
 	want := map[int]string{
 		2: `\r at position 9); it can't be sent in a header; fix the key cell`,
 		3: `\x01 at position 2`,
@@ -82,30 +59,7 @@ func TestUnsendableKeysRefusedBeforeSending(t *testing.T) {
 // reason, never trimmed and sent: nothing reaches the receiver for it, nothing is written to
 // its row, it is no attempt, and five in a row don't halt the run.
 func TestKeysNotExactRefusedBeforeSending(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	u := srv.URL + "/hook"
-	rows := []row{
-		{source: "crm", url: u, payload: `{}`, key: "CRKEY\r", attempts: "1", status: "dead"},
-		{source: "crm", url: u, payload: `{}`, key: "k-ls\u2028", attempts: "1", status: "dead"},
-		{source: "crm", url: u, payload: `{}`, key: "k-nel\u0085", attempts: "1", status: "dead"},
-		{source: "crm", url: u, payload: `{}`, key: "  k-spaced ", attempts: "1", status: "dead"},
-		{source: "form", url: u, payload: `{"id":" p-1 "}`, attempts: "1", status: "dead"}, // key from the payload
-		{source: "crm", url: u, payload: `{}`, key: "k-ok", attempts: "1", status: "dead"},
-	}
-	tc := dlConfig
-	tc.BodyKeyFields = map[string]string{"form": "id"}
-	st := newMemStore(tc, rows)
-	tab := st.table(t)
-	c := fastClient(&replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}},
-		&replay.Source{Name: "form", URLPrefixes: []string{srv.URL}, Key: []replay.KeySpec{{In: "body", Name: "id"}}})
-	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: 1})
-	if sum.Halted != nil {
-		t.Fatalf("halted: %s", sum.Halted)
-	}
-	if got := attemptsByKey(rcv); len(got) != 1 || len(got["k-ok"]) != 1 {
-		t.Fatalf("the receiver got %v, want only k-ok", got)
-	}
+	sum, st := runBadKeys(t, receiver.New(), []string{"CRKEY\r", "k-ls\u2028", "k-nel\u0085", "  k-spaced "}, `{"id":" p-1 "}`)
 	want := map[int]string{
 		2: `control character (\r at position 6); it can't be sent in a header; fix the key cell`,
 		3: `line separator (U+2028 at position 5)`,
@@ -139,9 +93,8 @@ func TestKeysNotExactRefusedBeforeSending(t *testing.T) {
 // source's rows is refused before sending, with no attempt counted, no backoff, and three of
 // them in a row don't halt the run: another source's row still goes out.
 func TestSecretEndingInCRRefusedNotHalting(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	rows := keyRows(4, "crm", srv.URL+"/hook")
+	rcv, srv, u := destination(t)
+	rows := keyRows(4, "crm", u)
 	rows[3].source = "shop"
 	st := newMemStore(dlConfig, rows)
 	tab := st.table(t)
@@ -230,12 +183,8 @@ func TestUnsendableHeadersRefusedBeforeSending(t *testing.T) {
 // clock skew) can't be shown to be within the receiver's key lifetime, so the key_ttl guard
 // refuses it, unless forced; a row a minute ahead passes.
 func TestKeyTTLRefusesFutureTimestamps(t *testing.T) {
-	rcv := receiver.New()
-	srv := serve(t, rcv)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, KeyTTL: 24 * time.Hour}
-	c := fastClient(src)
-	now := time.Date(2026, 1, 3, 12, 0, 0, 0, time.UTC)
-	c.Now = func() time.Time { return now }
+	rcv, srv, _ := destination(t)
+	c := ttlClient(srv.URL)
 	rows := keyRows(4, "crm", srv.URL+"/x")
 	rows[0].ts = "2026-01-03T13:00:00Z" // an hour ahead
 	rows[1].ts = "2027-01-03T12:00:00Z" // a year ahead
@@ -260,4 +209,32 @@ func TestKeyTTLRefusesFutureTimestamps(t *testing.T) {
 	if len(attemptsByKey(rcv)) != 4 || sum.Counts["delivered"] != 2 {
 		t.Fatalf("forced: sent %d, counts %v", len(attemptsByKey(rcv)), sum.Counts)
 	}
+}
+
+// runBadKeys replays, one at a time, four crm rows whose key cells hold cellKeys, a form row
+// whose key comes from payload's "id" field, and a crm row keyed "k-ok", all dead after one
+// attempt, to rcv. The run must not halt, and only k-ok may reach the receiver.
+func runBadKeys(t *testing.T, rcv *receiver.Receiver, cellKeys []string, payload string) (model.ReplaySummary, *memStore) {
+	t.Helper()
+	srv := serve(t, rcv)
+	u := srv.URL + "/hook"
+	var rows []row
+	for _, k := range cellKeys {
+		rows = append(rows, row{source: "crm", url: u, payload: `{}`, key: k, attempts: "1", status: "dead"})
+	}
+	rows = append(rows, row{source: "form", url: u, payload: payload, attempts: "1", status: "dead"},
+		row{source: "crm", url: u, payload: `{}`, key: "k-ok", attempts: "1", status: "dead"})
+	tc := formKeys()
+	st := newMemStore(tc, rows)
+	tab := st.table(t)
+	c := fastClient(&replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}},
+		&replay.Source{Name: "form", URLPrefixes: []string{srv.URL}, Key: []replay.KeySpec{{In: "body", Name: "id"}}})
+	sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: 1})
+	if sum.Halted != nil {
+		t.Fatalf("halted: %s", sum.Halted)
+	}
+	if got := attemptsByKey(rcv); len(got) != 1 || len(got["k-ok"]) != 1 {
+		t.Fatalf("the receiver got %v, want only k-ok", got)
+	}
+	return sum, st
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -32,28 +33,15 @@ import (
 //
 // CI runs 600 cases; TRIAGE_ADVERSARY_CASES=20000 runs more.
 func TestWritesProvableUnderMovesAndLostAnswers(t *testing.T) {
-	cases := 600
-	if testing.Short() {
-		cases = 120
-	}
-	if n, err := strconv.Atoi(os.Getenv("TRIAGE_ADVERSARY_CASES")); err == nil && n > 0 {
-		cases = n
-	}
+	cases := testbed.CaseCount(600, 120, "TRIAGE_ADVERSARY_CASES")
 	f := newFixture(t, nil)
 	stats := map[string]int{}
-	for seed := range cases {
-		if only := os.Getenv("TRIAGE_ADVERSARY_SEED"); only != "" && only != strconv.Itoa(seed) {
-			continue
-		}
+	for seed := range testbed.Seeds(t, cases, 0, "TRIAGE_ADVERSARY_SEED") {
 		adversaryCase(t, f, seed, stats)
 	}
 	t.Logf("%d cases: %v", cases, stats)
 	if cases >= 600 && os.Getenv("TRIAGE_ADVERSARY_SEED") == "" {
-		for _, k := range append(slices.Clone(adversaryPaths), "sort", "insert", "delete", "insert-column", "lost:landed", "lost:503-landed", "repaired", "→applied", "→missing") {
-			if stats[k] == 0 {
-				t.Errorf("no case exercised %q", k)
-			}
-		}
+		testbed.Exercised(t, stats, append(slices.Clone(adversaryPaths), "sort", "insert", "delete", "insert-column", "lost:landed", "lost:503-landed", "repaired", "→applied", "→missing")...)
 	}
 }
 
@@ -269,20 +257,7 @@ func adversaryTab(path string, seed int, rng *rand.Rand) (model.TabConfig, [][]a
 		}
 		return tc, rows
 	default: // dead letters
-		tc := deadTab("failed_calls")
-		rows := [][]any{{"timestamp", "source", "url", "payload", "error", "attempts", "key", "status", "replayed_at", "tag"}}
-		for i := range n {
-			st, errText, key := "dead", "", ""
-			switch rng.IntN(3) {
-			case 0:
-				st, errText = "rejected", "422 bad"
-			case 1:
-				key = fmt.Sprintf("k%d-%d", seed, i)
-			}
-			rows = append(rows, []any{45000.0 + float64(i), []string{"crm", "billing"}[rng.IntN(2)], "https://x.example/h",
-				fmt.Sprintf(`{"n":%d,"s":%d}`, i, seed), errText, float64(rng.IntN(3)), key, st, "", tag(i)})
-		}
-		return tc, rows
+		return deadTab("failed_calls"), randomDeadLetters(rng, seed, n, []any{"replayed_at", "tag"}, func(i int) []any { return []any{"", tag(i)} })
 	}
 }
 
@@ -352,13 +327,8 @@ func adversaryCase(t *testing.T, f *fixture, seed int, stats map[string]int) {
 	}
 	tc, rows := adversaryTab(kind, seed, rng)
 	id := fmt.Sprintf("adv-%d", seed)
-	f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
+	s, wb := f.openTab(t, id, tc, rows, sheets.Options{Actor: "ann"}, "Etc/UTC")
 	f.id = id
-	s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}, Actor: "ann"})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatalf("seed %d: load: %v", seed, err)
-	}
 	tab := wb.Tabs[0]
 	a := &adversary{t: t, f: f, id: id, tab: tc.Name, rng: rng, seed: seed, stats: stats, rows: map[string]map[string]string{}, lostAt: map[int]string{}}
 	header := headerNames(a.cells())

@@ -43,15 +43,9 @@ func TestApply1000TwoRequests(t *testing.T) {
 	if len(res.Applied) != 1000 || !res.OK() {
 		t.Fatalf("result: %s", res.Summary())
 	}
-	if got := f.emu.Count(mBatchGet); got != 1 {
-		t.Errorf("batchGet sent %d times, want 1", got)
-	}
-	if got := f.emu.Count(mBatchUpdate); got != 1 {
-		t.Errorf("spreadsheets.batchUpdate sent %d times, want 1", got)
-	}
-	if got := f.total(); got != 2 {
-		t.Errorf("apply sent %d requests, want 2: %v", got, f.emu.Counts())
-	}
+	f.wantCount(t, mBatchGet, 1)
+	f.wantCount(t, mBatchUpdate, 1)
+	f.wantTotal(t, "apply", 2)
 	rows := f.emu.Cells(f.id, "Inbox")
 	for r := 1; r < len(rows); r++ {
 		want := "new"
@@ -87,9 +81,7 @@ func TestApplySeveralTabsAndZero(t *testing.T) {
 	if len(res.Applied) != 2 {
 		t.Fatalf("result %s", res.Summary())
 	}
-	if got := f.total(); got != 2 {
-		t.Errorf("apply over two tabs sent %d requests, want 2: %v", got, f.emu.Counts())
-	}
+	f.wantTotal(t, "apply over two tabs", 2)
 	if got := f.emu.Cells(f.id, "Jobs"); cellAt(got, 1, 1) != "pending" || cellAt(got, 1, 2) != "" {
 		t.Errorf("jobs = %v", got)
 	}
@@ -142,10 +134,7 @@ func TestRawWritesKeepFormulasAsText(t *testing.T) {
 			t.Errorf("column %d of row 3 became a formula", c)
 		}
 	}
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tab(model.RoleInbox)
 	rec := &tab.Records[tab.Index("m2")]
 	if got := tab.Get(rec, model.FMessage); got != evil {
@@ -313,10 +302,7 @@ func TestDeadLetterLocatedByEffectiveKey(t *testing.T) {
 	tc := deadTab("")
 	tc.BodyKeyFields = map[string]string{"form": "id"}
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{tc}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tab(model.RoleDeadLetter)
 	target := tab.Records[3] // row 5, minted key
 	form := tab.Records[6]   // payload key

@@ -21,10 +21,7 @@ func TestDamageBlocksKeysUntilFixed(t *testing.T) {
 	}
 	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "dm", Title: "dm", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tab(model.RoleDeadLetter)
 	var edits []model.Edit
 	for i := range tab.Records {

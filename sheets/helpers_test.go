@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
-	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
@@ -54,17 +54,12 @@ func (f *fakeSleep) Waits() []time.Duration {
 
 func newFixture(t testing.TB, wb *emulator.Workbook) *fixture {
 	t.Helper()
-	emu := emulator.New()
+	var wbs []*emulator.Workbook
 	if wb != nil {
-		emu.AddWorkbook(wb)
+		wbs = append(wbs, wb)
 	}
-	srv := httptest.NewServer(emu)
-	t.Cleanup(srv.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, emu: emu, srv: srv, svc: svc, sleep: &fakeSleep{}}
+	sh := testbed.NewSheets(t, wbs...)
+	f := &fixture{t: t, emu: sh.Emu, srv: sh.Server, svc: sh.Service, sleep: &fakeSleep{}}
 	if wb != nil {
 		f.id = wb.SpreadsheetID
 	}
@@ -111,8 +106,28 @@ func (f *fixture) store(opts sheets.Options) *sheets.Store {
 	return sheets.New(context.Background(), f.svc, opts)
 }
 
-func inboxTab(name string, statuses ...string) model.TabConfig {
-	tc := model.DefaultTabConfig(model.RoleInbox)
+// openTab adds the workbook id, holding one tab of rows named for tc (in the time zone of
+// tz, if given), and loads it through a store reading tc (opts gives the rest), failing the
+// test if the load fails.
+func (f *fixture) openTab(t testing.TB, id string, tc model.TabConfig, rows [][]any, opts sheets.Options, tz ...string) (*sheets.Store, *model.Workbook) {
+	t.Helper()
+	wb := &emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}}
+	if len(tz) > 0 {
+		wb.TimeZone = tz[0]
+	}
+	f.emu.AddWorkbook(wb)
+	opts.SpreadsheetID, opts.Tabs = id, []model.TabConfig{tc}
+	s := f.store(opts)
+	loaded, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatalf("%s: load: %v", id, err)
+	}
+	return s, loaded
+}
+
+// roleTab is role's default tab named name ("" keeps the default name), with statuses.
+func roleTab(role model.Role, name string, statuses []string) model.TabConfig {
+	tc := model.DefaultTabConfig(role)
 	if name != "" {
 		tc.Name = name
 	}
@@ -120,22 +135,43 @@ func inboxTab(name string, statuses ...string) model.TabConfig {
 	return tc
 }
 
+func inboxTab(name string, statuses ...string) model.TabConfig {
+	return roleTab(model.RoleInbox, name, statuses)
+}
+
 func deadTab(name string) model.TabConfig {
-	tc := model.DefaultTabConfig(model.RoleDeadLetter)
-	if name != "" {
-		tc.Name = name
-	}
-	tc.Statuses = model.DefaultStatuses(model.RoleDeadLetter)
-	return tc
+	return roleTab(model.RoleDeadLetter, name, model.DefaultStatuses(model.RoleDeadLetter))
 }
 
 func queueTab(name string) model.TabConfig {
-	tc := model.DefaultTabConfig(model.RoleQueue)
-	if name != "" {
-		tc.Name = name
+	return roleTab(model.RoleQueue, name, model.DefaultStatuses(model.RoleQueue))
+}
+
+// wantTotal fails the test unless what sent want API requests since the last reset.
+func (f *fixture) wantTotal(t testing.TB, what string, want int) {
+	t.Helper()
+	if got := f.total(); got != want {
+		t.Errorf("%s sent %d requests, want %d: %v", what, got, want, f.emu.Counts())
 	}
-	tc.Statuses = model.DefaultStatuses(model.RoleQueue)
-	return tc
+}
+
+// load loads the workbook through s, failing the test if it can't.
+func (f *fixture) load(t testing.TB, s *sheets.Store) *model.Workbook {
+	t.Helper()
+	wb, err := s.Load(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wb
+}
+
+// wantCount fails the test unless the emulator counted want requests of method since the
+// last reset.
+func (f *fixture) wantCount(t testing.TB, method string, want int) {
+	t.Helper()
+	if got := f.emu.Count(method); got != want {
+		t.Errorf("%s sent %d times, want %d", method, got, want)
+	}
 }
 
 var inboxHeader = []any{"Timestamp", "Name", "Email", "Message", "Status", "ID"}

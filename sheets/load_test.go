@@ -37,19 +37,10 @@ func quotedNamesWorkbook() *emulator.Workbook {
 func TestLoadTwoRequestsQuotedNames(t *testing.T) {
 	f := newFixture(t, quotedNamesWorkbook())
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("it's", "new", "done"), deadTab("failed calls")}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := f.emu.Count(mGet); got != 1 {
-		t.Errorf("spreadsheets.get sent %d times, want 1", got)
-	}
-	if got := f.emu.Count(mBatchGet); got != 1 {
-		t.Errorf("values.batchGet sent %d times, want 1", got)
-	}
-	if got := f.total(); got != 2 {
-		t.Errorf("load sent %d requests, want 2: %v", got, f.emu.Counts())
-	}
+	wb := f.load(t, s)
+	f.wantCount(t, mGet, 1)
+	f.wantCount(t, mBatchGet, 1)
+	f.wantTotal(t, "load", 2)
 	for _, r := range f.emu.Requests() {
 		if r.Method != mBatchGet {
 			continue
@@ -123,16 +114,11 @@ func TestLoadDropdownOnce(t *testing.T) {
 	jobs := queueTab("Jobs")
 	jobs.Statuses = nil // no configured list: asks for a dropdown, finds none, keeps the defaults
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab(""), jobs}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	if got := f.emu.Count(mGet); got != 2 {
 		t.Errorf("first load: spreadsheets.get sent %d times, want 2 (metadata + dropdowns)", got)
 	}
-	if got := f.total(); got != 3 {
-		t.Errorf("first load sent %d requests, want 3", got)
-	}
+	f.wantTotal(t, "first load", 3)
 	var ddq url.Values
 	for _, r := range f.emu.Requests() {
 		q, _ := url.ParseQuery(r.RawQuery)
@@ -152,13 +138,8 @@ func TestLoadDropdownOnce(t *testing.T) {
 	}
 
 	f.reset()
-	wb, err = s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := f.total(); got != 2 {
-		t.Errorf("second load sent %d requests, want 2 (dropdowns cached): %v", got, f.emu.Counts())
-	}
+	wb = f.load(t, s)
+	f.wantTotal(t, "second load", 2) // dropdowns cached
 	if got := wb.Tab(model.RoleInbox).Statuses; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("second load: inbox statuses = %q, want %q", got, want)
 	}
@@ -170,13 +151,8 @@ func TestLoadConfiguredStatusesSkipDropdown(t *testing.T) {
 		{Title: "Inbox", Rows: inboxRows(2), Validations: map[string][]string{"E": {"x", "y"}}},
 	}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := f.total(); got != 2 {
-		t.Errorf("load sent %d requests, want 2", got)
-	}
+	wb := f.load(t, s)
+	f.wantTotal(t, "load", 2)
 	if got := wb.Tab(model.RoleInbox).Statuses; strings.Join(got, ",") != "new,done" {
 		t.Errorf("statuses = %q", got)
 	}
@@ -189,16 +165,11 @@ func TestLoadMissingTab(t *testing.T) {
 		{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "claimed"}}},
 	}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new"), deadTab("failed_calls"), queueTab("Jobs")}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	if got := f.emu.Count(mBatchGet); got != 2 {
 		t.Errorf("batchGet sent %d times, want 2 (the second without the missing tab)", got)
 	}
-	if got := f.total(); got != 3 {
-		t.Errorf("load sent %d requests, want 3", got)
-	}
+	f.wantTotal(t, "load", 3)
 	if len(wb.Missing) != 1 || wb.Missing[0].Name != "failed_calls" {
 		t.Errorf("missing = %+v, want failed_calls", wb.Missing)
 	}
@@ -212,7 +183,7 @@ func TestLoadMissingTab(t *testing.T) {
 	// Every configured tab missing: the failed batchGet is not followed by an empty one.
 	f.reset()
 	s = f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("failed_calls")}})
-	wb, err = s.Load(ctx(t))
+	wb, err := s.Load(ctx(t))
 	if err != nil || len(wb.Missing) != 1 || len(wb.Tabs) != 0 {
 		t.Fatalf("all missing: %v %+v", err, wb)
 	}
@@ -229,10 +200,7 @@ func TestLoadMissingHeader(t *testing.T) {
 		{Title: "Jobs", Rows: [][]any{{"id", "status"}, {"j1", "pending"}}},
 	}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new"), queueTab("")}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	if len(wb.Broken) != 1 {
 		t.Fatalf("broken = %+v", wb.Broken)
 	}
@@ -329,9 +297,7 @@ func TestRetryBounded(t *testing.T) {
 	if !errors.As(err, &se) || se.Code != 503 || se.Attempts != 3 {
 		t.Fatalf("err = %v (%+v), want a 503 after 3 attempts", err, se)
 	}
-	if got := f.emu.Count(mGet); got != 3 {
-		t.Errorf("get sent %d times, want 3", got)
-	}
+	f.wantCount(t, mGet, 3)
 	f.emu.ClearFaults()
 	f.reset()
 	f.emu.InjectFault(emulator.Fault{Method: mGet, Status: 400, Times: 1})

@@ -1,7 +1,6 @@
 package sheets_test
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -10,200 +9,17 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets"
 	"golang.org/x/oauth2"
 )
-
-const (
-	testClientID     = "cid-123.apps.googleusercontent.com"
-	testClientSecret = "GOCSPX-test-secret"
-	testEmail        = "ann@example.com"
-	grantedScopes    = "openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/spreadsheets"
-)
-
-// oauthServer is a local authorization server: an authorize endpoint that redirects with a
-// code (as Google does after consent), a token endpoint that checks the PKCE verifier
-// against the challenge and refreshes, and a revoke endpoint. It records every request.
-type oauthServer struct {
-	*httptest.Server
-	t *testing.T
-
-	mu          sync.Mutex
-	authQueries []url.Values
-	tokenForms  []url.Values
-	revoked     []string
-	codes       map[string]url.Values // code → the authorize request's query
-	refresh     map[string]bool
-	issued      int
-	// firstExpiresIn is expires_in of the code exchange's token (default 3600).
-	firstExpiresIn int
-	revokeStatus   int
-}
-
-func newOAuthServer(t *testing.T) *oauthServer {
-	o := &oauthServer{t: t, codes: map[string]url.Values{}, refresh: map[string]bool{}, firstExpiresIn: 3600}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /authorize", o.authorize)
-	mux.HandleFunc("POST /token", o.token)
-	mux.HandleFunc("POST /revoke", o.revoke)
-	o.Server = httptest.NewServer(mux)
-	t.Cleanup(o.Close)
-	return o
-}
-
-func (o *oauthServer) authorize(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	o.mu.Lock()
-	o.authQueries = append(o.authQueries, q)
-	code := fmt.Sprintf("code-%d", len(o.authQueries))
-	o.codes[code] = q
-	o.mu.Unlock()
-	if q.Get("response_type") != "code" || q.Get("client_id") != testClientID || q.Get("redirect_uri") == "" || q.Get("code_challenge") == "" {
-		http.Error(w, "invalid_request", 400)
-		return
-	}
-	back := url.Values{"state": {q.Get("state")}, "code": {code}, "scope": {grantedScopes}}
-	http.Redirect(w, r, q.Get("redirect_uri")+"?"+back.Encode(), http.StatusFound)
-}
-
-func (o *oauthServer) token(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, err.Error(), 400)
-		return
-	}
-	f := r.PostForm
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.tokenForms = append(o.tokenForms, f)
-	fail := func(e, desc string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(400)
-		json.NewEncoder(w).Encode(map[string]string{"error": e, "error_description": desc})
-	}
-	id, secret, ok := r.BasicAuth()
-	if !ok {
-		id, secret = f.Get("client_id"), f.Get("client_secret")
-	}
-	if id != testClientID || secret != testClientSecret {
-		fail("invalid_client", "bad client")
-		return
-	}
-	resp := map[string]any{"token_type": "Bearer", "scope": grantedScopes}
-	switch f.Get("grant_type") {
-	case "authorization_code":
-		q, ok := o.codes[f.Get("code")]
-		delete(o.codes, f.Get("code"))
-		if !ok {
-			fail("invalid_grant", "unknown or used code")
-			return
-		}
-		if f.Get("redirect_uri") != q.Get("redirect_uri") {
-			fail("invalid_grant", "redirect_uri mismatch")
-			return
-		}
-		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
-		if q.Get("code_challenge_method") != "S256" || base64.RawURLEncoding.EncodeToString(sum[:]) != q.Get("code_challenge") {
-			fail("invalid_grant", "code_verifier does not match the code_challenge")
-			return
-		}
-		o.issued++
-		rt := fmt.Sprintf("rt-%d", o.issued)
-		o.refresh[rt] = true
-		resp["access_token"] = fmt.Sprintf("at-%d", o.issued)
-		resp["refresh_token"] = rt
-		resp["expires_in"] = o.firstExpiresIn
-		resp["id_token"] = fakeIDToken(testEmail)
-	case "refresh_token":
-		if !o.refresh[f.Get("refresh_token")] {
-			fail("invalid_grant", "Token has been expired or revoked.")
-			return
-		}
-		o.issued++
-		resp["access_token"] = fmt.Sprintf("at-%d", o.issued)
-		resp["expires_in"] = 3600
-	default:
-		fail("unsupported_grant_type", f.Get("grant_type"))
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(resp)
-}
-
-func (o *oauthServer) revoke(w http.ResponseWriter, r *http.Request) {
-	r.ParseForm()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.revoked = append(o.revoked, r.PostForm.Get("token"))
-	if o.revokeStatus != 0 {
-		http.Error(w, `{"error":"backend_error"}`, o.revokeStatus)
-		return
-	}
-	delete(o.refresh, r.PostForm.Get("token"))
-}
-
-func (o *oauthServer) AuthQueries() []url.Values {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]url.Values(nil), o.authQueries...)
-}
-
-func (o *oauthServer) TokenForms() []url.Values {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]url.Values(nil), o.tokenForms...)
-}
-
-func (o *oauthServer) Revoked() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]string(nil), o.revoked...)
-}
-
-// fakeIDToken is an unsigned JWT with an email claim.
-func fakeIDToken(email string) string {
-	enc := base64.RawURLEncoding.EncodeToString
-	claims, _ := json.Marshal(map[string]any{"iss": "https://accounts.google.com", "email": email, "email_verified": true})
-	return enc([]byte(`{"alg":"RS256","typ":"JWT"}`)) + "." + enc(claims) + ".c2ln"
-}
-
-// clientFile writes a Desktop client_secret.json whose endpoints are the local server.
-func (o *oauthServer) clientFile(t *testing.T) string {
-	b, _ := json.Marshal(map[string]any{"installed": map[string]any{
-		"client_id": testClientID, "client_secret": testClientSecret, "project_id": "demo",
-		"auth_uri": o.URL + "/authorize", "token_uri": o.URL + "/token", "revoke_uri": o.URL + "/revoke",
-		"redirect_uris": []string{"http://localhost"},
-	}})
-	p := filepath.Join(t.TempDir(), "client_secret.json")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// consent plays the user in the browser at the authorization URL: it returns the address
-// the browser is redirected to (not followed).
-func consent(t *testing.T, authURL string) string {
-	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusFound {
-		t.Fatalf("authorize answered %s", resp.Status)
-	}
-	return resp.Header.Get("Location")
-}
 
 // withState replaces the state of a redirect address.
 func withState(t *testing.T, addr, state string) string {
@@ -235,9 +51,9 @@ type loginResult struct {
 }
 
 // startFlow starts a login against o and waits for it in the background.
-func startFlow(t *testing.T, o *oauthServer, opts sheets.LoginOptions) (*sheets.LoginFlow, string, chan loginResult) {
+func startFlow(t *testing.T, o *testbed.OAuthServer, opts sheets.LoginOptions) (*sheets.LoginFlow, string, chan loginResult) {
 	t.Helper()
-	c, err := sheets.ReadOAuthClient(o.clientFile(t))
+	c, err := sheets.ReadOAuthClient(o.ClientFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +99,7 @@ func checkSaved(t *testing.T, path, access, refresh string) *sheets.LoginRecord 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Token.AccessToken != access || rec.Token.RefreshToken != refresh || rec.Email != testEmail || rec.ClientID != testClientID {
+	if rec.Token.AccessToken != access || rec.Token.RefreshToken != refresh || rec.Email != testbed.Email || rec.ClientID != testbed.ClientID {
 		t.Errorf("saved login: access %q refresh %q email %q client %q", rec.Token.AccessToken, rec.Token.RefreshToken, rec.Email, rec.ClientID)
 	}
 	if !strings.Contains(strings.Join(rec.Scopes, " "), "auth/spreadsheets") {
@@ -300,15 +116,15 @@ func checkSaved(t *testing.T, path, access, refresh string) *sheets.LoginRecord 
 // exchanged with the verifier matching the challenge; the login is saved 0600.
 func TestLoginLoopback(t *testing.T) {
 	isolateEnv(t)
-	o := newOAuthServer(t)
+	o := testbed.NewOAuthServer(t)
 	f, path, ch := startFlow(t, o, sheets.LoginOptions{})
 	if !strings.HasPrefix(f.RedirectURI(), "http://127.0.0.1:") || f.Port() == 0 {
 		t.Fatalf("redirect %q port %d", f.RedirectURI(), f.Port())
 	}
-	redirect := consent(t, f.URL())
+	redirect := testbed.Consent(t, f.URL())
 	q := o.AuthQueries()[0]
 	for k, want := range map[string]string{
-		"client_id": testClientID, "redirect_uri": f.RedirectURI(), "response_type": "code",
+		"client_id": testbed.ClientID, "redirect_uri": f.RedirectURI(), "response_type": "code",
 		"code_challenge_method": "S256", "access_type": "offline", "prompt": "consent",
 	} {
 		if q.Get(k) != want {
@@ -342,10 +158,10 @@ func TestLoginLoopback(t *testing.T) {
 	if v == "" || base64.RawURLEncoding.EncodeToString(sum[:]) != q.Get("code_challenge") || forms[0].Get("redirect_uri") != f.RedirectURI() {
 		t.Errorf("exchange: verifier %q (challenge %q), redirect_uri %q", v, q.Get("code_challenge"), forms[0].Get("redirect_uri"))
 	}
-	if r.rec.Email != testEmail {
+	if r.rec.Email != testbed.Email {
 		t.Errorf("email %q", r.rec.Email)
 	}
-	rec := checkSaved(t, path, "at-1", "rt-1")
+	rec := checkSaved(t, path, "ya29.at-1", "1//rt-1")
 	if rec.RevokeURI != o.URL+"/revoke" {
 		t.Errorf("revoke uri %q", rec.RevokeURI)
 	}
@@ -355,36 +171,18 @@ func TestLoginLoopback(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader in different goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // No browser reaches the listener: the user pastes the address the browser was sent to (or
 // just its query). Lines that are not such an address get a hint, and the flow keeps waiting.
 func TestLoginPastedAddress(t *testing.T) {
 	isolateEnv(t)
 	for _, form := range []string{"full address", "query only"} {
 		t.Run(form, func(t *testing.T) {
-			o := newOAuthServer(t)
+			o := testbed.NewOAuthServer(t)
 			pr, pw := io.Pipe()
 			t.Cleanup(func() { pw.Close() })
-			var log syncBuffer
+			var log testbed.Buffer
 			f, path, ch := startFlow(t, o, sheets.LoginOptions{Paste: pr, Log: &log})
-			redirect := consent(t, f.URL())
+			redirect := testbed.Consent(t, f.URL())
 			paste := redirect
 			if form == "query only" {
 				paste = redirect[strings.Index(redirect, "?")+1:]
@@ -402,7 +200,7 @@ func TestLoginPastedAddress(t *testing.T) {
 			if len(forms) != 1 || forms[0].Get("code_verifier") == "" || forms[0].Get("code") != "code-1" {
 				t.Errorf("token requests: %v", forms)
 			}
-			checkSaved(t, path, "at-1", "rt-1")
+			checkSaved(t, path, "ya29.at-1", "1//rt-1")
 		})
 	}
 }
@@ -413,11 +211,11 @@ func TestLoginWrongStateRefused(t *testing.T) {
 	isolateEnv(t)
 	for _, via := range []string{"browser", "paste"} {
 		t.Run(via, func(t *testing.T) {
-			o := newOAuthServer(t)
+			o := testbed.NewOAuthServer(t)
 			pr, pw := io.Pipe()
 			t.Cleanup(func() { pw.Close() })
 			f, path, ch := startFlow(t, o, sheets.LoginOptions{Paste: pr})
-			forged := withState(t, consent(t, f.URL()), "forged-state")
+			forged := withState(t, testbed.Consent(t, f.URL()), "forged-state")
 			if via == "browser" {
 				code, body := visit(t, forged)
 				if code != 400 || !strings.Contains(body, "state") {
@@ -443,9 +241,9 @@ func TestLoginWrongStateRefused(t *testing.T) {
 // The user denies access: the flow ends with what to do, nothing is exchanged.
 func TestLoginAccessDenied(t *testing.T) {
 	isolateEnv(t)
-	o := newOAuthServer(t)
+	o := testbed.NewOAuthServer(t)
 	f, _, ch := startFlow(t, o, sheets.LoginOptions{})
-	u, _ := url.Parse(consent(t, f.URL()))
+	u, _ := url.Parse(testbed.Consent(t, f.URL()))
 	state := u.Query().Get("state")
 	code, _ := visit(t, f.RedirectURI()+"?error=access_denied&state="+url.QueryEscape(state))
 	if code != 400 {
@@ -462,7 +260,7 @@ func TestLoginAccessDenied(t *testing.T) {
 // A flow nobody answers times out with what to do.
 func TestLoginTimeout(t *testing.T) {
 	isolateEnv(t)
-	o := newOAuthServer(t)
+	o := testbed.NewOAuthServer(t)
 	_, _, ch := startFlow(t, o, sheets.LoginOptions{Timeout: 100 * time.Millisecond})
 	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), "no answer from the browser") || !strings.Contains(r.err.Error(), "triage auth login") {
 		t.Errorf("err = %v", r.err)
@@ -472,9 +270,9 @@ func TestLoginTimeout(t *testing.T) {
 // A fixed --port is used, and a busy one is a clear error.
 func TestLoginFixedPort(t *testing.T) {
 	isolateEnv(t)
-	o := newOAuthServer(t)
+	o := testbed.NewOAuthServer(t)
 	f, _, _ := startFlow(t, o, sheets.LoginOptions{Timeout: time.Second})
-	c, _ := sheets.ReadOAuthClient(o.clientFile(t))
+	c, _ := sheets.ReadOAuthClient(o.ClientFile(t))
 	_, err := sheets.StartLogin(sheets.LoginOptions{Client: c, CacheFile: filepath.Join(t.TempDir(), "t.json"), Port: f.Port()})
 	if err == nil || !strings.Contains(err.Error(), "--port") {
 		t.Errorf("busy port: %v", err)
@@ -486,29 +284,29 @@ func TestLoginFixedPort(t *testing.T) {
 // file (still 0600), so the next run doesn't refresh again.
 func TestLoginRefreshOnExpiry(t *testing.T) {
 	isolateEnv(t)
-	o := newOAuthServer(t)
-	o.firstExpiresIn = 1 // expired at once: oauth2 renews 10s before expiry
+	o := testbed.NewOAuthServer(t)
+	o.SetFirstExpiresIn(1) // expired at once: oauth2 renews 10s before expiry
 	f, path, ch := startFlow(t, o, sheets.LoginOptions{})
-	visit(t, consent(t, f.URL()))
+	visit(t, testbed.Consent(t, f.URL()))
 	if r := result(t, ch); r.err != nil {
 		t.Fatal(r.err)
 	}
-	checkSaved(t, path, "at-1", "rt-1")
+	checkSaved(t, path, "ya29.at-1", "1//rt-1")
 
 	emu, srv := emulatorServer(t)
 	_, id := loadThrough(t, sheets.AuthOptions{TokenCacheFile: path, APIEndpoint: srv.URL + "/"})
-	if id.Kind != sheets.KindCachedLogin || id.Email != testEmail {
+	if id.Kind != sheets.KindCachedLogin || id.Email != testbed.Email {
 		t.Errorf("identity %+v", id)
 	}
 	forms := o.TokenForms()
-	if len(forms) != 2 || forms[1].Get("grant_type") != "refresh_token" || forms[1].Get("refresh_token") != "rt-1" || forms[1].Get("client_id") != testClientID {
+	if len(forms) != 2 || forms[1].Get("grant_type") != "refresh_token" || forms[1].Get("refresh_token") != "1//rt-1" || forms[1].Get("client_id") != testbed.ClientID {
 		t.Fatalf("token requests: %v", forms)
 	}
-	checkBearer(t, emu, "at-2")
-	if reqs := emu.Requests(); reqs[len(reqs)-1].Authorization != "Bearer at-2" {
+	checkBearer(t, emu, "ya29.at-2")
+	if reqs := emu.Requests(); reqs[len(reqs)-1].Authorization != "Bearer ya29.at-2" {
 		t.Errorf("last request: %q", reqs[len(reqs)-1].Authorization)
 	}
-	rec := checkSaved(t, path, "at-2", "rt-1")
+	rec := checkSaved(t, path, "ya29.at-2", "1//rt-1")
 	if time.Until(rec.Token.Expiry) < 30*time.Minute {
 		t.Errorf("saved expiry %v is not the refreshed token's", rec.Token.Expiry)
 	}
@@ -521,19 +319,19 @@ func TestLoginRefreshOnExpiry(t *testing.T) {
 // (or none) alone.
 func TestLoginSavingTokenSource(t *testing.T) {
 	isolateEnv(t)
-	o := newOAuthServer(t)
-	o.refresh["rt-x"] = true
+	o := testbed.NewOAuthServer(t)
+	o.AddRefreshToken("rt-x")
 	path := filepath.Join(t.TempDir(), "token.json")
 	start := &oauth2.Token{AccessToken: "old", RefreshToken: "rt-x", Expiry: time.Now().Add(-time.Minute)}
 	write := func(refresh string) {
 		t.Helper()
-		err := sheets.WriteLoginRecord(path, &sheets.LoginRecord{CachedLogin: sheets.CachedLogin{ClientID: testClientID, ClientSecret: testClientSecret,
-			TokenURI: o.URL + "/token", Token: &oauth2.Token{AccessToken: "old", RefreshToken: refresh}, Email: testEmail}, Scopes: []string{"s"}, RevokeURI: "r"})
+		err := sheets.WriteLoginRecord(path, &sheets.LoginRecord{CachedLogin: sheets.CachedLogin{ClientID: testbed.ClientID, ClientSecret: testbed.ClientSecret,
+			TokenURI: o.URL + "/token", Token: &oauth2.Token{AccessToken: "old", RefreshToken: refresh}, Email: testbed.Email}, Scopes: []string{"s"}, RevokeURI: "r"})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg := &oauth2.Config{ClientID: testClientID, ClientSecret: testClientSecret, Endpoint: oauth2.Endpoint{TokenURL: o.URL + "/token", AuthStyle: oauth2.AuthStyleInParams}}
+	cfg := &oauth2.Config{ClientID: testbed.ClientID, ClientSecret: testbed.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: o.URL + "/token", AuthStyle: oauth2.AuthStyleInParams}}
 
 	write("rt-x")
 	ts := sheets.SavingTokenSource(path, start, cfg.TokenSource(ctx(t), start))
@@ -542,7 +340,7 @@ func TestLoginSavingTokenSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := sheets.ReadLoginRecord(path)
-	if err != nil || rec.Token.AccessToken != tok.AccessToken || rec.Token.RefreshToken != "rt-x" || rec.RevokeURI != "r" || rec.Email != testEmail {
+	if err != nil || rec.Token.AccessToken != tok.AccessToken || rec.Token.RefreshToken != "rt-x" || rec.RevokeURI != "r" || rec.Email != testbed.Email {
 		t.Fatalf("after refresh: %+v %v", rec, err)
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
@@ -576,29 +374,29 @@ func TestLoginLogout(t *testing.T) {
 	isolateEnv(t)
 	for _, failing := range []bool{false, true} {
 		t.Run(fmt.Sprintf("revoke fails=%v", failing), func(t *testing.T) {
-			o := newOAuthServer(t)
+			o := testbed.NewOAuthServer(t)
 			f, path, ch := startFlow(t, o, sheets.LoginOptions{})
-			visit(t, consent(t, f.URL()))
+			visit(t, testbed.Consent(t, f.URL()))
 			if r := result(t, ch); r.err != nil {
 				t.Fatal(r.err)
 			}
 			if failing {
-				o.revokeStatus = 503
+				o.FailRevoke(503)
 			}
 			res, err := sheets.Logout(ctx(t), path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := o.Revoked(); len(got) != 1 || got[0] != "rt-1" {
+			if got := o.Revoked(); len(got) != 1 || got[0] != "1//rt-1" {
 				t.Errorf("revoked %v, want the refresh token", got)
 			}
 			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("the login file is still there: %v", err)
 			}
-			if res.Email != testEmail || res.Revoked == failing || (res.RevokeErr != nil) != failing {
+			if res.Email != testbed.Email || res.Revoked == failing || (res.RevokeErr != nil) != failing {
 				t.Errorf("result %+v", res)
 			}
-			if failing && (strings.Contains(res.RevokeErr.Error(), "rt-1") || !strings.Contains(res.RevokeErr.Error(), "myaccount.google.com/permissions")) {
+			if failing && (strings.Contains(res.RevokeErr.Error(), "1//rt-1") || !strings.Contains(res.RevokeErr.Error(), "myaccount.google.com/permissions")) {
 				t.Errorf("revoke error: %v", res.RevokeErr)
 			}
 			if _, err := sheets.Logout(ctx(t), path, nil); !errors.Is(err, fs.ErrNotExist) {
@@ -670,7 +468,7 @@ func TestLoginReadOAuthClient(t *testing.T) {
 // before it can reach a terminal.
 func TestLoginErrorRedirectNeedsStateAndIsSanitised(t *testing.T) {
 	isolateEnv(t)
-	o := newOAuthServer(t)
+	o := testbed.NewOAuthServer(t)
 	f, _, ch := startFlow(t, o, sheets.LoginOptions{})
 	visit(t, f.RedirectURI()+"?error=access_denied&state=forged")
 	r := result(t, ch)
@@ -679,7 +477,7 @@ func TestLoginErrorRedirectNeedsStateAndIsSanitised(t *testing.T) {
 	}
 
 	f, _, ch = startFlow(t, o, sheets.LoginOptions{})
-	u, _ := url.Parse(consent(t, f.URL()))
+	u, _ := url.Parse(testbed.Consent(t, f.URL()))
 	state := u.Query().Get("state")
 	visit(t, f.RedirectURI()+"?error=server_error&error_description="+url.QueryEscape("boom\x1b]0;pwned\x07\u202e")+"&state="+url.QueryEscape(state))
 	r = result(t, ch)

@@ -3,10 +3,10 @@ package sheets_test
 import (
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"sync"
 	"testing"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -18,14 +18,9 @@ import (
 // on every row it hit: the retry must find the rows that are not targets by that stamp, put
 // back what they held, and still land every edit on its own row.
 func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
-	iterations := 150
-	if testing.Short() {
-		iterations = 40
-	}
 	f := newFixture(t, nil)
 	counts := map[string]int{}
-	for seed := range iterations {
-		rng := rand.New(rand.NewPCG(uint64(seed), 0x10570))
+	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(150, 40, ""), 0x10570, "") {
 		id := fmt.Sprintf("lost-%d", seed)
 		tc := inboxTab("Inbox", "new", "read", "replied", "done", "spam")
 		rows := [][]any{{"Timestamp", "Name", "Email", "Message", "Status", "ID", "triaged_by", "triaged_at"}}
@@ -33,12 +28,7 @@ func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
 			rows = append(rows, []any{45000.0 + float64(rng.IntN(1000)), fmt.Sprintf("P%d", rng.IntN(5)), "x@y", fmt.Sprintf("msg %d", i),
 				[]string{"new", "read", "done", ""}[rng.IntN(4)], fmt.Sprintf("l%d-%d", seed, i), "", ""})
 		}
-		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
-		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}, Actor: "bot"})
-		wb, err := s.Load(ctx(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, wb := f.openTab(t, id, tc, rows, sheets.Options{Actor: "bot"})
 		tab := wb.Tabs[0]
 		var edits []model.Edit
 		for _, i := range rng.Perm(len(tab.Records))[:1+rng.IntN(4)] {
@@ -137,33 +127,19 @@ func TestApplyLostAnswerWhileRowsMoved(t *testing.T) {
 		}
 	}
 	t.Logf("operations and outcomes: %v", counts)
-	for _, k := range []string{"sort", "stray-found", "→applied"} {
-		if counts[k] == 0 && !testing.Short() {
-			t.Errorf("no iteration exercised %q", k)
-		}
-	}
+	testbed.Exercised(t, counts, "sort", "stray-found", "→applied")
 }
 
 // The same for the key write before a replay, on a failed_calls tab without a triaged_at
 // column: the lost write left no stamp, but a key it sent marks the row it hit (a key is
 // made for one row: the one whose content gives it). No key may end on another row.
 func TestApplyLostAnswerKeysWhileRowsMoved(t *testing.T) {
-	iterations := 300
-	if testing.Short() {
-		iterations = 60
-	}
 	f := newFixture(t, nil)
 	counts := map[string]int{}
-	for seed := range iterations {
-		rng := rand.New(rand.NewPCG(uint64(seed), 0x10571))
+	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(300, 60, ""), 0x10571, "") {
 		id := fmt.Sprintf("lostkey-%d", seed)
 		tc, rows := movesTab("deadletter", seed, rng)
-		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
-		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}})
-		wb, err := s.Load(ctx(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, wb := f.openTab(t, id, tc, rows, sheets.Options{})
 		tab := wb.Tabs[0]
 		var edits []model.Edit
 		for i := range tab.Records {

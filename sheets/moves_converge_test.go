@@ -100,10 +100,7 @@ func convergeCase(t *testing.T, id string, keys []string, sorts [][2]int, checks
 	}
 	f := newFixture(t, &emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{tc}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tabs[0]
 	// The edits replay's check before sending makes for rows without a key: the minted key
 	// written to the empty key cell.

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -28,26 +28,13 @@ import (
 // edit is reported as what happened to it: applied (and then on its row), missing (its row
 // was deleted), or a conflict only when rows kept moving past the bound.
 func TestInvariant1MovesBetweenReadAndWrite(t *testing.T) {
-	iterations := 600
-	if testing.Short() {
-		iterations = 100
-	}
 	f := newFixture(t, nil)
 	counts := map[string]int{}
-	for seed := range iterations {
-		if only := os.Getenv("MOVES_SEED"); only != "" && only != fmt.Sprint(seed) {
-			continue
-		}
-		rng := rand.New(rand.NewPCG(uint64(seed), 0xa11ce))
+	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(600, 100, ""), 0xa11ce, "MOVES_SEED") {
 		kind := []string{"inbox", "deadletter", "queue"}[seed%3]
 		id := fmt.Sprintf("moves-%d", seed)
 		tc, rows := movesTab(kind, seed, rng)
-		f.emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: id, Title: id, Sheets: []*emulator.Sheet{{Title: tc.Name, Rows: rows}}})
-		s := f.store(sheets.Options{SpreadsheetID: id, Tabs: []model.TabConfig{tc}})
-		wb, err := s.Load(ctx(t))
-		if err != nil {
-			t.Fatalf("seed %d: load: %v", seed, err)
-		}
+		s, wb := f.openTab(t, id, tc, rows, sheets.Options{})
 		tab := wb.Tabs[0]
 		edits := movesEdits(kind, tab, rng)
 		if len(edits) == 0 {
@@ -102,11 +89,30 @@ func TestInvariant1MovesBetweenReadAndWrite(t *testing.T) {
 		checkMoves(t, label, tc, ref, after, edits, res, counts)
 	}
 	t.Logf("operations and outcomes: %v", counts)
-	for _, k := range []string{"sort", "insert", "delete", "repaired", "→applied", "→missing"} {
-		if counts[k] == 0 && !testing.Short() {
-			t.Errorf("no iteration exercised %q", k)
+	testbed.Exercised(t, counts, "sort", "insert", "delete", "repaired", "→applied", "→missing")
+}
+
+// randomDeadLetters is a failed_calls grid of n rows (case seed): dead, a third of them
+// rejected (422) and a third holding a key of their own; extraHeader names more columns,
+// and extra(i) gives row i's cells in them.
+func randomDeadLetters(rng *rand.Rand, seed, n int, extraHeader []any, extra func(i int) []any) [][]any {
+	rows := [][]any{append([]any{"timestamp", "source", "url", "payload", "error", "attempts", "key", "status"}, extraHeader...)}
+	for i := range n {
+		st, errText, key := "dead", "", ""
+		switch rng.IntN(3) {
+		case 0:
+			st, errText = "rejected", "422 bad"
+		case 1:
+			key = fmt.Sprintf("k%d-%d", seed, i)
 		}
+		row := []any{45000.0 + float64(i), []string{"crm", "billing"}[rng.IntN(2)], "https://x.example/h",
+			fmt.Sprintf(`{"n":%d,"s":%d}`, i, seed), errText, float64(rng.IntN(3)), key, st}
+		if extra != nil {
+			row = append(row, extra(i)...)
+		}
+		rows = append(rows, row)
 	}
+	return rows
 }
 
 // movesTab is one tab of a kind, with rows to act on.
@@ -114,20 +120,7 @@ func movesTab(kind string, seed int, rng *rand.Rand) (model.TabConfig, [][]any) 
 	n := 5 + rng.IntN(12)
 	switch kind {
 	case "deadletter":
-		tc := deadTab("failed_calls")
-		rows := [][]any{{"timestamp", "source", "url", "payload", "error", "attempts", "key", "status"}}
-		for i := range n {
-			st, errText, key := "dead", "", ""
-			switch rng.IntN(3) {
-			case 0:
-				st, errText = "rejected", "422 bad"
-			case 1:
-				key = fmt.Sprintf("k%d-%d", seed, i)
-			}
-			rows = append(rows, []any{45000.0 + float64(i), []string{"crm", "billing"}[rng.IntN(2)], "https://x.example/h",
-				fmt.Sprintf(`{"n":%d,"s":%d}`, i, seed), errText, float64(rng.IntN(3)), key, st})
-		}
-		return tc, rows
+		return deadTab("failed_calls"), randomDeadLetters(rng, seed, n, nil, nil)
 	case "queue":
 		tc := queueTab("Jobs")
 		rows := [][]any{{"id", "type", "payload", "status", "claimedBy", "claimedAt", "lastError", "updatedAt", "attempts"}}

@@ -21,10 +21,7 @@ func TestRestoreKeepsANumberANumber(t *testing.T) {
 	}
 	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "typed", Title: "typed", Sheets: []*emulator.Sheet{{Title: "Jobs", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{queueTab("Jobs")}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tabs[0]
 	ed, ok := model.Requeue(tab, &tab.Records[tab.Index("j1")], time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	if !ok {

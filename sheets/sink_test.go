@@ -69,10 +69,7 @@ func TestDeadLetterBatchOneAppend(t *testing.T) {
 	if cellAt(rows, 1, colOf(rows, "key")) != "old" {
 		t.Errorf("the existing row was overwritten: %v", rows[1])
 	}
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tb := wb.Tab(model.RoleDeadLetter)
 	for i, l := range letters {
 		r := &tb.Records[i+1]
@@ -236,10 +233,7 @@ func TestDeadLetterColumnInsertedBeforeAppend(t *testing.T) {
 	if n := f.emu.Count(mBatchUpdate); n < 3 {
 		t.Errorf("%d writes, want the append, the clearing of the misplaced rows and the append again", n)
 	}
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tb := wb.Tab(model.RoleDeadLetter)
 	var keys []string
 	for _, r := range tb.Records {

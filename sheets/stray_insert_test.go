@@ -22,10 +22,7 @@ func TestApplyOverwriteOfRowInsertedBeforeWrite(t *testing.T) {
 	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "ins", Title: "ins", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
 	tc := inboxTab("Inbox", "new", "read", "replied", "done", "spam")
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{tc}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tabs[0]
 	rec := &tab.Records[tab.Index("m2")]
 	var once sync.Once

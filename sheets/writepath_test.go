@@ -71,10 +71,7 @@ func TestApplyLostAnswerKeyOnWrongRow(t *testing.T) {
 	rows := [][]any{header, row(1, ""), row(7, "k7"), row(8, "")}
 	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "l", Title: "l", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tabs[0]
 	m8 := tab.Records[2].ID
 	edit := model.Edit{Tab: tab.Config.Name, ID: m8, Expect: map[model.Field]string{model.FKey: "", model.FStatus: "dead"},
@@ -107,10 +104,7 @@ func TestApplyDeadLetterTwins(t *testing.T) {
 	rows := [][]any{header, twin("K-original"), twin("")}
 	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "t", Title: "t", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tabs[0]
 	m := tab.Records[1].ID
 	edit := model.Edit{Tab: tab.Config.Name, ID: m, Expect: map[model.Field]string{model.FKey: "", model.FStatus: "dead"},
@@ -148,10 +142,7 @@ func TestApplyStrayKeyNotFoundByIdentity(t *testing.T) {
 	x, y, tt := row(1, "kx"), row(2, "ky"), row(3, "")
 	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "i", Title: "i", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: [][]any{header, x, y, tt}}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tabs[0]
 	m := tab.Records[2].ID
 	edit := model.Edit{Tab: tab.Config.Name, ID: m, Expect: map[model.Field]string{model.FKey: "", model.FStatus: "dead"},

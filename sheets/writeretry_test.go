@@ -275,10 +275,7 @@ func TestQueueConflictsBetweenLoadAndWrite(t *testing.T) {
 	tc := queueTab("")
 	tc.StaleAfter = 30 * time.Minute
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{tc}, Now: func() time.Time { return now }})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wb := f.load(t, s)
 	tab := wb.Tab(model.RoleQueue)
 	rec := func(id string) *model.Record {
 		i := tab.Index(id)

@@ -5,13 +5,13 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"charm.land/bubbles/v2/table"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -179,41 +179,10 @@ func BenchmarkHeap100k(b *testing.B) {
 	}
 }
 
-// countingWriter counts what the renderer sends to the terminal and signals each write.
-type countingWriter struct {
-	n      atomic.Int64
-	writes chan struct{}
-}
-
-func (w *countingWriter) Write(p []byte) (int, error) {
-	w.n.Add(int64(len(p)))
-	select {
-	case w.writes <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-// settle waits for the renderer to write after an event, then for it to go quiet.
-func (w *countingWriter) settle(tb testing.TB) {
-	select {
-	case <-w.writes:
-	case <-time.After(hangAfter):
-		tb.Fatal("the renderer wrote nothing")
-	}
-	for {
-		select {
-		case <-w.writes:
-		case <-time.After(25 * time.Millisecond):
-			return
-		}
-	}
-}
-
 // BenchmarkBytesPerCursorMove runs the real program (cell-diffing renderer, truecolor) at
 // 80x24 and reports the bytes one cursor move puts on the wire: what a slow SSH link pays.
 func BenchmarkBytesPerCursorMove(b *testing.B) {
-	out := &countingWriter{writes: make(chan struct{}, 1)}
+	out := testbed.NewByteCounter()
 	m := New(Options{SpreadsheetID: "big", Now: fixedNow}) // no store: the workbook is sent below
 	p := tea.NewProgram(m,
 		tea.WithInput(nil),
@@ -232,23 +201,7 @@ func BenchmarkBytesPerCursorMove(b *testing.B) {
 	}()
 	wb := bigWorkbook(b, 100_000)
 	p.Send(loaded(m, wb))
-	out.settle(b)
-	for _, k := range []string{"j", "j", "j"} {
-		p.Send(press(k))
-		out.settle(b)
-	}
-	start := out.n.Load()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		k := "j"
-		if i%2 == 1 {
-			k = "k"
-		}
-		p.Send(press(k))
-		out.settle(b)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(out.n.Load()-start)/float64(b.N), "bytes/move")
+	out.BytesPerMove(b, 25*time.Millisecond, func(k string) { p.Send(press(k)) })
 	p.Quit()
 	<-done
 }

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/replay"
 )
 
@@ -32,13 +31,7 @@ func startEditTUI(t *testing.T, f *replayFixture, editor string) *teatest.TestMo
 	client := &replay.Client{Sources: map[string]*replay.Source{"crm": src}, Getenv: func(string) string { return "" },
 		Base: time.Millisecond, Cap: 10 * time.Millisecond}
 	m := New(Options{Store: f.store, SpreadsheetID: replaySheet, Replayer: &replay.Runner{Client: client, Store: f.store}})
-	tm := teatest.NewTestModel(t, probed{m},
-		teatest.WithInitialTermSize(100, 30),
-		teatest.WithProgramOptions(
-			tea.WithColorProfile(colorprofile.TrueColor),
-			tea.WithEnvironment([]string{"TERM=xterm-256color", "EDITOR=" + editor}),
-		),
-	)
+	tm := teatest.NewTestModel(t, probed{m}, testbed.TermOptions(100, 30, "EDITOR="+editor)...)
 	waitScreen(t, tm, "Replay desk")
 	return tm
 }

@@ -14,6 +14,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -157,35 +158,7 @@ func send(m *Model, msg tea.Msg) tea.Cmd {
 }
 
 // press builds the key message a terminal sends for a bubbletea key name.
-func press(k string) tea.KeyPressMsg {
-	switch k {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "space":
-		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "shift+tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "pgdown":
-		return tea.KeyPressMsg{Code: tea.KeyPgDown}
-	case "pgup":
-		return tea.KeyPressMsg{Code: tea.KeyPgUp}
-	case "backspace":
-		return tea.KeyPressMsg{Code: tea.KeyBackspace}
-	}
-	if strings.HasPrefix(k, "ctrl+") {
-		return tea.KeyPressMsg{Code: rune(k[5]), Mod: tea.ModCtrl}
-	}
-	r := []rune(k)[0]
-	return tea.KeyPressMsg{Code: r, Text: k}
-}
+func press(k string) tea.KeyPressMsg { return testbed.Press(k) }
 
 // keys presses each key in turn.
 func keys(m *Model, ks ...string) {

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/sheets"
@@ -36,14 +36,13 @@ func (e expiring) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // that expires it was dropped.
 func TestCtrlCCancelToastExpires(t *testing.T) {
 	f := newReplayFixture(t, "crm", 4)
-	f.gate.hold()
-	defer f.gate.release()
+	f.gate.Hold()
+	defer f.gate.Release()
 	client := &replay.Client{Sources: map[string]*replay.Source{"crm": {Name: "crm", URLPrefixes: []string{f.url + "/"}}},
 		Base: time.Millisecond, Cap: 10 * time.Millisecond}
 	m := New(Options{Store: f.store, SpreadsheetID: replaySheet, Replayer: &replay.Runner{Client: client, Store: f.store, Concurrency: 1}})
 	m.toasts.scale = 0.02 // info 80 ms, error 300 ms
-	tm := teatest.NewTestModel(t, expiring{probed{m}}, teatest.WithInitialTermSize(100, 30),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
+	tm := teatest.NewTestModel(t, expiring{probed{m}}, testbed.TermOptions(100, 30)...)
 	waitScreen(t, tm, "Replay desk")
 	tm.Send(press("A"))
 	waitScreen(t, tm, "Replay 4 calls")
@@ -57,7 +56,7 @@ func TestCtrlCCancelToastExpires(t *testing.T) {
 	waitModel(t, tm, "the footer clear of the cancel toast while the run still cancels", func(m *Model) bool {
 		return m.replay.running() && len(m.toasts.items) == 0
 	})
-	f.gate.release()
+	f.gate.Release()
 	waitScreen(t, tm, "Replay cancelled")
 	waitModel(t, tm, "the footer clear after the run", func(m *Model) bool {
 		return !strings.Contains(toastTexts(m), "cancelling") && !strings.Contains(m.footerLines(m.c.width)[0], "cancelling")
@@ -86,8 +85,7 @@ func TestFailedWriteTurnsHeaderToError(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	store := e2eStore(t, srv.URL, "e2e-sheet", func(o *sheets.Options) { o.Retry = sheets.RetryPolicy{MaxAttempts: 2, Base: time.Millisecond} })
-	tm := teatest.NewTestModel(t, probed{New(Options{Store: store, SpreadsheetID: "e2e-sheet"})}, teatest.WithInitialTermSize(80, 24),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
+	tm := teatest.NewTestModel(t, probed{New(Options{Store: store, SpreadsheetID: "e2e-sheet"})}, testbed.TermOptions(80, 24)...)
 	waitScreen(t, tm, "Acme Support", "● ok")
 	down.Store(true)
 	tm.Send(press("s"))

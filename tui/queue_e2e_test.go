@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -41,19 +38,9 @@ func queueE2ERows() [][]any {
 // two marked error jobs and `Q` on the stale claims change exactly the intended rows; the
 // claim 29 minutes old is never listed at the 30-minute threshold.
 func TestQueueClearErrorAndRequeueOverTheWire(t *testing.T) {
-	emu := emulator.New()
-	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: queueSheet, Title: "Job desk", Sheets: []*emulator.Sheet{{Title: "Jobs", Rows: queueE2ERows()}}})
-	srv := httptest.NewServer(emu)
-	defer srv.Close()
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tabs []model.TabConfig
-	for _, r := range model.Roles {
-		tabs = append(tabs, model.DefaultTabConfig(r))
-	}
-	store := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: queueSheet, Tabs: tabs})
+	sh := testbed.NewSheets(t, &emulator.Workbook{SpreadsheetID: queueSheet, Title: "Job desk", Sheets: []*emulator.Sheet{{Title: "Jobs", Rows: queueE2ERows()}}})
+	emu := sh.Emu
+	store := sh.Store(sheets.Options{SpreadsheetID: queueSheet})
 	snapshot := func() map[string][]string {
 		out := map[string][]string{}
 		for _, row := range emu.Cells(queueSheet, "Jobs")[1:] {

@@ -3,18 +3,15 @@ package tui
 import (
 	"bytes"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
@@ -30,47 +27,7 @@ type replayFixture struct {
 	rcv   *receiver.Receiver
 	url   string
 	// gate holds the calls on their way to the receiver while a test wants them in flight.
-	gate *callGate
-}
-
-// callGate holds HTTP requests before they reach a handler until released: a test sees
-// calls in flight for as long as it needs, instead of racing a latency.
-type callGate struct {
-	mu   sync.Mutex
-	held chan struct{} // nil: open
-}
-
-func (g *callGate) hold() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.held == nil {
-		g.held = make(chan struct{})
-	}
-}
-
-func (g *callGate) release() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.held != nil {
-		close(g.held)
-		g.held = nil
-	}
-}
-
-func (g *callGate) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.mu.Lock()
-		held := g.held
-		g.mu.Unlock()
-		if held != nil {
-			select {
-			case <-held:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	})
+	gate *testbed.Gate
 }
 
 const replaySheet = "replay-sheet"
@@ -80,9 +37,8 @@ var dlHeader = []any{"timestamp", "source", "url", "payload", "error", "attempts
 func newReplayFixture(t *testing.T, source string, n int) *replayFixture {
 	t.Helper()
 	rcv := receiver.New()
-	gate := &callGate{}
-	dst := httptest.NewServer(gate.wrap(rcv))
-	t.Cleanup(dst.Close)
+	gate := testbed.NewGate()
+	dst := testbed.Serve(t, gate.Wrap(rcv))
 	rows := [][]any{dlHeader}
 	for i := 1; i <= n; i++ {
 		rows = append(rows, []any{
@@ -90,14 +46,11 @@ func newReplayFixture(t *testing.T, source string, n int) *replayFixture {
 			fmt.Sprintf(`{"id":"k-%d","n":%d}`, i, i), "503", "1", "POST", fmt.Sprintf("k-%d", i), "dead", nil,
 		})
 	}
-	emu := emulator.New()
-	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: replaySheet, Title: "Replay desk", Sheets: []*emulator.Sheet{
+	sh := testbed.NewSheets(t, &emulator.Workbook{SpreadsheetID: replaySheet, Title: "Replay desk", Sheets: []*emulator.Sheet{
 		{Title: "failed_calls", SheetID: 77, Rows: rows},
 	}})
-	srv := httptest.NewServer(emu)
-	t.Cleanup(srv.Close)
-	st := e2eStore(t, srv.URL, replaySheet)
-	return &replayFixture{emu: emu, store: st, rcv: rcv, url: dst.URL, gate: gate}
+	st := sh.Store(sheets.Options{SpreadsheetID: replaySheet})
+	return &replayFixture{emu: sh.Emu, store: st, rcv: rcv, url: dst.URL, gate: gate}
 }
 
 // cells returns each row's cells by key.
@@ -122,13 +75,7 @@ func startReplayTUI(t *testing.T, f *replayFixture, src *replay.Source, env map[
 	client := &replay.Client{Sources: map[string]*replay.Source{src.Name: src}, Getenv: func(k string) string { return env[k] },
 		Base: time.Millisecond, Cap: 10 * time.Millisecond}
 	m := New(Options{Store: f.store, SpreadsheetID: replaySheet, Replayer: &replay.Runner{Client: client, Store: f.store}})
-	return teatest.NewTestModel(t, probed{m},
-		teatest.WithInitialTermSize(100, 30),
-		teatest.WithProgramOptions(
-			tea.WithColorProfile(colorprofile.TrueColor),
-			tea.WithEnvironment([]string{"TERM=xterm-256color"}),
-		),
-	)
+	return teatest.NewTestModel(t, probed{m}, testbed.TermOptions(100, 30)...)
 }
 
 // probed wraps the model under a teatest program so a test can look at it from inside
@@ -222,8 +169,8 @@ func finalModel(t *testing.T, tm *teatest.TestModel) *Model {
 // sheet (and only for those rows) and shown in the reloaded table.
 func TestReplayInTheTUI(t *testing.T) {
 	f := newReplayFixture(t, "crm", 5)
-	f.gate.hold() // the calls wait at the receiver's door until the test has seen them in flight
-	defer f.gate.release()
+	f.gate.Hold() // the calls wait at the receiver's door until the test has seen them in flight
+	defer f.gate.Release()
 	before := f.cells()
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{f.url + "/"}, Headers: map[string]string{"Authorization": "env:CRM_TOKEN"}}
 	tm := startReplayTUI(t, f, src, map[string]string{"CRM_TOKEN": "s3cret"})
@@ -243,7 +190,7 @@ func TestReplayInTheTUI(t *testing.T) {
 	if n := len(f.rcv.Attempts()); n != 0 {
 		t.Errorf("%d calls reached the receiver while the gate held them", n)
 	}
-	f.gate.release()
+	f.gate.Release()
 	waitScreen(t, tm, "Replay finished", "3 delivered")
 	tm.Send(press("esc"))
 	waitScreen(t, tm, "reloaded: the rows show the statuses the replay wrote back")

@@ -84,18 +84,7 @@ const out = cases.map((c) => {
 });
 process.stdout.write(JSON.stringify(out));
 `
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node(t), "-e", script)
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("node failed (%v): %s", err, stderr)
-	}
+	out := runNode(t, script, in)
 	var got []struct {
 		PayloadKey    string `json:"payloadKey"`
 		HasPayloadKey bool   `json:"hasPayloadKey"`
@@ -169,18 +158,7 @@ const out = cases.map((c) => {
 });
 process.stdout.write(JSON.stringify(out));
 `
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node(t), "-e", script)
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("node failed (%v): %s", err, stderr)
-	}
+	out := runNode(t, script, in)
 	var got []struct {
 		OK    bool           `json:"ok"`
 		Error string         `json:"error"`
@@ -223,4 +201,23 @@ process.stdout.write(JSON.stringify(out));
 			t.Errorf("case %d: header %q, columns %q:\n triage finds %v\ndrop-in finds %v", i, c.Header, c.Columns, want, got[i].Cols)
 		}
 	}
+}
+
+// runNode runs script under node with in on its standard input and returns what it printed,
+// failing the test with node's standard error if it fails.
+func runNode(t *testing.T, script string, in []byte) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node(t), "-e", script)
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("node failed (%v): %s", err, stderr)
+	}
+	return out
 }

@@ -1,17 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -22,120 +17,15 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
 )
 
-const (
-	authClientID     = "cid-9.apps.googleusercontent.com"
-	authClientSecret = "GOCSPX-cli-secret"
-	authEmail        = "ops@example.com"
-)
-
-// authServer is a local authorization server (authorize, token with PKCE check, revoke)
-// recording what it was sent. Nothing in these tests leaves the loopback interface.
-type authServer struct {
-	*httptest.Server
-	mu         sync.Mutex
-	challenges map[string]url.Values // code → authorize query
-	tokenForms []url.Values
-	revoked    []string
-	failRevoke bool
-}
-
-func newAuthServer(t *testing.T) *authServer {
-	a := &authServer{challenges: map[string]url.Values{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		a.mu.Lock()
-		code := fmt.Sprintf("code-%d", len(a.challenges)+1)
-		a.challenges[code] = q
-		a.mu.Unlock()
-		if q.Get("client_id") != authClientID || q.Get("code_challenge_method") != "S256" || q.Get("access_type") != "offline" {
-			http.Error(w, "invalid_request", 400)
-			return
-		}
-		back := url.Values{"state": {q.Get("state")}, "code": {code}, "scope": {"openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/spreadsheets"}}
-		http.Redirect(w, r, q.Get("redirect_uri")+"?"+back.Encode(), http.StatusFound)
-	})
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		f := r.PostForm
-		a.mu.Lock()
-		a.tokenForms = append(a.tokenForms, f)
-		q := a.challenges[f.Get("code")]
-		a.mu.Unlock()
-		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
-		if f.Get("grant_type") != "authorization_code" || q == nil || f.Get("client_secret") != authClientSecret ||
-			base64.RawURLEncoding.EncodeToString(sum[:]) != q.Get("code_challenge") || f.Get("redirect_uri") != q.Get("redirect_uri") {
-			w.WriteHeader(400)
-			io.WriteString(w, `{"error":"invalid_grant"}`)
-			return
-		}
-		enc := base64.RawURLEncoding.EncodeToString
-		idTok := enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(`{"email":"`+authEmail+`"}`)) + ".x"
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"access_token": "ya29.cli-access", "refresh_token": "1//cli-refresh", "expires_in": 3599,
-			"token_type": "Bearer", "id_token": idTok, "scope": q.Get("scope")})
-	})
-	mux.HandleFunc("POST /revoke", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		a.revoked = append(a.revoked, r.PostForm.Get("token"))
-		if a.failRevoke {
-			w.WriteHeader(503)
-		}
-	})
-	a.Server = httptest.NewServer(mux)
-	t.Cleanup(a.Close)
-	return a
-}
-
-func (a *authServer) forms() []url.Values {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]url.Values(nil), a.tokenForms...)
-}
-
-func (a *authServer) revokedTokens() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.revoked...)
-}
-
-func (a *authServer) writeClient(t *testing.T, path string) {
-	b, _ := json.Marshal(map[string]any{"installed": map[string]any{"client_id": authClientID, "client_secret": authClientSecret,
-		"auth_uri": a.URL + "/authorize", "token_uri": a.URL + "/token", "revoke_uri": a.URL + "/revoke", "redirect_uris": []string{"http://localhost"}}})
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// lockedBuffer is written by the command and read by the test while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // authRun is one `triage auth ...` invocation running in the background.
 type authRun struct {
 	stdin          *io.PipeWriter
-	stdout, stderr *lockedBuffer
+	stdout, stderr *testbed.Buffer
 	done           chan int
 }
 
@@ -153,7 +43,7 @@ func authEnv(t *testing.T) map[string]string {
 func startAuth(t *testing.T, vars map[string]string, args ...string) *authRun {
 	t.Helper()
 	pr, pw := io.Pipe()
-	r := &authRun{stdin: pw, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan int, 1)}
+	r := &authRun{stdin: pw, stdout: &testbed.Buffer{}, stderr: &testbed.Buffer{}, done: make(chan int, 1)}
 	e := &env{stdin: pr, stdout: r.stdout, stderr: r.stderr, getenv: func(k string) string { return vars[k] }}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	go func() {
@@ -202,24 +92,9 @@ func printedURL(t *testing.T, stderr string) string {
 	return ""
 }
 
-// browse is the user's browser at the sign-in address: the redirect address it is sent to.
-func browse(t *testing.T, authURL string) string {
-	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusFound {
-		t.Fatalf("authorize: %s", resp.Status)
-	}
-	return resp.Header.Get("Location")
-}
-
 func noSecrets(t *testing.T, where, s string) {
 	t.Helper()
-	for _, secret := range []string{"ya29.cli-access", "1//cli-refresh", authClientSecret, "code-1"} {
+	for _, secret := range []string{"ya29.at-1", "1//rt-1", testbed.ClientSecret, "code-1"} {
 		if strings.Contains(s, secret) {
 			t.Errorf("%s shows %q:\n%s", where, secret, s)
 		}
@@ -230,11 +105,11 @@ func noSecrets(t *testing.T, where, s string) {
 // the config file), the browser opened by triage reaching the loopback listener; status;
 // logout revoking and deleting.
 func TestAuthLoginLoopbackStatusLogout(t *testing.T) {
-	as := newAuthServer(t)
+	as := testbed.NewOAuthServer(t)
 	vars := authEnv(t)
 	vars["DISPLAY"] = ":0" // so triage opens "the browser": this test plays it
 	cfgDir := filepath.Join(vars["XDG_CONFIG_HOME"], "triage")
-	as.writeClient(t, filepath.Join(cfgDir, "client_secret.json"))
+	as.WriteClient(t, filepath.Join(cfgDir, "client_secret.json"))
 	os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte("oauth_client = \"client_secret.json\"\n"), 0o600)
 	origOpen, origHost := openBrowser, hostname
 	t.Cleanup(func() { openBrowser, hostname = origOpen, origHost })
@@ -271,7 +146,7 @@ func TestAuthLoginLoopbackStatusLogout(t *testing.T) {
 	for _, want := range []string{
 		"If your browser is on another machine: ssh -L " + port + ":127.0.0.1:" + port + " jump.example.net",
 		"or paste the address your browser was sent to (it starts with http://127.0.0.1:" + port + "/) here:",
-		"Signed in as " + authEmail,
+		"Signed in as " + testbed.Email,
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("login output lacks %q:\n%s", want, stderr)
@@ -283,7 +158,7 @@ func TestAuthLoginLoopbackStatusLogout(t *testing.T) {
 	}
 	pageMu.Unlock()
 	noSecrets(t, "login", stderr+r.stdout.String())
-	if f := as.forms(); len(f) != 1 || f[0].Get("code_verifier") == "" {
+	if f := as.TokenForms(); len(f) != 1 || f[0].Get("code_verifier") == "" {
 		t.Errorf("token requests: %v", f)
 	}
 	cache := filepath.Join(vars["XDG_STATE_HOME"], "triage", "token.json")
@@ -300,7 +175,7 @@ func TestAuthLoginLoopbackStatusLogout(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: %d %s", code, errOut)
 	}
-	for _, want := range []string{"Signed in as " + authEmail, "auth/spreadsheets", "expires " + rec.Token.Expiry.Local().Format(timeLayout),
+	for _, want := range []string{"Signed in as " + testbed.Email, "auth/spreadsheets", "expires " + rec.Token.Expiry.Local().Format(timeLayout),
 		"(in 1 h)", cache, "triage uses", "the saved login"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
@@ -317,10 +192,10 @@ func TestAuthLoginLoopbackStatusLogout(t *testing.T) {
 	delete(vars, "GOOGLE_APPLICATION_CREDENTIALS")
 
 	code, out, errOut = authCmd(t, vars, "logout")
-	if code != 0 || !strings.Contains(errOut, "Revoked the login of "+authEmail) {
+	if code != 0 || !strings.Contains(errOut, "Revoked the login of "+testbed.Email) {
 		t.Errorf("logout: %d %s %s", code, out, errOut)
 	}
-	if got := as.revokedTokens(); len(got) != 1 || got[0] != "1//cli-refresh" {
+	if got := as.Revoked(); len(got) != 1 || got[0] != "1//rt-1" {
 		t.Errorf("revoked %v, want the refresh token", got)
 	}
 	if _, err := os.Stat(cache); !errors.Is(err, fs.ErrNotExist) {
@@ -340,18 +215,18 @@ func TestAuthLoginLoopbackStatusLogout(t *testing.T) {
 func TestAuthLoginPasted(t *testing.T) {
 	for _, forged := range []bool{false, true} {
 		t.Run(fmt.Sprintf("forged=%v", forged), func(t *testing.T) {
-			as := newAuthServer(t)
+			as := testbed.NewOAuthServer(t)
 			vars := authEnv(t)
 			vars["SSH_CONNECTION"] = "10.0.0.2 50000 10.0.0.1 22"
 			client := filepath.Join(vars["HOME"], "secrets", "client.json")
-			as.writeClient(t, client)
+			as.WriteClient(t, client)
 			orig := openBrowser
 			t.Cleanup(func() { openBrowser = orig })
 			openBrowser = func(string) error { t.Error("opened a browser over SSH"); return nil }
 
 			r := startAuth(t, vars, "login", "--oauth-client", "~/secrets/client.json", "--port", "0")
 			r.waitFor(t, ") here:")
-			addr := browse(t, printedURL(t, r.stderr.String()))
+			addr := testbed.Consent(t, printedURL(t, r.stderr.String()))
 			if forged {
 				u, _ := url.Parse(addr)
 				q := u.Query()
@@ -367,7 +242,7 @@ func TestAuthLoginPasted(t *testing.T) {
 				if code != 0 || statErr != nil {
 					t.Fatalf("exit %d, cache %v\n%s", code, statErr, r.stderr)
 				}
-				if f := as.forms(); len(f) != 1 || f[0].Get("code_verifier") == "" {
+				if f := as.TokenForms(); len(f) != 1 || f[0].Get("code_verifier") == "" {
 					t.Errorf("token requests: %v", f)
 				}
 				noSecrets(t, "login", r.stderr.String())
@@ -376,7 +251,7 @@ func TestAuthLoginPasted(t *testing.T) {
 			if code != exitUsage || !strings.Contains(r.stderr.String(), "state does not match") {
 				t.Errorf("forged state: exit %d\n%s", code, r.stderr)
 			}
-			if f := as.forms(); len(f) != 0 {
+			if f := as.TokenForms(); len(f) != 0 {
 				t.Errorf("a forged redirect's code was exchanged: %v", f)
 			}
 			if !errors.Is(statErr, fs.ErrNotExist) {
@@ -389,12 +264,12 @@ func TestAuthLoginPasted(t *testing.T) {
 // Revocation fails: the file is deleted all the same, and the exit code and message say
 // the login is still valid at Google.
 func TestAuthLogoutRevokeFails(t *testing.T) {
-	as := newAuthServer(t)
-	as.failRevoke = true
+	as := testbed.NewOAuthServer(t)
+	as.FailRevoke(503)
 	vars := authEnv(t)
 	cache := filepath.Join(vars["XDG_STATE_HOME"], "triage", "token.json")
-	if err := sheets.WriteLoginRecord(cache, &sheets.LoginRecord{CachedLogin: sheets.CachedLogin{ClientID: authClientID,
-		Token: tokenFor("ya29.cli-access", "1//cli-refresh"), Email: authEmail}, RevokeURI: as.URL + "/revoke"}); err != nil {
+	if err := sheets.WriteLoginRecord(cache, &sheets.LoginRecord{CachedLogin: sheets.CachedLogin{ClientID: testbed.ClientID,
+		Token: tokenFor("ya29.at-1", "1//rt-1"), Email: testbed.Email}, RevokeURI: as.URL + "/revoke"}); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := authCmd(t, vars, "logout")
@@ -404,7 +279,7 @@ func TestAuthLogoutRevokeFails(t *testing.T) {
 	if _, err := os.Stat(cache); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("file kept: %v", err)
 	}
-	if got := as.revokedTokens(); len(got) != 1 || got[0] != "1//cli-refresh" {
+	if got := as.Revoked(); len(got) != 1 || got[0] != "1//rt-1" {
 		t.Errorf("revoked %v", got)
 	}
 	noSecrets(t, "logout", out+errOut)

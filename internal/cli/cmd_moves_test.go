@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
@@ -49,13 +50,9 @@ import (
 //   - replay: every request carried its own row's key, and a row reported delivered or
 //     rejected holds that status, its key and its attempts on the sheet.
 func TestCLIResultMatchesSheetUnderMoves(t *testing.T) {
-	iterations := 60
-	if testing.Short() {
-		iterations = 20
-	}
 	var mu sync.Mutex
 	counts := map[string]int{}
-	for seed := range iterations {
+	for seed := range testbed.Seeds(t, testbed.CaseCount(60, 20, ""), 0, "TRIAGE_CLI_MOVES_SEED") {
 		sc := cliMoveScenarios[seed%len(cliMoveScenarios)]
 		t.Run(fmt.Sprintf("%02d-%s", seed, sc), func(t *testing.T) {
 			c := runCLIMovesCase(t, uint64(seed), sc)
@@ -67,13 +64,7 @@ func TestCLIResultMatchesSheetUnderMoves(t *testing.T) {
 		})
 	}
 	t.Logf("operations and outcomes: %v", counts)
-	if !testing.Short() {
-		for _, k := range []string{"sort", "insert", "delete", "→changed", "→missing", "→sent"} {
-			if counts[k] == 0 {
-				t.Errorf("no case exercised %q", k)
-			}
-		}
-	}
+	testbed.Exercised(t, counts, "sort", "insert", "delete", "→changed", "→missing", "→sent")
 }
 
 // notChangedLine is the error line of an edit command that did not do everything.

@@ -10,11 +10,7 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
-	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/exp/teatest/v2"
-
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
 )
@@ -49,29 +45,17 @@ func TestDemoReadsTheConfig(t *testing.T) {
 		t.Errorf("mark_read_on_open doesn't reach the demo's inbox")
 	}
 
-	tm := teatest.NewTestModel(t, tui.New(opts), teatest.WithInitialTermSize(100, 30),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
-	// Each wait reads the output from where the last one stopped: what it waits for must be
-	// drawn after that.
-	wait := func(what ...string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-			s := ansi.Strip(string(b))
-			for _, w := range what {
-				if !strings.Contains(s, w) {
-					return false
-				}
-			}
-			return true
-		}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	}
-	wait("Acme Studio", "Z status")                // the footer names the config's key
-	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"}) // no longer quits: the program must still answer
-	tm.Send(tea.KeyPressMsg{Code: 'Z', Text: "Z"})
+	// The whole screen is read from inside the program (testbed.Program), not the renderer's
+	// output fragments.
+	tm := testbed.StartProgram(t, tui.New(opts), 100, 30)
+	wait := func(what ...string) { t.Helper(); tm.WaitScreen(t, what...) }
+	wait("Acme Studio", "Z status") // the footer names the config's key
+	tm.Keys("q")                    // no longer quits: the program must still answer
+	tm.Keys("Z")
 	wait("Set status of")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
-	tm.Send(tea.KeyPressMsg{Code: 'q', Mod: tea.ModCtrl})
-	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	tm.Keys("esc")
+	tm.Keys("ctrl+q")
+	tm.Finished(t)
 }
 
 // TestBadKeysStopTheTUIWithTheirLines: a [keys] table with problems stops the TUI (and the demo)

@@ -1,16 +1,11 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"sort"
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
-	"github.com/charmbracelet/x/exp/teatest/v2"
-
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
@@ -20,8 +15,7 @@ import (
 // the in-process emulator, through the real store over HTTP), filters to new messages,
 // marks three, sets them to read, and checks the emulator's cells.
 func TestDemoEndToEnd(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	st, emu, stop, err := startDemo(ctx, false)
 	if err != nil {
 		t.Fatal(err)
@@ -50,25 +44,16 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 
 	m := tui.New(tui.Options{Store: st, SpreadsheetID: "demo", KeyMap: tui.DefaultKeyMap()})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
-	wait := func(s string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
-			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	}
-	wait("Acme Studio")
+	tm := testbed.StartProgram(t, m, 80, 24)
+	tm.WaitScreen(t, "Acme Studio")
 	tm.Type("/status:new")
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	tm.Keys("enter")
 	for i := 0; i < 3; i++ {
-		tm.Send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+		tm.Keys("space")
 	}
 	// The picker and the confirm open inside Update, so the keys need no waits between them;
-	// only the write is asynchronous, and its result is read from the emulator below (the
-	// renderer sends changed cells only, so the output stream is no place to look for it).
-	tm.Type("s")
-	tm.Type("2") // read
-	tm.Type("y")
+	// only the write is asynchronous, and its result is read from the emulator below.
+	tm.Keys("s", "2", "y") // set status, read, confirm
 
 	if !emulator.Poll(10*time.Second, func() bool {
 		got := map[string]string{}
@@ -96,5 +81,60 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Errorf("counts before %v after %v", before, now)
 	}
 	tm.Type("q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	tm.Finished(t)
+}
+
+// TestDemoReplayEndToEnd replays three marked contact-form rows of the demo through the
+// whole production wiring (the TUI, replay.Runner, replay.Run, the apps-script receiver over
+// loopback HTTP, write-back through the store to the emulator): the three rows end
+// delivered, and the receiver appended exactly three messages to the Inbox.
+func TestDemoReplayEndToEnd(t *testing.T) {
+	ctx := t.Context()
+	st, emu, rp, stop, err := startDemoReplay(ctx, false, func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	count := func() (inbox, delivered int) {
+		wb, err := st.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range wb.Tab(model.RoleDeadLetter).Records {
+			if r.Status == model.StatusDelivered && wb.Tab(model.RoleDeadLetter).Get(&r, model.FSource) == "contact-form" {
+				delivered++
+			}
+		}
+		return len(wb.Tab(model.RoleInbox).Records), delivered
+	}
+	inbox0, delivered0 := count()
+
+	m := tui.New(tui.Options{Store: st, SpreadsheetID: "demo", KeyMap: tui.DefaultKeyMap(), Replayer: rp})
+	tm := testbed.StartProgram(t, m, 100, 30)
+	tm.WaitScreen(t, "Acme Studio")
+	// Tab switch, filter, marks, replay and confirm all happen inside Update, in order.
+	tm.Type("2")
+	tm.Type("/source:contact-form !status:delivered !status:discarded")
+	tm.Keys("enter")
+	for i := 0; i < 3; i++ {
+		tm.Keys("space")
+	}
+	tm.Keys("R", "y") // replay the marked rows, confirm
+
+	var inbox, delivered int
+	if !emulator.Poll(20*time.Second, func() bool {
+		inbox, delivered = count()
+		return delivered == delivered0+3 && inbox == inbox0+3
+	}) {
+		t.Fatalf("after the replay: %d contact-form rows delivered (was %d), %d inbox messages (was %d); want +3 each",
+			delivered, delivered0, inbox, inbox0)
+	}
+	for _, o := range emu.ValueInputOptions() {
+		if o != "RAW" {
+			t.Errorf("a write used %s", o)
+		}
+	}
+	tm.Keys("ctrl+c")
+	tm.Keys("ctrl+c")
+	tm.Finished(t)
 }

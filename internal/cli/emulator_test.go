@@ -6,30 +6,12 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets/emulator"
 )
-
-// emuOutput is written by the emulator command and read by the test while it runs.
-type emuOutput struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (o *emuOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *emuOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
-}
 
 // TestEmulatorRefusesRemoteAddrWithoutAllowRemote: an address other machines could reach is
 // a usage error naming --allow-remote, decided before anything listens. The context is
@@ -55,7 +37,7 @@ func TestEmulatorRefusesRemoteAddrWithoutAllowRemote(t *testing.T) {
 // serves, prints the address it really listens on, and warns of nothing.
 func TestEmulatorServesLoopback(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--allow-remote"}} {
-		var out, errb emuOutput
+		var out, errb testbed.Buffer
 		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -132,6 +133,17 @@ func (f *replayFixture) runCtx(args ...string) replayRun {
 	return f.run(ctx, args...)
 }
 
+// runJSON runs the command (runCtx), fails the test unless it exits with want, and parses
+// its JSON document.
+func (f *replayFixture) runJSON(want int, args ...string) (replayRun, replayJSON) {
+	f.t.Helper()
+	r := f.runCtx(args...)
+	if r.code != want {
+		f.t.Fatalf("exit %d, want %d\n%s", r.code, want, r.stderr)
+	}
+	return r, parseReplayJSON(f.t, r)
+}
+
 // cell returns data row i's (0-based) column named h, as text.
 func (f *replayFixture) cell(i int, h string) string {
 	rows := f.emu.Cells(replayID, replayTab)
@@ -221,11 +233,7 @@ func crmRows(f *replayFixture) []dl {
 
 func TestReplayAllDeliversAndWritesBack(t *testing.T) {
 	f := newReplayFixture(t, crmRows)
-	r := f.runCtx("--all", "--json")
-	if r.code != exitOK {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	r, doc := f.runJSON(exitOK, "--all", "--json")
 	if doc.Tab != replayTab || doc.Counts["delivered"] != 3 || doc.Counts["skipped"] != 3 || doc.Counts["refused"] != 0 || doc.Halted {
 		t.Errorf("summary %+v", doc)
 	}
@@ -289,11 +297,7 @@ func TestReplay401HaltsAndListsNotAttempted(t *testing.T) {
 			{"billing", f.billURL, `{"invoice":"I-3"}`, "b3", "dead"},
 		}
 	})
-	r := f.runCtx("--all", "--json", "--concurrency", "1")
-	if r.code != exitHalted {
-		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	r, doc := f.runJSON(exitHalted, "--all", "--json", "--concurrency", "1")
 	if !doc.Halted || doc.Halt == nil || doc.Halt.Cause != "systemic" || doc.Halt.Source != "billing" || !strings.Contains(doc.Halt.Detail, "BILLING_TOKEN") {
 		t.Fatalf("halt %+v", doc.Halt)
 	}
@@ -324,11 +328,7 @@ func TestReplay401HaltsAndListsNotAttempted(t *testing.T) {
 
 func TestReplayDryRunSendsAndWritesNothing(t *testing.T) {
 	f := newReplayFixture(t, crmRows)
-	r := f.runCtx("--all", "--dry-run", "--json")
-	if r.code != exitOK {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	r, doc := f.runJSON(exitOK, "--all", "--dry-run", "--json")
 	if !doc.DryRun || len(doc.WouldSend) != 3 {
 		t.Fatalf("dry run %+v", doc)
 	}
@@ -363,11 +363,7 @@ func TestReplayDryRunSendsAndWritesNothing(t *testing.T) {
 
 func TestReplayUnknownIDIsExit1(t *testing.T) {
 	f := newReplayFixture(t, crmRows)
-	r := f.runCtx("k1", "nope", "--json")
-	if r.code != exitPartial {
-		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	r, doc := f.runJSON(exitPartial, "k1", "nope", "--json")
 	if len(doc.UnknownIDs) != 1 || doc.UnknownIDs[0] != "nope" || doc.Counts["delivered"] != 1 || doc.Counts["unknown"] != 1 {
 		t.Errorf("doc %+v", doc)
 	}
@@ -392,11 +388,7 @@ func TestReplayURLOutsidePrefixesIsRefused(t *testing.T) {
 			{"nosuch", f.crmURL, `{"n":3}`, "k3", "dead"},
 		}
 	})
-	r := f.runCtx("--all", "--json")
-	if r.code != exitPartial {
-		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
-	}
-	doc := parseReplayJSON(t, r)
+	_, doc := f.runJSON(exitPartial, "--all", "--json")
 	if len(doc.Refused) != 2 || doc.Counts["refused"] != 2 || doc.Counts["delivered"] != 1 {
 		t.Fatalf("doc %+v", doc)
 	}
@@ -667,26 +659,9 @@ func TestReplaySourceConcurrencyWithoutFlag(t *testing.T) {
 		want int
 	}{{nil, 10}, {[]string{"--concurrency", "3"}, 3}} {
 		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
-			reached := make(chan struct{})
-			var once sync.Once
-			giveUp, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			peak, cancel := testbed.NewPeak(tc.want, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 			defer cancel()
-			var inFlight, peak atomic.Int32
-			gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				defer inFlight.Add(-1)
-				n := inFlight.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-				}
-				if int(n) >= tc.want {
-					once.Do(func() { close(reached) })
-				}
-				select {
-				case <-reached:
-				case <-giveUp.Done():
-				}
-				w.WriteHeader(http.StatusOK)
-			}))
-			t.Cleanup(gate.Close)
+			gate := testbed.Serve(t, peak)
 			f := newReplayFixture(t, func(f *replayFixture) []dl {
 				var rows []dl
 				for i := range 30 {
@@ -702,13 +677,11 @@ func TestReplaySourceConcurrencyWithoutFlag(t *testing.T) {
 			if r.code != exitOK {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
-			if p := int(peak.Load()); p > tc.want {
+			if p := peak.Max(); p > tc.want {
 				t.Errorf("%d requests in flight at once, want at most %d", p, tc.want)
 			}
-			select {
-			case <-reached:
-			default:
-				t.Errorf("never %d requests in flight at once (peak %d)", tc.want, peak.Load())
+			if !peak.Reached() {
+				t.Errorf("never %d requests in flight at once (peak %d)", tc.want, peak.Max())
 			}
 		})
 	}

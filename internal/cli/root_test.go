@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/spf13/cobra"
+	"github.com/triage-dev/triage/internal/testbed"
 )
 
 // helpCommands is every command whose --help has a golden file (testdata/TestHelp/...).
@@ -253,10 +254,7 @@ func TestCompletion(t *testing.T) {
 		if err != nil {
 			t.Skip("no bash")
 		}
-		p := filepath.Join(t.TempDir(), "triage.bash")
-		if err := os.WriteFile(p, []byte(r.stdout), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		p := testbed.WriteFile(t, "triage.bash", r.stdout)
 		if out, err := exec.Command(bash, "-n", p).CombinedOutput(); err != nil {
 			t.Errorf("bash -n: %v\n%s", err, out)
 		}
@@ -318,10 +316,7 @@ func TestManPage(t *testing.T) {
 		}
 	}
 	if man, err := exec.LookPath("man"); err == nil {
-		p := filepath.Join(t.TempDir(), "triage.1")
-		if err := os.WriteFile(p, []byte(r.stdout), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		p := testbed.WriteFile(t, "triage.1", r.stdout)
 		cmd := exec.Command(man, "-l", p)
 		cmd.Env = append(os.Environ(), "MANPAGER=cat", "PAGER=cat", "MANWIDTH=80")
 		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "triage") {

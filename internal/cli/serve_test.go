@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,21 +12,9 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets/emulator"
 )
-
-func sshKey(t *testing.T) (gossh.Signer, string) {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, strings.TrimSpace(string(gossh.MarshalAuthorizedKey(s.PublicKey())))
-}
 
 // TestServeNeedsSomeoneToLetIn: a config that lists nobody is a usage error naming what to
 // add, before anything listens.
@@ -71,19 +56,10 @@ func TestConfigCheckReadsServeFiles(t *testing.T) {
 // state directory.
 func TestServeReloadsUsersOnHangup(t *testing.T) {
 	_, url := startEmu(t, smallWorkbook())
-	cwd := t.TempDir()
-	if err := os.WriteFile(filepath.Join(cwd, "keep"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(cwd, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Chmod(cwd, 0o755) })
-	cwdBefore := dirState(t, cwd)
-	t.Chdir(cwd)
+	cwd, cwdBefore := testbed.ReadOnlyWorkDir(t)
 	dir := t.TempDir()
-	alice, aliceLine := sshKey(t)
-	carol, carolLine := sshKey(t)
+	alice, aliceLine := testbed.SSHKey(t)
+	carol, carolLine := testbed.SSHKey(t)
 	cfg := filepath.Join(dir, "config.toml")
 	write := func(s string) {
 		if err := os.WriteFile(cfg, []byte(s), 0o600); err != nil {
@@ -99,7 +75,7 @@ func TestServeReloadsUsersOnHangup(t *testing.T) {
 	addr := l.Addr().String()
 	_ = l.Close()
 
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testbed.Buffer
 	env := map[string]string{"HOME": dir, "XDG_STATE_HOME": dir, "SHEETS_EMULATOR_HOST": strings.TrimPrefix(url, "http://")}
 	e := &env_{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return env[k] }}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -163,36 +139,14 @@ func TestServeReloadsUsersOnHangup(t *testing.T) {
 	if strings.Contains(stderr.String(), "PRIVATE KEY") {
 		t.Error("the log holds the private key")
 	}
-	if after := dirState(t, cwd); after != cwdBefore {
+	if after := testbed.DirState(t, cwd); after != cwdBefore {
 		t.Errorf("serve changed its working directory:\nbefore\n%safter\n%s", cwdBefore, after)
 	}
 }
 
-// dirState lists dir's entries, recursively, with their modes and sizes, and dir's own mode.
-func dirState(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(&b, "%s %v %d\n", rel, fi.Mode(), fi.Size())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 // env_ builds an env for run with the test's writers.
 type env_ struct {
-	stdout, stderr *lockedBuffer
+	stdout, stderr *testbed.Buffer
 	getenv         func(string) string
 }
 

@@ -83,11 +83,7 @@ func TestNotDoneAgreesEverywhere(t *testing.T) {
 			}
 			want := strconv.Itoa(c.want)
 
-			var h bytes.Buffer
-			if err := HTML(&h, r); err != nil {
-				t.Fatal(err)
-			}
-			out := h.String()
+			out := render(t, HTML, r)
 			if m := htmlNotDoneCard.FindStringSubmatch(out); m == nil || m[1] != want {
 				t.Errorf("HTML card %v, want %s", m, want)
 			}
@@ -104,11 +100,7 @@ func TestNotDoneAgreesEverywhere(t *testing.T) {
 				t.Errorf("HTML banner %q, want %s", m[0], want)
 			}
 
-			var md bytes.Buffer
-			if err := Markdown(&md, r); err != nil {
-				t.Fatal(err)
-			}
-			mout := md.String()
+			mout := render(t, Markdown, r)
 			if m := htmlSummaryLine.FindStringSubmatch(mout); m == nil || m[2] != want {
 				t.Errorf("Markdown summary line %v, want %s not done", m, want)
 			}
@@ -213,11 +205,7 @@ func TestKeyCellsNeverBreakAKey(t *testing.T) {
 	long := "crm-evt-2041-" + strings.Repeat("abcdefgh", 6)
 	r.Summary.Rows[3].ID = long
 	r.Summary.Refused[1].ID = long + "-skipped"
-	var h bytes.Buffer
-	if err := HTML(&h, r); err != nil {
-		t.Fatal(err)
-	}
-	out := h.String()
+	out := render(t, HTML, r)
 	cell := regexp.MustCompile(`<td style="([^"]*)">` + regexp.QuoteMeta(long) + `(-skipped)?</td>`)
 	ms := cell.FindAllStringSubmatch(out, -1)
 	if len(ms) != 2 {
@@ -235,11 +223,8 @@ func TestKeyCellsNeverBreakAKey(t *testing.T) {
 		}
 	}
 	// In Markdown a key is one code span.
-	var md bytes.Buffer
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(md.String(), fmt.Sprintf("| `%s` |", long)) {
+	md := render(t, Markdown, r)
+	if !strings.Contains(md, fmt.Sprintf("| `%s` |", long)) {
 		t.Error("the Markdown doesn't show the key as one code span")
 	}
 }

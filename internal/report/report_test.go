@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -93,19 +94,11 @@ X-Api-Key = "literal-s3cret-xyz"
 
 // Goldens in testdata/ (x/exp/golden); rewrite with: go test ./internal/report/ -run TestGolden -update
 func TestGoldenHTML(t *testing.T) {
-	var b bytes.Buffer
-	if err := HTML(&b, fixedRun(t)); err != nil {
-		t.Fatal(err)
-	}
-	golden.RequireEqual(t, b.String())
+	golden.RequireEqual(t, render(t, HTML, fixedRun(t)))
 }
 
 func TestGoldenMarkdown(t *testing.T) {
-	var b bytes.Buffer
-	if err := Markdown(&b, fixedRun(t)); err != nil {
-		t.Fatal(err)
-	}
-	golden.RequireEqual(t, b.String())
+	golden.RequireEqual(t, render(t, Markdown, fixedRun(t)))
 }
 
 // hostileRun puts every hostile text in every place a report shows sheet text.
@@ -166,11 +159,7 @@ func checkLinks(t *testing.T, what string, hrefs []string, want map[int]int) {
 // no terminal control or bidi override is left in it.
 func TestHTMLEscapesHostileText(t *testing.T) {
 	r := hostileRun(t)
-	var b bytes.Buffer
-	if err := HTML(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
+	out := render(t, HTML, r)
 	for _, bad := range []string{"<script", "<img", "\x1b", "\u202e", "<https://evil", "<b>"} {
 		if strings.Contains(strings.ToLower(out), bad) {
 			t.Errorf("the HTML holds %q", bad)
@@ -221,11 +210,7 @@ func stripText(s string) string {
 // own words and its row links; every table row has its header's number of cells.
 func TestMarkdownEscapesHostileText(t *testing.T) {
 	r := hostileRun(t)
-	var b bytes.Buffer
-	if err := Markdown(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
+	out := render(t, Markdown, r)
 	if strings.Contains(out, "\x1b") || strings.Contains(out, "\u202e") {
 		t.Error("a terminal control or bidi override is left")
 	}
@@ -401,4 +386,14 @@ func TestNamedStuckRowIsNotDone(t *testing.T) {
 	if !ok || !strings.Contains(a.Text, "1 not done") {
 		t.Errorf("alert %v %+v", ok, a)
 	}
+}
+
+// render is r written by HTML or Markdown, failing the test if it can't be.
+func render(t *testing.T, write func(io.Writer, Run) error, r Run) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -1,14 +1,11 @@
 package serve
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
 )
@@ -135,37 +133,6 @@ func BenchmarkSessionMemory100k(b *testing.B) {
 	}
 }
 
-// sshCounter counts what the server sends down an SSH session and signals each write.
-type sshCounter struct {
-	n      atomic.Int64
-	writes chan struct{}
-}
-
-func (w *sshCounter) Write(p []byte) (int, error) {
-	w.n.Add(int64(len(p)))
-	select {
-	case w.writes <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-// settle waits for the server to send something after a key, then for it to go quiet.
-func (w *sshCounter) settle(tb testing.TB) {
-	select {
-	case <-w.writes:
-	case <-time.After(10 * time.Second):
-		tb.Fatal("the session sent nothing")
-	}
-	for {
-		select {
-		case <-w.writes:
-		case <-time.After(50 * time.Millisecond):
-			return
-		}
-	}
-}
-
 // BenchmarkBytesPerCursorMoveOverSSH: the bytes one cursor move puts on the wire to an SSH
 // client at 80x24 (xterm-256color), through triage serve: the same cell-diffing renderer as
 // a local terminal (tui.BenchmarkBytesPerCursorMove), now behind wish and the session's own
@@ -173,14 +140,7 @@ func (w *sshCounter) settle(tb testing.TB) {
 func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
 	f := newFixture(b, time.Hour, 10_000)
 	f.run(b)
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		b.Fatal(err)
-	}
-	signer, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		b.Fatal(err)
-	}
+	signer, _ := testbed.SSHKey(b)
 	fp := gossh.FingerprintSHA256(signer.PublicKey())
 	auth := &config.ServeAuth{Keys: map[string]config.ServeIdentity{fp: {Name: "alice", Access: model.AccessOperator}},
 		Users: map[string]model.Access{"alice": model.AccessOperator}}
@@ -196,7 +156,7 @@ func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sess.Close()
-	out := &sshCounter{writes: make(chan struct{}, 1)}
+	out := testbed.NewByteCounter()
 	sess.Stdout, sess.Stderr = out, out
 	in, err := sess.StdinPipe()
 	if err != nil {
@@ -208,21 +168,5 @@ func BenchmarkBytesPerCursorMoveOverSSH(b *testing.B) {
 	if err := sess.Shell(); err != nil {
 		b.Fatal(err)
 	}
-	out.settle(b) // the first screen
-	for range 3 {
-		_, _ = in.Write([]byte("j"))
-		out.settle(b)
-	}
-	start := out.n.Load()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		k := "j"
-		if i%2 == 1 {
-			k = "k"
-		}
-		_, _ = in.Write([]byte(k))
-		out.settle(b)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(out.n.Load()-start)/float64(b.N), "bytes/move")
+	out.BytesPerMove(b, 50*time.Millisecond, func(k string) { _, _ = in.Write([]byte(k)) })
 }

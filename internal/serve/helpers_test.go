@@ -4,21 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 const sheetID = "hub-sheet"
@@ -38,10 +34,10 @@ type fixture struct {
 	emu   *emulator.Emulator
 	store *sheets.Store
 	rcv   *receiver.Receiver
-	gate  *gate
+	gate  *testbed.Gate
 	hub   *Hub
 	clock *clock
-	log   *logBuffer
+	log   *testbed.Buffer
 }
 
 // clock is the hub's cache clock, moved by the test.
@@ -60,75 +56,6 @@ func (c *clock) add(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
-}
-
-// logBuffer collects the hub's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// gate holds calls to the replay destination until released (all, or n at a time: let).
-type gate struct {
-	mu     sync.Mutex
-	held   chan struct{}
-	in     chan struct{} // a call arrived at the gate
-	tokens chan struct{} // each lets one held call through
-}
-
-// let lets n held calls through (the gate stays shut for the rest).
-func (g *gate) let(n int) {
-	for range n {
-		g.tokens <- struct{}{}
-	}
-}
-
-func (g *gate) hold() {
-	g.mu.Lock()
-	g.held = make(chan struct{})
-	g.mu.Unlock()
-}
-
-func (g *gate) release() {
-	g.mu.Lock()
-	if g.held != nil {
-		close(g.held)
-		g.held = nil
-	}
-	g.mu.Unlock()
-}
-
-func (g *gate) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.mu.Lock()
-		held := g.held
-		g.mu.Unlock()
-		select {
-		case g.in <- struct{}{}:
-		default:
-		}
-		if held != nil {
-			select {
-			case <-held:
-			case <-g.tokens:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 // workbookDL is the spreadsheet: an Inbox and a failed_calls tab with triaged_by columns, and
@@ -167,25 +94,14 @@ func newFixture(t testing.TB, refresh time.Duration, inboxRows int) *fixture {
 func newFixtureDL(t testing.TB, refresh time.Duration, inboxRows, dlRows, conc int) *fixture {
 	t.Helper()
 	rcv := receiver.New()
-	g := &gate{in: make(chan struct{}, 16), tokens: make(chan struct{}, 16)}
-	dst := httptest.NewServer(g.wrap(rcv))
-	t.Cleanup(dst.Close)
-	emu := emulator.New()
-	emu.AddWorkbook(workbookDL(dst.URL, inboxRows, dlRows))
-	srv := httptest.NewServer(emu)
-	t.Cleanup(srv.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tabs []model.TabConfig
-	for _, r := range model.Roles {
-		tabs = append(tabs, model.DefaultTabConfig(r))
-	}
-	store := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: sheetID, Tabs: tabs, Actor: "service-account"})
+	g := testbed.NewGate()
+	dst := testbed.Serve(t, g.Wrap(rcv))
+	sh := testbed.NewSheets(t, workbookDL(dst.URL, inboxRows, dlRows))
+	emu := sh.Emu
+	store := sh.Store(sheets.Options{SpreadsheetID: sheetID, Actor: "service-account"})
 	client := &replay.Client{Sources: map[string]*replay.Source{"crm": {Name: "crm", URLPrefixes: []string{dst.URL + "/"}, Concurrency: conc}},
 		Base: time.Millisecond, Cap: 10 * time.Millisecond}
-	f := &fixture{emu: emu, store: store, rcv: rcv, gate: g, clock: &clock{now: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}, log: &logBuffer{}}
+	f := &fixture{emu: emu, store: store, rcv: rcv, gate: g, clock: &clock{now: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}, log: &testbed.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f.hub = NewHub(ctx, HubOptions{Store: store, Replayer: &replay.Runner{Client: client, Store: store}, Refresh: refresh,

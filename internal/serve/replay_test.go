@@ -51,14 +51,7 @@ func TestReplayOneRunPerTab(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	tb, recs := deadLetters(t, f)
-	f.gate.hold()
-	done := make(chan model.ReplaySummary)
-	go func() { done <- a.Replayer.Replay(context.Background(), tb, recs[:1], nil) }()
-	select {
-	case <-f.gate.in: // alice's call is in flight
-	case <-time.After(5 * time.Second):
-		t.Fatal("alice's replay never sent its call")
-	}
+	done := replayHeld(t, f, a, tb, recs[:1]) // alice's call is in flight
 	want := "alice is replaying failed_calls 0/1"
 	if p := b.Replayer.Plan(tb, recs); len(p.Calls) != 0 || len(p.Refused) != 2 || !strings.Contains(p.Refused[0].Reason, want) {
 		t.Errorf("bob's plan during alice's run = %+v", p)
@@ -67,7 +60,7 @@ func TestReplayOneRunPerTab(t *testing.T) {
 	if len(sum.Refused) != 1 || !strings.Contains(sum.Refused[0].Reason, want) {
 		t.Errorf("bob's run during alice's = %+v", sum)
 	}
-	f.gate.release()
+	f.gate.Release()
 	if sum := <-done; sum.Counts[model.StateDelivered] != 1 {
 		t.Fatalf("alice's run: %+v", sum)
 	}

@@ -3,43 +3,18 @@ package serve
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
-	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/exp/teatest/v2"
-
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
 )
 
-// probe runs a TUI under teatest and keeps its latest screen (plain text), read by the test
-// under a lock instead of parsing the renderer's output stream.
-type probe struct {
-	tea.Model
-	mu     *sync.Mutex
-	screen *string
-}
-
-func (p probe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	m, cmd := p.Model.Update(msg)
-	s := ansi.Strip(m.View().Content)
-	p.mu.Lock()
-	*p.screen = s
-	p.mu.Unlock()
-	return probe{m, p.mu, p.screen}, cmd
-}
-
 // tuiSession is a real TUI program over a hub session, as the server's factory builds it.
 type tuiSession struct {
-	s      *Session
-	tm     *teatest.TestModel
-	mu     sync.Mutex
-	screen string
+	s *Session
+	*testbed.Program
 }
 
 func startTUI(t *testing.T, h *Hub, u User) *tuiSession {
@@ -48,36 +23,13 @@ func startTUI(t *testing.T, h *Hub, u User) *tuiSession {
 	// A short refresh of its own, which Session.Options must take away (the hub refreshes
 	// for everyone): a session that kept it would read the sheet on its own.
 	m := tui.New(ts.s.Options(tui.Options{SpreadsheetID: sheetID, Refresh: 20 * time.Millisecond}))
-	ts.tm = teatest.NewTestModel(t, probe{m, &ts.mu, &ts.screen}, teatest.WithInitialTermSize(80, 24),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment([]string{"TERM=xterm-256color"})))
+	ts.Program = testbed.StartProgram(t, m, 80, 24)
 	t.Cleanup(func() {
-		_ = ts.tm.Quit()
+		_ = ts.Quit()
 		ts.s.Close()
 	})
-	ts.wait(t, "Acme Support")
+	ts.WaitScreen(t, "Acme Support")
 	return ts
-}
-
-// wait waits until the session's screen holds every one of what.
-func (ts *tuiSession) wait(t *testing.T, what ...string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ts.mu.Lock()
-		s := ts.screen
-		ts.mu.Unlock()
-		ok := true
-		for _, w := range what {
-			ok = ok && strings.Contains(s, w)
-		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%q not on screen within 10s:\n%s", what, s)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // One session or eight, idling while the hub refreshes: the Sheets API sees exactly the hub's
@@ -110,7 +62,7 @@ func TestIdleRequestsDoNotGrowWithSessions(t *testing.T) {
 		tick1 <- time.Now()
 		tick8 <- time.Now()
 		for _, ts := range append(tuis1, tuis8...) {
-			ts.wait(t, name)
+			ts.WaitScreen(t, name)
 		}
 	}
 	a, b := one.emu.Counts(), eight.emu.Counts()
@@ -133,10 +85,10 @@ func TestChangeShowsInOtherTUI(t *testing.T) {
 	f.run(t)
 	a := startTUI(t, f.hub, tom)
 	b := startTUI(t, f.hub, vera)
-	b.wait(t, "vera · viewer", "RO")
-	a.wait(t, "tom · triager", "RW")
+	b.WaitScreen(t, "vera · viewer", "RO")
+	a.WaitScreen(t, "tom · triager", "RW")
 	if _, err := a.s.Store.Apply(context.Background(), []model.Edit{setStatus("Inbox", "id-2", "new", "spam")}); err != nil {
 		t.Fatal(err)
 	}
-	b.wait(t, "spam")
+	b.WaitScreen(t, "spam")
 }

@@ -1,15 +1,11 @@
 package serve
 
 import (
-	"bytes"
 	"context"
-	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,11 +15,10 @@ import (
 
 	"charm.land/wish/v2/testsession"
 	gossh "golang.org/x/crypto/ssh"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/demo"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -34,50 +29,10 @@ import (
 // hang, generous enough that a loaded machine (-race, both cores busy) never reaches it.
 const wait = 10 * time.Second
 
-// syncBuffer is a bytes.Buffer that a session's output and the test can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// waitFor waits until the buffer holds want, failing with what it holds.
-func (b *syncBuffer) waitFor(t *testing.T, want string) {
-	t.Helper()
-	if !emulator.Poll(wait, func() bool { return strings.Contains(b.String(), want) }) {
-		t.Fatalf("no %q within %s; got:\n%q", want, wait, tail(b.String()))
-	}
-}
-
-func tail(s string) string {
-	if len(s) > 2000 {
-		return "…" + s[len(s)-2000:]
-	}
-	return s
-}
-
 // newSigner is a fresh ed25519 key.
 func newSigner(t *testing.T) gossh.Signer {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := testbed.SSHKey(t)
 	return s
 }
 
@@ -95,7 +50,7 @@ type srvFixture struct {
 	addr   string
 	calls  chan call
 	ended  chan string // a session's end func ran (the user's name)
-	logs   *syncBuffer
+	logs   *testbed.Buffer
 	cancel context.CancelFunc
 	served chan error
 }
@@ -103,19 +58,13 @@ type srvFixture struct {
 // startServer runs a server with alice (operator) and bob (viewer) listed, set adjusting it.
 func startServer(t *testing.T, alice, bob gossh.Signer, set func(*Settings)) *srvFixture {
 	t.Helper()
-	emu := emulator.New()
 	wb, err := demo.Workbook(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	emu.AddWorkbook(wb)
-	hs := httptest.NewServer(emu)
-	t.Cleanup(hs.Close)
-	svc, err := sheetsapi.NewService(context.Background(), option.WithEndpoint(hs.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := sheets.New(context.Background(), svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: demo.Tabs()})
+	sh := testbed.NewSheets(t, wb)
+	emu := sh.Emu
+	store := sh.Store(sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: demo.Tabs()})
 
 	auth := &config.ServeAuth{Keys: map[string]config.ServeIdentity{}, Users: map[string]model.Access{"alice": model.AccessOperator, "bob": model.AccessViewer}}
 	if alice != nil {
@@ -128,7 +77,7 @@ func startServer(t *testing.T, alice, bob gossh.Signer, set func(*Settings)) *sr
 	if set != nil {
 		set(&s)
 	}
-	f := &srvFixture{emu: emu, calls: make(chan call, 16), ended: make(chan string, 16), logs: &syncBuffer{}, served: make(chan error, 1)}
+	f := &srvFixture{emu: emu, calls: make(chan call, 16), ended: make(chan string, 16), logs: &testbed.Buffer{}, served: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(f.logs, nil))
 	// The sessions run on a hub over the store, as `triage serve` wires them: roles are
 	// enforced where writes start.
@@ -170,13 +119,13 @@ func clientConfig(login string, key gossh.Signer) *gossh.ClientConfig {
 }
 
 // terminal opens a session with a pty (80x24, term) and a shell, returning its output.
-func (f *srvFixture) terminal(t *testing.T, login string, key gossh.Signer, term string) (*gossh.Session, *syncBuffer, func(string)) {
+func (f *srvFixture) terminal(t *testing.T, login string, key gossh.Signer, term string) (*gossh.Session, *testbed.Buffer, func(string)) {
 	t.Helper()
 	sess, err := testsession.NewClientSession(t, f.addr, clientConfig(login, key))
 	if err != nil {
 		t.Fatalf("connect as %s: %v", login, err)
 	}
-	out := &syncBuffer{}
+	out := &testbed.Buffer{}
 	sess.Stdout, sess.Stderr = out, out
 	in, err := sess.StdinPipe()
 	if err != nil {
@@ -229,7 +178,7 @@ func TestListedKeyGetsTheTUI(t *testing.T) {
 	// EDITOR is the client's machine's; running it here would run the client's command.
 	_ = sess.Setenv("EDITOR", "sh -c evil")
 	_ = sess.Setenv("NO_COLOR", "1")
-	out := &syncBuffer{}
+	out := &testbed.Buffer{}
 	sess.Stdout, sess.Stderr = out, out
 	in, _ := sess.StdinPipe()
 	if err := sess.RequestPty("xterm-256color", 24, 80, gossh.TerminalModes{}); err != nil {
@@ -250,8 +199,8 @@ func TestListedKeyGetsTheTUI(t *testing.T) {
 	if !strings.Contains(env, "NO_COLOR=1") {
 		t.Errorf("environment = %q: want NO_COLOR (it describes the terminal)", env)
 	}
-	out.waitFor(t, "Acme Studio")
-	f.logs.waitFor(t, "msg=connect user=bob role=viewer")
+	out.WaitFor(t, "Acme Studio")
+	f.logs.WaitFor(t, "msg=connect user=bob role=viewer")
 	_, _ = in.Write([]byte("q"))
 	_ = waitEnd(t, sess)
 	select {
@@ -262,7 +211,7 @@ func TestListedKeyGetsTheTUI(t *testing.T) {
 	case <-time.After(wait):
 		t.Error("the factory's end func did not run")
 	}
-	f.logs.waitFor(t, "msg=disconnect user=bob role=viewer key="+want.Key)
+	f.logs.WaitFor(t, "msg=disconnect user=bob role=viewer key="+want.Key)
 }
 
 // TestUnlistedKeyIsRefused: a key nobody listed never gets a session (the client's auth
@@ -279,7 +228,7 @@ func TestUnlistedKeyIsRefused(t *testing.T) {
 		t.Fatalf("the factory was called for %+v", c.user)
 	default:
 	}
-	f.logs.waitFor(t, "msg=\"auth refused\" login=alice key="+gossh.FingerprintSHA256(stranger.PublicKey()))
+	f.logs.WaitFor(t, "msg=\"auth refused\" login=alice key="+gossh.FingerprintSHA256(stranger.PublicKey()))
 }
 
 // signCert is a user certificate for key, signed by ca, for principals, valid from..to.
@@ -346,10 +295,10 @@ func TestMaxSessions(t *testing.T) {
 	f := startServer(t, alice, nil, func(s *Settings) { s.MaxSessions = 2 })
 	s1, o1, _ := f.terminal(t, "alice", alice, "xterm")
 	_, o2, _ := f.terminal(t, "alice", alice, "xterm")
-	o1.waitFor(t, "Acme Studio")
-	o2.waitFor(t, "Acme Studio")
+	o1.WaitFor(t, "Acme Studio")
+	o2.WaitFor(t, "Acme Studio")
 	s3, o3, _ := f.terminal(t, "alice", alice, "xterm")
-	o3.waitFor(t, "triage: the server is full (2 sessions); try again later")
+	o3.WaitFor(t, "triage: the server is full (2 sessions); try again later")
 	var exit *gossh.ExitError
 	if err := waitEnd(t, s3); !errors.As(err, &exit) || exit.ExitStatus() != 1 {
 		t.Errorf("the refused session ends with %v, want exit status 1", err)
@@ -361,7 +310,7 @@ func TestMaxSessions(t *testing.T) {
 	_ = waitEnd(t, s1)
 	<-f.ended
 	_, o4, _ := f.terminal(t, "alice", alice, "xterm")
-	o4.waitFor(t, "Acme Studio")
+	o4.WaitFor(t, "Acme Studio")
 }
 
 // TestIdleTimeoutClosesASilentSession: a session that sends nothing for idle_timeout is
@@ -371,12 +320,12 @@ func TestIdleTimeoutClosesASilentSession(t *testing.T) {
 	f := startServer(t, alice, nil, func(s *Settings) { s.IdleTimeout = 400 * time.Millisecond })
 	start := time.Now()
 	sess, out, _ := f.terminal(t, "alice", alice, "xterm")
-	out.waitFor(t, "triage: no input for 400ms; the session is closed")
+	out.WaitFor(t, "triage: no input for 400ms; the session is closed")
 	_ = waitEnd(t, sess)
 	if d := time.Since(start); d < 400*time.Millisecond {
 		t.Errorf("closed after %s, before the idle timeout", d)
 	}
-	f.logs.waitFor(t, "reason=\"triage: no input for 400ms")
+	f.logs.WaitFor(t, "reason=\"triage: no input for 400ms")
 }
 
 // TestTypingKeepsASessionOpen: each keystroke restarts the session's idle timer, and the
@@ -390,7 +339,7 @@ func TestTypingKeepsASessionOpen(t *testing.T) {
 		s.afterFunc = timers.afterFunc
 	})
 	sess, out, typeKeys := f.terminal(t, "alice", alice, "xterm")
-	out.waitFor(t, "Acme Studio")
+	out.WaitFor(t, "Acme Studio")
 	tm := timers.only(t)
 	if tm.d != 400*time.Millisecond {
 		t.Errorf("idle timer of %v, want the idle timeout (400ms)", tm.d)
@@ -409,7 +358,7 @@ func TestTypingKeepsASessionOpen(t *testing.T) {
 		t.Error("a session with input was closed as idle")
 	}
 	tm.fire()
-	out.waitFor(t, "triage: no input for 400ms; the session is closed")
+	out.WaitFor(t, "triage: no input for 400ms; the session is closed")
 	_ = waitEnd(t, sess)
 }
 
@@ -536,7 +485,7 @@ func TestNoPtyGetsOneLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr testbed.Buffer
 	sess.Stdout, sess.Stderr = &stdout, &stderr
 	err = sess.Run("")
 	var exit *gossh.ExitError
@@ -594,16 +543,7 @@ func TestHostKey(t *testing.T) {
 // the state directory, and building it writes nothing into the working directory (wish
 // makes its own id_ed25519 there, and chmods the directory 0700, when given no key).
 func TestHostKeyNothingInWorkingDir(t *testing.T) {
-	cwd := t.TempDir()
-	if err := os.WriteFile(filepath.Join(cwd, "keep"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(cwd, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Chmod(cwd, 0o755) })
-	before := dirState(t, cwd)
-	t.Chdir(cwd)
+	cwd, before := testbed.ReadOnlyWorkDir(t)
 
 	path := filepath.Join(t.TempDir(), "state", "ssh_host_ed25519")
 	factory := func(User, []string) (tui.Options, func()) { return tui.Options{}, nil }
@@ -611,7 +551,7 @@ func TestHostKeyNothingInWorkingDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after := dirState(t, cwd); after != before {
+	if after := testbed.DirState(t, cwd); after != before {
 		t.Errorf("the working directory changed:\nbefore\n%safter\n%s", before, after)
 	}
 	if n := len(s.ssh.HostSigners); n != 1 {
@@ -622,28 +562,6 @@ func TestHostKeyNothingInWorkingDir(t *testing.T) {
 	}
 }
 
-// dirState lists dir's entries, recursively, with their modes, and dir's own mode.
-func dirState(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(&b, "%s %v %d\n", rel, fi.Mode(), fi.Size())
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 // TestShutdownSaysGoodbye: cancelling the server's context ends each open session with the
 // goodbye line, and Serve returns.
 func TestShutdownSaysGoodbye(t *testing.T) {
@@ -651,11 +569,11 @@ func TestShutdownSaysGoodbye(t *testing.T) {
 	f := startServer(t, alice, bob, nil)
 	s1, o1, _ := f.terminal(t, "alice", alice, "xterm")
 	s2, o2, _ := f.terminal(t, "bob", bob, "xterm")
-	o1.waitFor(t, "Acme Studio")
-	o2.waitFor(t, "Acme Studio")
+	o1.WaitFor(t, "Acme Studio")
+	o2.WaitFor(t, "Acme Studio")
 	f.cancel()
-	o1.waitFor(t, "triage: the server is shutting down; goodbye")
-	o2.waitFor(t, "triage: the server is shutting down; goodbye")
+	o1.WaitFor(t, "triage: the server is shutting down; goodbye")
+	o2.WaitFor(t, "triage: the server is shutting down; goodbye")
 	_ = waitEnd(t, s1)
 	_ = waitEnd(t, s2)
 	select {
@@ -678,18 +596,18 @@ func TestRolesOverSSH(t *testing.T) {
 	alice, bob := newSigner(t), newSigner(t)
 	f := startServer(t, alice, bob, nil)
 	_, bo, bsend := f.terminal(t, "alice", bob, "xterm") // bob's key, typing alice's name
-	bo.waitFor(t, "bob · viewer")
+	bo.WaitFor(t, "bob · viewer")
 	bsend("s")
-	bo.waitFor(t, "bob is a viewer")
+	bo.WaitFor(t, "bob is a viewer")
 	if n := f.emu.Count("spreadsheets.batchUpdate"); n != 0 {
 		t.Errorf("a viewer's s sent %d writes", n)
 	}
 	_, ao, asend := f.terminal(t, "alice", alice, "xterm")
-	ao.waitFor(t, "alice · operator")
+	ao.WaitFor(t, "alice · operator")
 	asend("s")
-	ao.waitFor(t, "Set status of")
+	ao.WaitFor(t, "Set status of")
 	asend("4")
-	ao.waitFor(t, "set to done")
+	ao.WaitFor(t, "set to done")
 	if n := f.emu.Count("spreadsheets.batchUpdate"); n != 1 {
 		t.Errorf("an operator's status change: %d writes, want 1", n)
 	}
@@ -714,9 +632,9 @@ func TestShutdownLetsWritesLand(t *testing.T) {
 		}
 	})
 	_, out, send := f.terminal(t, "alice", alice, "xterm")
-	out.waitFor(t, "Acme Studio")
+	out.WaitFor(t, "Acme Studio")
 	send("s")
-	out.waitFor(t, "Set status of")
+	out.WaitFor(t, "Set status of")
 	send("5") // spam: no row of the demo's newest is spam yet
 	select {
 	case <-held:
@@ -726,12 +644,12 @@ func TestShutdownLetsWritesLand(t *testing.T) {
 	f.cancel()
 	// The session has the shutdown and is waiting for its write (a session ended with
 	// tea.Quit would never say this); nothing decides it but what the session draws.
-	out.waitFor(t, "closing: your change is being written first")
+	out.WaitFor(t, "closing: your change is being written first")
 	if strings.Contains(out.String(), msgShutdown) {
 		t.Error("the session ended while its write was held")
 	}
 	let()
-	out.waitFor(t, "triage: the server is shutting down; goodbye")
+	out.WaitFor(t, "triage: the server is shutting down; goodbye")
 	if n := f.emu.Count("spreadsheets.batchUpdate"); n != 1 {
 		t.Errorf("batchUpdate requests: %d, want the one write", n)
 	}
@@ -757,12 +675,12 @@ func TestReloadChangesWhoGetsIn(t *testing.T) {
 		t.Fatal("carol got in before she was listed")
 	}
 	open, out, _ := f.terminal(t, "alice", alice, "xterm")
-	out.waitFor(t, "Acme Studio")
+	out.WaitFor(t, "Acme Studio")
 	f.nextCall(t)
 	f.srv.Reload(&config.ServeAuth{Keys: map[string]config.ServeIdentity{
 		gossh.FingerprintSHA256(carol.PublicKey()): {Name: "carol", Access: model.AccessTriager},
 	}})
-	out.waitFor(t, "triage: your access changed; connect again")
+	out.WaitFor(t, "triage: your access changed; connect again")
 	_ = waitEnd(t, open)
 	sess, _, _ := f.terminal(t, "carol", carol, "xterm")
 	if c := f.nextCall(t); c.user.Name != "carol" || c.user.Access != model.AccessTriager {
@@ -782,10 +700,10 @@ func TestDumbTerminalIsPlain(t *testing.T) {
 	if c := f.nextCall(t); !strings.Contains(strings.Join(c.env, " "), "TERM=dumb") {
 		t.Errorf("env = %v", c.env)
 	}
-	out.waitFor(t, "Acme Studio")
+	out.WaitFor(t, "Acme Studio")
 	time.Sleep(200 * time.Millisecond)
 	if s := out.String(); strings.Contains(s, "\x1b[38;") || strings.Contains(s, "\x1b[48;") {
-		t.Errorf("TERM=dumb output has colours: %q", tail(s))
+		t.Errorf("TERM=dumb output has colours: %q", testbed.Tail(s))
 	}
 	_ = sess.Close()
 }

@@ -19,6 +19,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
@@ -166,7 +167,7 @@ func TestSSHEndToEnd(t *testing.T) {
 		Keys:  map[string]config.ServeIdentity{aliceFP: {Name: "alice", Access: model.AccessOperator}, bobFP: {Name: "bob", Access: model.AccessViewer}},
 		Users: map[string]model.Access{"alice": model.AccessOperator, "bob": model.AccessViewer},
 	}
-	logs := &syncBuffer{}
+	logs := &testbed.Buffer{}
 	addr := serveHub(t, f, auth, logs)
 
 	// An unlisted key: refused at authentication, no screen.

@@ -367,16 +367,24 @@ func TestShrinkingDropsWhatIsPastTheEdge(t *testing.T) {
 	}
 }
 
+// persisted serves twoTabs as workbook "lim", saved to a file (its path returned), with
+// value written at cell through the API.
+func persisted(t *testing.T, cell, value string) (*Emulator, *sheets.Service, string) {
+	t.Helper()
+	e, svc := serve(t, twoTabs())
+	path := filepath.Join(t.TempDir(), "lim.json")
+	e.SetPersist("lim", path)
+	if _, err := svc.Spreadsheets.Values.Update("lim", cell, &sheets.ValueRange{Values: [][]any{{value}}}).ValueInputOption("RAW").Do(); err != nil {
+		t.Fatal(err)
+	}
+	return e, svc, path
+}
+
 // TestAbsurdRequestsNeverBrickPersistedFile runs every absurd request of
 // the issue against a persisted workbook: after each one the file on disk
 // still loads, and holds what the emulator serves.
 func TestAbsurdRequestsNeverBrickPersistedFile(t *testing.T) {
-	e, svc := serve(t, twoTabs())
-	path := filepath.Join(t.TempDir(), "lim.json")
-	e.SetPersist("lim", path)
-	if _, err := svc.Spreadsheets.Values.Update("lim", "T!B1", &sheets.ValueRange{Values: [][]any{{"saved"}}}).ValueInputOption("RAW").Do(); err != nil {
-		t.Fatal(err)
-	}
+	e, svc, path := persisted(t, "T!B1", "saved")
 	type attempt struct {
 		name string
 		do   func() error
@@ -413,12 +421,7 @@ func TestAbsurdRequestsNeverBrickPersistedFile(t *testing.T) {
 // request-time checks, the change would be refused rather than kept and
 // persisted. The state is broken by hand here, as only a bug could.
 func TestCommitRefusesUnloadableState(t *testing.T) {
-	e, svc := serve(t, twoTabs())
-	path := filepath.Join(t.TempDir(), "lim.json")
-	e.SetPersist("lim", path)
-	if _, err := svc.Spreadsheets.Values.Update("lim", "T!A2", &sheets.ValueRange{Values: [][]any{{"ok"}}}).ValueInputOption("RAW").Do(); err != nil {
-		t.Fatal(err)
-	}
+	e, svc, path := persisted(t, "T!A2", "ok")
 	e.mu.Lock()
 	e.books["lim"].sheets[0].valid[-1] = []string{"x"}
 	e.mu.Unlock()

@@ -1,0 +1,131 @@
+// Package testbed is the test setup that several packages' tests share: the Sheets
+// emulator behind a real HTTP server with a real sheets/v4 client over it, a local OAuth
+// authorization server, a gate that holds calls at a destination, a TUI program a test can
+// look into, the randomised tests' seeds, and small helpers (a buffer two goroutines share,
+// a byte counter that says when a writer goes quiet, SSH keys).
+//
+// It is not a _test package so that the tests of sheets, replay, config, tui,
+// internal/serve, internal/cli and the root can all import it; its parts are real (real
+// HTTP, the real client, the real emulator), never fakes that skip the wire (docs/DESIGN.md
+// §12). Only tests may import it: no production package does (docs/DESIGN.md §1), and of
+// ours it imports only model, sheets and the emulator (replay/receiver may join them), so
+// that the in-package tests of config, tui, internal/serve and internal/cli can import it
+// without a cycle. TestOnlyTestsImportTheTestbed holds both.
+package testbed
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/triage-dev/triage/sheets/emulator"
+)
+
+// Wait bounds every wait in this package: how long a test waits for something that should
+// happen at once. It only turns a hang into a failure, generous enough that a loaded machine
+// (-race, both cores busy) never reaches it; no outcome depends on it.
+const Wait = 10 * time.Second
+
+// Buffer is a bytes.Buffer that a writer and a reader in different goroutines may share (a
+// command's output read by the test while it runs, a logger's lines).
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String is everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// WaitFor waits until the buffer holds want, failing the test with what it holds.
+func (b *Buffer) WaitFor(t testing.TB, want string) {
+	t.Helper()
+	if !emulator.Poll(Wait, func() bool { return strings.Contains(b.String(), want) }) {
+		t.Fatalf("no %q within %s; got:\n%q", want, Wait, Tail(b.String()))
+	}
+}
+
+// Tail is the last 2000 bytes of s, for a failure message.
+func Tail(s string) string {
+	if len(s) > 2000 {
+		return "…" + s[len(s)-2000:]
+	}
+	return s
+}
+
+// Serve serves h over real HTTP on the loopback interface until the test ends.
+func Serve(t testing.TB, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// DirState lists dir's entries, recursively, with their modes and sizes, and dir's own mode:
+// compared before and after, it shows whether a command changed anything there.
+func DirState(t testing.TB, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %v %d\n", rel, fi.Mode(), fi.Size())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// ReadOnlyWorkDir makes the test's working directory a fresh one holding one file, read-only
+// (0555) until the test ends, and returns it with its DirState: a command that must write
+// nothing there can be checked against it.
+func ReadOnlyWorkDir(t testing.TB) (dir, state string) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	state = DirState(t, dir)
+	t.Chdir(dir)
+	return dir, state
+}
+
+// WriteFile writes text to name under a fresh t.TempDir() and returns its path (a config
+// file, a client secret).
+func WriteFile(t testing.TB, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -1,0 +1,63 @@
+package testbed
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/triage-dev/triage/"
+
+// TestOnlyTestsImportTheTestbed holds docs/DESIGN.md §1's rule: no production file (a .go
+// file that is not a _test.go file, outside this package) imports internal/testbed, and the
+// testbed imports only the packages of ours that the rule names, so that the in-package tests
+// of tui, internal/serve and internal/cli can import it without a cycle.
+func TestOnlyTestsImportTheTestbed(t *testing.T) {
+	allowed := []string{"model", "sheets", "sheets/emulator", "replay/receiver"}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && p != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		rel, _ := filepath.Rel(root, p)
+		inTestbed := filepath.Dir(rel) == filepath.Join("internal", "testbed")
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			ours, isOurs := strings.CutPrefix(path, module)
+			switch {
+			case !isOurs:
+			case inTestbed && !slices.Contains(allowed, ours):
+				t.Errorf("%s imports %s: the testbed may import only %v of ours", rel, path, allowed)
+			case !inTestbed && ours == "internal/testbed":
+				t.Errorf("%s is production code and imports the testbed", rel)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 50 {
+		t.Fatalf("read %d production files under %s: not the module's tree", files, root)
+	}
+}
