@@ -264,6 +264,17 @@ func TestFilterNarrows(t *testing.T) {
 		{"!kind:503", "!kind:", false},
 		{"b a", "a b", true}, // order of terms doesn't matter
 		{"Status:NEW", "status:n", true},
+		// as a person types in the TUI's filter prompt
+		{"a b", "a ", true},
+		{"status:new", "status:ne", true},
+		{"Status:new", "Status:ne", true},
+		{"x b", "a b", false},
+		{"ab c", "a", true},
+		{"!a b", "!a", true}, // another term on a negated one: still only narrower
+		{"status:new|re", "status:new|r", true},
+		{`"call me`, `"call`, true},
+		{`"call|x`, `"call`, true},
+		{`call|x`, `call`, false},
 	}
 	for _, c := range cases {
 		if got := ParseFilter(c.next).Narrows(ParseFilter(c.prev)); got != c.want {

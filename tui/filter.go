@@ -179,14 +179,6 @@ func (d *tabData) match(f model.Filter, base []int32) []int32 {
 	return out
 }
 
-// narrows reports whether every row matching query next also matches query prev, so next can
-// be computed from prev's result instead of the whole table (model.Filter.Narrows: judged
-// from the parsed queries, so OR alternatives, quotes, negation and prefix-matched status and
-// kind are all taken into account; anything it can't prove is a full scan).
-func narrows(next, prev string) bool {
-	return model.ParseFilter(next).Narrows(model.ParseFilter(prev))
-}
-
 // filterPrompt is the filter's line at the foot of the table (`/`): whether it is open, and the
 // text typed. The root opens it (with the tab's query), draws it and places the cursor.
 type filterPrompt struct {

@@ -86,36 +86,6 @@ func TestNarrowingMatchesFullScan(t *testing.T) {
 	}
 }
 
-func TestNarrows(t *testing.T) {
-	cases := []struct {
-		next, prev string
-		want       bool
-	}{
-		{"ab", "a", true},
-		{"a b", "a", true},
-		{"a b", "a ", true},
-		{"source:crm", "source:cr", true},
-		{"status:new", "status:ne", true}, // status matches by prefix: a longer prefix narrows
-		{"Status:new", "Status:ne", true},
-		{"!abc", "!ab", false}, // negation matches more as it grows
-		{"source:x", "sour", false},
-		{"a", "ab", false},
-		{"x b", "a b", false},
-		{"ab c", "a", true},
-		{"!a b", "!a", true}, // another term on a negated one: still only narrower
-		{"status:new|r", "status:new|", false},
-		{"status:new|re", "status:new|r", true},
-		{`"call me`, `"call`, true},
-		{`"call|x`, `"call`, true}, // | inside quotes is text
-		{`call|x`, `call`, false},
-	}
-	for _, c := range cases {
-		if got := narrows(c.next, c.prev); got != c.want {
-			t.Errorf("narrows(%q, %q) = %v, want %v", c.next, c.prev, got, c.want)
-		}
-	}
-}
-
 // visibleIDs is the IDs of the rows the active tab shows, sorted (the display order is the
 // table's business; the filter decides which rows).
 func visibleIDs(m *Model) string {
