@@ -107,7 +107,6 @@ func openTab(ctx context.Context, g *globals, e *env, name string) (*sheets.Stor
 	return st, t, err
 }
 
-
 // listColumns picks the columns `list` shows besides row, ID and status.
 func listColumns(t *model.Table) []int {
 	var fields []model.Field
