@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
+	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
@@ -185,17 +187,41 @@ type keyFile struct {
 // at the first request. No credentials at all is an error wrapping ErrNoCredentials that
 // lists the three ways to get some.
 func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, error) {
+	svc, _, ident, err := ConnectWithDrive(ctx, a)
+	return svc, ident, err
+}
+
+// ConnectWithDrive is Connect that also returns a Drive API client over the same credential,
+// for the change check (Store.WithDrive): against an emulator, its files.get; with
+// credentials, the same token, which asks for the drive.metadata.readonly scope too where
+// the credential can ask for scopes (a service account; ADC and a cached login keep what
+// they were granted, and a Drive answer of 403 turns the check off).
+func ConnectWithDrive(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Service, Identity, error) {
 	getenv := a.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
 	if endpoint := emulatorEndpoint(a.Endpoint, getenv); endpoint != "" {
-		return connectEmulator(ctx, endpoint, a.HTTPClient)
+		svc, ident, err := connectEmulator(ctx, endpoint, a.HTTPClient)
+		if err != nil {
+			return nil, nil, ident, err
+		}
+		dopts := []option.ClientOption{option.WithEndpoint(endpoint + "drive/v3/"), option.WithUserAgent(userAgent)}
+		if a.HTTPClient != nil {
+			dopts = append(dopts, option.WithHTTPClient(a.HTTPClient))
+		} else {
+			dopts = append(dopts, option.WithoutAuthentication())
+		}
+		dsvc, err := drive.NewService(ctx, dopts...)
+		if err != nil {
+			return nil, nil, ident, fmt.Errorf("connect to the emulator's Drive API at %s: %w", endpoint, err)
+		}
+		return svc, dsvc, ident, nil
 	}
 
 	scopes := a.Scopes
 	if len(scopes) == 0 {
-		scopes = DefaultScopes
+		scopes = append(slices.Clone(DefaultScopes), drive.DriveMetadataReadonlyScope)
 	}
 	tokenClient := a.HTTPClient
 	if tokenClient == nil {
@@ -226,7 +252,7 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 		cred, err = fromDefaultCredentials(tokCtx, home, scopes)
 	}
 	if err != nil {
-		return nil, Identity{}, err
+		return nil, nil, Identity{}, err
 	}
 	if cred.tokenURI == "" && !cred.metadata {
 		cred.tokenURI = google.Endpoint.TokenURL
@@ -234,18 +260,27 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 
 	ts := oauth2.ReuseTokenSource(nil, cred.ts)
 	if _, err := fetchToken(ctx, ts); err != nil {
-		return nil, Identity{}, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
+		return nil, nil, Identity{}, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
 	}
 
-	opts := []option.ClientOption{option.WithHTTPClient(apiHTTPClient(a.HTTPClient, ts, cred.quota)), option.WithUserAgent(userAgent)}
+	hc := apiHTTPClient(a.HTTPClient, ts, cred.quota)
+	opts := []option.ClientOption{option.WithHTTPClient(hc), option.WithUserAgent(userAgent)}
 	if a.APIEndpoint != "" {
 		opts = append(opts, option.WithEndpoint(normalizeEndpoint(a.APIEndpoint)))
 	}
 	svc, err := sheetsapi.NewService(ctx, opts...)
 	if err != nil {
-		return nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
+		return nil, nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
 	}
-	return svc, cred.id, nil
+	var dsvc *drive.Service
+	if a.APIEndpoint == "" {
+		// A test's API endpoint serves Sheets only; Google's serves Drive too.
+		dsvc, err = drive.NewService(ctx, option.WithHTTPClient(hc), option.WithUserAgent(userAgent))
+		if err != nil {
+			return nil, nil, Identity{}, fmt.Errorf("connect to the Drive API: %w", err)
+		}
+	}
+	return svc, dsvc, cred.id, nil
 }
 
 // emulatorEndpoint settles, before any credentials are looked for, whether Connect talks to

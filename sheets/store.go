@@ -90,6 +90,8 @@ type Store struct {
 	// before the first: a Load reads only tabs that exist (no request fails for a missing
 	// optional tab), and a later Load reads them alongside the new list.
 	titles map[string]string
+	// change is the Drive version check (WithDrive), nil without one.
+	change *changeCheck
 	// planned are the rows LoadTab read, by normalised tab name: the next Apply plans its
 	// first round from them instead of reading the tab again (see LoadTab).
 	planned map[string][][]any
@@ -211,6 +213,7 @@ func (s *Store) batchGet(ctx context.Context, op string, b *budget, ranges []str
 func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 	const op = "load"
 	s.dropPlanned()
+	s.loadStarted()
 	known := s.knownTabs()
 	// rows[i] are the rows of s.tabs[i]; read[i] says they were read.
 	rows := make([][][]any, len(s.tabs))

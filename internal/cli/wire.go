@@ -84,7 +84,7 @@ func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*s
 	if s.spreadsheet == "" {
 		return nil, sheets.Identity{}, usageErr("no spreadsheet: pass --spreadsheet ID, set TRIAGE_SPREADSHEET, or put spreadsheet = \"ID\" in %s (the ID is the part of the sheet's URL between /d/ and /edit)", first(s.cfg.Path(), e.vars().defaultConfigPath))
 	}
-	svc, ident, err := sheets.Connect(ctx, sheets.AuthOptions{
+	svc, dsvc, ident, err := sheets.ConnectWithDrive(ctx, sheets.AuthOptions{
 		Endpoint:           s.endpoint,
 		CredentialsFile:    s.credentials,
 		CredentialsFromEnv: s.credentialsFromEnv,
@@ -101,7 +101,7 @@ func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*s
 		ReadOnly:      s.readonly,
 		Actor:         actorName(ident, e),
 		Identity:      ident,
-	})
+	}).WithDrive(dsvc)
 	return st, ident, nil
 }
 
