@@ -632,13 +632,6 @@ var routeErr = errf(http.StatusNotFound, "Method not found.")
 // follows it is the route's verb.
 func route(r *http.Request) (*call, *apiError) {
 	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
-	if len(segs) == 4 && segs[0] == "drive" && segs[1] == "v3" && segs[2] == "files" && r.Method == http.MethodGet {
-		id, err := url.PathUnescape(segs[3])
-		if err != nil || id == "" {
-			return nil, routeErr
-		}
-		return &call{method: MethodDriveGet, id: id, resp: reflect.TypeFor[drive.File]()}, nil
-	}
 	if len(segs) < 2 || segs[0] != "v4" {
 		return nil, routeErr
 	}
@@ -716,6 +709,20 @@ func route(r *http.Request) (*call, *apiError) {
 		return nil, routeErr
 	}
 	return c, nil
+}
+
+// routeDrive routes the one Drive API v3 call the emulator answers: GET
+// /drive/v3/files/{id} (the spreadsheet's version).
+func routeDrive(r *http.Request) (*call, *apiError) {
+	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	if len(segs) != 4 || segs[1] != "v3" || segs[2] != "files" || r.Method != http.MethodGet {
+		return nil, routeErr
+	}
+	id, err := url.PathUnescape(segs[3])
+	if err != nil || id == "" {
+		return nil, routeErr
+	}
+	return &call{method: MethodDriveGet, id: id, resp: reflect.TypeFor[drive.File]()}, nil
 }
 
 func isValueWrite(method string) bool {
@@ -805,6 +812,9 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	c, rerr := route(r)
+	if strings.HasPrefix(r.URL.Path, "/drive/") {
+		c, rerr = routeDrive(r)
+	}
 	method := ""
 	if c != nil {
 		method = c.method
