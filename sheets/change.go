@@ -85,6 +85,9 @@ func (s *Store) Changed(ctx context.Context) (bool, error) {
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) && (gerr.Code == 401 || gerr.Code == 403 || gerr.Code == 404) {
 		why := fmt.Sprintf("Drive answered %d to files.get: give the credential the %s scope, or enable the Drive API", gerr.Code, drive.DriveMetadataReadonlyScope)
+		if gerr.Code == 404 {
+			why = fmt.Sprintf("Drive answered 404 to files.get: the file is not visible to Drive for this credential (the %s scope, shared with its account)", drive.DriveMetadataReadonlyScope)
+		}
 		c.mu.Lock()
 		c.off = why
 		c.mu.Unlock()
