@@ -187,16 +187,34 @@ type keyFile struct {
 // at the first request. No credentials at all is an error wrapping ErrNoCredentials that
 // lists the three ways to get some.
 func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, error) {
-	svc, _, ident, err := ConnectWithDrive(ctx, a)
-	return svc, ident, err
+	c, err := ConnectWithDrive(ctx, a)
+	if err != nil {
+		return nil, c.Identity, err
+	}
+	return c.Sheets, c.Identity, nil
+}
+
+// Conn is what ConnectWithDrive connects: the Sheets client, a Drive client over the same
+// credential (nil where there is none), the HTTP client both send with, and who the API sees.
+type Conn struct {
+	Sheets   *sheetsapi.Service
+	Drive    *drive.Service
+	HTTP     *http.Client
+	Identity Identity
 }
 
 // ConnectWithDrive is Connect that also returns a Drive API client over the same credential,
-// for the change check (Store.WithDrive): against an emulator, its files.get; with
-// credentials, the same token, which asks for the drive.metadata.readonly scope too where
-// the credential can ask for scopes (a service account; ADC and a cached login keep what
-// they were granted, and a Drive answer of 403 turns the check off).
-func ConnectWithDrive(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Service, Identity, error) {
+// for the change check (Store.WithDrive), and the HTTP client the store's streaming reads
+// use (Options.HTTPClient): against an emulator, its files.get; with credentials, the same
+// token, which asks for the drive.metadata.readonly scope too where the credential can ask
+// for scopes (a service account; ADC and a cached login keep what they were granted, and a
+// Drive answer of 403 turns the check off).
+func ConnectWithDrive(ctx context.Context, a AuthOptions) (Conn, error) {
+	svc, dsvc, hc, ident, err := connect(ctx, a)
+	return Conn{Sheets: svc, Drive: dsvc, HTTP: hc, Identity: ident}, err
+}
+
+func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Service, *http.Client, Identity, error) {
 	getenv := a.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -204,7 +222,11 @@ func ConnectWithDrive(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *
 	if endpoint := emulatorEndpoint(a.Endpoint, getenv); endpoint != "" {
 		svc, ident, err := connectEmulator(ctx, endpoint, a.HTTPClient)
 		if err != nil {
-			return nil, nil, ident, err
+			return nil, nil, nil, ident, err
+		}
+		hc := a.HTTPClient
+		if hc == nil {
+			hc = http.DefaultClient
 		}
 		dopts := []option.ClientOption{option.WithEndpoint(endpoint + "drive/v3/"), option.WithUserAgent(userAgent)}
 		if a.HTTPClient != nil {
@@ -214,9 +236,9 @@ func ConnectWithDrive(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *
 		}
 		dsvc, err := drive.NewService(ctx, dopts...)
 		if err != nil {
-			return nil, nil, ident, fmt.Errorf("connect to the emulator's Drive API at %s: %w", endpoint, err)
+			return nil, nil, nil, ident, fmt.Errorf("connect to the emulator's Drive API at %s: %w", endpoint, err)
 		}
-		return svc, dsvc, ident, nil
+		return svc, dsvc, hc, ident, nil
 	}
 
 	scopes := a.Scopes
@@ -252,7 +274,7 @@ func ConnectWithDrive(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *
 		cred, err = fromDefaultCredentials(tokCtx, home, scopes)
 	}
 	if err != nil {
-		return nil, nil, Identity{}, err
+		return nil, nil, nil, Identity{}, err
 	}
 	if cred.tokenURI == "" && !cred.metadata {
 		cred.tokenURI = google.Endpoint.TokenURL
@@ -260,7 +282,7 @@ func ConnectWithDrive(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *
 
 	ts := oauth2.ReuseTokenSource(nil, cred.ts)
 	if _, err := fetchToken(ctx, ts); err != nil {
-		return nil, nil, Identity{}, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
+		return nil, nil, nil, Identity{}, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
 	}
 
 	hc := apiHTTPClient(a.HTTPClient, ts, cred.quota)
@@ -270,17 +292,17 @@ func ConnectWithDrive(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *
 	}
 	svc, err := sheetsapi.NewService(ctx, opts...)
 	if err != nil {
-		return nil, nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
+		return nil, nil, nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
 	}
 	var dsvc *drive.Service
 	if a.APIEndpoint == "" {
 		// A test's API endpoint serves Sheets only; Google's serves Drive too.
 		dsvc, err = drive.NewService(ctx, option.WithHTTPClient(hc), option.WithUserAgent(userAgent))
 		if err != nil {
-			return nil, nil, Identity{}, fmt.Errorf("connect to the Drive API: %w", err)
+			return nil, nil, nil, Identity{}, fmt.Errorf("connect to the Drive API: %w", err)
 		}
 	}
-	return svc, dsvc, cred.id, nil
+	return svc, dsvc, hc, cred.id, nil
 }
 
 // emulatorEndpoint settles, before any credentials are looked for, whether Connect talks to

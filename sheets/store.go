@@ -3,6 +3,7 @@ package sheets
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,11 @@ type Options struct {
 	Identity Identity
 	// Retry bounds retries of each request; the zero value is 5 attempts, 500ms, 10s cap.
 	Retry RetryPolicy
+	// HTTPClient, when set, is the client svc sends with (ConnectWithDrive's Conn.HTTP): reads
+	// of values go through it, with the URL and query the sheets/v4 client builds, and are
+	// decoded as they arrive instead of by the client's generic decode (values.go). Nil: the
+	// client's Do.
+	HTTPClient *http.Client
 	// Now is the clock of triaged_at and Workbook.Loaded (default time.Now). triaged_at is
 	// written to the millisecond and moved on by a millisecond where an Apply would repeat the
 	// previous one's stamp, so a fixed clock still gives each Apply its own stamp.
@@ -60,6 +66,7 @@ func WithActor(ctx context.Context, name string) context.Context {
 // use; each Load and Apply reads the sheet afresh.
 type Store struct {
 	svc      *sheetsapi.Service
+	hc       *http.Client
 	id       string
 	tabs     []model.TabConfig
 	readOnly bool
@@ -103,6 +110,7 @@ func New(ctx context.Context, svc *sheetsapi.Service, opts Options) *Store {
 	_ = ctx
 	s := &Store{
 		svc:       svc,
+		hc:        opts.HTTPClient,
 		id:        opts.SpreadsheetID,
 		tabs:      append([]model.TabConfig(nil), opts.Tabs...),
 		readOnly:  opts.ReadOnly,
@@ -180,6 +188,22 @@ func (s *Store) getMeta(ctx context.Context, op string, b *budget) (*sheetsapi.S
 
 // batchGet sends one values:batchGet with the read render options, retrying within b.
 func (s *Store) batchGet(ctx context.Context, op string, b *budget, ranges []string) ([]*sheetsapi.ValueRange, error) {
+	if s.hc != nil {
+		var rows [][][]any
+		err := s.callWith(ctx, op, b, func(ctx context.Context) error {
+			var err error
+			rows, err = s.rawBatchGet(ctx, ranges)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		vrs := make([]*sheetsapi.ValueRange, len(rows))
+		for i, r := range rows {
+			vrs[i] = &sheetsapi.ValueRange{Values: r}
+		}
+		return vrs, nil
+	}
 	var resp *sheetsapi.BatchGetValuesResponse
 	err := s.callWith(ctx, op, b, func(ctx context.Context) error {
 		var err error
