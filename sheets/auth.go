@@ -242,8 +242,12 @@ func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Ser
 	}
 
 	scopes := a.Scopes
+	// A service-account key may ask for any scope: it asks for Drive's metadata too (the
+	// change check). Other credentials keep what they were granted (asking a VM's metadata
+	// server for a scope it lacks would fail the token itself); Drive's 403 says so then.
+	withDrive := len(scopes) == 0
 	if len(scopes) == 0 {
-		scopes = append(slices.Clone(DefaultScopes), drive.DriveMetadataReadonlyScope)
+		scopes = DefaultScopes
 	}
 	tokenClient := a.HTTPClient
 	if tokenClient == nil {
@@ -267,7 +271,7 @@ func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Ser
 	)
 	switch {
 	case credFile != "":
-		cred, err = fromCredentialsFile(tokCtx, credFile, credEnv, scopes)
+		cred, err = fromCredentialsFile(tokCtx, credFile, credEnv, scopes, withDrive)
 	case a.TokenCacheFile != "" && fileExists(a.TokenCacheFile):
 		cred, err = fromCachedLogin(tokCtx, a.TokenCacheFile, scopes)
 	default:
@@ -353,7 +357,7 @@ type credSource struct {
 // GOOGLE_APPLICATION_CREDENTIALS). It parses the file itself before the Google library does,
 // so that the operator learns which of the two named the file, a type triage can't use is
 // refused by name, and the token_uri is vetted before any secret is sent to it.
-func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, scopes []string) (credSource, error) {
+func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, scopes []string, withDrive bool) (credSource, error) {
 	b, err := os.ReadFile(credFile)
 	if err != nil {
 		via := "--credentials"
@@ -382,6 +386,9 @@ func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, 
 		ctype, id = google.AuthorizedUser, Identity{Kind: KindAuthorizedUser, Source: credFile}
 	default:
 		return credSource{}, fmt.Errorf("%w: %s has credentials of type %q; triage takes a service-account key (\"service_account\") or an authorized-user file (\"authorized_user\")", ErrNoCredentials, credFile, kf.Type)
+	}
+	if ctype == google.ServiceAccount && withDrive {
+		scopes = append(slices.Clone(scopes), drive.DriveMetadataReadonlyScope)
 	}
 	creds, err := google.CredentialsFromJSONWithType(tokCtx, b, ctype, scopes...)
 	if err != nil {
