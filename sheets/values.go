@@ -350,7 +350,7 @@ func (j *jsonReader) number(first byte) (float64, error) {
 }
 
 // validNumber reports whether b is a JSON number (strconv accepts more: "1.", ".5", "0x1p3",
-// leading zeros).
+// leading zeros): -?int frac? exp?.
 func validNumber(b []byte) bool {
 	i := 0
 	if i < len(b) && b[i] == '-' {
@@ -360,20 +360,13 @@ func validNumber(b []byte) bool {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digits(b, i)
 	default:
 		return false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false
+		if i = digits(b, i+1); b[i-1] == '.' {
+			return false // no digit after the point
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
@@ -382,14 +375,19 @@ func validNumber(b []byte) bool {
 			i++
 		}
 		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == start {
+		if i = digits(b, i); i == start {
 			return false
 		}
 	}
 	return i == len(b)
+}
+
+// digits returns the index after the run of digits of b starting at i.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // str reads the rest of a string whose opening quote was read.
