@@ -86,11 +86,16 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
 		actor = a
 	}
+	planned := s.takePlanned(work)
+	b := &budget{}
+	if err := s.knowDamage(ctx, op, b, edits); err != nil {
+		return model.ApplyResult{}, err
+	}
 	if err := s.keyBlocked(op, edits); err != nil {
 		return model.ApplyResult{}, err
 	}
-	w := &writer{s: s, op: op, work: work, edits: edits, actor: actor, now: s.stamp(), b: &budget{},
-		final: make([]*outcome, len(edits)), lastRow: map[int]int{}}
+	w := &writer{s: s, op: op, work: work, edits: edits, actor: actor, now: s.stamp(), b: b,
+		final: make([]*outcome, len(edits)), lastRow: map[int]int{}, planned: planned}
 	res, err := w.run(ctx)
 	if len(res.Damaged) > 0 {
 		// Best effort: the damage is in the result whether or not its sheet is made.
@@ -166,6 +171,9 @@ type writer struct {
 	landed bool
 	// damaged are cells that could not be put back (see model.Damage).
 	damaged []model.Damage
+	// planned are the rows LoadTab read for this write (see Store.LoadTab), used by the
+	// first round instead of a read, then dropped; nil: the first round reads.
+	planned [][][]any
 }
 
 // writePlan is one round's write.
@@ -233,6 +241,11 @@ func (w *writer) run(ctx context.Context) (model.ApplyResult, error) {
 // (its entry, or the empty fence), and a landed one is checked before anything is planned.
 func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err error) {
 	s := w.s
+	if w.planned != nil && len(w.lost) == 0 {
+		// The command's own read, which its edits were built from: one read per command.
+		rowsOf, w.planned = w.planned, nil
+		return rowsOf, make([]bool, len(w.work)), nil
+	}
 	var landed []*writePlan
 	for len(w.lost) > 0 {
 		p := w.lost[0]
@@ -762,7 +775,7 @@ func (s *Store) readForWrite(ctx context.Context, op string, b *budget, work []*
 		if merr != nil {
 			return nil, nil, nil, merr
 		}
-		s.rememberSheetIDs(meta)
+		s.rememberSheetIDs(meta, true)
 		var again []string
 		var idx []int
 		for i := range ranges {

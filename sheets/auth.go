@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
+	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/option"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
@@ -185,15 +187,65 @@ type keyFile struct {
 // at the first request. No credentials at all is an error wrapping ErrNoCredentials that
 // lists the three ways to get some.
 func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, error) {
+	c, err := ConnectWithDrive(ctx, a)
+	if err != nil {
+		return nil, c.Identity, err
+	}
+	return c.Sheets, c.Identity, nil
+}
+
+// Conn is what ConnectWithDrive connects: the Sheets client, a Drive client over the same
+// credential (nil where there is none), the HTTP client both send with, and who the API sees.
+type Conn struct {
+	Sheets   *sheetsapi.Service
+	Drive    *drive.Service
+	HTTP     *http.Client
+	Identity Identity
+}
+
+// ConnectWithDrive is Connect that also returns a Drive API client over the same credential,
+// for the change check (Store.WithDrive), and the HTTP client the store's streaming reads
+// use (Options.HTTPClient): against an emulator, its files.get; with credentials, the same
+// token, which asks for the drive.metadata.readonly scope too where the credential can ask
+// for scopes (a service account; ADC and a cached login keep what they were granted, and a
+// Drive answer of 403 turns the check off).
+func ConnectWithDrive(ctx context.Context, a AuthOptions) (Conn, error) {
+	svc, dsvc, hc, ident, err := connect(ctx, a)
+	return Conn{Sheets: svc, Drive: dsvc, HTTP: hc, Identity: ident}, err
+}
+
+func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Service, *http.Client, Identity, error) {
 	getenv := a.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
 	if endpoint := emulatorEndpoint(a.Endpoint, getenv); endpoint != "" {
-		return connectEmulator(ctx, endpoint, a.HTTPClient)
+		svc, ident, err := connectEmulator(ctx, endpoint, a.HTTPClient)
+		if err != nil {
+			return nil, nil, nil, ident, err
+		}
+		hc := a.HTTPClient
+		if hc == nil {
+			hc = http.DefaultClient
+		}
+		dopts := []option.ClientOption{option.WithEndpoint(endpoint + "drive/v3/"), option.WithUserAgent(userAgent)}
+		if a.HTTPClient != nil {
+			dopts = append(dopts, option.WithHTTPClient(a.HTTPClient))
+		} else {
+			dopts = append(dopts, option.WithoutAuthentication())
+		}
+		dsvc, err := drive.NewService(ctx, dopts...)
+		if err != nil {
+			return nil, nil, nil, ident, fmt.Errorf("connect to the emulator's Drive API at %s: %w", endpoint, err)
+		}
+		return svc, dsvc, hc, ident, nil
 	}
 
 	scopes := a.Scopes
+	// A service-account key may ask for any scope: it asks for Drive's metadata too (the
+	// change check). Other credentials keep what they were granted (asking a VM's metadata
+	// server for a scope it lacks would fail the token itself); Drive's 403 says so then.
+	withDrive := len(scopes) == 0
 	if len(scopes) == 0 {
 		scopes = DefaultScopes
 	}
@@ -219,14 +271,14 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 	)
 	switch {
 	case credFile != "":
-		cred, err = fromCredentialsFile(tokCtx, credFile, credEnv, scopes)
+		cred, err = fromCredentialsFile(tokCtx, credFile, credEnv, scopes, withDrive)
 	case a.TokenCacheFile != "" && fileExists(a.TokenCacheFile):
 		cred, err = fromCachedLogin(tokCtx, a.TokenCacheFile, scopes)
 	default:
 		cred, err = fromDefaultCredentials(tokCtx, home, scopes)
 	}
 	if err != nil {
-		return nil, Identity{}, err
+		return nil, nil, nil, Identity{}, err
 	}
 	if cred.tokenURI == "" && !cred.metadata {
 		cred.tokenURI = google.Endpoint.TokenURL
@@ -234,18 +286,27 @@ func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, 
 
 	ts := oauth2.ReuseTokenSource(nil, cred.ts)
 	if _, err := fetchToken(ctx, ts); err != nil {
-		return nil, Identity{}, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
+		return nil, nil, nil, Identity{}, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
 	}
 
-	opts := []option.ClientOption{option.WithHTTPClient(apiHTTPClient(a.HTTPClient, ts, cred.quota)), option.WithUserAgent(userAgent)}
+	hc := apiHTTPClient(a.HTTPClient, ts, cred.quota)
+	opts := []option.ClientOption{option.WithHTTPClient(hc), option.WithUserAgent(userAgent)}
 	if a.APIEndpoint != "" {
 		opts = append(opts, option.WithEndpoint(normalizeEndpoint(a.APIEndpoint)))
 	}
 	svc, err := sheetsapi.NewService(ctx, opts...)
 	if err != nil {
-		return nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
+		return nil, nil, nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
 	}
-	return svc, cred.id, nil
+	var dsvc *drive.Service
+	if a.APIEndpoint == "" {
+		// A test's API endpoint serves Sheets only; Google's serves Drive too.
+		dsvc, err = drive.NewService(ctx, option.WithHTTPClient(hc), option.WithUserAgent(userAgent))
+		if err != nil {
+			return nil, nil, nil, Identity{}, fmt.Errorf("connect to the Drive API: %w", err)
+		}
+	}
+	return svc, dsvc, hc, cred.id, nil
 }
 
 // emulatorEndpoint settles, before any credentials are looked for, whether Connect talks to
@@ -296,7 +357,7 @@ type credSource struct {
 // GOOGLE_APPLICATION_CREDENTIALS). It parses the file itself before the Google library does,
 // so that the operator learns which of the two named the file, a type triage can't use is
 // refused by name, and the token_uri is vetted before any secret is sent to it.
-func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, scopes []string) (credSource, error) {
+func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, scopes []string, withDrive bool) (credSource, error) {
 	b, err := os.ReadFile(credFile)
 	if err != nil {
 		via := "--credentials"
@@ -325,6 +386,9 @@ func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, 
 		ctype, id = google.AuthorizedUser, Identity{Kind: KindAuthorizedUser, Source: credFile}
 	default:
 		return credSource{}, fmt.Errorf("%w: %s has credentials of type %q; triage takes a service-account key (\"service_account\") or an authorized-user file (\"authorized_user\")", ErrNoCredentials, credFile, kf.Type)
+	}
+	if ctype == google.ServiceAccount && withDrive {
+		scopes = append(slices.Clone(scopes), drive.DriveMetadataReadonlyScope)
 	}
 	creds, err := google.CredentialsFromJSONWithType(tokCtx, b, ctype, scopes...)
 	if err != nil {

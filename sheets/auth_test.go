@@ -177,7 +177,8 @@ func TestConnectServiceAccountJWT(t *testing.T) {
 	if err := json.Unmarshal(payload, &claims); err != nil {
 		t.Fatal(err)
 	}
-	if claims.Iss != email || claims.Aud != tok.URL+"/token" || !strings.Contains(claims.Scope, "auth/spreadsheets") {
+	// Drive's metadata too: the change check before a refresh (change.go).
+	if claims.Iss != email || claims.Aud != tok.URL+"/token" || !strings.Contains(claims.Scope, "auth/spreadsheets") || !strings.Contains(claims.Scope, "auth/drive.metadata.readonly") {
 		t.Errorf("claims = %+v", claims)
 	}
 	checkBearer(t, emu, "ya29.service-account-token")

@@ -6,9 +6,11 @@
 //
 // # Request budget
 //
-// A Load is two concurrent requests for any number of tabs (plus one the first time, for
-// Status dropdowns, and one more only when a configured tab is missing). An Apply of any
-// number of edits is two requests when nothing moves. Every request has a deadline
+// A Load is two concurrent requests for any number of tabs; the first Load of a store asks for
+// the sheet list first, then reads the tabs that exist and the Status dropdowns concurrently
+// (three requests), so no request ever names a missing tab. An Apply of any number of edits is
+// two requests when nothing moves, and one (the write) after LoadTab, whose read of the tab
+// the first round plans from: a command reads its tab once. Every request has a deadline
 // (RetryPolicy.RequestTimeout) and goes through one helper that retries 429, 5xx and network
 // errors with full-jitter backoff, except a write: its cell addresses are row numbers, so a
 // write is never resent; it is settled (below) and planned again. Writes store text as text

@@ -2,6 +2,7 @@ package sheets_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
@@ -102,6 +103,9 @@ func (f *fixture) store(opts sheets.Options) *sheets.Store {
 	}
 	if opts.Retry.Sleep == nil {
 		opts.Retry.Sleep = f.sleep.Sleep
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = http.DefaultClient // reads decoded streaming, as Connect's store does
 	}
 	return sheets.New(context.Background(), f.svc, opts)
 }

@@ -28,7 +28,7 @@ func (s *Store) sheetInfos(ctx context.Context, op string, b *budget, work []*ta
 	if err != nil {
 		return nil, err
 	}
-	s.rememberSheetIDs(meta)
+	s.rememberSheetIDs(meta, true)
 	infos := make([]sheetInfo, len(work))
 	for i, w := range work {
 		infos[i] = sheetInfo{id: -1}
@@ -63,9 +63,12 @@ func (s *Store) cachedSheetInfos(work []*tabWork) []sheetInfo {
 	return infos
 }
 
-// rememberSheetIDs caches every tab's sheetInfo by name, and queues for deletion the journal
-// entries of other writers that are older than staleJournal (see journal.go).
-func (s *Store) rememberSheetIDs(meta *sheetsapi.Spreadsheet) {
+// rememberSheetIDs caches every tab's sheetInfo by name. From a complete sheet list (a
+// spreadsheets.get without ranges) it also learns which sheets exist, which tabs have a
+// damage sheet, and queues for deletion the journal entries of other writers that are older
+// than staleJournal (see journal.go); a list limited to some tabs (LoadTab's) says nothing
+// of the others.
+func (s *Store) rememberSheetIDs(meta *sheetsapi.Spreadsheet, complete bool) {
 	if meta == nil {
 		return
 	}
@@ -75,27 +78,41 @@ func (s *Store) rememberSheetIDs(meta *sheetsapi.Spreadsheet) {
 	if s.sheetCache == nil {
 		s.sheetCache = map[string]sheetInfo{}
 	}
-	// A damage sheet someone deleted is gone from this list: the tab is clear again.
-	s.damaged = map[string]string{}
 	for _, sh := range meta.Sheets {
 		if sh != nil && sh.Properties != nil {
-			if tab, ok := damagedTab(sh.Properties.Title, s.tabs); ok {
-				s.damaged[tabKey(tab)] = sh.Properties.Title
-			}
+			s.sheetCache[tabKey(sh.Properties.Title)] = infoOf(sh.Properties)
 		}
 	}
+	if !complete {
+		return
+	}
+	// A damage sheet someone deleted is gone from this list: the tab is clear again.
+	s.damaged = map[string]string{}
+	s.titles = map[string]string{}
 	for _, sh := range meta.Sheets {
 		if sh == nil || sh.Properties == nil {
 			continue
 		}
-		s.sheetCache[tabKey(sh.Properties.Title)] = infoOf(sh.Properties)
-		if t, ok := journalTime(sh.Properties.Title); ok && now.Sub(t) > staleJournal && !s.readOnly {
+		title := sh.Properties.Title
+		s.titles[tabKey(title)] = title
+		if tab, ok := damagedTab(title, s.tabs); ok {
+			s.damaged[tabKey(tab)] = title
+		}
+		if t, ok := journalTime(title); ok && now.Sub(t) > staleJournal && !s.readOnly {
 			if s.prunable == nil {
 				s.prunable = map[int64]bool{}
 			}
 			s.prunable[sh.Properties.SheetId] = true
 		}
 	}
+}
+
+// knownTabs returns the sheets of the last complete sheet list (title by normalised name),
+// nil before the first.
+func (s *Store) knownTabs() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.titles
 }
 
 // rememberWidths updates the cached widths from a write's answer (it lists every sheet).

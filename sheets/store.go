@@ -3,6 +3,7 @@ package sheets
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,7 @@ const (
 const metaFields = "spreadsheetId,properties(title,timeZone),sheets(properties(sheetId,title,gridProperties),data.columnMetadata.hiddenByUser)"
 
 // validationFields is the field mask of the one-off Status dropdown request.
-const validationFields = "sheets(properties(sheetId,title),data(rowData(values(dataValidation))))"
+const validationFields = "sheets(properties(sheetId,title),data(startColumn,rowData(values(dataValidation))))"
 
 // Options configures a Store.
 type Options struct {
@@ -40,6 +41,11 @@ type Options struct {
 	Identity Identity
 	// Retry bounds retries of each request; the zero value is 5 attempts, 500ms, 10s cap.
 	Retry RetryPolicy
+	// HTTPClient, when set, is the client svc sends with (ConnectWithDrive's Conn.HTTP): reads
+	// of values go through it, with the URL and query the sheets/v4 client builds, and are
+	// decoded as they arrive instead of by the client's generic decode (values.go). Nil: the
+	// client's Do.
+	HTTPClient *http.Client
 	// Now is the clock of triaged_at and Workbook.Loaded (default time.Now). triaged_at is
 	// written to the millisecond and moved on by a millisecond where an Apply would repeat the
 	// previous one's stamp, so a fixed clock still gives each Apply its own stamp.
@@ -60,6 +66,7 @@ func WithActor(ctx context.Context, name string) context.Context {
 // use; each Load and Apply reads the sheet afresh.
 type Store struct {
 	svc      *sheetsapi.Service
+	hc       *http.Client
 	id       string
 	tabs     []model.TabConfig
 	readOnly bool
@@ -86,6 +93,15 @@ type Store struct {
 	// damaged are the damage sheets (see damage.go) by normalised tab name, as the last
 	// metadata or this store's own writes showed them.
 	damaged map[string]string
+	// titles are the sheets of the last complete sheet list (title by normalised name), nil
+	// before the first: a Load reads only tabs that exist (no request fails for a missing
+	// optional tab), and a later Load reads them alongside the new list.
+	titles map[string]string
+	// change is the Drive version check (WithDrive), nil without one.
+	change *changeCheck
+	// planned are the rows LoadTab read, by normalised tab name: the next Apply plans its
+	// first round from them instead of reading the tab again (see LoadTab).
+	planned map[string][][]any
 }
 
 // New returns a store for a spreadsheet reached through svc (built by Connect, or by a test
@@ -94,6 +110,7 @@ func New(ctx context.Context, svc *sheetsapi.Service, opts Options) *Store {
 	_ = ctx
 	s := &Store{
 		svc:       svc,
+		hc:        opts.HTTPClient,
 		id:        opts.SpreadsheetID,
 		tabs:      append([]model.TabConfig(nil), opts.Tabs...),
 		readOnly:  opts.ReadOnly,
@@ -171,6 +188,22 @@ func (s *Store) getMeta(ctx context.Context, op string, b *budget) (*sheetsapi.S
 
 // batchGet sends one values:batchGet with the read render options, retrying within b.
 func (s *Store) batchGet(ctx context.Context, op string, b *budget, ranges []string) ([]*sheetsapi.ValueRange, error) {
+	if s.hc != nil {
+		var rows [][][]any
+		err := s.callWith(ctx, op, b, func(ctx context.Context) error {
+			var err error
+			rows, err = s.rawBatchGet(ctx, ranges)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		vrs := make([]*sheetsapi.ValueRange, len(rows))
+		for i, r := range rows {
+			vrs[i] = &sheetsapi.ValueRange{Values: r}
+		}
+		return vrs, nil
+	}
 	var resp *sheetsapi.BatchGetValuesResponse
 	err := s.callWith(ctx, op, b, func(ctx context.Context) error {
 		var err error
@@ -188,109 +221,151 @@ func (s *Store) batchGet(ctx context.Context, op string, b *budget, ranges []str
 	return resp.ValueRanges, nil
 }
 
-// Load reads every configured tab: one spreadsheets.get (title, time zone, sheet IDs, hidden
-// columns) and one values:batchGet, sent concurrently. A batchGet that fails because a tab is
-// missing is followed by one more for the tabs that exist. Missing tabs land in
-// Workbook.Missing, tabs without a required header in Workbook.Broken; the rest load. The
-// first Load also reads Status dropdowns (one request for all tabs that need one).
+// Load reads every configured tab. The first Load of a store asks for the sheet list first
+// (spreadsheets.get: title, time zone, sheet IDs, hidden columns), then, concurrently, one
+// values:batchGet of the configured tabs that exist and the Status dropdowns (row 2 of each
+// tab with no configured statuses, once per store): three requests, none of them for a tab
+// that does not exist (a missing optional tab such as Jobs costs nothing). Later Loads send
+// the spreadsheets.get and the batchGet of the tabs the last sheet list showed concurrently:
+// two requests; a tab that appeared since is read in one more, and a batchGet that fails
+// because a tab went away is sent again for the tabs that are left. Missing tabs land in
+// Workbook.Missing, tabs without a required header in Workbook.Broken; the rest load.
 //
 // Each request retries with the full RetryPolicy, except that a Load that can't connect at
 // all (refused, DNS failure) on its first requests fails after one short retry (see
 // dialAttempts).
 func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 	const op = "load"
-	ranges := make([]string, len(s.tabs))
-	for i, tc := range s.tabs {
-		ranges[i] = quoteTab(tc.Name)
-	}
+	s.dropPlanned()
+	s.loadStarted()
+	known := s.knownTabs()
+	// rows[i] are the rows of s.tabs[i]; read[i] says they were read.
+	rows := make([][][]any, len(s.tabs))
+	read := make([]bool, len(s.tabs))
 	var (
 		meta             *sheetsapi.Spreadsheet
-		vrs              []*sheetsapi.ValueRange
 		metaErr, valsErr error
 		wg               sync.WaitGroup
+		speculative      []int
+		speculativeVals  [][][]any
 	)
-	// The two first requests have their own budgets but share the dial fuse: when nothing
+	// The first requests have their own budgets but share the dial fuse: when nothing
 	// answers at all, they give up together after dialAttempts sends in all.
 	fuse := &dialFuse{}
 	wg.Go(func() { meta, metaErr = s.getMeta(ctx, op, &budget{fuse: fuse}) })
-	if len(ranges) > 0 {
-		wg.Go(func() { vrs, valsErr = s.batchGet(ctx, op, &budget{fuse: fuse}, ranges) })
+	if known != nil {
+		// The tabs the last sheet list showed, read alongside this one.
+		for i, tc := range s.tabs {
+			if known[tabKey(tc.Name)] != "" {
+				speculative = append(speculative, i)
+			}
+		}
+		if len(speculative) > 0 {
+			wg.Go(func() {
+				titles := make([]string, len(speculative))
+				for j, i := range speculative {
+					titles[j] = known[tabKey(s.tabs[i].Name)]
+				}
+				speculativeVals, valsErr = s.readTitles(ctx, op, &budget{fuse: fuse}, titles)
+			})
+		}
 	}
 	wg.Wait()
 	if metaErr != nil {
 		return nil, metaErr
 	}
-	s.rememberSheetIDs(meta)
-	// rows[i] are the rows of s.tabs[i]; present[i] says whether the tab exists.
-	rows := make([][][]any, len(s.tabs))
-	present := make([]bool, len(s.tabs))
+	s.rememberSheetIDs(meta, true)
 	sheetsOf := make([]*sheetsapi.Sheet, len(s.tabs))
 	for i, tc := range s.tabs {
 		sheetsOf[i] = findSheet(meta, tc.Name)
-		present[i] = sheetsOf[i] != nil
 	}
 	switch {
 	case valsErr == nil:
-		for i := range s.tabs {
-			if vrs[i] != nil {
-				rows[i] = vrs[i].Values
+		for j, i := range speculative {
+			if sheetsOf[i] != nil {
+				rows[i], read[i] = speculativeVals[j], true
 			}
 		}
 	case isParseRange(valsErr):
-		if err := s.rereadPresentTabs(ctx, op, sheetsOf, rows); err != nil {
-			return nil, err
-		}
+		// A tab went away since the last sheet list: read what is left, below.
+		valsErr = nil
 	default:
 		return nil, valsErr
+	}
+	// Every tab that exists and was not read yet (the first Load: all of them), with the
+	// dropdowns not known yet, concurrently.
+	var rest []int
+	for i := range s.tabs {
+		if sheetsOf[i] != nil && !read[i] {
+			rest = append(rest, i)
+		}
+	}
+	var (
+		valid map[string]map[int][]string
+		vals  [][][]any
+	)
+	wg.Go(func() { valid = s.fetchDropdowns(ctx, sheetsOf) })
+	if len(rest) > 0 {
+		titles := make([]string, len(rest))
+		for j, i := range rest {
+			titles[j] = sheetsOf[i].Properties.Title
+		}
+		wg.Go(func() { vals, valsErr = s.readTitles(ctx, op, &budget{}, titles) })
+	}
+	wg.Wait()
+	if valsErr != nil {
+		return nil, valsErr
+	}
+	for j, i := range rest {
+		rows[i] = vals[j]
 	}
 
 	wb := newWorkbook(s.id, meta)
 	for i, tc := range s.tabs {
-		if !present[i] {
+		if sheetsOf[i] == nil {
 			wb.Missing = append(wb.Missing, tc)
 			continue
 		}
-		t, err := model.Decode(tc, rows[i], wb.Location)
-		if err != nil {
+		if t, err := s.decodeTab(tc, rows[i], sheetsOf[i], wb.Location, valid); err != nil {
 			wb.Broken = append(wb.Broken, model.TabError{Config: tc, Err: err})
-			continue
+		} else {
+			wb.Tabs = append(wb.Tabs, t)
 		}
-		sh := sheetsOf[i]
-		t.SheetID = sh.Properties.SheetId
-		t.Hidden = hiddenByUser(sh, len(t.Header.Headers))
-		wb.Tabs = append(wb.Tabs, t)
 	}
-	s.applyDropdowns(ctx, wb.Tabs)
 	wb.Loaded = s.now()
 	return wb, nil
 }
 
-// rereadPresentTabs fills rows[i] for every tab that has a sheet (sheetsOf[i] != nil), in
-// one more batchGet. It follows a batchGet that failed because a configured tab is missing:
-// the API answers such a request with an error alone, so the tabs that do exist must be
-// asked for again, under the titles the sheet gives them.
-func (s *Store) rereadPresentTabs(ctx context.Context, op string, sheetsOf []*sheetsapi.Sheet, rows [][][]any) error {
-	var again []string
-	var idx []int
-	for i, sh := range sheetsOf {
-		if sh != nil {
-			again = append(again, quoteTab(sh.Properties.Title))
-			idx = append(idx, i)
-		}
-	}
-	if len(again) == 0 {
-		return nil
-	}
-	vrs, err := s.batchGet(ctx, op, &budget{}, again)
+// decodeTab decodes one tab as read, with its sheet's ID, hidden columns and Status dropdown
+// (valid: the dropdowns just read, by tab; else the cache).
+func (s *Store) decodeTab(tc model.TabConfig, rows [][]any, sh *sheetsapi.Sheet, loc *time.Location, valid map[string]map[int][]string) (*model.Table, error) {
+	t, err := model.Decode(tc, rows, loc)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for j, i := range idx {
-		if vrs[j] != nil {
-			rows[i] = vrs[j].Values
+	t.SheetID = sh.Properties.SheetId
+	t.Hidden = hiddenByUser(sh, len(t.Header.Headers))
+	s.applyDropdown(t, valid)
+	return t, nil
+}
+
+// readTitles reads whole sheets by title in one values:batchGet.
+func (s *Store) readTitles(ctx context.Context, op string, b *budget, titles []string) ([][][]any, error) {
+	ranges := make([]string, len(titles))
+	for i, t := range titles {
+		ranges[i] = quoteTab(t)
+	}
+	vrs, err := s.batchGet(ctx, op, b, ranges)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][][]any, len(vrs))
+	for i, vr := range vrs {
+		if vr != nil {
+			out[i] = vr.Values
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // newWorkbook starts a Workbook from the spreadsheet's metadata. Date serials carry no zone
@@ -328,99 +403,117 @@ func hiddenByUser(sh *sheetsapi.Sheet, n int) []bool {
 	return hidden
 }
 
-// applyDropdowns sets Table.Statuses from the Status column's data validation for tabs with
-// no configured list. Values are fetched once per tab (one request for all tabs that need
-// them) and cached; a failed fetch leaves the defaults and is tried again next Load.
-func (s *Store) applyDropdowns(ctx context.Context, tabs []*model.Table) {
-	var need []*model.Table
+// fetchDropdowns reads the data validation of row 2 of every tab that exists (sheetsOf) and
+// has neither configured statuses nor cached dropdowns, in one spreadsheets.get: before the
+// tab is decoded its Status column is not known, so the whole row is asked for (a few bytes
+// a cell) and applyDropdown picks the column. It returns each tab's ONE_OF_LIST values by
+// column, by normalised tab name; nil when nothing was asked or the request failed (the
+// defaults stand, and the next Load asks again).
+func (s *Store) fetchDropdowns(ctx context.Context, sheetsOf []*sheetsapi.Sheet) map[string]map[int][]string {
+	var ranges, keys []string
 	s.mu.Lock()
-	for _, t := range tabs {
-		if len(t.Config.Statuses) > 0 || !t.Header.Has(model.FStatus) {
+	for i, tc := range s.tabs {
+		if sheetsOf[i] == nil || len(tc.Statuses) > 0 {
 			continue
 		}
-		if _, done := s.dropdowns[tabKey(t.Config.Name)]; !done {
-			need = append(need, t)
+		if _, done := s.dropdowns[tabKey(tc.Name)]; !done {
+			ranges = append(ranges, quoteTab(sheetsOf[i].Properties.Title)+"!2:2")
+			keys = append(keys, tabKey(tc.Name))
 		}
 	}
 	s.mu.Unlock()
-	if len(need) > 0 {
-		ranges := make([]string, len(need))
-		for i, t := range need {
-			col := model.ColumnLetter(t.Header.Col(model.FStatus))
-			ranges[i] = quoteTab(t.Config.Name) + "!" + col + "2:" + col + "2"
-		}
-		var resp *sheetsapi.Spreadsheet
-		err := s.call(ctx, "read Status dropdowns", func(ctx context.Context) error {
-			var err error
-			resp, err = s.svc.Spreadsheets.Get(s.id).Ranges(ranges...).Fields(validationFields).Context(ctx).Do()
-			return err
-		})
-		if err == nil {
-			found := make([][]string, len(need))
-			for i, t := range need {
-				sh := findSheet(resp, t.Config.Name)
-				if sh == nil && len(resp.Sheets) == len(need) && (resp.Sheets[i].Properties == nil || resp.Sheets[i].Properties.Title == "") {
-					sh = resp.Sheets[i] // no titles in the answer: same order as asked
-				}
-				found[i] = dropdownValues(sh)
-			}
-			s.mu.Lock()
-			for i, t := range need {
-				s.dropdowns[tabKey(t.Config.Name)] = found[i]
-			}
-			s.mu.Unlock()
-		}
+	if len(ranges) == 0 {
+		return nil
 	}
+	var resp *sheetsapi.Spreadsheet
+	err := s.call(ctx, "read Status dropdowns", func(ctx context.Context) error {
+		var err error
+		resp, err = s.svc.Spreadsheets.Get(s.id).Ranges(ranges...).Fields(validationFields).Context(ctx).Do()
+		return err
+	})
+	if err != nil {
+		return nil
+	}
+	out := map[string]map[int][]string{}
+	for i, k := range keys {
+		var sh *sheetsapi.Sheet
+		for _, x := range resp.Sheets {
+			if x != nil && x.Properties != nil && tabKey(x.Properties.Title) == k {
+				sh = x
+			}
+		}
+		if sh == nil && len(resp.Sheets) == len(keys) && (resp.Sheets[i].Properties == nil || resp.Sheets[i].Properties.Title == "") {
+			sh = resp.Sheets[i] // no titles in the answer: same order as asked
+		}
+		out[k] = rowValidations(sh)
+	}
+	return out
+}
+
+// applyDropdown sets Table.Statuses from the Status column's data validation for a tab with
+// no configured list: from valid when this Load read it (and then cached: a tab is asked
+// once), else from the cache.
+func (s *Store) applyDropdown(t *model.Table, valid map[string]map[int][]string) {
+	if len(t.Config.Statuses) > 0 {
+		return
+	}
+	k := tabKey(t.Config.Name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, t := range tabs {
-		if len(t.Config.Statuses) > 0 {
-			continue
+	if byCol, ok := valid[k]; ok {
+		var v []string
+		if c := t.Header.Col(model.FStatus); c >= 0 {
+			v = byCol[c]
 		}
-		if v := s.dropdowns[tabKey(t.Config.Name)]; len(v) > 0 {
-			t.Statuses = append([]string(nil), v...)
-		}
+		s.dropdowns[k] = v
+	}
+	if v := s.dropdowns[k]; len(v) > 0 && t.Header.Has(model.FStatus) {
+		t.Statuses = append([]string(nil), v...)
 	}
 }
 
-// dropdownValues reads a ONE_OF_LIST rule from the first cell of a sheet's returned data:
-// trimmed, in the dropdown's own spelling, blanks and case-insensitive duplicates dropped.
-func dropdownValues(sh *sheetsapi.Sheet) []string {
+// rowValidations returns the ONE_OF_LIST values of every cell of a sheet's returned data that
+// has one, by column.
+func rowValidations(sh *sheetsapi.Sheet) map[int][]string {
+	out := map[int][]string{}
 	if sh == nil {
-		return nil
+		return out
 	}
 	for _, gd := range sh.Data {
-		if gd == nil {
+		if gd == nil || len(gd.RowData) == 0 || gd.RowData[0] == nil {
 			continue
 		}
-		for _, rd := range gd.RowData {
-			if rd == nil {
-				continue
-			}
-			for _, cd := range rd.Values {
-				if cd == nil || cd.DataValidation == nil || cd.DataValidation.Condition == nil {
-					continue
-				}
-				cond := cd.DataValidation.Condition
-				if cond.Type != "ONE_OF_LIST" {
-					return nil
-				}
-				var out []string
-				seen := map[string]bool{}
-				for _, v := range cond.Values {
-					if v == nil {
-						continue
-					}
-					// Keep the dropdown's spelling: a write must pass its validation.
-					x := strings.TrimSpace(v.UserEnteredValue)
-					if k := strings.ToLower(x); x != "" && !seen[k] {
-						seen[k] = true
-						out = append(out, x)
-					}
-				}
-				return out
+		for c, cd := range gd.RowData[0].Values {
+			if v := oneOfList(cd); v != nil {
+				out[int(gd.StartColumn)+c] = v
 			}
 		}
 	}
-	return nil
+	return out
+}
+
+// oneOfList reads a cell's ONE_OF_LIST rule: trimmed, in the dropdown's own spelling, blanks
+// and case-insensitive duplicates dropped; nil when the cell has no such rule.
+func oneOfList(cd *sheetsapi.CellData) []string {
+	if cd == nil || cd.DataValidation == nil || cd.DataValidation.Condition == nil {
+		return nil
+	}
+	cond := cd.DataValidation.Condition
+	if cond.Type != "ONE_OF_LIST" {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range cond.Values {
+		if v == nil {
+			continue
+		}
+		// Keep the dropdown's spelling: a write must pass its validation.
+		x := strings.TrimSpace(v.UserEnteredValue)
+		if k := strings.ToLower(x); x != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, x)
+		}
+	}
+	return out
 }

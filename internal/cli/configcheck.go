@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -48,6 +51,9 @@ func runConfigCheck(g *globals, e *env) error {
 		if errors.Is(err, os.ErrNotExist) && !explicit {
 			// The config is optional: no file at the default place means every default.
 			fmt.Fprintf(e.stdout, "%s: no config file; triage runs on its defaults (see README.md, Config)\n", path)
+			if line := refreshMode(g, e); line != "" {
+				fmt.Fprintln(e.stdout, line)
+			}
 			return nil
 		}
 		return &exitError{code: exitUsage, err: err}
@@ -57,6 +63,9 @@ func runConfigCheck(g *globals, e *env) error {
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	if len(probs) == 0 {
 		fmt.Fprintf(e.stdout, "%s: ok\n", path)
+		if line := refreshMode(g, e); line != "" {
+			fmt.Fprintln(e.stdout, line)
+		}
 		return nil
 	}
 	for _, p := range probs {
@@ -67,6 +76,34 @@ func runConfigCheck(g *globals, e *env) error {
 		}
 	}
 	return &exitError{code: exitUsage, err: fmt.Errorf("%s in %s", model.Count(len(probs), "problem", "problems"), path)}
+}
+
+// refreshModeTimeout bounds config check's one question to Drive.
+const refreshModeTimeout = 15 * time.Second
+
+// refreshMode says how refreshes will learn of changes, when a spreadsheet is named (config,
+// TRIAGE_SPREADSHEET): it connects as triage would and asks Drive for the file's version once
+// (sheets.Store.Changed), so the answer is the one the credential really gets. "" without a
+// spreadsheet: nothing to ask about.
+func refreshMode(g *globals, e *env) string {
+	s, err := resolve(g, e)
+	if err != nil || s.spreadsheet == "" {
+		return ""
+	}
+	every := "refresh: every " + s.cfg.RefreshInterval().String()
+	if s.cfg.RefreshInterval() <= 0 {
+		every = "refresh: off (r reads)"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refreshModeTimeout)
+	defer cancel()
+	st, _, err := openStore(ctx, s, e)
+	if err != nil {
+		return every + "; can't tell whether the change check works: " + err.Error()
+	}
+	if _, err := st.Changed(ctx); err != nil && !errors.Is(err, sheets.ErrNoChangeCheck) {
+		return every + "; can't tell whether the change check works: " + err.Error()
+	}
+	return every + "; " + st.ChangeCheckMode()
 }
 
 // keyProblems checks the config's [keys] against the TUI's actions: what config alone can't

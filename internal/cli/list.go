@@ -88,9 +88,20 @@ func openTab(ctx context.Context, g *globals, e *env, name string) (*sheets.Stor
 	if err != nil {
 		return nil, nil, err
 	}
-	wb, err := loadWorkbook(ctx, st)
-	if err != nil {
+	if name == "" {
+		// No tab asked for: the message lists the tabs the sheet has.
+		wb, err := loadWorkbook(ctx, st)
+		if err != nil {
+			return nil, nil, err
+		}
+		_, err = findTab(wb, name)
 		return nil, nil, err
+	}
+	// The one tab, read once: a command that writes next plans its write from this read
+	// (sheets.Store.LoadTab).
+	wb, err := st.LoadTab(ctx, name)
+	if err != nil {
+		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
 	t, err := findTab(wb, name)
 	return st, t, err

@@ -127,7 +127,13 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	if _, err := loadWorkbook(ctx, st); err != nil {
+	// The version first (where Drive allows), so that the hub's first idle refresh knows this
+	// read is current; then the one read of the start, which the hub keeps as its first cache.
+	if _, err := st.Changed(ctx); err != nil {
+		log.Warn("no change check; every refresh reads the whole sheet", "err", err)
+	}
+	wb, err := loadWorkbook(ctx, st)
+	if err != nil {
 		return nil, err
 	}
 	km, err := keyMap(s.cfg)
@@ -137,7 +143,7 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 	rp := newReplayRunner(sources, e.vars().secret, st)
 	// The hub's reads outlive the signal: during the shutdown grace a write that lands is
 	// followed by its read, which must not fail as "context canceled". Its loop stops with ctx.
-	hub := serve.NewHub(context.WithoutCancel(ctx), serve.HubOptions{Store: st, Replayer: rp, Refresh: s.cfg.RefreshInterval(), Logger: log})
+	hub := serve.NewHub(context.WithoutCancel(ctx), serve.HubOptions{Store: st, Replayer: rp, Refresh: s.cfg.RefreshInterval(), Logger: log, Initial: wb})
 	go hub.Run(ctx)
 	return func(u serve.User, _ []string) (tui.Options, func()) {
 		sess := hub.Session(u)

@@ -84,7 +84,7 @@ func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*s
 	if s.spreadsheet == "" {
 		return nil, sheets.Identity{}, usageErr("no spreadsheet: pass --spreadsheet ID, set TRIAGE_SPREADSHEET, or put spreadsheet = \"ID\" in %s (the ID is the part of the sheet's URL between /d/ and /edit)", first(s.cfg.Path(), e.vars().defaultConfigPath))
 	}
-	svc, ident, err := sheets.Connect(ctx, sheets.AuthOptions{
+	conn, err := sheets.ConnectWithDrive(ctx, sheets.AuthOptions{
 		Endpoint:           s.endpoint,
 		CredentialsFile:    s.credentials,
 		CredentialsFromEnv: s.credentialsFromEnv,
@@ -92,16 +92,18 @@ func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*s
 		TokenCacheFile:     tokenCachePath(e),
 		HTTPClient:         hc,
 	})
+	ident := conn.Identity
 	if err != nil {
 		return nil, ident, &exitError{code: exitUsage, err: err}
 	}
-	st := sheets.New(ctx, svc, sheets.Options{
+	st := sheets.New(ctx, conn.Sheets, sheets.Options{
 		SpreadsheetID: s.spreadsheet,
 		Tabs:          s.cfg.TabConfigs(),
 		ReadOnly:      s.readonly,
 		Actor:         actorName(ident, e),
 		Identity:      ident,
-	})
+		HTTPClient:    conn.HTTP,
+	}).WithDrive(conn.Drive)
 	return st, ident, nil
 }
 

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -40,6 +42,9 @@ type HubOptions struct {
 	Logger *slog.Logger
 	// Now is the clock of the cache's age (default time.Now).
 	Now func() time.Time
+	// Initial is a workbook the caller already read from Store (serve's check before it
+	// listens): the first cache, so Run doesn't read the sheet again at once.
+	Initial *model.Workbook
 }
 
 // Hub is the workbook every session shares: one refresh loop reads the sheet once per
@@ -56,6 +61,8 @@ type Hub struct {
 	// ticks, when set (by tests, before Run), replaces the refresh ticker: each value
 	// received is one refresh.
 	ticks <-chan time.Time
+	// tickDone, when set (by tests, before Run), is sent to once each tick is dealt with.
+	tickDone chan<- struct{}
 
 	mu sync.Mutex
 	// gen counts load starts and write landings; a load started at gen g has seen every write
@@ -68,8 +75,11 @@ type Hub struct {
 	cachedAt time.Time
 	pushed   uint64 // gen of the newest load pushed (older results are never pushed after it)
 	sessions map[*session]struct{}
-	runs     map[string]*tabRun // replays in progress, by tab (lower case)
-	runSeq   uint64             // numbers the runs (tui.RunInfo.ID)
+	// stale says a refresh was skipped because no session was attached: the next session
+	// to attach has the sheet read at once.
+	stale  bool
+	runs   map[string]*tabRun // replays in progress, by tab (lower case)
+	runSeq uint64             // numbers the runs (tui.RunInfo.ID)
 }
 
 // flight is a read of the sheet in progress; sessions asking for one meanwhile join it.
@@ -101,11 +111,19 @@ func NewHub(ctx context.Context, opts HubOptions) *Hub {
 	if h.now == nil {
 		h.now = time.Now
 	}
+	if opts.Initial != nil {
+		h.gen++
+		h.cache, h.cacheGen, h.cachedAt, h.pushed = tui.Prepare(opts.Initial, nil), h.gen, h.now(), h.gen
+	}
 	return h
 }
 
-// Run is the refresh loop: one read at once, then one per interval, each pushed to every
-// session, until ctx is done. A read a session asked for meanwhile is joined, not repeated.
+// Run is the refresh loop: one read at once (unless HubOptions.Initial is the first cache),
+// then one per interval while a session is attached, each pushed to every session, until
+// ctx is done. While nobody is attached nothing is read (a session attaching has a stale
+// cache read at once), and where the store can tell (sheets.ChangeChecker) an interval in
+// which nothing changed costs a version check, not a read. A read a session asked for
+// meanwhile is joined, not repeated.
 func (h *Hub) Run(ctx context.Context) {
 	ticks := h.ticks
 	if ticks == nil {
@@ -113,12 +131,26 @@ func (h *Hub) Run(ctx context.Context) {
 		defer t.Stop()
 		ticks = t.C
 	}
-	for {
+	if h.Cached() == nil {
 		h.load(ctx, 0)
+	}
+	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticks:
+		}
+		h.mu.Lock()
+		idle := len(h.sessions) == 0
+		if idle {
+			h.stale = true
+		}
+		h.mu.Unlock()
+		if !idle {
+			h.load(ctx, 0)
+		}
+		if h.tickDone != nil {
+			h.tickDone <- struct{}{}
 		}
 	}
 }
@@ -161,8 +193,11 @@ func (h *Hub) load(ctx context.Context, maxAge time.Duration) *tui.Prepared {
 // since it started (the read after that write is the one to show).
 func (h *Hub) read(f *flight) {
 	ctx, cancel := context.WithTimeout(h.ctx, loadTimeout)
+	defer cancel()
+	if h.unchanged(ctx, f) {
+		return
+	}
 	wb, err := h.store.Load(ctx)
-	cancel()
 	if err != nil {
 		h.log.Warn("reading the sheet failed", "err", err)
 	}
@@ -182,6 +217,45 @@ func (h *Hub) read(f *flight) {
 	}
 	h.mu.Unlock()
 	close(f.done)
+}
+
+// unchanged ends flight f with the cache when the store says nothing changed since the
+// cache's read and no write of ours landed since (sheets.ChangeChecker): the version check
+// instead of a full read. It reports whether it did.
+func (h *Hub) unchanged(ctx context.Context, f *flight) bool {
+	cc, ok := h.store.(sheets.ChangeChecker)
+	if !ok {
+		return false
+	}
+	h.mu.Lock()
+	p := h.cache
+	fresh := p != nil && h.cacheGen > h.writeGen
+	h.mu.Unlock()
+	if !fresh {
+		return false
+	}
+	changed, err := cc.Changed(ctx)
+	if err != nil {
+		h.log.Warn("checking the sheet for changes failed; reading it whole", "err", err)
+		return false
+	}
+	if changed {
+		return false
+	}
+	h.mu.Lock()
+	if f.gen <= h.writeGen {
+		// A write landed during the check: the read after it is the one to show.
+		h.mu.Unlock()
+		return false
+	}
+	h.cacheGen, h.cachedAt = f.gen, h.now()
+	if h.flight == f {
+		h.flight = nil
+	}
+	f.p = p
+	h.mu.Unlock()
+	close(f.done)
+	return true
 }
 
 // wrote records that a write landed: reads started before it no longer count as fresh.

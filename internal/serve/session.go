@@ -54,7 +54,13 @@ func (h *Hub) Session(u User) *Session {
 	if h.cache != nil {
 		s.ch <- h.cache // the first screen at once, without a read of its own
 	}
+	stale := h.stale
+	h.stale = false
 	h.mu.Unlock()
+	if stale {
+		// Refreshes were skipped while nobody looked: read now (pushed to every session).
+		go h.load(h.ctx, 0)
+	}
 	out := &Session{
 		Store:    &sessionStore{s: s},
 		Updates:  s.ch,

@@ -46,6 +46,7 @@ package emulator
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -55,10 +56,12 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	drive "google.golang.org/api/drive/v3"
 	sheets "google.golang.org/api/sheets/v4"
 )
 
@@ -74,6 +77,11 @@ const (
 	MethodValuesAppend      = "values.append"
 	MethodValuesBatchUpdate = "values.batchUpdate"
 	MethodValuesClear       = "values.clear"
+
+	// MethodDriveGet is the Drive API v3 files.get the emulator answers for a spreadsheet
+	// (GET /drive/v3/files/{id}): its version, which every change bumps (a change check
+	// before a refresh).
+	MethodDriveGet = "drive.files.get"
 )
 
 const maxBody = 64 << 20
@@ -265,6 +273,10 @@ func (e *Emulator) commit(work *book) error {
 	if err := work.check(); err != nil {
 		return fmt.Errorf("%w: it would leave workbook %s unloadable: %v", errUnloadable, work.id, err)
 	}
+	// Every change bumps the file's version, as Drive's does.
+	if prev := e.books[work.id]; prev != nil {
+		work.version = prev.version + 1
+	}
 	path := e.persist[work.id]
 	if path == "" {
 		e.books[work.id] = work
@@ -282,6 +294,17 @@ func (e *Emulator) commit(work *book) error {
 		return fmt.Errorf("emulator: saving workbook %s: %w", work.id, err)
 	}
 	return nil
+}
+
+// Version returns the Drive version of a spreadsheet (0 if there is none): it starts at 1 and
+// every change, through the API or the direct calls, bumps it.
+func (e *Emulator) Version(id string) int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b := e.books[id]; b != nil {
+		return b.version
+	}
+	return 0
 }
 
 // Count returns how many requests were received for method (see the
@@ -466,7 +489,7 @@ func statusName(code int) string {
 }
 
 func isRead(method string) bool {
-	return method == MethodGet || method == MethodValuesGet || method == MethodValuesBatchGet
+	return method == MethodGet || method == MethodValuesGet || method == MethodValuesBatchGet || method == MethodDriveGet
 }
 
 func quotaError(method, msg string, limit int) *apiError {
@@ -557,8 +580,35 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.Header().Set("Vary", "Origin, X-Origin, Referer")
+	if acceptsGzip(r) {
+		// As Google does: the wire carries what a client that asks for gzip (Go's net/http
+		// does by default) really receives. BestSpeed: the emulator serves tests, whose CPU
+		// matters more than a few percent of bytes.
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+		zw.Write(buf.Bytes())
+		zw.Close()
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Add("Vary", "Accept-Encoding")
+		w.WriteHeader(code)
+		w.Write(z.Bytes())
+		return
+	}
 	w.WriteHeader(code)
 	w.Write(buf.Bytes())
+}
+
+// acceptsGzip reports whether a request's Accept-Encoding allows gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for part := range strings.SplitSeq(v, ",") {
+			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if strings.EqualFold(strings.TrimSpace(name), "gzip") && strings.ReplaceAll(params, " ", "") != "q=0" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ---- routing ----
@@ -661,6 +711,20 @@ func route(r *http.Request) (*call, *apiError) {
 	return c, nil
 }
 
+// routeDrive routes the one Drive API v3 call the emulator answers: GET
+// /drive/v3/files/{id} (the spreadsheet's version).
+func routeDrive(r *http.Request) (*call, *apiError) {
+	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	if len(segs) != 4 || segs[1] != "v3" || segs[2] != "files" || r.Method != http.MethodGet {
+		return nil, routeErr
+	}
+	id, err := url.PathUnescape(segs[3])
+	if err != nil || id == "" {
+		return nil, routeErr
+	}
+	return &call{method: MethodDriveGet, id: id, resp: reflect.TypeFor[drive.File]()}, nil
+}
+
 func isValueWrite(method string) bool {
 	return method == MethodValuesUpdate || method == MethodValuesAppend || method == MethodValuesBatchUpdate
 }
@@ -748,6 +812,9 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	c, rerr := route(r)
+	if strings.HasPrefix(r.URL.Path, "/drive/") {
+		c, rerr = routeDrive(r)
+	}
 	method := ""
 	if c != nil {
 		method = c.method
@@ -942,6 +1009,10 @@ func (e *Emulator) handle(c *call) (any, *apiError) {
 		return nil, notFound()
 	}
 	switch c.method {
+	case MethodDriveGet:
+		// Drive's int64 fields are JSON strings.
+		return map[string]any{"kind": "drive#file", "id": b.id, "name": b.title, "mimeType": "application/vnd.google-apps.spreadsheet",
+			"version": strconv.FormatInt(b.version, 10)}, nil
 	case MethodGet:
 		return e.getSpreadsheet(b, c)
 	case MethodValuesGet:

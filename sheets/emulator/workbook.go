@@ -261,6 +261,8 @@ type sheet struct {
 type book struct {
 	id, title, tz, locale string
 	sheets                []*sheet
+	// version is the file's Drive version (see Emulator.Version).
+	version int64
 }
 
 // normValue converts a Go value to a stored cell value.
@@ -317,7 +319,7 @@ func newBook(wb *Workbook) (*book, error) {
 	if wb == nil {
 		return nil, errors.New("workbook: nil")
 	}
-	b := &book{id: wb.SpreadsheetID, title: wb.Title, tz: wb.TimeZone, locale: wb.Locale}
+	b := &book{id: wb.SpreadsheetID, title: wb.Title, tz: wb.TimeZone, locale: wb.Locale, version: 1}
 	if b.tz == "" {
 		b.tz = defaultTZ
 	}
