@@ -15,6 +15,9 @@ import (
 type sheetInfo struct {
 	id   int64
 	cols int
+	// rows is the grid's row count: about how many rows a read of the tab brings (a load's
+	// progress total).
+	rows int
 }
 
 // sheetInfos returns the sheetInfo of every tab of a write: from the cache Load fills, else
@@ -43,6 +46,9 @@ func infoOf(p *sheetsapi.SheetProperties) sheetInfo {
 	in := sheetInfo{id: p.SheetId, cols: 26}
 	if p.GridProperties != nil && p.GridProperties.ColumnCount > 0 {
 		in.cols = int(p.GridProperties.ColumnCount)
+	}
+	if p.GridProperties != nil {
+		in.rows = int(p.GridProperties.RowCount)
 	}
 	return in
 }
@@ -152,4 +158,11 @@ func (s *Store) requestContext(ctx context.Context) (context.Context, context.Ca
 		return context.WithTimeout(ctx, s.retry.RequestTimeout)
 	}
 	return context.WithCancel(ctx)
+}
+
+// gridRows is the cached grid row count of a tab by title (0: not known).
+func (s *Store) gridRows(title string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sheetCache[tabKey(title)].rows
 }

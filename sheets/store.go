@@ -218,6 +218,14 @@ func (s *Store) batchGet(ctx context.Context, op string, b *budget, ranges []str
 	if len(resp.ValueRanges) != len(ranges) {
 		return nil, fmt.Errorf("%s: the Sheets API answered %d ranges for %d requested", op, len(resp.ValueRanges), len(ranges))
 	}
+	// Decoded whole by the client: the progress is each range's end.
+	if progress := progressOf(ctx); progress != nil {
+		for i, vr := range resp.ValueRanges {
+			if vr != nil {
+				progress(i, len(vr.Values))
+			}
+		}
+	}
 	return resp.ValueRanges, nil
 }
 
@@ -355,7 +363,7 @@ func (s *Store) readTitles(ctx context.Context, op string, b *budget, titles []s
 	for i, t := range titles {
 		ranges[i] = quoteTab(t)
 	}
-	vrs, err := s.batchGet(ctx, op, b, ranges)
+	vrs, err := s.batchGet(s.withTabProgress(ctx, titles), op, b, ranges)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/api/googleapi"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // This file reads values:batchGet answers without the Go client's generic decode. A 100,000-row
@@ -64,15 +66,24 @@ func (s *Store) rawBatchGet(ctx context.Context, ranges []string) ([][][]any, er
 	return rows, nil
 }
 
-// progressKey is the context key of WithProgress's callback.
+// progressKey is the context key of a read's progress callback (withTabProgress).
 type progressKey struct{}
 
-// WithProgress returns a context under which a read of the store reports, every few thousand
-// rows and at the end of each range, how many rows of that range (by its index in the
-// request) it has decoded: a first screen or a progress bar can be shown before a large tab
-// is whole. f is called on the reading goroutine and must not block.
-func WithProgress(ctx context.Context, f func(rangeIndex, rows int)) context.Context {
-	return context.WithValue(ctx, progressKey{}, f)
+// withTabProgress returns a context under which a read of the tabs titles reports, every few
+// thousand rows and at the end of each range, how many rows of each it has decoded, to the
+// caller's model.LoadProgressFunc (model.WithLoadProgress), with the tab's grid row count as
+// the total: a first screen or a progress bar can be shown before a large tab is whole. The
+// report runs on the reading goroutine and must not block.
+func (s *Store) withTabProgress(ctx context.Context, titles []string) context.Context {
+	totals := make([]int, len(titles))
+	for i, t := range titles {
+		totals[i] = s.gridRows(t)
+	}
+	return context.WithValue(ctx, progressKey{}, func(i, rows int) {
+		if i < len(titles) {
+			model.ReportLoadProgress(ctx, titles[i], rows, max(totals[i], rows))
+		}
+	})
 }
 
 func progressOf(ctx context.Context) func(int, int) {

@@ -122,7 +122,9 @@ func startDemoReplay(ctx context.Context, readonly bool, secret func(string) str
 		stopReceivers()
 		return nil, nil, nil, nil, fmt.Errorf("demo: start the local Sheets emulator: %w", err)
 	}
-	svc, _, err := sheets.Connect(ctx, sheets.AuthOptions{Endpoint: url})
+	// As a real sheet is connected: streaming reads and the change check (the emulator
+	// answers Drive's files.get), so the demo shows what a user gets.
+	conn, err := sheets.ConnectWithDrive(ctx, sheets.AuthOptions{Endpoint: url})
 	if err != nil {
 		_ = stop()
 		stopReceivers()
@@ -132,7 +134,8 @@ func startDemoReplay(ctx context.Context, readonly bool, secret func(string) str
 	if prefs != nil {
 		tabs = prefs(tabs)
 	}
-	st := sheets.New(ctx, svc, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: tabs, ReadOnly: readonly, Actor: "demo@localhost"})
+	st := sheets.New(ctx, conn.Sheets, sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: tabs, ReadOnly: readonly,
+		Actor: "demo@localhost", HTTPClient: conn.HTTP}).WithDrive(conn.Drive)
 	rp := newReplayRunner(sources, secret, st)
 	return st, emu, rp, func() { _ = stop(); stopReceivers() }, nil
 }
