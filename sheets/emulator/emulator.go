@@ -657,58 +657,76 @@ func route(r *http.Request) (*call, *apiError) {
 		return nil, routeErr
 	}
 	c.id = id
+	var routed bool
 	switch len(segs) {
 	case 3:
-		switch {
-		case verb == "" && m == http.MethodGet:
-			c.method, c.resp = MethodGet, reflect.TypeFor[sheets.Spreadsheet]()
-		case verb == "batchUpdate" && m == http.MethodPost:
-			c.method, c.resp = MethodBatchUpdate, reflect.TypeFor[sheets.BatchUpdateSpreadsheetResponse]()
-		default:
-			return nil, routeErr
-		}
+		routed = c.routeSpreadsheet(verb, m)
 	case 4:
-		switch {
-		case segs[3] == "values:batchGet" && m == http.MethodGet:
-			c.method, c.resp = MethodValuesBatchGet, reflect.TypeFor[sheets.BatchGetValuesResponse]()
-		case segs[3] == "values:batchUpdate" && m == http.MethodPost:
-			c.method, c.resp = MethodValuesBatchUpdate, reflect.TypeFor[sheets.BatchUpdateValuesResponse]()
-		default:
-			return nil, routeErr
-		}
+		routed = c.routeValues(segs[3], m)
 	case 5:
-		if segs[3] != "values" {
-			return nil, routeErr
-		}
-		rs := segs[4]
-		verb := ""
-		if i := strings.LastIndex(rs, ":"); i >= 0 && m == http.MethodPost {
-			switch rs[i+1:] {
-			case "append", "clear":
-				rs, verb = rs[:i], rs[i+1:]
-			}
-		}
-		rng, ok := unesc(rs)
-		if !ok {
-			return nil, routeErr
-		}
-		c.rng = rng
-		switch {
-		case verb == "" && m == http.MethodGet:
-			c.method, c.resp = MethodValuesGet, reflect.TypeFor[sheets.ValueRange]()
-		case verb == "" && m == http.MethodPut:
-			c.method, c.resp = MethodValuesUpdate, reflect.TypeFor[sheets.UpdateValuesResponse]()
-		case verb == "append":
-			c.method, c.resp = MethodValuesAppend, reflect.TypeFor[sheets.AppendValuesResponse]()
-		case verb == "clear":
-			c.method, c.resp = MethodValuesClear, reflect.TypeFor[sheets.ClearValuesResponse]()
-		default:
-			return nil, routeErr
-		}
-	default:
+		routed = segs[3] == "values" && c.routeRange(segs[4], m)
+	}
+	if !routed {
 		return nil, routeErr
 	}
 	return c, nil
+}
+
+// routeSpreadsheet routes /v4/spreadsheets/{id}[:verb]: get and batchUpdate.
+func (c *call) routeSpreadsheet(verb, m string) bool {
+	switch {
+	case verb == "" && m == http.MethodGet:
+		c.method, c.resp = MethodGet, reflect.TypeFor[sheets.Spreadsheet]()
+	case verb == "batchUpdate" && m == http.MethodPost:
+		c.method, c.resp = MethodBatchUpdate, reflect.TypeFor[sheets.BatchUpdateSpreadsheetResponse]()
+	default:
+		return false
+	}
+	return true
+}
+
+// routeValues routes /v4/spreadsheets/{id}/values:verb: batchGet and batchUpdate.
+func (c *call) routeValues(seg, m string) bool {
+	switch {
+	case seg == "values:batchGet" && m == http.MethodGet:
+		c.method, c.resp = MethodValuesBatchGet, reflect.TypeFor[sheets.BatchGetValuesResponse]()
+	case seg == "values:batchUpdate" && m == http.MethodPost:
+		c.method, c.resp = MethodValuesBatchUpdate, reflect.TypeFor[sheets.BatchUpdateValuesResponse]()
+	default:
+		return false
+	}
+	return true
+}
+
+// routeRange routes /v4/spreadsheets/{id}/values/{range}[:verb]: get, update, append and
+// clear of one range. Only a POST's ":append" or ":clear" at the end is a verb; any other ":"
+// belongs to the range.
+func (c *call) routeRange(rs, m string) bool {
+	verb := ""
+	if i := strings.LastIndex(rs, ":"); i >= 0 && m == http.MethodPost {
+		switch rs[i+1:] {
+		case "append", "clear":
+			rs, verb = rs[:i], rs[i+1:]
+		}
+	}
+	rng, err := url.PathUnescape(rs)
+	if err != nil {
+		return false
+	}
+	c.rng = rng
+	switch {
+	case verb == "" && m == http.MethodGet:
+		c.method, c.resp = MethodValuesGet, reflect.TypeFor[sheets.ValueRange]()
+	case verb == "" && m == http.MethodPut:
+		c.method, c.resp = MethodValuesUpdate, reflect.TypeFor[sheets.UpdateValuesResponse]()
+	case verb == "append":
+		c.method, c.resp = MethodValuesAppend, reflect.TypeFor[sheets.AppendValuesResponse]()
+	case verb == "clear":
+		c.method, c.resp = MethodValuesClear, reflect.TypeFor[sheets.ClearValuesResponse]()
+	default:
+		return false
+	}
+	return true
 }
 
 // routeDrive routes the one Drive API v3 call the emulator answers: GET
