@@ -228,7 +228,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, preloadedCmd(m.opts.Initial, m.load.seq))
 	} else if m.store != nil && m.opts.Updates == nil {
 		m.load.gen = m.load.dataGen
-		cmds = append(cmds, loadCmd(m.life.ctx, m.store, m.load.seq))
+		cmds = append(cmds, loadCmd(m.life.ctx, m.store, m.load.seq, nil))
 	}
 	if m.opts.Updates != nil {
 		m.hub.waitPush = m.opts.Initial == nil
@@ -243,19 +243,23 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// Update handles a message. It never blocks: anything slow is returned as a Cmd.
+// Update handles a message. It never blocks: anything slow is returned as a Cmd (the filter
+// text a tab needs now among them: tabSet.hayCmd).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
 	m.syncGroups()
 	m.toasts.prune()
 	m.relayout()
-	return m, cmd
+	return m, tea.Batch(cmd, m.tabs.hayCmd(m.prompt.open))
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case loadedMsg:
 		return m.onLoaded(msg)
+	case hayMsg:
+		m.tabs.onHay(msg)
+		return nil
 	case pushedMsg:
 		return m.onPushed(msg)
 	case appliedMsg:

@@ -27,8 +27,10 @@ type loadedMsg struct {
 }
 
 // loadCmd loads the workbook and prepares every tab (sorting, widths), all off the UI
-// goroutine.
-func loadCmd(ctx context.Context, store Store, seq int) tea.Cmd {
+// goroutine. The tabs named in filtering (their filter is set) get their filter text too,
+// so the filter holds on the new rows from the first frame; the others get it when they
+// need it (filtertext.go).
+func loadCmd(ctx context.Context, store Store, seq int, filtering map[string]bool) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
@@ -43,7 +45,13 @@ func loadCmd(ctx context.Context, store Store, seq int) tea.Cmd {
 		if err != nil {
 			return loadedMsg{seq: seq, err: err}
 		}
-		return preparedMsg(seq, wb)
+		msg := preparedMsg(seq, wb)
+		for i, t := range msg.wb.Tabs {
+			if filtering[t.Config.Name] {
+				msg.tabs[i].haystacks()
+			}
+		}
+		return msg
 	}
 }
 
@@ -54,13 +62,15 @@ func preloadedCmd(wb *model.Workbook, seq int) tea.Cmd {
 	return func() tea.Msg { return preparedMsg(seq, wb) }
 }
 
+// preparedMsg is a load's result with what the first screen needs of every tab
+// (prepareScreen): the filter text is left for later.
 func preparedMsg(seq int, wb *model.Workbook) loadedMsg {
 	if wb == nil {
 		wb = &model.Workbook{}
 	}
 	tabs := make([]*tabData, len(wb.Tabs))
 	for i, t := range wb.Tabs {
-		tabs[i] = prepare(t)
+		tabs[i] = prepareScreen(t)
 	}
 	return loadedMsg{seq: seq, wb: wb, tabs: tabs}
 }

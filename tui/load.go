@@ -19,7 +19,7 @@ func (m *Model) startLoad() tea.Cmd {
 	m.load.seq++
 	m.load.loading = true
 	m.load.gen = m.load.dataGen
-	return tea.Batch(loadCmd(m.life.ctx, m.store, m.load.seq), m.spinner.Tick)
+	return tea.Batch(loadCmd(m.life.ctx, m.store, m.load.seq, m.tabs.filtering()), m.spinner.Tick)
 }
 
 // refresh is the `r` key.

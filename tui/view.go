@@ -471,6 +471,9 @@ func (t *tabSet) position(c *common, promptOpen bool) string {
 	if q := strings.TrimSpace(ts.filter.query); q != "" && !promptOpen {
 		left = append(left, "filter "+st.paint(st.FilterPrompt, truncate(cellLine(q), 30)))
 	}
+	if ts.waiting() {
+		left = append(left, st.paint(st.Muted, "filtering…")) // the filter text is on its way
+	}
 	if ts.nMarked > 0 {
 		mk := itoa(ts.nMarked) + " marked"
 		if hidden := ts.hiddenMarks(); hidden > 0 {
