@@ -156,6 +156,10 @@ type loadState struct {
 	dataGen int       // bumped whenever rows change locally (a write landed)
 	at      time.Time // when the rows on screen were loaded
 	hasData bool
+	// feed carries the load in flight's progress (loadprogress.go); progress is its newest
+	// report, for the start screen and the status line.
+	feed     *progressFeed
+	progress loadProgress
 }
 
 // hubState is what a hub pushed.
@@ -228,7 +232,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, preloadedCmd(m.opts.Initial, m.load.seq))
 	} else if m.store != nil && m.opts.Updates == nil {
 		m.load.gen = m.load.dataGen
-		cmds = append(cmds, loadCmd(m.life.ctx, m.store, m.load.seq, nil))
+		cmds = append(cmds, m.load.loadCmd(m.life.ctx, m.store, nil))
 	}
 	if m.opts.Updates != nil {
 		m.hub.waitPush = m.opts.Initial == nil
@@ -260,6 +264,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case hayMsg:
 		m.tabs.onHay(msg)
 		return nil
+	case loadProgressMsg:
+		return m.load.onProgress(msg)
 	case pushedMsg:
 		return m.onPushed(msg)
 	case appliedMsg:

@@ -135,7 +135,7 @@ func TestFilterTextAcrossARefresh(t *testing.T) {
 
 	// A refresh through the load Cmd: the filtered tab comes with its text.
 	st := &memStore{wb: func() *model.Workbook { return testWorkbook(t) }}
-	msgs := cmdMsgs(t, loadCmd(t.Context(), st, m.load.seq, m.tabs.filtering()))
+	msgs := cmdMsgs(t, loadCmd(t.Context(), st, m.load.seq, m.tabs.filtering(), nil))
 	if len(msgs) != 1 {
 		t.Fatalf("the load Cmd answered %d messages", len(msgs))
 	}

@@ -30,10 +30,16 @@ type loadedMsg struct {
 // goroutine. The tabs named in filtering (their filter is set) get their filter text too,
 // so the filter holds on the new rows from the first frame; the others get it when they
 // need it (filtertext.go).
-func loadCmd(ctx context.Context, store Store, seq int, filtering map[string]bool) tea.Cmd {
+// feed, when not nil, is told the store's progress (model.ReportLoadProgress) and closed
+// when the load returns.
+func loadCmd(ctx context.Context, store Store, seq int, filtering map[string]bool, feed *progressFeed) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
+		if feed != nil {
+			ctx = model.WithLoadProgress(ctx, feed.report)
+			defer close(feed.done)
+		}
 		if pl, ok := store.(PreparedLoader); ok {
 			p, err := pl.LoadPrepared(ctx)
 			if err != nil {
@@ -53,6 +59,13 @@ func loadCmd(ctx context.Context, store Store, seq int, filtering map[string]boo
 		}
 		return msg
 	}
+}
+
+// loadCmd starts the load ld.seq with a feed of its progress: the load, and the Cmd
+// listening to its progress (loadprogress.go).
+func (ld *loadState) loadCmd(ctx context.Context, store Store, filtering map[string]bool) tea.Cmd {
+	ld.feed, ld.progress = newProgressFeed(), loadProgress{}
+	return tea.Batch(loadCmd(ctx, store, ld.seq, filtering, ld.feed), ld.feed.listen())
 }
 
 // preloadedCmd hands over a workbook loaded before the program started (the CLI loads once
