@@ -131,13 +131,6 @@ func applyCmd(ctx context.Context, store Store, op writeOp) tea.Cmd {
 	}
 }
 
-// refreshTickMsg fires every Options.Refresh.
-type refreshTickMsg struct{}
-
-func refreshTick(d time.Duration) tea.Cmd {
-	return tea.Tick(d, func(time.Time) tea.Msg { return refreshTickMsg{} })
-}
-
 // clockMsg fires once a second so "refreshed 12s ago" and ages stay true. The renderer only
 // sends the cells that changed, so this costs a few bytes per second.
 type clockMsg struct{}
