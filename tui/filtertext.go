@@ -5,6 +5,7 @@ package tui
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
@@ -117,17 +118,70 @@ func (ts *tabState) waiting() bool {
 	return ts.data != nil && ts.data.hay == nil && ts.filterQuery() != ""
 }
 
-// filtering is the names of the tabs with a filter set: a refresh builds their filter text
-// in the load Cmd, so the filter holds on the new rows from the first frame.
-func (t *tabSet) filtering() map[string]bool {
-	var out map[string]bool
+// lentText is a tab's filter text lent to a refresh's load Cmd, with the records and ID
+// index it was built from: the new rows that are unchanged reuse its strings. Update
+// copies the records and the text before writing them (tabData.own), so the Cmd reads them
+// while the UI goes on.
+type lentText struct {
+	recs []model.Record
+	hay  []string
+	byID map[string]int32
+}
+
+// filtering lends the filter text of the tabs with a filter set to a refresh (a tab whose
+// text isn't built lends nothing): the load Cmd builds their new text, so the filter holds
+// on the new rows from the first frame, reusing the strings of the rows that didn't change.
+func (t *tabSet) filtering() map[string]lentText {
+	var out map[string]lentText
 	for _, ts := range t.list {
-		if ts.filterQuery() != "" {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[ts.name()] = true
+		if ts.filterQuery() == "" || ts.data == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]lentText{}
+		}
+		d := ts.data
+		if d.hay != nil {
+			d.lent = true
+			out[ts.name()] = lentText{recs: d.table.Records, hay: d.hay, byID: d.byID}
+		} else {
+			out[ts.name()] = lentText{}
 		}
 	}
 	return out
+}
+
+// buildHayReusing builds the filter text of recs as buildHay does, taking the string of an
+// unchanged row (same ID, cells, status and problems) from prev: a refresh of a tab nobody
+// changed allocates no new text, and the old and the new data share one copy of it.
+func buildHayReusing(recs []model.Record, prev lentText) []string {
+	if prev.hay == nil {
+		return buildHay(recs)
+	}
+	hay := make([]string, len(recs))
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	chunk := (len(recs) + workers - 1) / max(workers, 1)
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(recs); lo += chunk {
+		hi := min(lo+chunk, len(recs))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				r := &recs[i]
+				if oi, ok := prev.byID[r.ID]; ok && r.ID != "" && sameText(r, &prev.recs[oi]) {
+					hay[i] = prev.hay[oi]
+				} else {
+					hay[i] = model.Haystack(r)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return hay
+}
+
+// sameText reports whether a and b have the same filter text (model.Haystack's inputs).
+func sameText(a, b *model.Record) bool {
+	return a.Status == b.Status && slices.Equal(a.Cells, b.Cells) && slices.Equal(a.Problems, b.Problems)
 }

@@ -28,11 +28,11 @@ type loadedMsg struct {
 
 // loadCmd loads the workbook and prepares every tab (sorting, widths), all off the UI
 // goroutine. The tabs named in filtering (their filter is set) get their filter text too,
-// so the filter holds on the new rows from the first frame; the others get it when they
-// need it (filtertext.go).
+// reusing the lent text of their unchanged rows, so the filter holds on the new rows from the
+// first frame; the others get it when they need it (filtertext.go).
 // feed, when not nil, is told the store's progress (model.ReportLoadProgress) and closed
 // when the load returns.
-func loadCmd(ctx context.Context, store Store, seq int, filtering map[string]bool, feed *progressFeed) tea.Cmd {
+func loadCmd(ctx context.Context, store Store, seq int, filtering map[string]lentText, feed *progressFeed) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
@@ -53,8 +53,8 @@ func loadCmd(ctx context.Context, store Store, seq int, filtering map[string]boo
 		}
 		msg := preparedMsg(seq, wb)
 		for i, t := range msg.wb.Tabs {
-			if filtering[t.Config.Name] {
-				msg.tabs[i].haystacks()
+			if prev, ok := filtering[t.Config.Name]; ok {
+				msg.tabs[i].hay = buildHayReusing(t.Records, prev)
 			}
 		}
 		return msg
@@ -63,7 +63,7 @@ func loadCmd(ctx context.Context, store Store, seq int, filtering map[string]boo
 
 // loadCmd starts the load ld.seq with a feed of its progress: the load, and the Cmd
 // listening to its progress (loadprogress.go).
-func (ld *loadState) loadCmd(ctx context.Context, store Store, filtering map[string]bool) tea.Cmd {
+func (ld *loadState) loadCmd(ctx context.Context, store Store, filtering map[string]lentText) tea.Cmd {
 	ld.feed, ld.progress = newProgressFeed(), loadProgress{}
 	return tea.Batch(loadCmd(ctx, store, ld.seq, filtering, ld.feed), ld.feed.listen())
 }

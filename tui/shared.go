@@ -74,18 +74,22 @@ func (p *Prepared) loaded(seq int) loadedMsg {
 // copied on write by setCells already), the filter text, the counts and the widths. The
 // indexes (order, byID) are only ever replaced, never written, and stay shared. Records a
 // build of the filter text is reading (filtertext.go) are copied too, once: the build goes
-// on over the old ones.
+// on over the old ones, as does a refresh's load Cmd over the records and text lent to it
+// (tabSet.filtering).
 func (d *tabData) own() {
-	if !d.shared && !d.readByBuild() {
+	if !d.shared && !d.lent && !d.readByBuild() {
 		return
 	}
 	t := *d.table
 	t.Records = slices.Clone(t.Records)
 	d.table = &t
+	if d.shared || d.lent {
+		d.hay = slices.Clone(d.hay)
+	}
+	d.lent = false
 	if !d.shared {
 		return
 	}
-	d.hay = slices.Clone(d.hay)
 	d.counts = maps.Clone(d.counts)
 	d.natural = slices.Clone(d.natural)
 	d.shared = false

@@ -27,6 +27,9 @@ type tabData struct {
 	hay []string
 	// building is the filter text's build in flight (filtertext.go), nil when none is.
 	building *hayBuild
+	// lent: a refresh's load Cmd reads the records and the filter text (tabSet.filtering);
+	// the first write copies them (own).
+	lent bool
 	// oldest is the oldest record time: how wide an age can read (ageWidth).
 	oldest time.Time
 	// sorted caches each sorted column's ascending order (sort.go), dropped when a record
