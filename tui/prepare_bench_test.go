@@ -25,3 +25,16 @@ func BenchmarkPrepareFilterText100k(b *testing.B) {
 		d.haystacks()
 	}
 }
+
+// BenchmarkPrepareWithFilterText100k is prepare with the filter text of every row, what the
+// load Cmd did before the first screen until issue 18 (and what a workbook shared by `triage
+// serve` still gets once for all its sessions): BenchmarkPrepare100k plus
+// BenchmarkPrepareFilterText100k, measured in the same run as both.
+func BenchmarkPrepareWithFilterText100k(b *testing.B) {
+	wb := bigWorkbook(b, 100_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		prepare(wb.Tabs[0])
+	}
+}
