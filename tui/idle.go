@@ -139,21 +139,21 @@ func (a autoRefresh) Update(msg tea.Msg) (autoRefresh, autoAction) {
 	return a, autoAction{}
 }
 
-// mode says how the auto refresh reads, for the help: "" when there is none.
+// mode says how the auto refresh reads, short enough for the help's title at 80 columns
+// ("refresh 1m: change check"); "" when there is none. Why a change check is off was said
+// when it went off.
 func (a autoRefresh) mode() string {
-	if a.base <= 0 {
-		return ""
-	}
-	every := "refresh every " + shortDuration(a.base)
 	switch {
+	case a.base <= 0:
+		return ""
 	case a.check != nil:
-		return every + ": change check, full read when changed"
+		return "refresh " + shortDuration(a.base) + ": change check"
 	case a.checkOff != "":
-		return every + ": full reads (change check off: " + a.checkOff + ")"
+		return "refresh " + shortDuration(a.base) + ": full reads (check off)"
 	case a.interval > a.base:
-		return every + ": full reads, now every " + shortDuration(a.interval) + " (idle)"
+		return "refresh " + shortDuration(a.interval) + " (idle): full reads"
 	}
-	return every + ": full reads, less often when idle"
+	return "refresh " + shortDuration(a.base) + ": full reads"
 }
 
 // shortDuration is d as a person says it: 1m, 90s, 1h30m.

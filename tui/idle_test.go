@@ -113,7 +113,7 @@ func TestIdleBacksOff(t *testing.T) {
 	if got := m.load.auto.interval; got != idleCap {
 		t.Errorf("the interval after an idle hour is %v, want %v", got, idleCap)
 	}
-	if mode := m.load.auto.mode(); !strings.Contains(mode, "now every 15m (idle)") {
+	if mode := m.load.auto.mode(); mode != "refresh 15m (idle): full reads" {
 		t.Errorf("the help doesn't say the refresh backed off: %q", mode)
 	}
 	stale := m.load.auto.gen
@@ -165,8 +165,8 @@ func TestChangeCheckBeforeARead(t *testing.T) {
 		t.Errorf("the help doesn't say the change check is on: %q", mode)
 	}
 	send(m, press("?"))
-	if s := plainScreen(m); !strings.Contains(s, "refresh every 1m: change check") {
-		t.Errorf("the help doesn't say which refresh mode is on:\n%s", s)
+	if title, _, _ := strings.Cut(plainScreen(m), "\n"); !strings.Contains(title, " · refresh 1m: change check") {
+		t.Errorf("the help's title at 80x24 doesn't say which refresh mode is on: %q", title)
 	}
 	send(m, press("?"))
 	runFor(t, m, clk, time.Hour)
@@ -190,7 +190,7 @@ func TestChangeCheckBeforeARead(t *testing.T) {
 	if toasts := toastTexts(m); !strings.Contains(toasts, "change check off: the credential can't read file metadata") {
 		t.Errorf("the failed check isn't said: %q", toasts)
 	}
-	if mode := m.load.auto.mode(); !strings.Contains(mode, "full reads (change check off: the credential") {
+	if mode := m.load.auto.mode(); mode != "refresh 1m: full reads (check off)" {
 		t.Errorf("the mode after a failed check: %q", mode)
 	}
 	checks := st.checks

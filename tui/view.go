@@ -69,9 +69,6 @@ func (m *Model) render() string {
 	}
 	if m.help.open {
 		groups, title := m.tabs.help(m.c, m.detail)
-		if mode := m.load.auto.mode(); mode != "" && m.detail == nil {
-			title += " · " + mode // how the auto refresh reads (idle.go)
-		}
 		lines, _ := m.help.fullHelp(groups, title, w, h-1)
 		lines = append(lines, m.help.shortLine(m.ShortHelp(), w))
 		return strings.Join(lines, "\n")
