@@ -7,6 +7,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -19,6 +20,15 @@ import (
 // while idle) and says why once.
 type ChangeChecker interface {
 	Changed(ctx context.Context) (bool, error)
+}
+
+// ChangeCheckModer is what a ChangeChecker may also say: how its refreshes learn of changes
+// right now (sheets.Store.ChangeCheckMode). A mode starting with "full reads" means it has
+// no working check (no Drive access, or Drive refused the credential): the TUI then reads
+// and backs off while idle as without one, and asks again at each tick, so a check that
+// comes back is used. Without it, the first error turns the check off for the session.
+type ChangeCheckModer interface {
+	ChangeCheckMode() string
 }
 
 const (
@@ -40,14 +50,26 @@ type autoRefresh struct {
 	lastKey  time.Time     // the last keypress (the start counts as one)
 	last     time.Time     // when it last read or checked
 	check    ChangeChecker // nil: the store has none, or it failed (checkOff says why)
+	moder    ChangeCheckModer
 	checkOff string
 	checking bool // a check in flight
 }
 
 func newAutoRefresh(c *common, base time.Duration, store Store) autoRefresh {
 	a := autoRefresh{c: c, base: base, interval: base, lastKey: c.now(), last: c.now()}
-	a.check, _ = store.(ChangeChecker)
+	if a.check, _ = store.(ChangeChecker); a.check != nil {
+		a.moder, _ = a.check.(ChangeCheckModer)
+	}
 	return a
+}
+
+// checkOn reports whether the store's change check works now: it has one, it hasn't failed,
+// and the store doesn't say it reads in full anyway.
+func (a autoRefresh) checkOn() bool {
+	if a.check == nil {
+		return false
+	}
+	return a.moder == nil || !strings.HasPrefix(a.moder.ChangeCheckMode(), "full reads")
 }
 
 // refreshTickMsg fires when the auto refresh is due; gen is the schedule's (autoRefresh).
@@ -104,11 +126,15 @@ func (a autoRefresh) Update(msg tea.Msg) (autoRefresh, autoAction) {
 		if msg.gen != a.gen || a.base <= 0 {
 			return a, autoAction{} // a schedule a keypress replaced
 		}
-		if a.check == nil && now.Sub(a.lastKey) >= idleAfter {
+		on := a.checkOn()
+		switch {
+		case on:
+			a.interval = a.base
+		case now.Sub(a.lastKey) >= idleAfter:
 			a.interval = min(idleCap, a.interval*2)
 		}
 		a.last = now
-		if a.check != nil {
+		if on {
 			return a, autoAction{check: !a.checking, next: a.tick()}
 		}
 		return a, autoAction{read: true, next: a.tick()}
@@ -128,8 +154,13 @@ func (a autoRefresh) Update(msg tea.Msg) (autoRefresh, autoAction) {
 	case changedMsg:
 		a.checking = false
 		switch {
+		case msg.err != nil && a.moder != nil && a.checkOn():
+			return a, autoAction{read: true} // the store keeps its check on: a failure of this one call
 		case msg.err != nil:
-			a.check, a.checkOff = nil, msg.err.Error()
+			if a.moder == nil {
+				a.check = nil // nothing says when it works again
+			}
+			a.checkOff = msg.err.Error()
 			return a, autoAction{read: true, note: "change check off: " + a.checkOff + "; refreshing with full reads"}
 		case msg.changed:
 			return a, autoAction{read: true}
@@ -146,9 +177,9 @@ func (a autoRefresh) mode() string {
 	switch {
 	case a.base <= 0:
 		return ""
-	case a.check != nil:
+	case a.checkOn():
 		return "refresh " + shortDuration(a.base) + ": change check"
-	case a.checkOff != "":
+	case a.checkOff != "" || a.check != nil:
 		return "refresh " + shortDuration(a.base) + ": full reads (check off)"
 	case a.interval > a.base:
 		return "refresh " + shortDuration(a.interval) + " (idle): full reads"

@@ -203,3 +203,66 @@ func TestChangeCheckBeforeARead(t *testing.T) {
 		t.Errorf("the check's failure is said %d times", n)
 	}
 }
+
+// modeStore is a checkingStore that also says its mode, as sheets.Store does; a failing
+// check turns the mode to offOnErr when that is set (Drive refused the credential).
+type modeStore struct {
+	checkingStore
+	mode, offOnErr string
+}
+
+func (s *modeStore) Changed(ctx context.Context) (bool, error) {
+	changed, err := s.checkingStore.Changed(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil && s.offOnErr != "" {
+		s.mode = s.offOnErr
+	}
+	return changed, err
+}
+
+func (s *modeStore) ChangeCheckMode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mode
+}
+
+// A store that says it reads in full (no Drive access) is never asked: its refreshes back
+// off while idle as a store without a check. One whose check fails once but stays on is
+// asked again next time, without a word; one that turns its check off on a failure (Drive
+// refused the credential) is said once, and then reads in full and backs off.
+func TestChangeCheckModeOfTheStore(t *testing.T) {
+	st := &modeStore{checkingStore: checkingStore{countingStore: countingStore{t: t}}, mode: "full reads (no Drive access)"}
+	m, clk := idleModel(t, st)
+	runFor(t, m, clk, time.Hour)
+	if st.checks != 0 || st.count() != 10 {
+		t.Errorf("a store without a working check: %d checks and %d reads in an idle hour, want 0 and 10", st.checks, st.count())
+	}
+	if mode := m.load.auto.mode(); mode != "refresh 1m: full reads (check off)" {
+		t.Errorf("mode %q", mode)
+	}
+
+	st = &modeStore{checkingStore: checkingStore{countingStore: countingStore{t: t}}, mode: "change check (Drive files.get version)"}
+	m, clk = idleModel(t, st)
+	st.err = errors.New("connection reset")
+	runFor(t, m, clk, time.Minute)
+	if st.checks != 1 || st.count() != 1 || strings.Contains(toastTexts(m), "change check off") {
+		t.Errorf("a failed check with the store's check on: %d checks, %d reads, toasts %q; want 1, 1, none", st.checks, st.count(), toastTexts(m))
+	}
+	st.err = nil
+	runFor(t, m, clk, time.Minute)
+	if st.checks != 2 || st.count() != 1 {
+		t.Errorf("after a failure the check goes on: %d checks, %d reads; want 2, 1", st.checks, st.count())
+	}
+
+	st.err, st.offOnErr = errors.New("Drive answered 403 to files.get"), "full reads (Drive answered 403 to files.get)"
+	runFor(t, m, clk, time.Minute)
+	if st.checks != 3 || st.count() != 2 || !strings.Contains(toastTexts(m), "change check off: Drive answered 403 to files.get") {
+		t.Errorf("a check turned off: %d checks, %d reads, toasts %q", st.checks, st.count(), toastTexts(m))
+	}
+	deliver(t, m, send(m, press("j"))) // someone is there: no idle backoff
+	runFor(t, m, clk, 4*time.Minute)
+	if st.checks != 3 || st.count() != 6 {
+		t.Errorf("after the check went off: %d checks, %d reads; want 3, 6", st.checks, st.count())
+	}
+}
