@@ -623,7 +623,7 @@ func (ts *tabState) setCells(ri int32, set map[model.Field]string) {
 		// nothing to change, and no copy of a shared workbook.
 		return
 	}
-	ts.data.own() // a workbook shared with other sessions is never written
+	ts.data.own() // a workbook shared with other sessions, or read by a build, is never written
 	t = ts.data.table
 	r := &t.Records[ri]
 	cloned := false
@@ -656,6 +656,8 @@ func (ts *tabState) setCells(ri int32, set map[model.Field]string) {
 	}
 	if ts.data.hay != nil {
 		ts.data.hay[ri] = model.Haystack(r)
+	} else if b := ts.data.building; b != nil {
+		b.dirty = append(b.dirty, ri) // its text is rebuilt when the build lands (onHay)
 	}
 	if ts.data.widen(r) {
 		ts.widths = nil // laid out again with the column that grew

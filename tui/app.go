@@ -156,6 +156,12 @@ type loadState struct {
 	dataGen int       // bumped whenever rows change locally (a write landed)
 	at      time.Time // when the rows on screen were loaded
 	hasData bool
+	// feed carries the load in flight's progress (loadprogress.go); progress is its newest
+	// report, for the start screen and the status line.
+	feed     *progressFeed
+	progress loadProgress
+	// auto is the auto refresh: its schedule, the change check, idle backoff (idle.go).
+	auto autoRefresh
 }
 
 // hubState is what a hub pushed.
@@ -205,6 +211,7 @@ func New(opts Options) *Model {
 	m.spinner.Model = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.load.loading = true
 	m.load.seq = 1
+	m.load.auto = newAutoRefresh(c, opts.Refresh, opts.Store)
 	m.relayout()
 	return m
 }
@@ -228,7 +235,7 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, preloadedCmd(m.opts.Initial, m.load.seq))
 	} else if m.store != nil && m.opts.Updates == nil {
 		m.load.gen = m.load.dataGen
-		cmds = append(cmds, loadCmd(m.life.ctx, m.store, m.load.seq))
+		cmds = append(cmds, m.load.loadCmd(m.life.ctx, m.store, nil))
 	}
 	if m.opts.Updates != nil {
 		m.hub.waitPush = m.opts.Initial == nil
@@ -243,19 +250,25 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// Update handles a message. It never blocks: anything slow is returned as a Cmd.
+// Update handles a message. It never blocks: anything slow is returned as a Cmd (the filter
+// text a tab needs now among them: tabSet.hayCmd).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
 	m.syncGroups()
 	m.toasts.prune()
 	m.relayout()
-	return m, cmd
+	return m, tea.Batch(cmd, m.tabs.hayCmd(m.prompt.open))
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case loadedMsg:
 		return m.onLoaded(msg)
+	case hayMsg:
+		m.tabs.onHay(msg)
+		return nil
+	case loadProgressMsg:
+		return m.load.onProgress(msg)
 	case pushedMsg:
 		return m.onPushed(msg)
 	case appliedMsg:
@@ -288,14 +301,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case tea.KeyPressMsg:
-		return m.onKey(msg)
+		cmd := m.onKey(msg)
+		return tea.Batch(cmd, m.onTick(keyActivityMsg{})) // back from idle: the auto refresh's usual pace
 	case tmuxClipMsg:
 		var a action
 		m.clip, a = m.clip.Update(msg)
 		return m.onAction(a)
 	case ShutdownMsg:
 		return m.onShutdown()
-	case refreshTickMsg, clockMsg, toastExpiredMsg, spinner.TickMsg:
+	case refreshTickMsg, changedMsg, clockMsg, toastExpiredMsg, spinner.TickMsg:
 		return m.onTick(msg)
 	}
 	m.onTerminal(msg)
@@ -336,17 +350,31 @@ func (m *Model) onTerminal(msg tea.Msg) {
 	}
 }
 
-// onTick handles the clocks: auto-refresh, the one-second clock, toast expiry, the spinner.
+// onTick handles the clocks: auto-refresh (with the keypresses and change checks it
+// paces itself by), the one-second clock, toast expiry, the spinner.
 func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case refreshTickMsg:
-		next := refreshTick(m.opts.Refresh)
-		if m.load.loading || m.writes.writing || m.replay.planning || m.replay.running() || m.store == nil {
+	case refreshTickMsg, keyActivityMsg, changedMsg:
+		// The auto refresh (idle.go) says whether to read, or to ask the store first.
+		var a autoAction
+		m.load.auto, a = m.load.auto.Update(msg)
+		cmds := []tea.Cmd{a.next}
+		if a.note != "" {
+			cmds = append(cmds, m.toasts.sayf(toastInfo, "%s", a.note))
+		}
+		if a.fresh {
+			m.load.at = m.c.now() // the sheet is as shown: checked just now
+		}
+		switch {
+		case m.load.loading || m.writes.writing || m.replay.planning || m.replay.running() || m.store == nil || m.end.ending:
 			// A write in flight would be overwritten by a read that started before it;
 			// skip this round rather than queue up behind it. A replay reloads when it ends.
-			return next
+		case a.check:
+			cmds = append(cmds, m.load.auto.checkCmd(m.life.ctx))
+		case a.read:
+			cmds = append(cmds, m.startLoad())
 		}
-		return tea.Batch(next, m.startLoad())
+		return tea.Batch(cmds...)
 	case clockMsg:
 		held := m.installHeld()
 		if now := m.c.now(); now.Sub(m.tabs.staleTick) >= staleRecount {

@@ -54,28 +54,7 @@ func (ts *tabState) applyFilter(q string) {
 		ts.filter.steps = nil
 		ts.visible = ts.data.order
 	} else {
-		f := model.ParseFilter(q)
-		ts.filter.problem = f.Bind(ts.data.table).Problem()
-		steps := ts.filter.steps
-		for len(steps) > 0 {
-			top := steps[len(steps)-1]
-			if top.query == q || f.Narrows(top.f) {
-				break
-			}
-			steps = steps[:len(steps)-1]
-		}
-		if n := len(steps); n > 0 && steps[n-1].query == q {
-			ts.visible = steps[n-1].rows
-		} else {
-			base := ts.data.order
-			if n > 0 {
-				base = steps[n-1].rows
-			}
-			rows := ts.data.match(f, base)
-			steps = append(steps, filterStep{query: q, f: f, rows: rows})
-			ts.visible = rows
-		}
-		ts.filter.steps = steps
+		ts.narrow(q)
 	}
 	ts.countShownMarks()
 	ts.cursor, ts.offset = 0, 0
@@ -84,6 +63,39 @@ func (ts *tabState) applyFilter(q string) {
 			ts.cursor = i
 		}
 	}
+}
+
+// narrow shows the rows matching q, a query that isn't empty: from the chain of results when
+// q narrows one of them, else from the whole table. Until the tab's filter text is built
+// (filtertext.go) it shows every row, and onHay applies q when the text lands.
+func (ts *tabState) narrow(q string) {
+	f := model.ParseFilter(q)
+	ts.filter.problem = f.Bind(ts.data.table).Problem()
+	if ts.data.hay == nil {
+		ts.filter.steps = nil
+		ts.visible = ts.data.order
+		return
+	}
+	steps := ts.filter.steps
+	for len(steps) > 0 {
+		top := steps[len(steps)-1]
+		if top.query == q || f.Narrows(top.f) {
+			break
+		}
+		steps = steps[:len(steps)-1]
+	}
+	if n := len(steps); n > 0 && steps[n-1].query == q {
+		ts.visible = steps[n-1].rows
+	} else {
+		base := ts.data.order
+		if n > 0 {
+			base = steps[n-1].rows
+		}
+		rows := ts.data.match(f, base)
+		steps = append(steps, filterStep{query: q, f: f, rows: rows})
+		ts.visible = rows
+	}
+	ts.filter.steps = steps
 }
 
 // filterPlaceholder is the example the empty filter prompt shows: the active tab's own
@@ -138,12 +150,18 @@ func (d *tabData) match(f model.Filter, base []int32) []int32 {
 		return base
 	}
 	m := f.Bind(d.table)
-	hay := d.haystacks()
+	// Before the filter text is built (filtertext.go) free-text terms match nothing: narrow
+	// waits for it, and groupQuery's filters are field terms only.
+	hay := d.hay
 	recs := d.table.Records
 	scan := func(part []int32) []int32 {
 		var out []int32
 		for _, ri := range part {
-			if m.Match(&recs[ri], hay[ri]) {
+			h := ""
+			if hay != nil {
+				h = hay[ri]
+			}
+			if m.Match(&recs[ri], h) {
 				out = append(out, ri)
 			}
 		}

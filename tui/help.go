@@ -305,6 +305,9 @@ func (hv *helpView) fullHelp(groups []helpGroup, heading string, w, h int) ([]st
 	if rows > avail {
 		title += st.paint(st.Muted, fmt.Sprintf(" · lines %d-%d of %d", off+1, min(rows, off+avail), rows))
 	}
+	if mode := " · " + hv.mode; hv.mode != "" && textWidth(ansi.Strip(title))+textWidth(mode) <= w {
+		title += st.paint(st.Muted, mode)
+	}
 	if note := " (any of them can be rebound in the config)"; textWidth(ansi.Strip(title))+textWidth(note) <= w {
 		title += st.paint(st.Muted, note)
 	}
@@ -352,6 +355,9 @@ type helpView struct {
 	// line is the footer's key hints, memoised: it rarely changes but costs lipgloss renders
 	// each frame (shortLine).
 	line memo
+	// mode is how the auto refresh reads (autoRefresh.mode), set by the parent: the title
+	// says it when there is room (the table's help only).
+	mode string
 }
 
 // Update scrolls or closes the help. It has no action for the root (nil): closing is its own.

@@ -27,11 +27,19 @@ type loadedMsg struct {
 }
 
 // loadCmd loads the workbook and prepares every tab (sorting, widths), all off the UI
-// goroutine.
-func loadCmd(ctx context.Context, store Store, seq int) tea.Cmd {
+// goroutine. The tabs named in filtering (their filter is set) get their filter text too,
+// reusing the lent text of their unchanged rows, so the filter holds on the new rows from the
+// first frame; the others get it when they need it (filtertext.go).
+// feed, when not nil, is told the store's progress (model.ReportLoadProgress) and closed
+// when the load returns.
+func loadCmd(ctx context.Context, store Store, seq int, filtering map[string]lentText, feed *progressFeed) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
+		if feed != nil {
+			ctx = model.WithLoadProgress(ctx, feed.report)
+			defer close(feed.done)
+		}
 		if pl, ok := store.(PreparedLoader); ok {
 			p, err := pl.LoadPrepared(ctx)
 			if err != nil {
@@ -43,8 +51,21 @@ func loadCmd(ctx context.Context, store Store, seq int) tea.Cmd {
 		if err != nil {
 			return loadedMsg{seq: seq, err: err}
 		}
-		return preparedMsg(seq, wb)
+		msg := preparedMsg(seq, wb)
+		for i, t := range msg.wb.Tabs {
+			if prev, ok := filtering[t.Config.Name]; ok {
+				msg.tabs[i].hay = buildHayReusing(t.Records, prev)
+			}
+		}
+		return msg
 	}
+}
+
+// loadCmd starts the load ld.seq with a feed of its progress: the load, and the Cmd
+// listening to its progress (loadprogress.go).
+func (ld *loadState) loadCmd(ctx context.Context, store Store, filtering map[string]lentText) tea.Cmd {
+	ld.feed, ld.progress = newProgressFeed(), loadProgress{}
+	return tea.Batch(loadCmd(ctx, store, ld.seq, filtering, ld.feed), ld.feed.listen())
 }
 
 // preloadedCmd hands over a workbook loaded before the program started (the CLI loads once
@@ -54,13 +75,15 @@ func preloadedCmd(wb *model.Workbook, seq int) tea.Cmd {
 	return func() tea.Msg { return preparedMsg(seq, wb) }
 }
 
+// preparedMsg is a load's result with what the first screen needs of every tab
+// (prepareScreen): the filter text is left for later.
 func preparedMsg(seq int, wb *model.Workbook) loadedMsg {
 	if wb == nil {
 		wb = &model.Workbook{}
 	}
 	tabs := make([]*tabData, len(wb.Tabs))
 	for i, t := range wb.Tabs {
-		tabs[i] = prepare(t)
+		tabs[i] = prepareScreen(t)
 	}
 	return loadedMsg{seq: seq, wb: wb, tabs: tabs}
 }
@@ -106,13 +129,6 @@ func applyCmd(ctx context.Context, store Store, op writeOp) tea.Cmd {
 		res, err := store.Apply(ctx, op.edits)
 		return appliedMsg{op: op, res: res, err: err}
 	}
-}
-
-// refreshTickMsg fires every Options.Refresh.
-type refreshTickMsg struct{}
-
-func refreshTick(d time.Duration) tea.Cmd {
-	return tea.Tick(d, func(time.Time) tea.Msg { return refreshTickMsg{} })
 }
 
 // clockMsg fires once a second so "refreshed 12s ago" and ages stay true. The renderer only

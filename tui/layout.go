@@ -45,6 +45,10 @@ func (m *Model) relayout() {
 		m.groups.listH = groupsListHeight(m.geo.bodyH)
 	}
 	if m.help.open {
+		m.help.mode = ""
+		if m.detail == nil {
+			m.help.mode = m.load.auto.mode() // how the auto refresh reads (idle.go)
+		}
 		// Clamp the help scroll here so View only reads it.
 		groups, title := m.tabs.help(m.c, m.detail)
 		_, rows := m.help.fullHelp(groups, title, w, h-1)

@@ -19,7 +19,7 @@ func (m *Model) startLoad() tea.Cmd {
 	m.load.seq++
 	m.load.loading = true
 	m.load.gen = m.load.dataGen
-	return tea.Batch(loadCmd(m.life.ctx, m.store, m.load.seq), m.spinner.Tick)
+	return tea.Batch(m.load.loadCmd(m.life.ctx, m.store, m.tabs.filtering()), m.spinner.Tick)
 }
 
 // refresh is the `r` key.
@@ -44,6 +44,7 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 		return nil // an older load; a newer one is in flight
 	}
 	m.load.loading = false
+	m.load.feed, m.load.progress = nil, loadProgress{}
 	if m.load.gen != m.load.dataGen {
 		// A write landed while this read was in flight: its data predates the write and
 		// would undo the optimistic update on screen. Read again.

@@ -103,16 +103,11 @@ func (r *replayRun) headLines(c *common, spin busySpinner, w int) []string {
 	}
 	lines := []string{fitStyled(st.paint(st.Section, title), w)}
 
-	barW := max(10, min(50, w-20))
-	filled := 0
-	if r.prog.Total > 0 {
-		filled = r.prog.Done * barW / r.prog.Total
-	}
 	pct := 0
 	if r.prog.Total > 0 {
 		pct = r.prog.Done * 100 / r.prog.Total
 	}
-	bar := " [" + strings.Repeat("█", filled) + strings.Repeat("░", barW-filled) + "] " + fmt.Sprintf("%d/%d %d%%", r.prog.Done, r.prog.Total, pct)
+	bar := " " + progressBar(r.prog.Done, r.prog.Total, max(10, min(50, w-20))) + " " + fmt.Sprintf("%d/%d %d%%", r.prog.Done, r.prog.Total, pct)
 	lines = append(lines, fit(bar, w))
 
 	lines = append(lines, fitStyled(" "+c.paintCounts(r.prog.Counts), w))

@@ -33,6 +33,11 @@ func Prepare(wb *model.Workbook, err error) *Prepared {
 		return &Prepared{err: err}
 	}
 	msg := preparedMsg(0, wb)
+	for _, d := range msg.tabs {
+		// Built once for every session: a session's own build would cost each of them
+		// ~20 MB at 100,000 rows.
+		d.haystacks()
+	}
 	return &Prepared{wb: msg.wb, tabs: msg.tabs}
 }
 
@@ -67,15 +72,24 @@ func (p *Prepared) loaded(seq int) loadedMsg {
 
 // own makes the data this TUI is about to change its own: the records (their cell slices are
 // copied on write by setCells already), the filter text, the counts and the widths. The
-// indexes (order, byID) are only ever replaced, never written, and stay shared.
+// indexes (order, byID) are only ever replaced, never written, and stay shared. Records a
+// build of the filter text is reading (filtertext.go) are copied too, once: the build goes
+// on over the old ones, as does a refresh's load Cmd over the records and text lent to it
+// (tabSet.filtering).
 func (d *tabData) own() {
-	if !d.shared {
+	if !d.shared && !d.lent && !d.readByBuild() {
 		return
 	}
 	t := *d.table
 	t.Records = slices.Clone(t.Records)
 	d.table = &t
-	d.hay = slices.Clone(d.hay)
+	if d.shared || d.lent {
+		d.hay = slices.Clone(d.hay)
+	}
+	d.lent = false
+	if !d.shared {
+		return
+	}
 	d.counts = maps.Clone(d.counts)
 	d.natural = slices.Clone(d.natural)
 	d.shared = false

@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/triage-dev/triage/model"
@@ -22,11 +20,16 @@ type tabData struct {
 	natural []int
 	counts  map[string]int
 	// hay caches model.Haystack per record: built once per loaded table, never per keystroke.
-	// It is built by the load Cmd, off the UI goroutine, rather than on the first filter
-	// keystroke: on first use it cost 55 ms at 100,000 rows on a 2-core machine (over the
-	// 25 ms keystroke budget), and building it later in the background would race with
-	// writes updating rows. The price is ~20 MB per 100,000 rows (BenchmarkHeap100k).
+	// It is not built before the first screen (it was half of prepare's cost): a tab gets it
+	// off the UI goroutine once it is needed (filtertext.go: the filter prompt opens, or a
+	// filter is set), or in the load Cmd for a tab whose filter is active. nil until then.
+	// ~20 MB per 100,000 rows (BenchmarkHeap100k), which a TUI nobody filters never spends.
 	hay []string
+	// building is the filter text's build in flight (filtertext.go), nil when none is.
+	building *hayBuild
+	// lent: a refresh's load Cmd reads the records and the filter text (tabSet.filtering);
+	// the first write copies them (own).
+	lent bool
 	// oldest is the oldest record time: how wide an age can read (ageWidth).
 	oldest time.Time
 	// sorted caches each sorted column's ascending order (sort.go), dropped when a record
@@ -37,13 +40,23 @@ type tabData struct {
 	shared bool
 }
 
-// prepare derives a tabData from a loaded table.
+// prepare derives a tabData from a loaded table, the filter text included: what a workbook
+// shared by many TUIs gets once (Prepare), and the tests' loads. A load of this TUI's own
+// uses prepareScreen and builds the filter text later (filtertext.go).
+func prepare(t *model.Table) *tabData {
+	d := prepareScreen(t)
+	d.haystacks()
+	return d
+}
+
+// prepareScreen derives what the first screen of a loaded table needs: everything but the
+// filter text.
 //
 // Order: the inbox and the dead-letter tab show newest first (by timestamp; rows without one
 // last, in sheet order), the queue shows sheet order (first in, first out, as workers read
 // it). Equal timestamps put the later row first. It is the order sortOrder gives for the
 // tab's defaultSort, computed here, off the UI goroutine, so a load costs no sort in Update.
-func prepare(t *model.Table) *tabData {
+func prepareScreen(t *model.Table) *tabData {
 	n := len(t.Records)
 	d := &tabData{
 		table:  t,
@@ -76,37 +89,7 @@ func prepare(t *model.Table) *tabData {
 	d.cols = roleColumns(t)
 	d.natural = naturalWidths(t, d.cols)
 	d.oldest = oldestTime(t)
-	d.haystacks()
 	return d
-}
-
-// haystacks returns the per-record filter text, building it if it isn't yet. The build is
-// split across CPUs: it is pure computation, ~0.5 µs a row.
-func (d *tabData) haystacks() []string {
-	if d.hay != nil {
-		return d.hay
-	}
-	recs := d.table.Records
-	hay := make([]string, len(recs))
-	workers := min(runtime.GOMAXPROCS(0), 8)
-	if len(recs) < 4096 {
-		workers = 1
-	}
-	chunk := (len(recs) + workers - 1) / max(workers, 1)
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(recs); lo += chunk {
-		hi := min(lo+chunk, len(recs))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				hay[i] = model.Haystack(&recs[i])
-			}
-		}()
-	}
-	wg.Wait()
-	d.hay = hay
-	return hay
 }
 
 // tabState is one tab as the user sees it: its data (or why it has none), and the view

@@ -150,6 +150,7 @@ func (ld loadState) renderStart(c *common, spin busySpinner, id string, w, h int
 	lines := []string{fitStyled(st.paint(st.Title, " triage")+st.paint(st.Muted, " · "+truncate(cellLine(name), w-12)), w), ""}
 	if ld.loading || ld.err == nil {
 		lines = append(lines, "  "+spin.view(c)+" loading "+truncate(cellLine(name), w-14)+"…")
+		lines = append(lines, ld.startLines(w)...)
 	} else {
 		lines = append(lines, "  "+st.paint(st.ConnErr, "Couldn't load the spreadsheet:"), "")
 		for _, l := range wrapText(model.Sanitize(ld.err.Error()), w-4) {
@@ -430,6 +431,9 @@ func (m *Model) footerLines(w int) []string {
 	} else if !m.replay.running() && !m.watch.watching() {
 		hint = m.watch.statusLine(firstKey(m.c.keys.Progress)) // another person's run (watch.go)
 	}
+	if hint == "" {
+		hint = m.load.progressLine() // a refresh reading a long tab (loadprogress.go)
+	}
 	lines = append(lines, m.tabs.statusBar(m.c, left, hint, w))
 	lines = append(lines, m.tabs.filterNoteLines(m.c, w, m.help.open || m.detail != nil || m.replay.showRun)...)
 	if m.prompt.open {
@@ -470,6 +474,9 @@ func (t *tabSet) position(c *common, promptOpen bool) string {
 	left := []string{pos}
 	if q := strings.TrimSpace(ts.filter.query); q != "" && !promptOpen {
 		left = append(left, "filter "+st.paint(st.FilterPrompt, truncate(cellLine(q), 30)))
+	}
+	if ts.waiting() {
+		left = append(left, st.paint(st.Muted, "filtering…")) // the filter text is on its way
 	}
 	if ts.nMarked > 0 {
 		mk := itoa(ts.nMarked) + " marked"
