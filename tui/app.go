@@ -54,6 +54,11 @@ type Options struct {
 	KeyMap KeyMap
 	// Refresh is the auto-refresh interval; 0 turns it off.
 	Refresh time.Duration
+	// Environ is the terminal's environment (KEY=VALUE), as the program reports it in
+	// tea.EnvMsg: TERM, NO_COLOR, TMUX, VISUAL, EDITOR. Given, it is applied in New, so the
+	// first frame already draws as it says: bubbletea sends its EnvMsg from a goroutine, and
+	// frames drawn before it lands would be in color on a TERM=dumb terminal.
+	Environ []string
 	// NoColor renders without any color or other styling (NO_COLOR set to any non-empty
 	// value); cursor, marks and problems are then shown as `>`, `*` and `!`.
 	NoColor bool
@@ -212,6 +217,9 @@ func New(opts Options) *Model {
 	m.load.loading = true
 	m.load.seq = 1
 	m.load.auto = newAutoRefresh(c, opts.Refresh, opts.Store)
+	if opts.Environ != nil {
+		m.onTerminal(tea.EnvMsg(opts.Environ))
+	}
 	m.relayout()
 	return m
 }

@@ -34,7 +34,9 @@ func runProgram(t *testing.T, env []string, w, h int, keySeq ...string) ([]byte,
 func runProgramUntil(t *testing.T, env []string, w, h int, until []byte, keySeq ...string) ([]byte, *Model) {
 	t.Helper()
 	st := &memStore{wb: func() *model.Workbook { return testWorkbook(t) }}
-	m := New(Options{Store: st, SpreadsheetID: "sheet-1", Now: fixedNow})
+	// As triage and serve do: the environment in the options too, so the first frame draws as
+	// it says (bubbletea's EnvMsg comes from a goroutine, after the first frames may be drawn).
+	m := New(Options{Store: st, SpreadsheetID: "sheet-1", Now: fixedNow, Environ: env})
 	tm := teatest.NewTestModel(t, probed{m}, teatest.WithInitialTermSize(w, h),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor), tea.WithEnvironment(env)))
 	waitScreen(t, tm, "Acme contact form")
@@ -201,5 +203,21 @@ func TestSmallTerminals(t *testing.T) {
 	send(m, tea.WindowSizeMsg{Width: 50, Height: 12})
 	if out := plainScreen(m); !strings.Contains(out, "terminal too small") || !strings.Contains(out, "need 60x15, have 50x12") {
 		t.Errorf("50x12 says the terminal is too small:\n%s", out)
+	}
+}
+
+// TestEnvironInOptionsDrawsTheFirstFrame: the environment given in the options decides the
+// very first frame, before any tea.EnvMsg: TERM=dumb is plain ASCII from the start.
+func TestEnvironInOptionsDrawsTheFirstFrame(t *testing.T) {
+	st := &memStore{wb: func() *model.Workbook { return testWorkbook(t) }}
+	m := New(Options{Store: st, SpreadsheetID: "sheet-1", Now: fixedNow, Environ: []string{"TERM=dumb"}})
+	if !m.c.ascii || !m.c.styles.NoColor {
+		t.Fatal("TERM=dumb in Options.Environ: the plain ASCII mode from New on")
+	}
+	if v := m.View().Content; strings.ContainsRune(v, 0x1b) {
+		t.Errorf("the first frame has escape sequences:\n%q", v)
+	}
+	if m := New(Options{Store: st, SpreadsheetID: "sheet-1", Now: fixedNow}); m.c.ascii {
+		t.Error("without an environment the first frame is not plain (the test above can fail)")
 	}
 }

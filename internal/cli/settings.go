@@ -52,6 +52,9 @@ type environment struct {
 	// colorEnv is what decides whether help may be drawn in colour (colorprofile.Detect):
 	// TERM, COLORTERM, NO_COLOR, CLICOLOR, CLICOLOR_FORCE, TTY_FORCE, TMUX, as KEY=VALUE.
 	colorEnv []string
+	// termEnv is what the TUI reads of the environment (tui.Options.Environ): TERM,
+	// COLORTERM, NO_COLOR, TMUX, VISUAL, EDITOR, as KEY=VALUE.
+	termEnv []string
 	// secret reads a source header's "env:NAME" value at send time (config §8).
 	secret func(string) string
 }
@@ -79,6 +82,11 @@ func readEnvironment(getenv func(string) string) environment {
 	for _, k := range []string{"TERM", "COLORTERM", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TTY_FORCE", "TMUX"} {
 		if val := getenv(k); val != "" {
 			v.colorEnv = append(v.colorEnv, k+"="+val)
+		}
+	}
+	for _, k := range []string{"TERM", "COLORTERM", "NO_COLOR", "TMUX", "VISUAL", "EDITOR"} {
+		if val := getenv(k); val != "" {
+			v.termEnv = append(v.termEnv, k+"="+val)
 		}
 	}
 	if v.stateHome == "" && v.home != "" {

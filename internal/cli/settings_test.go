@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/tui"
 )
 
 // TestOnlySettingsReadsTheEnvironment: settings.go is the one reader of the environment in
@@ -74,5 +77,20 @@ func TestSettingsPrecedence(t *testing.T) {
 	})
 	if v.stateHome != "/h/.local/state" || v.user != "ann" || !v.ssh || v.display {
 		t.Errorf("readEnvironment: %+v", v)
+	}
+}
+
+// The TUI is handed the terminal's variables (tui.Options.Environ), and only those: the rest
+// of the environment (a secret among it) stays out of the model.
+func TestTerminalOptionsCarryTheTerminalsEnvironment(t *testing.T) {
+	vars := map[string]string{"TERM": "dumb", "EDITOR": "vi", "TMUX": "/tmp/tmux-0/default,1,0", "CRM_TOKEN": "s3cret", "HOME": "/h"}
+	e := &env{getenv: func(k string) string { return vars[k] }}
+	opts, err := terminalOptions(e, &config.Config{}, tui.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(opts.Environ, " ")
+	if got != "TERM=dumb TMUX=/tmp/tmux-0/default,1,0 EDITOR=vi" {
+		t.Errorf("Environ = %q", got)
 	}
 }

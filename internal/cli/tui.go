@@ -55,6 +55,7 @@ func terminalOptions(e *env, cfg *config.Config, opts tui.Options) (tui.Options,
 	}
 	opts.KeyMap = km
 	opts.NoColor = e.vars().noColor
+	opts.Environ = e.vars().termEnv
 	opts.Mouse = opts.Mouse || cfg.Mouse
 	if e.vars().tmux {
 		// Inside tmux, the TUI asks tmux whether it passes the clipboard on before saying

@@ -372,6 +372,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	}
 	env := sessionEnv(sess)
 	opts, done := s.factory(se.user, env)
+	opts.Environ = env
 	if envSet(env, "NO_COLOR") {
 		opts.NoColor = true
 	}
