@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -302,3 +303,11 @@ func forEach(t *testing.T, body func(t *testing.T, b *backend)) {
 		t.Run(b.name, func(t *testing.T) { body(t, b) })
 	}
 }
+
+func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	return ctx, cancel
+}
+
+func runtimeGosched() { runtime.Gosched() }
