@@ -96,11 +96,16 @@ func backends(t *testing.T) []*backend {
 }
 
 func sheetBackend(t *testing.T, readOnly bool) *backend {
+	return sheetWith(t, readOnly, nil)
+}
+
+// sheetWith is sheetBackend whose tabs also hold extra rows (cells in schema order).
+func sheetWith(t *testing.T, readOnly bool, extra map[model.Role][][]string) *backend {
 	t.Helper()
 	wb := &emulator.Workbook{SpreadsheetID: "sheet1", Title: "triage"}
 	for _, r := range model.Roles {
 		rows := [][]any{toAny(schemaHeaders(r))}
-		for _, row := range seed()[r] {
+		for _, row := range append(seed()[r], extra[r]...) {
 			rows = append(rows, toAny(row))
 		}
 		wb.Sheets = append(wb.Sheets, &emulator.Sheet{Title: model.DefaultTabName(r), Rows: rows})

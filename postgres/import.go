@@ -1,0 +1,116 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/triage-dev/triage/model"
+)
+
+// ImportReport says what Import did with a tab's rows.
+type ImportReport struct {
+	// Role is the tab's role; Table the table it went to.
+	Role  model.Role
+	Table string
+	// Read is the rows of the tab; Added the rows inserted now; Present the rows the table
+	// already had (an earlier import, a producer's dead letter).
+	Read, Added, Present int
+	// Skipped are the rows that could not be carried, each with why.
+	Skipped []SkippedRow
+}
+
+// SkippedRow is a tab's row Import did not carry.
+type SkippedRow struct {
+	Row int
+	Why string
+}
+
+// ImportBatch is how many rows one INSERT of Import carries.
+const ImportBatch = 500
+
+// Import carries a loaded tab (the sheet's, decoded by model.Decode) into its table, in
+// batches of ImportBatch rows, each one INSERT … ON CONFLICT DO NOTHING: IDs and keys are
+// kept (a dead letter's effective key becomes its key, so a replay sends the key it would
+// have sent from the sheet), a row already there is left as it is, so running it again adds
+// nothing. A row without an identity (no ID; an ID or key two rows share) can't be written by
+// triage anywhere and is reported in Skipped with its problem. progress, when set, is told
+// after each batch. Columns the schema doesn't have are not carried (the report's caller
+// names them).
+func (s *Store) Import(ctx context.Context, t *model.Table, progress func(done, total int)) (ImportReport, error) {
+	tb, ok := tables[t.Config.Role]
+	if !ok {
+		return ImportReport{}, fmt.Errorf("import: tab %q has role %q, which has no table", t.Config.Name, t.Config.Role)
+	}
+	rep := ImportReport{Role: t.Config.Role, Table: tb.name, Read: len(t.Records)}
+	if s.readOnly {
+		return rep, fmt.Errorf("import %s: %w", t.Config.Name, ErrReadOnly)
+	}
+	var rows [][]any
+	for i := range t.Records {
+		r := &t.Records[i]
+		if r.ID == "" {
+			why := "it has no ID"
+			if len(r.Problems) > 0 {
+				why = strings.Join(r.Problems, "; ")
+			}
+			rep.Skipped = append(rep.Skipped, SkippedRow{Row: r.Row, Why: why})
+			continue
+		}
+		row := make([]any, len(tb.fields))
+		for j, f := range tb.fields {
+			row[j] = t.Get(r, f)
+		}
+		switch t.Config.Role {
+		case model.RoleDeadLetter:
+			row[tb.index(model.FKey)] = r.ID
+		default:
+			row[tb.index(model.FID)] = r.ID
+		}
+		rows = append(rows, row)
+	}
+	for start := 0; start < len(rows); start += ImportBatch {
+		batch := rows[start:min(start+ImportBatch, len(rows))]
+		n, err := s.insertBatch(ctx, tb, batch)
+		if err != nil {
+			return rep, fmt.Errorf("import %s into %s at %s (rows %d–%d of %d; the %d before are in): %w; run it again to go on, rows already in are not added twice",
+				t.Config.Name, tb.name, s.url, start+1, start+len(batch), len(rows), start, err)
+		}
+		rep.Added += n
+		rep.Present += len(batch) - n
+		if progress != nil {
+			progress(start+len(batch), len(rows))
+		}
+	}
+	return rep, nil
+}
+
+// insertBatch inserts rows (cells in schema order), keeping any already there (by ID, or a
+// dead letter's key), and says how many it added.
+func (s *Store) insertBatch(ctx context.Context, tb table, rows [][]any) (int, error) {
+	cols := make([]string, len(tb.fields))
+	for i, f := range tb.fields {
+		cols[i] = pgx.Identifier{string(f)}.Sanitize()
+	}
+	var vals []string
+	var args []any
+	for _, row := range rows {
+		ph := make([]string, len(row))
+		for i, v := range row {
+			args = append(args, v)
+			ph[i] = "$" + strconv.Itoa(len(args))
+		}
+		vals = append(vals, "("+strings.Join(ph, ", ")+")")
+	}
+	target := "(id)"
+	if tb.name == "failed_calls" {
+		target = `("key")`
+	}
+	tag, err := s.pool.Exec(ctx, "INSERT INTO "+tb.name+" ("+strings.Join(cols, ", ")+") VALUES "+strings.Join(vals, ", ")+" ON CONFLICT "+target+" DO NOTHING", args...)
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
+}
