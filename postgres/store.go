@@ -50,6 +50,8 @@ type Store struct {
 	stampMu   sync.Mutex
 	lastStamp time.Time
 
+	changes changes
+
 	// beforeWrite, set by tests only, runs between an edit's read and its conditional write:
 	// the instant another person's change makes the write a conflict.
 	beforeWrite func()
@@ -113,8 +115,11 @@ func parseConfig(url string) (*pgxpool.Config, error) {
 	return cfg, nil
 }
 
-// Close ends the store's connections.
-func (s *Store) Close() { s.pool.Close() }
+// Close ends the store's connections (Changed's watch too).
+func (s *Store) Close() {
+	s.stopChanges()
+	s.pool.Close()
+}
 
 // ReadOnly reports whether the store refuses every write.
 func (s *Store) ReadOnly() bool { return s.readOnly }
@@ -232,8 +237,14 @@ func headers(r model.Role) []any {
 // order, decoded exactly as the sheets store decodes a tab (model.Decode), so keys, problems
 // and duplicates read the same.
 func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
+	return s.load(ctx, s.tabs)
+}
+
+func (s *Store) load(ctx context.Context, tabs []model.TabConfig) (*model.Workbook, error) {
+	// Cleared before the read: a change during it is noticed again (Changed).
+	s.changes.dirty.Store(false)
 	wb := &model.Workbook{SpreadsheetID: s.url, Title: "PostgreSQL " + s.db, Location: time.UTC}
-	for _, tc := range s.tabs {
+	for _, tc := range tabs {
 		t, ok := tables[tc.Role]
 		if !ok {
 			return nil, fmt.Errorf("load: tab %q has role %q, which has no table", tc.Name, tc.Role)

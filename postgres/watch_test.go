@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/triage-dev/triage/model"
@@ -71,5 +72,57 @@ func TestWatchSeesWritesAndEnds(t *testing.T) {
 	}
 	wcancel()
 	for range changes {
+	}
+}
+
+// Changed (what serve's hub asks before a refresh) answers from change notices: true before
+// its watch runs, false after a Load with nothing new, true once another connection changes a
+// table, false again after the next Load.
+func TestChangedAnswersFromNotices(t *testing.T) {
+	url, conn := pgDB(t)
+	insert(t, conn, model.RoleInbox, seed()[model.RoleInbox])
+	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	changed := func() bool {
+		t.Helper()
+		c, err := st.Changed(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if !changed() {
+		t.Fatal("unknown reads as unchanged")
+	}
+	if _, err := st.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if changed() {
+		t.Fatal("changed with nothing new")
+	}
+	if _, err := conn.Exec(t.Context(), "UPDATE jobs SET status = 'done'"); err != nil {
+		t.Fatal(err)
+	}
+	// The notice arrives on the watch's own connection: wait for it, bounded by the test.
+	for !changed() {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("the change was never noticed")
+		default:
+			runtime.Gosched()
+		}
+	}
+	wb, err := st.LoadTab(t.Context(), "queue")
+	if err != nil || len(wb.Tabs) != 1 || wb.Tabs[0].Config.Role != model.RoleQueue {
+		t.Fatalf("LoadTab: %v %v", wb, err)
+	}
+	if changed() {
+		t.Fatal("still changed after a load")
+	}
+	if _, err := st.LoadTab(t.Context(), "nope"); err == nil {
+		t.Fatal("LoadTab of no tab")
 	}
 }

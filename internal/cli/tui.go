@@ -34,7 +34,7 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 		return err
 	}
 	rp := newReplayRunner(sources, e.vars().secret, st)
-	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb})
+	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: st.SpreadsheetID(), Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb})
 }
 
 // runTUI runs the bubbletea program until the user quits.
