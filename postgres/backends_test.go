@@ -189,13 +189,16 @@ func toAny(s []string) []any {
 var tableOf = map[model.Role]string{model.RoleInbox: "inbox", model.RoleDeadLetter: "failed_calls", model.RoleQueue: "jobs"}
 
 // pgDB makes a migrated database and returns its URL and a direct connection to it.
-func pgDB(t *testing.T) (string, *pgx.Conn) {
+func pgDB(t *testing.T) (string, *pgx.Conn) { return pgDBB(t) }
+
+// pgDBB is pgDB for a test or a benchmark.
+func pgDBB(t testing.TB) (string, *pgx.Conn) {
 	t.Helper()
 	url := pgtest.DB(t)
-	if _, err := postgres.Migrate(t.Context(), url); err != nil {
+	if _, err := postgres.Migrate(context.Background(), url); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(t.Context(), url)
+	conn, err := pgx.Connect(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -16,5 +17,15 @@ func OpenDialing(ctx context.Context, url string, opts Options, dial pgconn.Dial
 		return nil, err
 	}
 	cfg.ConnConfig.DialFunc = dial
+	return open(ctx, url, cfg, opts)
+}
+
+// OpenTraced is Open whose connections report every statement to tracer.
+func OpenTraced(ctx context.Context, url string, opts Options, tracer pgx.QueryTracer) (*Store, error) {
+	cfg, err := parseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.Tracer = tracer
 	return open(ctx, url, cfg, opts)
 }

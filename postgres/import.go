@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -28,11 +27,12 @@ type SkippedRow struct {
 	Why string
 }
 
-// ImportBatch is how many rows one INSERT of Import carries.
-const ImportBatch = 500
+// ImportBatch is how many rows one transaction of Import carries.
+const ImportBatch = 5000
 
 // Import carries a loaded tab (the sheet's, decoded by model.Decode) into its table, in
-// batches of ImportBatch rows, each one INSERT … ON CONFLICT DO NOTHING: IDs and keys are
+// batches of ImportBatch rows, each one transaction (COPY, then INSERT … ON CONFLICT DO
+// NOTHING): IDs and keys are
 // kept (a dead letter's effective key becomes its key, so a replay sends the key it would
 // have sent from the sheet), a row already there is left as it is, so running it again adds
 // nothing. A row without an identity (no ID; an ID or key two rows share) can't be written by
@@ -88,28 +88,38 @@ func (s *Store) Import(ctx context.Context, t *model.Table, progress func(done, 
 }
 
 // insertBatch inserts rows (cells in schema order), keeping any already there (by ID, or a
-// dead letter's key), and says how many it added.
+// dead letter's key), and says how many it added: one transaction that COPYs the batch into a
+// temporary table, then one INSERT … SELECT … ON CONFLICT DO NOTHING.
 func (s *Store) insertBatch(ctx context.Context, tb table, rows [][]any) (int, error) {
 	cols := make([]string, len(tb.fields))
+	names := make([]string, len(tb.fields))
+	defs := make([]string, len(tb.fields))
 	for i, f := range tb.fields {
+		names[i] = string(f)
 		cols[i] = pgx.Identifier{string(f)}.Sanitize()
+		defs[i] = cols[i] + " text"
 	}
-	var vals []string
-	var args []any
-	for _, row := range rows {
-		ph := make([]string, len(row))
-		for i, v := range row {
-			args = append(args, v)
-			ph[i] = "$" + strconv.Itoa(len(args))
-		}
-		vals = append(vals, "("+strings.Join(ph, ", ")+")")
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after a commit it is a no-op
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE triage_import ("+strings.Join(defs, ", ")+") ON COMMIT DROP"); err != nil {
+		return 0, err
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"triage_import"}, names, pgx.CopyFromRows(rows)); err != nil {
+		return 0, err
 	}
 	target := "(id)"
 	if tb.name == "failed_calls" {
 		target = `("key")`
 	}
-	tag, err := s.pool.Exec(ctx, "INSERT INTO "+tb.name+" ("+strings.Join(cols, ", ")+") VALUES "+strings.Join(vals, ", ")+" ON CONFLICT "+target+" DO NOTHING", args...)
+	list := strings.Join(cols, ", ")
+	tag, err := tx.Exec(ctx, "INSERT INTO "+tb.name+" ("+list+") SELECT "+list+" FROM triage_import ON CONFLICT "+target+" DO NOTHING")
 	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
 		return 0, err
 	}
 	return int(tag.RowsAffected()), nil

@@ -18,7 +18,7 @@ func newMigrateCmd(g *globals, e *env) *cobra.Command {
 		Use:   "migrate",
 		Short: "Copy the sheet's three tabs into a PostgreSQL database",
 		Long: `Copy the inbox, failed_calls and jobs tabs of the spreadsheet into the database's
-tables (run triage init on it first), in batches of 500 rows with progress on stderr. IDs and
+tables (run triage init on it first), in batches of 5,000 rows with progress on stderr. IDs and
 keys are kept: a dead letter's key is the one a replay would have sent from the sheet
 (its key cell, else its payload's key field, else the minted one). Rows already in the
 database are left as they are, so running it again adds nothing. A row that can't be
