@@ -235,7 +235,8 @@ func headers(r model.Role) []any {
 
 // Load reads every configured tab's table: the open work (History: every row), in arrival
 // order, decoded exactly as the sheets store decodes a tab (model.Decode), so keys, problems
-// and duplicates read the same.
+// and duplicates read the same. A context from model.WithLoadProgress is told the rows read,
+// every thousand and at each tab's end.
 func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 	return s.load(ctx, s.tabs)
 }
@@ -264,6 +265,10 @@ func (s *Store) load(ctx context.Context, tabs []model.TabConfig) (*model.Workbo
 	return wb, nil
 }
 
+// progressEvery is how many rows a load reads between two reports of its progress
+// (model.WithLoadProgress).
+const progressEvery = 1000
+
 func (s *Store) loadTable(ctx context.Context, tc model.TabConfig, t table, q string, args ...any) (*model.Table, error) {
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
@@ -283,10 +288,15 @@ func (s *Store) loadTable(ctx context.Context, tc model.TabConfig, t table, q st
 		}
 		data = append(data, cells)
 		rowNos = append(rowNos, no)
+		if len(rowNos)%progressEvery == 0 {
+			// The total isn't known until the last row (a count would cost a second scan).
+			model.ReportLoadProgress(ctx, tc.Name, len(rowNos), 0)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	model.ReportLoadProgress(ctx, tc.Name, len(rowNos), len(rowNos))
 	tab, err := model.Decode(decodeConfig(tc), data, time.UTC)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -150,5 +152,32 @@ func TestLostCommitAnswerIsSettled(t *testing.T) {
 				t.Fatalf("lost write: %+v, %v, status %q", res, err, status)
 			}
 		})
+	}
+}
+
+// A load tells the context's progress func how far it is: every thousand rows, then the
+// tab's total.
+func TestLoadReportsProgress(t *testing.T) {
+	url, conn := pgDB(t)
+	var rows [][]string
+	for i := range 2500 {
+		rows = append(rows, []string{"", "", "", "", "new", fmt.Sprint("m", i), "", ""})
+	}
+	insert(t, conn, model.RoleInbox, rows)
+	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var got []string
+	ctx := model.WithLoadProgress(t.Context(), func(tab string, rows, total int) {
+		got = append(got, fmt.Sprint(tab, " ", rows, "/", total))
+	})
+	if _, err := st.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Inbox 1000/0", "Inbox 2000/0", "Inbox 2500/2500", "failed_calls 0/0", "Jobs 0/0"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("reported %q, want %q", got, want)
 	}
 }
