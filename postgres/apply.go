@@ -54,7 +54,26 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
 		actor = a
 	}
-	w := &writeTx{s: s, actor: actor, now: s.stamp()}
+	now := s.stamp()
+	for try := 1; ; try++ {
+		res, err := s.applyTx(ctx, op, edits, actor, now)
+		var pgErr *pgconn.PgError
+		if try < maxTxTries && errors.As(err, &pgErr) && pgErr.Code == "40P01" {
+			// A deadlock with another writer (their rows locked in the other order): the
+			// server rolled ours back whole, so it is run again from the start.
+			continue
+		}
+		return res, err
+	}
+}
+
+// maxTxTries bounds how often an Apply whose transaction the server chose as a deadlock's
+// victim is run again.
+const maxTxTries = 3
+
+// applyTx is one attempt at an Apply's transaction.
+func (s *Store) applyTx(ctx context.Context, op string, edits []model.Edit, actor, now string) (model.ApplyResult, error) {
+	w := &writeTx{s: s, actor: actor, now: now}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return model.ApplyResult{}, fmt.Errorf("%s to %s: %w; nothing was written", op, s.url, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -179,5 +180,77 @@ func TestLoadReportsProgress(t *testing.T) {
 	want := []string{"Inbox 1000/0", "Inbox 2000/0", "Inbox 2500/2500", "failed_calls 0/0", "Jobs 0/0"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("reported %q, want %q", got, want)
+	}
+}
+
+// Two writers locking two rows in opposite orders deadlock; the server rolls one back whole,
+// and that Apply runs again instead of failing: each edit ends applied or an exact conflict,
+// and neither caller sees an error.
+func TestDeadlockVictimRunsAgain(t *testing.T) {
+	url, conn := pgDB(t)
+	insert(t, conn, model.RoleInbox, seed()[model.RoleInbox])
+	a, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs(), Actor: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs(), Actor: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	edit := func(id, to string) model.Edit {
+		return model.Edit{Tab: "Inbox", ID: id, Expect: map[model.Field]string{model.FStatus: "new"}, Set: map[model.Field]string{model.FStatus: to}}
+	}
+	type answer struct {
+		res model.ApplyResult
+		err error
+	}
+	bDone := make(chan answer, 1)
+	writes := 0
+	a.SetBeforeWrite(func() {
+		writes++
+		if writes != 2 {
+			return
+		}
+		// a holds m1's lock; b takes m2's, then waits for m1.
+		go func() {
+			res, err := b.Apply(t.Context(), []model.Edit{edit("m2", "spam"), edit("m1", "spam")})
+			bDone <- answer{res, err}
+		}()
+		for {
+			var waiting int
+			if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()").Scan(&waiting); err != nil {
+				t.Error(err)
+				return
+			}
+			if waiting > 0 {
+				return // now a asks for m2: a deadlock
+			}
+			runtime.Gosched()
+		}
+	})
+	resA, errA := a.Apply(t.Context(), []model.Edit{edit("m1", "done"), edit("m2", "done")})
+	ansB := <-bDone
+	if errA != nil || ansB.err != nil {
+		t.Fatalf("a: %v; b: %v", errA, ansB.err)
+	}
+	for _, r := range []model.ApplyResult{resA, ansB.res} {
+		if len(r.Applied)+len(r.Conflicts) != 2 || len(r.Missing) != 0 {
+			t.Fatalf("result %+v", r)
+		}
+	}
+	if len(resA.Applied)+len(ansB.res.Applied) != 2 {
+		t.Fatalf("%d and %d applied: each row is written once", len(resA.Applied), len(ansB.res.Applied))
+	}
+	// Whoever won m1 and m2, each row holds its winner's status and stamp.
+	for _, id := range []string{"m1", "m2"} {
+		var status, by string
+		if err := conn.QueryRow(t.Context(), "SELECT status, triaged_by FROM inbox WHERE id = $1", id).Scan(&status, &by); err != nil {
+			t.Fatal(err)
+		}
+		if (status != "done" || by != "a") && (status != "spam" || by != "b") {
+			t.Errorf("%s: %s by %s", id, status, by)
+		}
 	}
 }
