@@ -34,34 +34,53 @@ FROM generate_series(1, $1::int) g`, total, step); err != nil {
 	return url, conn
 }
 
-// benchRows is the size of BenchmarkLoadOpenOf1M's table.
+// benchRows is the size of BenchmarkOf1M's table.
 var benchRows = 1_000_000
 
-// BenchmarkLoadOpenOf1M: the TUI's first load (the open work) from 1,000,000 failed_calls
-// rows of which 10,000 are open; heap-MB is the live heap holding the loaded workbook.
-func BenchmarkLoadOpenOf1M(b *testing.B) {
+// BenchmarkOf1M: 1,000,000 failed_calls rows of which 10,000 are open.
+//   - LoadOpen: the TUI's first load (the open work); heap-MB is the live heap holding the
+//     loaded workbook.
+//   - HistoryDelivered: the newest 1,000 delivered calls (`status:delivered`), in SQL.
+//   - HistoryDay: the calls of one day (86,400 rows, every status), in SQL, capped at 10,000.
+func BenchmarkOf1M(b *testing.B) {
 	url, _ := bigDB(b, benchRows, 10_000)
 	st, err := postgres.Open(context.Background(), url, postgres.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	var wb *model.Workbook
-	b.ResetTimer()
-	for b.Loop() {
-		if wb, err = st.Load(context.Background()); err != nil {
-			b.Fatal(err)
+	b.Run("LoadOpen", func(b *testing.B) {
+		var wb *model.Workbook
+		for b.Loop() {
+			if wb, err = st.Load(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if n := len(wb.Tab(model.RoleDeadLetter).Records); n != 10_000 {
+			b.Fatalf("%d open rows", n)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapAlloc)/1e6, "heap-MB")
+		runtime.KeepAlive(wb)
+	})
+	history := func(q postgres.HistoryQuery, want int) func(b *testing.B) {
+		return func(b *testing.B) {
+			for b.Loop() {
+				tab, err := st.History(context.Background(), q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(tab.Records) != want {
+					b.Fatalf("%d rows, want %d", len(tab.Records), want)
+				}
+			}
 		}
 	}
-	b.StopTimer()
-	if n := len(wb.Tab(model.RoleDeadLetter).Records); n != 10_000 {
-		b.Fatalf("%d open rows", n)
-	}
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	b.ReportMetric(float64(ms.HeapAlloc)/1e6, "heap-MB")
-	runtime.KeepAlive(wb)
+	b.Run("HistoryDelivered", history(postgres.HistoryQuery{Role: model.RoleDeadLetter, Statuses: []string{"delivered"}, Limit: 1000}, 1000))
+	b.Run("HistoryDay", history(postgres.HistoryQuery{Role: model.RoleDeadLetter,
+		From: time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC)}, 10_000))
 }
 
 // BenchmarkNotifyLatency: from another connection's UPDATE (its commit) to the watcher's
