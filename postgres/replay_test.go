@@ -162,3 +162,9 @@ func TestReplayersAndWorkersAtOnce(t *testing.T) {
 		t.Logf("process %d: %v, %d write requests, %d write conflicts", p, s.Counts, s.WriteRequests, len(s.WriteConflicts))
 	}
 }
+
+// The store is a producer's dead-letter sink, and the replay runner's store.
+var (
+	_ replay.DeadLetterSink = (*postgres.Store)(nil)
+	_ replay.Store          = (*postgres.Store)(nil)
+)
