@@ -168,3 +168,46 @@ var (
 	_ replay.DeadLetterSink = (*postgres.Store)(nil)
 	_ replay.Store          = (*postgres.Store)(nil)
 )
+
+// A producer dead-letters into the database with the key it sent; a call handed over twice
+// (its first answer lost) is one row; a replay from the database then delivers it under that
+// key, and the receiver acts once.
+func TestProducerDeadLettersThenReplayDelivers(t *testing.T) {
+	rcv := receiver.New()
+	rcv.Default = receiver.Fault{Mode: receiver.Unavailable}
+	srv := httptest.NewServer(rcv)
+	t.Cleanup(srv.Close)
+	url, _ := pgDB(t)
+	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, MaxAttempts: 2}
+	c := &replay.Client{Sources: map[string]*replay.Source{"crm": src}, Base: time.Millisecond, Cap: 5 * time.Millisecond, Getenv: func(string) string { return "" }}
+	p := &replay.Producer{Client: c, Sink: st}
+	sent := p.Send(t.Context(), replay.Call{Key: "order-7", Source: "crm", URL: srv.URL + "/hook", Body: []byte(`{"order":7}`)})
+	if !sent.DeadLettered || sent.Err != nil {
+		t.Fatalf("sent %+v", sent)
+	}
+	// The same letter again, as a producer that never heard the sink's answer would.
+	if err := st.DeadLetter(t.Context(), []model.DeadLetter{{Source: "crm", URL: srv.URL + "/hook", Payload: `{"order":7}`, Key: "order-7"}}); err != nil {
+		t.Fatal(err)
+	}
+	wb, err := st.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := wb.Tab(model.RoleDeadLetter)
+	if len(tab.Records) != 1 || tab.Records[0].ID != "order-7" || tab.Get(&tab.Records[0], model.FAttempts) != "2" {
+		t.Fatalf("dead letters: %+v", tab.Records)
+	}
+	rcv.Default = receiver.Fault{}
+	sum := replay.Run(t.Context(), c, st, tab, []*model.Record{&tab.Records[0]}, replay.RunOptions{})
+	if sum.Counts[model.StateDelivered] != 1 {
+		t.Fatalf("replay: %+v", sum.Counts)
+	}
+	if n := rcv.Effects()["order-7"]; n != 1 {
+		t.Fatalf("order-7 acted %d times", n)
+	}
+}
