@@ -39,6 +39,8 @@ type Config struct {
 	Keys map[string][]string `toml:"keys"`
 	// Serve is `[serve]`: `triage serve`, the TUI for a team over SSH (DESIGN §9).
 	Serve ServeSection `toml:"serve"`
+	// Store is `[store]`: a PostgreSQL database instead of the sheet (store.go).
+	Store StoreSection `toml:"store"`
 	// Notify is `[notify]`: the alert `triage replay` posts when a run halts or leaves rows
 	// not done (notify.go).
 	Notify NotifySection `toml:"notify"`
@@ -251,6 +253,7 @@ func (c *Config) check() []Problem {
 	}
 	probs = append(probs, c.checkServe()...)
 	probs = append(probs, c.checkNotify()...)
+	probs = append(probs, c.checkStore()...)
 	return probs
 }
 

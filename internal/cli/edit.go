@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/postgres"
 	"github.com/triage-dev/triage/sheets"
 )
 
@@ -193,7 +194,7 @@ func describeSet(set map[string]string) string {
 // leaves the rows not done, which is 1.
 func writeFailed(tab string, err error) error {
 	code := exitPartial
-	for _, setup := range []error{sheets.ErrReadOnly, sheets.ErrUnreachable, sheets.ErrNotShared, sheets.ErrNotFound, sheets.ErrUnauthorized} {
+	for _, setup := range []error{sheets.ErrReadOnly, postgres.ErrReadOnly, sheets.ErrUnreachable, sheets.ErrNotShared, sheets.ErrNotFound, sheets.ErrUnauthorized} {
 		if errors.Is(err, setup) {
 			code = exitUsage
 		}

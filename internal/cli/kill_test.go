@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/triage-dev/triage/postgres/pgtest"
 	"github.com/triage-dev/triage/sheets/emulator"
 	"os"
 	"os/exec"
@@ -16,7 +17,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TRIAGE_TEST_MAIN") == "1" {
 		os.Exit(Main(context.Background()))
 	}
-	os.Exit(m.Run())
+	// The postgres store's end-to-end tests need a server: one private cluster per run.
+	pgtest.Main(m)
 }
 
 // TestReplayProcessKilledMidRunThenRunAgain kills a real `triage replay` process with

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets"
 )
 
 // newListCmd is `triage list`: it prints a tab's rows, sanitised, as a table or one JSON document.
@@ -79,7 +78,7 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 
 // openTab resolves the settings, connects, loads and finds one tab: the start of every
 // command that works on a tab's rows.
-func openTab(ctx context.Context, g *globals, e *env, name string) (*sheets.Store, *model.Table, error) {
+func openTab(ctx context.Context, g *globals, e *env, name string) (store, *model.Table, error) {
 	s, err := resolve(g, e)
 	if err != nil {
 		return nil, nil, err

@@ -15,7 +15,6 @@ import (
 	"github.com/triage-dev/triage/internal/report"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
-	"github.com/triage-dev/triage/sheets"
 )
 
 // newReplayCmd is `triage replay [--tab NAME] [--source S] [--all | ID...] [--dry-run]
@@ -127,11 +126,10 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `triage config check`", err)}
 	}
 	// The store counts its write requests: the summary's write_back.requests.
-	cst, err := openCountedStore(ctx, s, e)
+	st, cst, err := openCountedStore(ctx, s, e)
 	if err != nil {
 		return err
 	}
-	st := cst.Store
 	defer closeStore(st)
 	srcFilter := strings.TrimSpace(f.source)
 	t, err := openReplayTab(ctx, st, f.tab, srcFilter, sources)
@@ -171,7 +169,7 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 // openReplayTab loads the workbook and finds the dead-letter tab to replay (name, else the
 // configured one), refusing a tab of another role and a --source (srcFilter) that neither a
 // row of it nor the config names.
-func openReplayTab(ctx context.Context, st *sheets.Store, name, srcFilter string, sources map[string]*replay.Source) (*model.Table, error) {
+func openReplayTab(ctx context.Context, st store, name, srcFilter string, sources map[string]*replay.Source) (*model.Table, error) {
 	wb, err := loadWorkbook(ctx, st)
 	if err != nil {
 		return nil, err

@@ -105,6 +105,7 @@ Exit codes: 0 ok; 1 some rows not done (rejected, deferred, conflict, unknown ID
 		newRequeueStaleCmd(g, e),
 		newReplayCmd(g, e),
 		newInitCmd(g, e),
+		newMigrateCmd(g, e),
 		newAuthCmd(g, e),
 		newConfigCmd(g, e),
 		newServeCmd(g, e),

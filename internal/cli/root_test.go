@@ -30,6 +30,7 @@ var helpCommands = [][]string{
 	{"replay"},
 	{"serve"},
 	{"init"},
+	{"migrate"},
 	{"auth"},
 	{"auth", "login"},
 	{"auth", "status"},

@@ -149,7 +149,7 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 		sess := hub.Session(u)
 		// Remote: the program runs on the jump host, not on the person's machine, so it
 		// neither suspends itself nor runs an editor there.
-		return sess.Options(tui.Options{SpreadsheetID: s.spreadsheet, KeyMap: km, Mouse: s.cfg.Mouse, Remote: true}), sess.Close
+		return sess.Options(tui.Options{SpreadsheetID: st.SpreadsheetID(), KeyMap: km, Mouse: s.cfg.Mouse, Remote: true}), sess.Close
 	}, nil
 }
 

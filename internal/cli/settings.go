@@ -20,6 +20,8 @@ import (
 type globals struct {
 	spreadsheet, config, endpoint, credentials string
 	readonly                                   bool
+	// databaseURL is --database-url: a PostgreSQL store instead of the sheet.
+	databaseURL string
 }
 
 // settings are the globals resolved against the environment and the config file:
@@ -32,11 +34,16 @@ type settings struct {
 	// credentialsFromEnv says credentials came from GOOGLE_APPLICATION_CREDENTIALS (for messages).
 	credentialsFromEnv bool
 	readonly           bool
+	// databaseURL, when set, is the PostgreSQL store every command uses instead of the sheet
+	// (--database-url, TRIAGE_DATABASE_URL, [store] url; checked by config.CheckStoreURL).
+	// Never printed as is: config.RedactURL.
+	databaseURL string
 }
 
 // environment is every environment variable the CLI consults, read once per invocation.
 type environment struct {
 	spreadsheet       string // TRIAGE_SPREADSHEET
+	databaseURL       string // TRIAGE_DATABASE_URL
 	configFile        string // TRIAGE_CONFIG
 	defaultConfigPath string // $XDG_CONFIG_HOME/triage/config.toml (config.DefaultPathFrom)
 	emulatorHost      string // SHEETS_EMULATOR_HOST (host:port)
@@ -65,6 +72,7 @@ func readEnvironment(getenv func(string) string) environment {
 	}
 	v := environment{
 		spreadsheet:       getenv("TRIAGE_SPREADSHEET"),
+		databaseURL:       getenv("TRIAGE_DATABASE_URL"),
 		configFile:        getenv("TRIAGE_CONFIG"),
 		defaultConfigPath: config.DefaultPathFrom(getenv),
 		emulatorHost:      getenv(sheets.EmulatorHostEnv),
@@ -136,6 +144,14 @@ func resolve(g *globals, e *env) (*settings, error) {
 	}
 	s.credentials = first(g.credentials, e.vars().credentials)
 	s.credentialsFromEnv = g.credentials == "" && s.credentials != ""
+	s.databaseURL = first(g.databaseURL, e.vars().databaseURL, cfg.Store.URL)
+	if s.databaseURL != "" {
+		// The config file's url is checked with the rest of the file; a flag's or the
+		// environment's by the same rule, here.
+		if err := config.CheckStoreURL(s.databaseURL); err != nil {
+			return nil, usageErr("%v", err)
+		}
+	}
 	return s, nil
 }
 
@@ -165,8 +181,9 @@ const (
 	gEndpoint
 	gCredentials
 	gReadonly
+	gDatabase
 
-	gConnect = gSpreadsheet | gConfig | gEndpoint | gCredentials // commands that only read
+	gConnect = gSpreadsheet | gConfig | gEndpoint | gCredentials | gDatabase // commands that only read
 	gAll     = gConnect | gReadonly
 )
 
@@ -183,6 +200,9 @@ func (g *globals) register(fs *pflag.FlagSet, which globalFlag) {
 	}
 	if which&gCredentials != 0 {
 		fs.StringVar(&g.credentials, "credentials", g.credentials, "the JSON key of a service account or an authorized user (env GOOGLE_APPLICATION_CREDENTIALS)")
+	}
+	if which&gDatabase != 0 {
+		fs.StringVar(&g.databaseURL, "database-url", g.databaseURL, "a PostgreSQL store instead of the sheet: postgres://USER:PASSWORD@HOST/DB?sslmode=require (env TRIAGE_DATABASE_URL; config [store] url)")
 	}
 	if which&gReadonly != 0 {
 		fs.BoolVar(&g.readonly, "readonly", g.readonly, "open read-only: nothing is written, enforced by the store")

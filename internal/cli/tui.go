@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/postgres"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -34,7 +35,16 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 		return err
 	}
 	rp := newReplayRunner(sources, e.vars().secret, st)
-	return runTUI(ctx, e, s.cfg, tui.Options{Store: st, SpreadsheetID: s.spreadsheet, Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb})
+	opts := tui.Options{Store: st, SpreadsheetID: st.SpreadsheetID(), Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb}
+	if db, ok := st.(*postgres.Store); ok {
+		// A database tells of every change: no polling.
+		updates, err := liveUpdates(ctx, db)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		opts.Updates, opts.Refresh = updates, 0
+	}
+	return runTUI(ctx, e, s.cfg, opts)
 }
 
 // runTUI runs the bubbletea program until the user quits.

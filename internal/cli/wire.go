@@ -11,23 +11,75 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/postgres"
+	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/sheets"
 )
 
-// openStore connects to the Sheets API and returns the store for the resolved settings.
-func openStore(ctx context.Context, s *settings, e *env) (*sheets.Store, sheets.Identity, error) {
+// store is what the commands use of a store: the sheet's (*sheets.Store), or the PostgreSQL
+// database's (*postgres.Store) when a database URL is set. Both give the same answers
+// (postgres/backends_test.go runs one test body against each).
+type store interface {
+	Load(ctx context.Context) (*model.Workbook, error)
+	Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error)
+	ReadOnly() bool
+	DeadLetter(ctx context.Context, letters []model.DeadLetter) error
+	Tabs() []model.TabConfig
+	// SpreadsheetID names what the store works on (a database's URL, redacted).
+	SpreadsheetID() string
+	// LoadTab reads one tab, for a command that works on it alone.
+	LoadTab(ctx context.Context, name string) (*model.Workbook, error)
+	// Changed and ChangeCheckMode: whether a refresh must read (sheets.ChangeChecker).
+	Changed(ctx context.Context) (bool, error)
+	ChangeCheckMode() string
+}
+
+var (
+	_ store = (*sheets.Store)(nil)
+	_ store = (*postgres.Store)(nil)
+)
+
+// openStore returns the store for the resolved settings: the database when one is set, else
+// the spreadsheet through the Sheets API.
+func openStore(ctx context.Context, s *settings, e *env) (store, sheets.Identity, error) {
+	if s.databaseURL != "" {
+		st, err := openDatabase(ctx, s, e)
+		return st, sheets.Identity{}, err
+	}
 	return connectStore(ctx, s, e, nil)
 }
 
+// openDatabase opens the PostgreSQL store (Open checks its schema: `triage init` first).
+func openDatabase(ctx context.Context, s *settings, e *env) (*postgres.Store, error) {
+	st, err := postgres.Open(ctx, s.databaseURL, postgres.Options{
+		Tabs:     s.cfg.TabConfigs(),
+		ReadOnly: s.readonly,
+		Actor:    actorName(sheets.Identity{}, e),
+	})
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return st, nil
+}
+
 // openCountedStore is openStore whose store also counts the write requests it sends
-// (replay.WriteCounter), for a replay's summary.
-func openCountedStore(ctx context.Context, s *settings, e *env) (*countedStore, error) {
+// (replay.WriteCounter), for a replay's summary; it returns the store and what a replay
+// writes through. The database store's writes are counted as replay counts a store without a
+// counter: one transaction per Apply.
+func openCountedStore(ctx context.Context, s *settings, e *env) (store, replay.Store, error) {
+	if s.databaseURL != "" {
+		st, err := openDatabase(ctx, s, e)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, st, nil
+	}
 	writes := &sheetsWrites{base: http.DefaultTransport}
 	st, _, err := connectStore(ctx, s, e, &http.Client{Transport: writes})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &countedStore{Store: st, writes: writes}, nil
+	return st, &countedStore{Store: st, writes: writes}, nil
 }
 
 // countedStore is a store that says how many write requests it has sent.
@@ -110,18 +162,25 @@ func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*s
 // closeStore deletes the journal sheets of the store's checked writes before the command
 // exits (see sheets.Store.Close), under its own short deadline: the command's context may be
 // cancelled already, and a failure only leaves them for the next write of any triage.
-func closeStore(st *sheets.Store) {
-	if st == nil {
-		return
+func closeStore(st store) {
+	switch st := st.(type) {
+	case *sheets.Store:
+		if st == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = st.Close(ctx)
+	case *postgres.Store:
+		if st != nil {
+			st.Close()
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = st.Close(ctx)
 }
 
 // loadWorkbook does the first load; a failure here is a connection or setup problem, which
 // the CLI reports with exit code 2.
-func loadWorkbook(ctx context.Context, st *sheets.Store) (*model.Workbook, error) {
+func loadWorkbook(ctx context.Context, st store) (*model.Workbook, error) {
 	wb, err := st.Load(ctx)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}

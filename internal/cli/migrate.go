@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/postgres"
+)
+
+func newMigrateCmd(g *globals, e *env) *cobra.Command {
+	var to string
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Copy the sheet's three tabs into a PostgreSQL database",
+		Long: `Copy the inbox, failed_calls and jobs tabs of the spreadsheet into the database's
+tables (run triage init on it first), in batches of 5,000 rows with progress on stderr. IDs and
+keys are kept: a dead letter's key is the one a replay would have sent from the sheet
+(its key cell, else its payload's key field, else the minted one). Rows already in the
+database are left as they are, so running it again adds nothing. A row that can't be
+carried (no ID, an ID two rows share) is listed with why, and the exit code is 1. The sheet
+is only read: the command opens it read-only.
+
+--to defaults to the configured database ([store] url, TRIAGE_DATABASE_URL).`,
+		Example: `  triage init --database-url "$DATABASE_URL"
+  triage migrate --spreadsheet 1AbC... --to "$DATABASE_URL"`,
+		Args: noArgs,
+	}
+	g.register(cmd.Flags(), gSpreadsheet|gConfig|gEndpoint|gCredentials)
+	cmd.Flags().StringVar(&to, "to", "", "the database to copy into: postgres://USER:PASSWORD@HOST/DB?sslmode=require")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runMigrate(cmd.Context(), g, e, to) }
+	return cmd
+}
+
+func runMigrate(ctx context.Context, g *globals, e *env, to string) error {
+	s, err := resolve(g, e)
+	if err != nil {
+		return err
+	}
+	to = first(to, s.databaseURL)
+	if to == "" {
+		return usageErr("migrate: no database: pass --to postgres://USER:PASSWORD@HOST/DB (or set [store] url or TRIAGE_DATABASE_URL)")
+	}
+	if err := config.CheckStoreURL(to); err != nil {
+		return usageErr("migrate: %v", err)
+	}
+	// The sheet is only read: the store refuses every write.
+	s.readonly = true
+	sheet, _, err := connectStore(ctx, s, e, nil)
+	if err != nil {
+		return err
+	}
+	defer closeStore(sheet)
+	s.databaseURL, s.readonly = to, false
+	db, err := openDatabase(ctx, s, e)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	wb, err := loadWorkbook(ctx, sheet)
+	if err != nil {
+		return err
+	}
+	where := config.RedactURL(to)
+	skipped := 0
+	for _, tc := range s.cfg.TabConfigs() {
+		t := wb.Tab(tc.Role)
+		if t == nil {
+			fmt.Fprintf(e.stdout, "%s: not in the spreadsheet (or unusable); nothing to carry\n", tc.Name)
+			continue
+		}
+		rep, err := db.Import(ctx, t, func(done, total int) {
+			fmt.Fprintf(e.stderr, "%s → %s: %d/%d rows\n", t.Config.Name, tableName(tc.Role), done, total)
+		})
+		if err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("migrate to %s: %w", where, err)}
+		}
+		printImport(e, t, rep)
+		skipped += len(rep.Skipped)
+	}
+	if skipped > 0 {
+		return &exitError{code: exitPartial, err: fmt.Errorf("migrate: %s not carried (listed above); fix them in the sheet and run it again", model.Count(skipped, "row", "rows"))}
+	}
+	return nil
+}
+
+func tableName(r model.Role) string {
+	return map[model.Role]string{model.RoleInbox: "inbox", model.RoleDeadLetter: "failed_calls", model.RoleQueue: "jobs"}[r]
+}
+
+// printImport says what became of a tab's rows, each row not carried with why, and the
+// sheet's columns the table has no place for.
+func printImport(e *env, t *model.Table, rep postgres.ImportReport) {
+	fmt.Fprintf(e.stdout, "%s → %s: %d rows: %d added, %d already there, %d not carried\n",
+		model.SanitizeLine(t.Config.Name), rep.Table, rep.Read, rep.Added, rep.Present, len(rep.Skipped))
+	for _, sk := range rep.Skipped {
+		fmt.Fprintf(e.stdout, "  row %d: %s\n", sk.Row, model.SanitizeLine(sk.Why))
+	}
+	var extra []string
+	for i, h := range t.Header.Headers {
+		mapped := false
+		for _, c := range t.Header.Index {
+			mapped = mapped || c == i
+		}
+		if !mapped && strings.TrimSpace(h) != "" {
+			extra = append(extra, model.SanitizeLine(h))
+		}
+	}
+	if len(extra) > 0 {
+		fmt.Fprintf(e.stdout, "  columns not carried (the table has no place for them): %s\n", joinQuoted(extra))
+	}
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/triage-dev/triage/postgres/pgtest"
+)
+
+// The graduation path end to end: `config check` validates [store] url (the password never
+// printed); `init` makes the tables (again: nothing to do); `migrate` carries the sheet
+// (again: nothing added), leaving the sheet as it was; then list and set-status work on the
+// database, chosen by the flag, the environment or the config.
+func TestGraduateToPostgres(t *testing.T) {
+	db := pgtest.DB(t)
+	emu, url := startEmu(t, smallWorkbook())
+	before := emu.Cells("s1", "Inbox")
+	c := newCLI(t, url)
+	c.env["TRIAGE_SPREADSHEET"] = "s1"
+
+	cfg := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(cfg, []byte("[store]\nurl = \"mysql://triage:s3cret@db/triage\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := c.run("config", "check", "--config", cfg)
+	if r.code != exitUsage || !strings.Contains(r.stdout, ":2: database URL mysql://triage:xxxxx@db/triage") || strings.Contains(r.stdout+r.stderr, "s3cret") {
+		t.Fatalf("config check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("list", "--tab", "inbox", "--database-url", "postgres://triage:s3cret@db:port/triage")
+	if r.code != exitUsage || strings.Contains(r.stdout+r.stderr, "s3cret") {
+		t.Fatalf("bad --database-url: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("list", "--tab", "inbox", "--database-url", db)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "run `triage init`") {
+		t.Fatalf("list before init: exit %d\n%s", r.code, r.stderr)
+	}
+
+	r = c.run("init", "--database-url", db)
+	if r.code != 0 || !strings.Contains(r.stdout, "schema version 0 → 3") {
+		t.Fatalf("init: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("init", "--database-url", db)
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing to do") {
+		t.Fatalf("init again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = c.run("migrate", "--to", db)
+	if r.code != 0 || !strings.Contains(r.stdout, "Inbox → inbox: 4 rows: 4 added, 0 already there, 0 not carried") ||
+		!strings.Contains(r.stdout, "Jobs → jobs: 3 rows: 3 added") || !strings.Contains(r.stdout, "failed_calls: not in the spreadsheet") ||
+		!strings.Contains(r.stderr, "Inbox → inbox: 4/4 rows") {
+		t.Fatalf("migrate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("migrate", "--to", db)
+	if r.code != 0 || !strings.Contains(r.stdout, "Inbox → inbox: 4 rows: 0 added, 4 already there") {
+		t.Fatalf("migrate again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after := emu.Cells("s1", "Inbox"); len(after) != len(before) {
+		t.Fatalf("the sheet changed")
+	}
+
+	// The database, by the environment: the open work only (m3 is done).
+	c.env["TRIAGE_DATABASE_URL"] = db
+	r = c.run("list", "--tab", "inbox")
+	if r.code != 0 || !strings.Contains(r.stdout, "m1") || !strings.Contains(r.stdout, "m4") || strings.Contains(r.stdout, "m3") {
+		t.Fatalf("list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("set-status", "--tab", "Inbox", "--status", "read", "m1", "nope")
+	if r.code != exitPartial || !strings.Contains(r.stderr, `no row with ID "nope"`) {
+		t.Fatalf("set-status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("list", "--tab", "inbox", "--status", "read")
+	if r.code != 0 || !strings.Contains(r.stdout, "m1") {
+		t.Fatalf("list read: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := cell(t, emu, "Inbox", 2, 4); got != "new" {
+		t.Errorf("the sheet was written: m1 %q", got)
+	}
+	r = c.run("--readonly", "set-status", "--tab", "Inbox", "--status", "spam", "m2")
+	if r.code != exitUsage {
+		t.Fatalf("--readonly: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// By the config file, the password never printed in an error.
+	delete(c.env, "TRIAGE_DATABASE_URL")
+	bad := strings.Replace(db, "triage@", "triage:s3cret@", 1)
+	bad = strings.Replace(bad, "host=%2F", "host=%2Fnonexistent%2F", 1)
+	if err := os.WriteFile(cfg, []byte("[store]\nurl = \""+bad+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = c.run("list", "--tab", "inbox", "--config", cfg)
+	if r.code != exitUsage || strings.Contains(r.stdout+r.stderr, "s3cret") || !strings.Contains(r.stderr, "xxxxx") {
+		t.Fatalf("unreachable database: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

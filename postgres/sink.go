@@ -1,0 +1,73 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/triage-dev/triage/model"
+)
+
+// DeadLetter records calls that were not delivered (replay.DeadLetterSink), each a
+// failed_calls row with status dead, in one statement: INSERT … ON CONFLICT (key) DO NOTHING,
+// so a letter whose key is already recorded (a producer that handed it over again after a
+// lost answer) is not recorded twice, and the first row keeps its state. A letter without a
+// key gets one minted by the replay that first sends it (invariant 3). Letters a sheet cell
+// could not hold are refused whole, as the sheets store refuses them (model.CheckDeadLetter),
+// so the two stores accept the same calls.
+func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) error {
+	op := fmt.Sprintf("dead-letter %d call", len(letters))
+	if len(letters) != 1 {
+		op += "s"
+	}
+	if len(letters) == 0 {
+		return nil
+	}
+	if s.readOnly {
+		return fmt.Errorf("%s: %w", op, ErrReadOnly)
+	}
+	var bad []string
+	for _, l := range letters {
+		if err := model.CheckDeadLetter(l); err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: nothing recorded: %s", op, strings.Join(bad, "; "))
+	}
+	dead := model.StatusDead
+	for _, tc := range s.tabs {
+		if tc.Role == model.RoleDeadLetter {
+			dead = (&model.Table{Statuses: tc.Statuses}).StatusValue(model.StatusDead)
+		}
+	}
+	cols := []string{`"timestamp"`, "source", "url", "payload", "error", "attempts", "method", `"key"`, "status"}
+	var vals []string
+	var args []any
+	for _, l := range letters {
+		ts := ""
+		if !l.Timestamp.IsZero() {
+			ts = model.FormatTime(l.Timestamp)
+		}
+		var key any
+		if l.Key != "" {
+			key = l.Key
+		}
+		row := []any{ts, l.Source, l.URL, l.Payload, l.Error, strconv.Itoa(l.Attempts), l.Method, key, dead}
+		ph := make([]string, len(row))
+		for i, v := range row {
+			args = append(args, v)
+			ph[i] = "$" + strconv.Itoa(len(args))
+		}
+		vals = append(vals, "("+strings.Join(ph, ", ")+")")
+	}
+	q := "INSERT INTO failed_calls (" + strings.Join(cols, ", ") + ") VALUES " + strings.Join(vals, ", ") + ` ON CONFLICT ("key") DO NOTHING`
+	// A lost answer: the statement is one transaction, so retrying it records nothing twice
+	// (the keys conflict); a letter without a key may then be recorded twice, which a replay
+	// refuses as a duplicate (rows sharing a minted key), naming both.
+	if _, err := s.pool.Exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("%s to %s: %w; none recorded (hand them over again: recorded keys are not recorded twice)", op, s.url, err)
+	}
+	return nil
+}

@@ -1,0 +1,377 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/triage-dev/triage/model"
+)
+
+// ErrReadOnly is a write refused by a read-only store; nothing was sent.
+var ErrReadOnly = errors.New("read-only: nothing was written (drop --readonly / readonly = true to make changes)")
+
+// Options configures a Store.
+type Options struct {
+	// Tabs are the configured tabs in display order; each role reads its table (inbox,
+	// failed_calls, jobs) and is shown under the tab's name. Column renames
+	// ([tabs.ROLE.columns]) are the sheet's business: the tables have the schema's columns.
+	Tabs []model.TabConfig
+	// ReadOnly makes every write return ErrReadOnly without sending anything.
+	ReadOnly bool
+	// Actor fills triaged_by; an Apply whose context carries one (WithActor) records that one.
+	Actor string
+	// History makes Load return every row, settled ones too (delivered, discarded, done,
+	// spam); by default it returns the open work only, which is what the TUI shows first.
+	History bool
+	// Now is the clock of triaged_at, claims and Workbook.Loaded (default time.Now).
+	Now func() time.Time
+}
+
+// Store reads and writes the triage tables of one database. It is safe for concurrent use.
+type Store struct {
+	pool     *pgxpool.Pool
+	cfg      *pgxpool.Config
+	url      string // redacted
+	db       string
+	tabs     []model.TabConfig
+	readOnly bool
+	actor    string
+	history  bool
+	now      func() time.Time
+
+	stampMu   sync.Mutex
+	lastStamp time.Time
+
+	changes changes
+
+	// beforeWrite, set by tests only, runs between an edit's read and its conditional write:
+	// the instant another person's change makes the write a conflict.
+	beforeWrite func()
+}
+
+// actorKey is the context key of WithActor's name.
+type actorKey struct{}
+
+// WithActor returns a context under which Store.Apply records name in triaged_by instead of
+// Options.Actor (one Store serving many people, as `triage serve` does).
+func WithActor(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, actorKey{}, name)
+}
+
+// Open connects to the database at url (a postgres:// URL or libpq keyword/value string;
+// sslmode and every other libpq setting pass through) and checks that its schema is this
+// binary's: an older one is refused with `run triage init`, a newer one with "upgrade". It
+// writes nothing.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := parseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, url, cfg, opts)
+}
+
+func open(ctx context.Context, url string, cfg *pgxpool.Config, opts Options) (*Store, error) {
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)
+	}
+	v, err := dbVersion(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to %s: %w (check the URL, that the server is up, and that the user may log in)", Redact(url), err)
+	}
+	if err := checkCurrent(v); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%s: %w", Redact(url), err)
+	}
+	s := &Store{pool: pool, cfg: cfg, url: Redact(url), db: cfg.ConnConfig.Database,
+		tabs: append([]model.TabConfig(nil), opts.Tabs...), readOnly: opts.ReadOnly,
+		actor: opts.Actor, history: opts.History, now: opts.Now}
+	if len(s.tabs) == 0 {
+		for _, r := range model.Roles {
+			s.tabs = append(s.tabs, model.DefaultTabConfig(r))
+		}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+func parseConfig(url string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx redacts the password in its own message; ours names the URL redacted too.
+		return nil, fmt.Errorf("database URL %s: %w (write it as postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=require)", Redact(url), err)
+	}
+	return cfg, nil
+}
+
+// Close ends the store's connections (Changed's watch too).
+func (s *Store) Close() {
+	s.stopChanges()
+	s.pool.Close()
+}
+
+// ReadOnly reports whether the store refuses every write.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// Tabs returns the configured tabs.
+func (s *Store) Tabs() []model.TabConfig { return append([]model.TabConfig(nil), s.tabs...) }
+
+// SpreadsheetID names what the store works on, as the sheets store names its spreadsheet: the
+// database URL, its password redacted.
+func (s *Store) SpreadsheetID() string { return s.url }
+
+// String is the redacted URL: a store printed never shows its password.
+func (s *Store) String() string { return "postgres store " + s.url }
+
+var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// Redact returns a database URL with its password replaced by "xxxxx", in URL form (the
+// userinfo and a password query parameter) and keyword/value form (password=...), so it can
+// be printed, logged or put in an error.
+func Redact(s string) string {
+	if strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			// An unparsable URL may still hold a password: show only its scheme.
+			return strings.SplitN(s, "://", 2)[0] + "://(unparsable URL, not shown)"
+		}
+		if u.User != nil {
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			}
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	return kvPassword.ReplaceAllString(s, "${1}xxxxx")
+}
+
+// table is the database table of a role and its columns, in schema order.
+type table struct {
+	name string
+	// rowNo is the column that orders rows and numbers them for display (Record.Row).
+	rowNo string
+	// pk is the primary key column a write addresses.
+	pk     string
+	fields []model.Field
+	// closed are the settled statuses Load leaves out unless History is set.
+	closed []string
+}
+
+var tables = map[model.Role]table{
+	model.RoleInbox:      {name: "inbox", rowNo: "row_no", pk: "id", closed: []string{"done", "spam"}},
+	model.RoleDeadLetter: {name: "failed_calls", rowNo: "id", pk: "id", closed: []string{model.StatusDelivered, model.StatusDiscarded}},
+	model.RoleQueue:      {name: "jobs", rowNo: "row_no", pk: "id", closed: []string{model.StatusDone}},
+}
+
+func init() {
+	for r, t := range tables {
+		for _, c := range model.SchemaFor(r).Columns {
+			t.fields = append(t.fields, c.Field)
+		}
+		tables[r] = t
+	}
+}
+
+// col is a field's column expression as read: the key's NULL (no key yet) reads as "".
+func col(f model.Field) string {
+	if f == model.FKey {
+		return `coalesce("key", '')`
+	}
+	return pgx.Identifier{string(f)}.Sanitize()
+}
+
+// selectList is the row number and every field, in schema order.
+func (t table) selectList() string {
+	parts := []string{t.rowNo}
+	for _, f := range t.fields {
+		parts = append(parts, col(f))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// openFilter is the default view's condition, matching the table's partial index exactly
+// (so the planner uses it): the statuses are constants of the schema, never input.
+func (t table) openFilter() string {
+	q := make([]string, len(t.closed))
+	for i, s := range t.closed {
+		q[i] = "'" + s + "'"
+	}
+	if len(q) == 1 {
+		return "lower(btrim(status)) <> " + q[0]
+	}
+	return "lower(btrim(status)) NOT IN (" + strings.Join(q, ", ") + ")"
+}
+
+// decodeConfig is a tab's config as the table is laid out: the schema's own headers.
+func decodeConfig(tc model.TabConfig) model.TabConfig {
+	tc.Columns = nil
+	return tc
+}
+
+func headers(r model.Role) []any {
+	cols := model.SchemaFor(r).Columns
+	h := make([]any, len(cols))
+	for i, c := range cols {
+		h[i] = c.Header
+	}
+	return h
+}
+
+// Load reads every configured tab's table: the open work (History: every row), in arrival
+// order, decoded exactly as the sheets store decodes a tab (model.Decode), so keys, problems
+// and duplicates read the same. A context from model.WithLoadProgress is told the rows read,
+// every thousand and at each tab's end.
+func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
+	return s.load(ctx, s.tabs)
+}
+
+func (s *Store) load(ctx context.Context, tabs []model.TabConfig) (*model.Workbook, error) {
+	// Cleared before the read: a change during it is noticed again (Changed).
+	s.changes.dirty.Store(false)
+	wb := &model.Workbook{SpreadsheetID: s.url, Title: "PostgreSQL " + s.db, Location: time.UTC}
+	for _, tc := range tabs {
+		t, ok := tables[tc.Role]
+		if !ok {
+			return nil, fmt.Errorf("load: tab %q has role %q, which has no table", tc.Name, tc.Role)
+		}
+		q := "SELECT " + t.selectList() + " FROM " + t.name
+		if !s.history {
+			q += " WHERE " + t.openFilter()
+		}
+		q += " ORDER BY " + t.rowNo
+		tab, err := s.loadTable(ctx, tc, t, q)
+		if err != nil {
+			return nil, fmt.Errorf("load %s (table %s) from %s: %w", tc.Name, t.name, s.url, err)
+		}
+		wb.Tabs = append(wb.Tabs, tab)
+	}
+	wb.Loaded = s.now()
+	return wb, nil
+}
+
+// progressEvery is how many rows a load reads between two reports of its progress
+// (model.WithLoadProgress).
+const progressEvery = 1000
+
+func (s *Store) loadTable(ctx context.Context, tc model.TabConfig, t table, q string, args ...any) (*model.Table, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	data := [][]any{headers(tc.Role)}
+	var rowNos []int64
+	for rows.Next() {
+		cells, no, err := scanRow(rows, len(t.fields))
+		if err != nil {
+			return nil, err
+		}
+		if emptyRow(cells) {
+			// model.Decode skips an empty row, as a sheet's; keep the numbering in step.
+			continue
+		}
+		data = append(data, cells)
+		rowNos = append(rowNos, no)
+		if len(rowNos)%progressEvery == 0 {
+			// The total isn't known until the last row (a count would cost a second scan).
+			model.ReportLoadProgress(ctx, tc.Name, len(rowNos), 0)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	model.ReportLoadProgress(ctx, tc.Name, len(rowNos), len(rowNos))
+	tab, err := model.Decode(decodeConfig(tc), data, time.UTC)
+	if err != nil {
+		return nil, err
+	}
+	tab.Config = tc
+	for i := range tab.Records {
+		// The row number is the table's (row 1 being the header, as on a sheet), stable
+		// across loads; writes find rows by identity, never by it.
+		tab.Records[i].Row = int(rowNos[i]) + 1
+	}
+	return tab, nil
+}
+
+func scanRow(rows pgx.Rows, n int) ([]any, int64, error) {
+	var no int64
+	strs := make([]string, n)
+	dest := make([]any, n+1)
+	dest[0] = &no
+	for i := range strs {
+		dest[i+1] = &strs[i]
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return nil, 0, err
+	}
+	cells := make([]any, n)
+	for i, v := range strs {
+		cells[i] = v
+	}
+	return cells, no, nil
+}
+
+func emptyRow(cells []any) bool {
+	for _, c := range cells {
+		if c.(string) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// tabConfig returns the configured tab with a name (exact, then case-insensitive).
+func (s *Store) tabConfig(name string) (model.TabConfig, bool) {
+	for _, tc := range s.tabs {
+		if tc.Name == name {
+			return tc, true
+		}
+	}
+	for _, tc := range s.tabs {
+		if strings.EqualFold(tc.Name, name) {
+			return tc, true
+		}
+	}
+	return model.TabConfig{}, false
+}
+
+func (s *Store) tabNames() string {
+	n := make([]string, len(s.tabs))
+	for i, tc := range s.tabs {
+		n[i] = fmt.Sprintf("%q", tc.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// stampLayout is RFC 3339 in UTC with milliseconds, trailing zeros dropped (as sheets writes).
+const stampLayout = "2006-01-02T15:04:05.999Z07:00"
+
+// stamp is one Apply's triaged_at: the clock to the millisecond, moved past the previous
+// Apply's stamp where it would not be later, so each Apply's stamp is its own.
+func (s *Store) stamp() string {
+	t := s.now().UTC().Truncate(time.Millisecond)
+	s.stampMu.Lock()
+	if !t.After(s.lastStamp) {
+		t = s.lastStamp.Add(time.Millisecond)
+	}
+	s.lastStamp = t
+	s.stampMu.Unlock()
+	return t.Format(stampLayout)
+}
