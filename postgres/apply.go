@@ -51,7 +51,7 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		}
 	}
 	actor := s.actor
-	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
+	if a := model.ActorFrom(ctx); a != "" {
 		actor = a
 	}
 	now := s.stamp()

@@ -224,3 +224,21 @@ func equalMaps(a, b map[model.Field]string) bool {
 	}
 	return true
 }
+
+// TestActorPerCall: one store serving several people (`triage serve`) records the person each
+// Apply's context names (model.WithActor), and the store's own actor without one; the same
+// for both stores, so serve's audit column says who did it on a database too.
+func TestActorPerCall(t *testing.T) {
+	forEach(t, func(t *testing.T, b *backend) {
+		for _, c := range []struct{ id, who, want string }{{"m1", "alice", "alice"}, {"m2", "", "tester"}} {
+			res, err := b.store.Apply(model.WithActor(t.Context(), c.who), []model.Edit{{Tab: "Inbox", ID: c.id,
+				Expect: map[model.Field]string{model.FStatus: "new"}, Set: map[model.Field]string{model.FStatus: "done"}}})
+			if err != nil || len(res.Applied) != 1 {
+				t.Fatalf("%s: %v %+v", c.id, err, res)
+			}
+			if got := b.row(t, model.RoleInbox, c.id)[model.FTriagedBy]; got != c.want {
+				t.Errorf("%s triaged_by %q, want %q", c.id, got, c.want)
+			}
+		}
+	})
+}

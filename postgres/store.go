@@ -26,7 +26,7 @@ type Options struct {
 	Tabs []model.TabConfig
 	// ReadOnly makes every write return ErrReadOnly without sending anything.
 	ReadOnly bool
-	// Actor fills triaged_by; an Apply whose context carries one (WithActor) records that one.
+	// Actor fills triaged_by; an Apply whose context carries one (model.WithActor) records that one.
 	Actor string
 	// History makes Load return every row, settled ones too (delivered, discarded, done,
 	// spam); by default it returns the open work only, which is what the TUI shows first.
@@ -55,15 +55,6 @@ type Store struct {
 	// beforeWrite, set by tests only, runs between an edit's read and its conditional write:
 	// the instant another person's change makes the write a conflict.
 	beforeWrite func()
-}
-
-// actorKey is the context key of WithActor's name.
-type actorKey struct{}
-
-// WithActor returns a context under which Store.Apply records name in triaged_by instead of
-// Options.Actor (one Store serving many people, as `triage serve` does).
-func WithActor(ctx context.Context, name string) context.Context {
-	return context.WithValue(ctx, actorKey{}, name)
 }
 
 // Open connects to the database at url (a postgres:// URL or libpq keyword/value string;

@@ -16,7 +16,7 @@ func TestWithActorPerCall(t *testing.T) {
 	f := newFixture(t, &emulator.Workbook{SpreadsheetID: "actor", Title: "actor", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: rows}}})
 	s := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}, Actor: "service"})
 	for _, c := range []struct{ id, who string }{{"m1", "alice"}, {"m2", "bob"}, {"m3", ""}} {
-		res, err := s.Apply(sheets.WithActor(ctx(t), c.who), []model.Edit{setStatus("Inbox", c.id, "new", "done")})
+		res, err := s.Apply(model.WithActor(ctx(t), c.who), []model.Edit{setStatus("Inbox", c.id, "new", "done")})
 		if err != nil || len(res.Applied) != 1 {
 			t.Fatalf("%s: %v %s", c.id, err, res.Summary())
 		}

@@ -33,7 +33,7 @@ import (
 // nothing written (and no audit stamp). A key cell that holds a value is never written
 // (invariant 3): setting it to another value is a conflict. Where the tab has triaged_by /
 // triaged_at columns, every edit that writes also sets them (the actor given to ctx by
-// WithActor, else Options.Actor, and this call's stamp; see Store.stamp). Text is written as
+// model.WithActor, else Options.Actor, and this call's stamp; see Store.stamp). Text is written as
 // userEnteredValue.stringValue, which Sheets stores as text and never parses (the RAW of
 // invariant 2); only attempts (and a restored number) is written as a number.
 //
@@ -80,10 +80,10 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		w.edits = append(w.edits, i)
 	}
 
-	// The person is this call's (WithActor) where one is given: one Store serves every
+	// The person is this call's (model.WithActor) where one is given: one Store serves every
 	// session of `triage serve`, each write recording its own person.
 	actor := s.actor
-	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
+	if a := model.ActorFrom(ctx); a != "" {
 		actor = a
 	}
 	planned := s.takePlanned(work)

@@ -34,7 +34,7 @@ type Options struct {
 	// ReadOnly makes every write return ErrReadOnly without sending anything.
 	ReadOnly bool
 	// Actor is who is making changes; it fills triaged_by where that column exists. An Apply
-	// whose context carries an actor (WithActor) records that one instead.
+	// whose context carries an actor (model.WithActor) records that one instead.
 	Actor string
 	// Identity is who the API sees (from Connect); its Email names the account to share the
 	// spreadsheet with when the API answers 403.
@@ -50,16 +50,6 @@ type Options struct {
 	// written to the millisecond and moved on by a millisecond where an Apply would repeat the
 	// previous one's stamp, so a fixed clock still gives each Apply its own stamp.
 	Now func() time.Time
-}
-
-// actorKey is the context key of WithActor's name.
-type actorKey struct{}
-
-// WithActor returns a context under which Store.Apply records name in triaged_by instead of
-// Options.Actor: one Store shared by many people (`triage serve`) records each write's own
-// person. An empty name leaves Options.Actor in force.
-func WithActor(ctx context.Context, name string) context.Context {
-	return context.WithValue(ctx, actorKey{}, name)
 }
 
 // Store reads and writes one spreadsheet through the Sheets API. It is safe for concurrent

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -138,7 +137,7 @@ func (r *sessionReplayer) Replay(ctx context.Context, t *model.Table, recs []*mo
 		h.mu.Unlock()
 	})
 	defer stop()
-	sum := h.replayer.Replay(sheets.WithActor(ctx, u.Name), t, recs, func(ev model.ReplayEvent) {
+	sum := h.replayer.Replay(model.WithActor(ctx, u.Name), t, recs, func(ev model.ReplayEvent) {
 		h.mu.Lock()
 		run.progress(ev)
 		h.notifyRuns()

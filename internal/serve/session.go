@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -164,7 +163,7 @@ func (st *sessionStore) Apply(ctx context.Context, edits []model.Edit) (model.Ap
 			return model.ApplyResult{}, fmt.Errorf("%s: %w; nothing was written", op, &model.AccessError{Who: u.Name, Role: u.Access, Why: why})
 		}
 	}
-	res, err := h.store.Apply(sheets.WithActor(ctx, u.Name), edits)
+	res, err := h.store.Apply(model.WithActor(ctx, u.Name), edits)
 	if err != nil {
 		h.log.Error("write failed", "who", u.Name, "tab", editTab(edits), "ids", editIDs(edits), "err", err)
 	}
