@@ -30,7 +30,7 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	wb, err := loadWorkbook(ctx, st)
+	wb, err := loadWorkbookShowing(ctx, st, e)
 	if err != nil {
 		return err
 	}
