@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+	drive "google.golang.org/api/drive/v3"
 
 	"github.com/triage-dev/triage/model"
 	"golang.org/x/oauth2/google"
@@ -39,6 +40,11 @@ const DefaultLoginTimeout = 5 * time.Minute
 // LoginScopes are the scopes `triage auth login` asks for: DefaultScopes plus `openid email`,
 // which make the token endpoint return an id_token naming the account.
 var LoginScopes = append(slices.Clone(DefaultScopes), "openid", "email")
+
+// ChangeCheckScope is the scope the change check needs (Drive's files.get version, Store.Changed):
+// the narrowest Drive scope. `triage auth login --change-check` asks for it too; a user's own
+// OAuth client must list it on its consent screen first.
+const ChangeCheckScope = drive.DriveMetadataReadonlyScope
 
 // ConsoleHelp says how to get an OAuth client file; it ends the errors about a missing or
 // unusable one.
@@ -597,7 +603,8 @@ func (f *LoginFlow) finish(ctx context.Context, a answer) (*LoginRecord, error) 
 	if len(granted) > 0 {
 		var missing []string
 		for _, s := range f.cfg.Scopes {
-			if s == "openid" || s == "email" || s == "profile" {
+			if s == "openid" || s == "email" || s == "profile" || s == ChangeCheckScope {
+				// The change check's scope is optional: without it refreshes read in full.
 				continue
 			}
 			if !slices.Contains(granted, s) {

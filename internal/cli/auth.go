@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,7 @@ Works from an SSH session: open the printed address on any machine, then forward
 port with ssh -L or paste back the address the browser was sent to. FILE is the
 client_secret.json of a Desktop OAuth client (default: oauth_client in the config file).`,
 		Example: `  triage auth login
+  triage auth login --change-check
   triage auth login --oauth-client ~/client_secret.json --no-browser --port 8085`,
 		Args: noArgs,
 	}
@@ -74,9 +76,14 @@ client_secret.json of a Desktop OAuth client (default: oauth_client in the confi
 	port := fs.Int("port", 0, "loopback port for the browser's redirect (default: any free port)")
 	noBrowser := fs.Bool("no-browser", false, "don't try to open a browser on this machine")
 	timeout := fs.Duration("timeout", sheets.DefaultLoginTimeout, "how long to wait for the browser")
+	changeCheck := fs.Bool("change-check", false, "also ask to read the sheet's Drive version (the drive.metadata.readonly scope; list it on the client's consent screen first): an idle refresh then costs a few hundred bytes instead of a full read")
 	g.register(fs, gConfig)
 	login.RunE = func(cmd *cobra.Command, _ []string) error {
-		return authLogin(cmd.Context(), g, e, *oauthClient, *port, *noBrowser, *timeout)
+		var scopes []string
+		if *changeCheck {
+			scopes = append(slices.Clone(sheets.LoginScopes), sheets.ChangeCheckScope)
+		}
+		return authLogin(cmd.Context(), g, e, *oauthClient, *port, *noBrowser, *timeout, scopes)
 	}
 	status := &cobra.Command{
 		Use:     "status",
@@ -99,7 +106,7 @@ client_secret.json of a Desktop OAuth client (default: oauth_client in the confi
 	return cmd
 }
 
-func authLogin(ctx context.Context, g *globals, e *env, clientFile string, port int, noBrowser bool, timeout time.Duration) error {
+func authLogin(ctx context.Context, g *globals, e *env, clientFile string, port int, noBrowser bool, timeout time.Duration, scopes []string) error {
 	if port < 0 || port > 65535 {
 		return usageErr("auth login: --port %d is not a TCP port (use 1024-65535, or leave it out for a free one)", port)
 	}
@@ -132,6 +139,7 @@ func authLogin(ctx context.Context, g *globals, e *env, clientFile string, port 
 	}
 	flow, err := sheets.StartLogin(sheets.LoginOptions{
 		Client:    client,
+		Scopes:    scopes,
 		CacheFile: cache,
 		Port:      port,
 		Paste:     e.stdin,
@@ -169,6 +177,13 @@ func authLogin(ctx context.Context, g *globals, e *env, clientFile string, port 
 		who = "(the token endpoint did not say which account)"
 	}
 	fmt.Fprintf(w, "\nSigned in as %s. The login is saved in %s (readable by you only); triage renews its access token by itself.\n", who, cache)
+	if slices.Contains(scopes, sheets.ChangeCheckScope) {
+		if slices.Contains(rec.Scopes, sheets.ChangeCheckScope) {
+			fmt.Fprintf(w, "The change check is on: an idle refresh asks the sheet's Drive version (a few hundred bytes) before reading it.\n")
+		} else {
+			fmt.Fprintf(w, "Note: the Drive metadata scope was not granted (%s), so refreshes read the whole sheet; to change that, list the scope on the client's consent screen and run `triage auth login --change-check` again.\n", sheets.ChangeCheckScope)
+		}
+	}
 	if note := precedenceNote(g, e); note != "" {
 		fmt.Fprintf(w, "Note: %s\n", note)
 	}

@@ -315,3 +315,44 @@ func TestAuthUsage(t *testing.T) {
 func tokenFor(access, refresh string) *oauth2.Token {
 	return &oauth2.Token{AccessToken: access, RefreshToken: refresh, Expiry: time.Now().Add(time.Hour)}
 }
+
+// --change-check asks for the Drive metadata scope as well (the change check's), and only
+// then: a plain login asks for what it always did.
+func TestAuthLoginChangeCheckScope(t *testing.T) {
+	for _, withCheck := range []bool{false, true} {
+		t.Run(fmt.Sprintf("change-check=%v", withCheck), func(t *testing.T) {
+			as := testbed.NewOAuthServer(t)
+			vars := authEnv(t)
+			vars["SSH_CONNECTION"] = "10.0.0.2 50000 10.0.0.1 22"
+			client := filepath.Join(vars["HOME"], "client.json")
+			as.WriteClient(t, client)
+			args := []string{"login", "--oauth-client", client, "--port", "0"}
+			if withCheck {
+				args = append(args, "--change-check")
+			}
+			r := startAuth(t, vars, args...)
+			r.waitFor(t, ") here:")
+			addr := testbed.Consent(t, printedURL(t, r.stderr.String()))
+			go fmt.Fprintln(r.stdin, addr)
+			if code := r.wait(t); code != 0 {
+				t.Fatalf("exit %d\n%s", code, r.stderr)
+			}
+			q := as.AuthQueries()
+			if len(q) != 1 {
+				t.Fatalf("%d authorize requests", len(q))
+			}
+			scope := q[0].Get("scope")
+			if got := strings.Contains(scope, "drive.metadata.readonly"); got != withCheck {
+				t.Errorf("scope %q: drive.metadata.readonly asked for %v, want %v", scope, got, withCheck)
+			}
+			if !strings.Contains(scope, "spreadsheets") {
+				t.Errorf("scope %q without spreadsheets", scope)
+			}
+			// The server grants the Sheets scope only: the login holds, and says the change
+			// check is off and how to turn it on.
+			if got := strings.Contains(r.stderr.String(), "Drive metadata scope was not granted"); got != withCheck {
+				t.Errorf("the note on the ungranted scope shown %v, want %v:\n%s", got, withCheck, r.stderr)
+			}
+		})
+	}
+}
