@@ -201,6 +201,7 @@ func (ts *tabState) adoptHistory(old *tabState, height int) {
 	open := *old
 	open.data, open.marked, open.nMarked = old.hist.open, old.hist.openMarked, old.hist.openN
 	open.hist = historyView{}
+	open.visible, open.cursor, open.offset = nil, 0, 0 // they index history's rows, not these
 	ts.adopt(&open, height)
 	fresh, freshMarked, freshN := ts.data, ts.marked, ts.nMarked
 	hist := old.hist
