@@ -195,7 +195,7 @@ func TestFilterProblemNamesTheTabsFields(t *testing.T) {
 func TestFilterNarrowsIsSound(t *testing.T) {
 	wb := filterWorkbook(t)
 	rng := rand.New(rand.NewPCG(9, 9))
-	fields := []string{"", "", "", "status:", "source:", "kind:", "type:", "email:", "is:", "!", "!status:", "!kind:"}
+	fields := []string{"", "", "", "status:", "source:", "kind:", "type:", "email:", "is:", "!", "!status:", "!kind:", "after:2024-05-0", "!before:2024-05-0"}
 	chars := []string{"n", "e", "w", "r", "d", "c", "m", "s", "t", "a", "5", "0", "3", "@", "|", "|", "\"", " ", ":", "!", "/"}
 	word := func() string {
 		var b strings.Builder
