@@ -2,7 +2,9 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -31,6 +33,15 @@ import (
 //     `https://x`, `http:` and `12:30` are plain text. A name that is no field of the tab
 //     (`is:new`) is an unknown field: Matcher.Unknown reports it (the CLI refuses the
 //     filter, the TUI says so), and meanwhile the term is searched as text.
+//   - `after:DATE` and `before:DATE` keep the rows whose time (the timestamp; a job's
+//     claimedAt) is at or after DATE, or before it: `after:2026-01-01 before:2026-02-01` is
+//     January. DATE is 2026-01-31, 2026-01-31T12:00 or 2026-01-31T12:00:00, in the tab's time
+//     zone (the spreadsheet's; UTC on a database), or RFC 3339 with its own offset. A row
+//     without a time matches neither. A value that isn't a date (yet, while typing) matches
+//     nothing, and Matcher.DateProblem says what it should look like; `after:` alone matches
+//     everything. A tab with a column of that name searches the column instead.
+//   - On a store that loads only the open work (a database), the status and date terms reach
+//     into history: Matcher.History is what the store runs in SQL.
 type Filter struct {
 	Query string
 	terms []term
@@ -158,6 +169,11 @@ func (n term) implies(p term) bool {
 	if n.neg != p.neg || n.name != p.name {
 		return false
 	}
+	if n.name == "after" || n.name == "before" {
+		// A date isn't a prefix of a later one (`after:2026-0` matches nothing yet): only the
+		// same term implies itself.
+		return slices.Equal(n.alts, p.alts)
+	}
 	within := strings.Contains // free text: found anywhere
 	if n.name != "" {
 		within = strings.HasPrefix // prefix for status/kind, and a prefix is also a substring
@@ -189,6 +205,8 @@ type Matcher struct {
 	t       *Table
 	terms   []boundTerm
 	unknown []string
+	// badDates are the date terms' values that aren't dates, as typed.
+	badDates []string
 }
 
 type matchKind int
@@ -199,6 +217,8 @@ const (
 	matchStatus                   // the normalised status, prefix
 	matchErrKind                  // ErrorKind of the error cell, prefix
 	matchKey                      // a dead letter's effective key or key cell, substring
+	matchAfter                    // the record's time, at or after one of times
+	matchBefore                   // the record's time, before one of times
 )
 
 type boundTerm struct {
@@ -206,6 +226,10 @@ type boundTerm struct {
 	how  matchKind
 	col  int
 	alts []string
+	// times are a date term's alternatives that parse; any: the term had only an empty one
+	// (`after:`), which matches every row.
+	times []time.Time
+	any   bool
 }
 
 // Bind resolves the filter's field names against a table. A field the table doesn't have is
@@ -225,10 +249,57 @@ func (f Filter) Bind(t *Table) Matcher {
 					b.alts[i] = tm.name + ":" + a
 				}
 			}
+			if b.how == matchAfter || b.how == matchBefore {
+				m.bindDates(&b, tm.name)
+			}
 		}
 		m.terms = append(m.terms, b)
 	}
 	return m
+}
+
+// bindDates parses a date term's alternatives in the tab's time zone.
+func (m *Matcher) bindDates(b *boundTerm, name string) {
+	for _, a := range b.alts {
+		if a == "" {
+			b.any = true
+			continue
+		}
+		if tm, ok := ParseFilterDate(a, m.t.Location); ok {
+			b.times = append(b.times, tm)
+		} else {
+			m.badDates = append(m.badDates, name+":"+a)
+		}
+	}
+}
+
+// filterDateLayouts are the dates after: and before: take, beside RFC 3339.
+var filterDateLayouts = []string{"2006-01-02", "2006-01-02t15:04", "2006-01-02t15:04:05"}
+
+// ParseFilterDate reads the value of an after: or before: term (lower case, as a filter holds
+// it): RFC 3339 with its offset, else a date or a date and time in loc (UTC when nil).
+func ParseFilterDate(s string, loc *time.Location) (time.Time, bool) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	if t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s)); err == nil {
+		return t, true
+	}
+	for _, l := range filterDateLayouts {
+		if t, err := time.ParseInLocation(l, s, loc); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// DateProblem says which after:/before: values aren't dates and what a date looks like, ""
+// when every one is (or there is none).
+func (m Matcher) DateProblem() string {
+	if len(m.badDates) == 0 {
+		return ""
+	}
+	return "not a date: " + strings.Join(m.badDates, ", ") + " — after: and before: take 2026-01-31, 2026-01-31T12:00 or RFC 3339"
 }
 
 // bindField finds what a field name matches in t; matchText when it names nothing.
@@ -243,6 +314,12 @@ func bindField(t *Table, name string) (matchKind, int) {
 	}
 	if key == string(FStatus) {
 		return matchStatus, -1
+	}
+	if (key == "after" || key == "before") && schemaCol(t, key) < 0 && headerCol(t, key) < 0 {
+		if key == "after" {
+			return matchAfter, -1
+		}
+		return matchBefore, -1
 	}
 	if t.Config.Role == RoleDeadLetter && (key == string(FKey) || key == string(FID) && schemaCol(t, key) < 0 && headerCol(t, key) < 0) {
 		return matchKey, t.Header.Col(FKey)
@@ -305,6 +382,11 @@ func Fields(t *Table) []string {
 	if t.Config.Role == RoleDeadLetter && !containsString(out, string(FKey)) {
 		out = append(out, string(FKey))
 	}
+	for _, d := range []string{"after", "before"} {
+		if how, _ := bindField(t, d); how != matchText && !containsString(out, d) {
+			out = append(out, d)
+		}
+	}
 	return out
 }
 
@@ -347,6 +429,8 @@ func (m Matcher) Match(r *Record, hay string) bool {
 					break
 				}
 			}
+		case matchAfter, matchBefore:
+			ok = b.matchTime(r.Time)
 		default:
 			for _, a := range b.alts {
 				if b.match(r, a) {
@@ -360,6 +444,23 @@ func (m Matcher) Match(r *Record, hay string) bool {
 		}
 	}
 	return true
+}
+
+// matchTime tests a date term: the time is at or after (before) one of its dates. A row
+// without a time matches no date.
+func (b *boundTerm) matchTime(tm time.Time) bool {
+	if b.any {
+		return true
+	}
+	if tm.IsZero() {
+		return false
+	}
+	for _, d := range b.times {
+		if (b.how == matchAfter) == !tm.Before(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // match tests one alternative of a column, kind or key term.
@@ -456,4 +557,90 @@ func schemaCol(t *Table, key string) int {
 		}
 	}
 	return -1
+}
+
+// HistorySearch is what of a filter a store that loads only part of its rows (a database:
+// the open work) runs itself over the rest, in SQL with bound parameters: the statuses of
+// the filter's status terms and the time range of its date terms. Its other terms, and its
+// negated ones, then filter the rows the search returns.
+type HistorySearch struct {
+	// Statuses are the statuses a row may have (lower case, sorted); nil: any.
+	Statuses []string
+	// From and To keep the rows whose time is at or after From and before To; zero:
+	// unbounded.
+	From, To time.Time
+	// Limit caps the rows, newest first (0: the store's default).
+	Limit int
+}
+
+// IsZero reports whether the search selects by nothing (no status, no time).
+func (h HistorySearch) IsZero() bool {
+	return len(h.Statuses) == 0 && h.From.IsZero() && h.To.IsZero()
+}
+
+// Equal reports whether two searches select the same rows.
+func (h HistorySearch) Equal(o HistorySearch) bool {
+	return slices.Equal(h.Statuses, o.Statuses) && h.From.Equal(o.From) && h.To.Equal(o.To) && h.Limit == o.Limit
+}
+
+// History is the search the filter's positive status and date terms make. A status term's
+// value stands for each of the tab's statuses it begins (status:deliv is delivered, status:d
+// on a dead-letter tab dead, delivered and discarded), or for itself when it begins none of
+// them; several status terms keep the statuses all of them allow. Several date terms keep
+// the latest after: and the earliest before: (an OR of dates: its widest).
+func (m Matcher) History() HistorySearch {
+	var h HistorySearch
+	var statuses []string
+	seen := false
+	for i := range m.terms {
+		b := &m.terms[i]
+		if b.neg {
+			continue
+		}
+		switch {
+		case b.how == matchStatus && !slices.Contains(b.alts, ""):
+			set := m.statusesBegun(b.alts)
+			if seen {
+				set = slices.DeleteFunc(set, func(s string) bool { return !slices.Contains(statuses, s) })
+			}
+			statuses, seen = set, true
+		case (b.how == matchAfter || b.how == matchBefore) && !b.any && len(b.times) > 0:
+			widest := slices.MinFunc(b.times, time.Time.Compare)
+			if b.how == matchBefore {
+				widest = slices.MaxFunc(b.times, time.Time.Compare)
+				if h.To.IsZero() || widest.Before(h.To) {
+					h.To = widest
+				}
+			} else if widest.After(h.From) {
+				h.From = widest
+			}
+		}
+	}
+	if seen {
+		slices.Sort(statuses)
+		h.Statuses = slices.Compact(statuses)
+		if h.Statuses == nil {
+			h.Statuses = []string{}
+		}
+	}
+	return h
+}
+
+// statusesBegun is the tab's statuses (its list and the role's defaults) that one of alts
+// begins, and each alternative that begins none of them as it is.
+func (m Matcher) statusesBegun(alts []string) []string {
+	known := slices.Concat(m.t.Statuses, DefaultStatuses(m.t.Config.Role))
+	var out []string
+	for _, a := range alts {
+		found := false
+		for _, s := range known {
+			if s = NormStatus(m.t.Config.Role, s); strings.HasPrefix(s, a) {
+				out, found = append(out, s), true
+			}
+		}
+		if !found {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -102,6 +102,18 @@ func TestFilterLanguage(t *testing.T) {
 		{"Inbox", "mail:olga", "m6", ""}, // an alias of email
 		{"Inbox", "call !alan", "m1", ""},
 		{"Inbox", "newsletter: status:new", "m5", "newsletter"},
+		// Dates: after: is at or after, before: is before; a date is midnight in the tab's zone.
+		{"Inbox", "after:2024-05-02", "m3 m4 m5 m6", ""},
+		{"Inbox", "before:2024-05-02", "m1 m2", ""},
+		{"Inbox", "after:2024-05-02 before:2024-05-03", "m3 m4", ""},
+		{"Inbox", "after:2024-05-02T10:00", "m4 m5 m6", ""},
+		{"Inbox", "after:2024-05-01T10:30:00Z before:2024-05-02T09:30:00+00:00", "m2 m3", ""},
+		{"Inbox", "AFTER:2024-05-03T10:00:00", "m5 m6", ""},
+		{"Inbox", "after:2024-05-03|2024-05-02", "m3 m4 m5 m6", ""}, // OR: the widest
+		{"Inbox", "!after:2024-05-02", "m1 m2", ""},
+		{"Inbox", "after:", "m1 m2 m3 m4 m5 m6", ""}, // while typing: every row
+		{"Inbox", "after:2024-05", "", ""},           // not a date (yet): nothing
+		{"Inbox", "before:2024-05-02 status:new|read", "m1 m2", ""},
 		// failed_calls.
 		{"failed_calls", "status:d", "k1 k2 k4 k5", ""}, // dead (blank too), delivered, discarded
 		{"failed_calls", "status:dead", "k1 k2", ""},
@@ -137,6 +149,8 @@ func TestFilterLanguage(t *testing.T) {
 		{"Jobs", "source:crm", "", "source"},
 		{"Jobs", "!status:done|error", "j1 j2 j6", ""},
 		{"Jobs", "resize|report status:d|p", "j4 j6", ""},
+		{"Jobs", "before:2025-01-01", "j2", ""}, // a job's time is its claim; no claim, no time
+		{"Jobs", "!before:2025-01-01", "j1 j3 j4 j5 j6", ""},
 	}
 	for _, c := range cases {
 		tb := wb[c.tab]
@@ -163,14 +177,14 @@ func TestFilterProblemNamesTheTabsFields(t *testing.T) {
 		t.Errorf("known fields: %q", p)
 	}
 	p := ParseFilter("is:new x foo:1 is:read").Bind(wb["Inbox"]).Problem()
-	want := "unknown fields is:, foo: — fields here: status, timestamp, name, email, message, id, plan_tier"
+	want := "unknown fields is:, foo: — fields here: status, timestamp, name, email, message, id, plan_tier, after, before"
 	if p != want {
 		t.Errorf("problem\n got %q\nwant %q", p, want)
 	}
-	if got := strings.Join(Fields(wb["failed_calls"]), ", "); got != "status, kind, timestamp, source, url, payload, error, key" {
+	if got := strings.Join(Fields(wb["failed_calls"]), ", "); got != "status, kind, timestamp, source, url, payload, error, key, after, before" {
 		t.Errorf("dead-letter fields: %s", got)
 	}
-	if got := strings.Join(Fields(wb["Jobs"]), ", "); got != "status, id, type, payload, claimedby, claimedat, lasterror" {
+	if got := strings.Join(Fields(wb["Jobs"]), ", "); got != "status, id, type, payload, claimedby, claimedat, lasterror, after, before" {
 		t.Errorf("queue fields: %s", got)
 	}
 }
@@ -181,7 +195,7 @@ func TestFilterProblemNamesTheTabsFields(t *testing.T) {
 func TestFilterNarrowsIsSound(t *testing.T) {
 	wb := filterWorkbook(t)
 	rng := rand.New(rand.NewPCG(9, 9))
-	fields := []string{"", "", "", "status:", "source:", "kind:", "type:", "email:", "is:", "!", "!status:", "!kind:"}
+	fields := []string{"", "", "", "status:", "source:", "kind:", "type:", "email:", "is:", "!", "!status:", "!kind:", "after:2024-05-0", "!before:2024-05-0"}
 	chars := []string{"n", "e", "w", "r", "d", "c", "m", "s", "t", "a", "5", "0", "3", "@", "|", "|", "\"", " ", ":", "!", "/"}
 	word := func() string {
 		var b strings.Builder
@@ -279,6 +293,120 @@ func TestFilterNarrows(t *testing.T) {
 	for _, c := range cases {
 		if got := ParseFilter(c.next).Narrows(ParseFilter(c.prev)); got != c.want {
 			t.Errorf("Narrows(%q, %q) = %v, want %v", c.next, c.prev, got, c.want)
+		}
+	}
+}
+
+// A tab with a column called after or before searches the column: the date terms don't take
+// a name the sheet uses.
+func TestFilterDateNamesYieldToColumns(t *testing.T) {
+	tb, err := Decode(DefaultTabConfig(RoleInbox), [][]any{
+		{"Timestamp", "Name", "Email", "Message", "Status", "ID", "Before"},
+		{"2024-05-01 10:00", "Ada", "a@x", "hi", "", "m1", "lunch"},
+		{"2024-05-03 10:00", "Bob", "b@x", "hi", "", "m2", ""},
+	}, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idsMatching(tb, "before:lunch"); !slices.Equal(got, []string{"m1"}) {
+		t.Errorf("before:lunch shows %v", got)
+	}
+	if got := idsMatching(tb, "after:2024-05-02"); !slices.Equal(got, []string{"m2"}) {
+		t.Errorf("after: shows %v", got)
+	}
+	if got := strings.Join(Fields(tb), ", "); !strings.HasSuffix(got, "before, after") {
+		t.Errorf("fields: %s", got)
+	}
+}
+
+// A date is read in the tab's time zone, unless it carries its own offset.
+func TestFilterDatesInTheTabsZone(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip("no time zone data:", err)
+	}
+	tb, err := Decode(DefaultTabConfig(RoleDeadLetter), [][]any{
+		{"timestamp", "source", "url", "payload", "error", "status", "key"},
+		{"2024-05-01 22:00", "crm", "u", "{}", "", "", "k1"}, // 02:00 UTC on the 2nd
+	}, ny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idsMatching(tb, "after:2024-05-02"); len(got) != 0 {
+		t.Errorf("after:2024-05-02 (New York) shows %v", got)
+	}
+	if got := idsMatching(tb, "after:2024-05-02T00:00:00Z"); !slices.Equal(got, []string{"k1"}) {
+		t.Errorf("after:2024-05-02T00:00:00Z shows %v", got)
+	}
+}
+
+// DateProblem names the values that aren't dates, and nothing when all are.
+func TestFilterDateProblem(t *testing.T) {
+	wb := filterWorkbook(t)
+	if p := ParseFilter("after:2024-05-01 before:").Bind(wb["Inbox"]).DateProblem(); p != "" {
+		t.Errorf("good dates: %q", p)
+	}
+	p := ParseFilter("after:2024-5-1 before:soon").Bind(wb["Inbox"]).DateProblem()
+	if !strings.Contains(p, "after:2024-5-1, before:soon") || !strings.Contains(p, "2026-01-31") {
+		t.Errorf("problem %q", p)
+	}
+	if p := ParseFilter("after:soon").Bind(wb["Inbox"]).Problem(); p != "" {
+		t.Errorf("a bad date is no unknown field: %q", p)
+	}
+}
+
+// History is the part of a filter a store runs over the rows it didn't load: the statuses
+// the positive status terms begin, and the range of the positive date terms.
+func TestFilterHistory(t *testing.T) {
+	wb := filterWorkbook(t)
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	cases := []struct {
+		tab, q   string
+		statuses []string
+		from, to time.Time
+	}{
+		{"failed_calls", "", nil, time.Time{}, time.Time{}},
+		{"failed_calls", "crm !status:dead kind:503", nil, time.Time{}, time.Time{}},
+		{"failed_calls", "status:delivered", []string{"delivered"}, time.Time{}, time.Time{}},
+		{"failed_calls", "status:deliv", []string{"delivered"}, time.Time{}, time.Time{}},
+		{"failed_calls", "status:d", []string{"dead", "delivered", "discarded"}, time.Time{}, time.Time{}},
+		{"failed_calls", "status:delivered|rejected crm", []string{"delivered", "rejected"}, time.Time{}, time.Time{}},
+		{"failed_calls", "status:archived", []string{"archived"}, time.Time{}, time.Time{}}, // a status of its own
+		{"failed_calls", "status:d status:de", []string{"dead", "delivered"}, time.Time{}, time.Time{}},
+		{"failed_calls", "status:", nil, time.Time{}, time.Time{}},
+		{"failed_calls", "after:2026-01-02", nil, day(2), time.Time{}},
+		{"failed_calls", "after:2026-01-02 before:2026-01-05 status:delivered", []string{"delivered"}, day(2), day(5)},
+		{"failed_calls", "after:2026-01-02 after:2026-01-03|2026-01-01", nil, day(2), time.Time{}},
+		{"failed_calls", "before:2026-01-05 before:2026-01-04|2026-01-07", nil, time.Time{}, day(5)},
+		{"failed_calls", "!after:2026-01-02 after:soon", nil, time.Time{}, time.Time{}},
+		{"Inbox", "status:re", []string{"read", "replied"}, time.Time{}, time.Time{}},
+		{"Jobs", "status:done before:2026-01-03", []string{"done"}, time.Time{}, day(3)},
+	}
+	for _, c := range cases {
+		h := ParseFilter(c.q).Bind(wb[c.tab]).History()
+		want := HistorySearch{Statuses: c.statuses, From: c.from, To: c.to}
+		if !h.Equal(want) || h.IsZero() != want.IsZero() {
+			t.Errorf("%s %q: %+v, want %+v", c.tab, c.q, h, want)
+		}
+	}
+	if !(HistorySearch{}).IsZero() || (HistorySearch{From: day(1)}).IsZero() || (HistorySearch{Statuses: []string{"x"}}).Equal(HistorySearch{Statuses: []string{"x"}, Limit: 1}) {
+		t.Error("IsZero/Equal")
+	}
+}
+
+// A date term narrows only itself: after:2026-0 (no date yet) doesn't narrow to a date.
+func TestFilterDatesDontNarrowByPrefix(t *testing.T) {
+	for _, c := range []struct {
+		prev, next string
+		want       bool
+	}{
+		{"after:2026-0", "after:2026-01-01", false},
+		{"after:2026-01-01", "after:2026-01-01 crm", true},
+		{"before:2026-01-01", "before:2026-01-011", false},
+		{"crm", "crm after:2026-01-01", true},
+	} {
+		if got := ParseFilter(c.next).Narrows(ParseFilter(c.prev)); got != c.want {
+			t.Errorf("%q → %q narrows: %v, want %v", c.prev, c.next, got, c.want)
 		}
 	}
 }

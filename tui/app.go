@@ -213,6 +213,7 @@ func New(opts Options) *Model {
 	m.clip = clipboard{c: c, ctx: ctx, tmuxBin: opts.Tmux, demo: opts.Demo}
 	m.edit = payloadEditor{c: c, tabs: &m.tabs, remote: opts.Remote}
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
+	m.tabs.searcher, _ = opts.Store.(HistorySearcher)
 	m.spinner.Model = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.load.loading = true
 	m.load.seq = 1
@@ -259,13 +260,15 @@ func (m *Model) Init() tea.Cmd {
 }
 
 // Update handles a message. It never blocks: anything slow is returned as a Cmd (the filter
-// text a tab needs now among them: tabSet.hayCmd).
+// text a tab needs now among them: tabSet.hayCmd; the history search a filter asks for:
+// tabSet.historyCmd).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	hist := m.tabs.historyCmd(m.life.ctx)
 	m.syncGroups()
 	m.toasts.prune()
 	m.relayout()
-	return m, tea.Batch(cmd, m.tabs.hayCmd(m.prompt.open))
+	return m, tea.Batch(cmd, hist, m.tabs.hayCmd(m.prompt.open))
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
@@ -275,6 +278,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case hayMsg:
 		m.tabs.onHay(msg)
 		return nil
+	case historyMsg:
+		return m.onAction(m.tabs.onHistory(msg))
 	case loadProgressMsg:
 		return m.load.onProgress(msg)
 	case pushedMsg:
@@ -426,6 +431,10 @@ type tabSet struct {
 	gen      int             // bumped whenever tabs, names or counts change
 	// staleTick is when the queue tabs' stale counts were last recomputed.
 	staleTick time.Time
+	// searcher searches the rows a load leaves out (Options.Store, when it is a
+	// HistorySearcher); histSeq numbers its searches (history.go).
+	searcher HistorySearcher
+	histSeq  int
 }
 
 // current is the selected tab, or nil before the first load.

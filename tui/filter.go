@@ -70,7 +70,11 @@ func (ts *tabState) applyFilter(q string) {
 // (filtertext.go) it shows every row, and onHay applies q when the text lands.
 func (ts *tabState) narrow(q string) {
 	f := model.ParseFilter(q)
-	ts.filter.problem = f.Bind(ts.data.table).Problem()
+	m := f.Bind(ts.data.table)
+	ts.filter.problem = m.Problem()
+	if p := m.DateProblem(); p != "" && ts.filter.problem == "" {
+		ts.filter.problem = p // after:/before: while the date is being typed
+	}
 	if ts.data.hay == nil {
 		ts.filter.steps = nil
 		ts.visible = ts.data.order

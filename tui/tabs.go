@@ -120,6 +120,11 @@ type tabState struct {
 
 	widths  []int     // column widths as laid out for laidOut
 	laidOut layoutKey // what widths were computed for
+
+	// hist is the tab's reach into history on a store that loads only part of its rows
+	// (history.go): the search its filter asks for, and the loaded rows while history's are
+	// shown.
+	hist historyView
 }
 
 func newTabState(cfg model.TabConfig, d *tabData, err error) *tabState {
@@ -268,6 +273,10 @@ func (ts *tabState) targets() (recs []int32, hiddenMarks int) {
 // (marks whose ID vanished are dropped), the sort and the filter are re-applied.
 func (ts *tabState) adopt(old *tabState, height int) {
 	if old == nil || old.data == nil || ts.data == nil {
+		return
+	}
+	if old.hist.shown() {
+		ts.adoptHistory(old, height)
 		return
 	}
 	for ri, on := range old.marked {

@@ -333,8 +333,8 @@ func (t *tabSet) renderTabBar(c *common, w int) string {
 			label := itoa(i+1) + " " + cellLine(ts.name())
 			if ts.data == nil {
 				label += " !"
-			} else if limit >= 0 {
-				if c := statusCountsLine(ts.data.table, ts.data.counts, limit, ts.stale); c != "" {
+			} else if d := ts.loadedData(); limit >= 0 {
+				if c := statusCountsLine(d.table, d.counts, limit, ts.stale); c != "" {
 					label += " " + c
 				} else {
 					label += " empty"
@@ -477,6 +477,9 @@ func (t *tabSet) position(c *common, promptOpen bool) string {
 	}
 	if ts.waiting() {
 		left = append(left, st.paint(st.Muted, "filtering…")) // the filter text is on its way
+	}
+	if note := ts.historyNote(); note != "" {
+		left = append(left, st.paint(st.FilterPrompt, note)) // rows from the store's history (history.go)
 	}
 	if ts.nMarked > 0 {
 		mk := itoa(ts.nMarked) + " marked"

@@ -217,6 +217,17 @@ func (ts *tabState) showApplied(res model.ApplyResult, now time.Time, tableH int
 			ts.setMark(ri, false)
 		}
 	}
+	if o := ts.hist.open; o != nil {
+		// The row may also be among the loaded rows kept aside while history's are shown
+		// (history.go): they show the change when they are back.
+		ts.data, ts.hist.open = o, ts.data
+		for _, a := range res.Applied {
+			if _, ri, ok := ts.data.record(a.Edit.ID); ok {
+				ts.setCells(ri, a.Edit.Set)
+			}
+		}
+		ts.data, ts.hist.open = ts.hist.open, ts.data
+	}
 	for _, c := range res.Conflicts {
 		if c.Reason != "" {
 			// Not a changed cell (a duplicated ID, a column gone from the tab): Now holds
