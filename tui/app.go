@@ -264,6 +264,9 @@ func (m *Model) Init() tea.Cmd {
 // tabSet.historyCmd).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	for _, k := range m.tabs.releaseHeld() {
+		cmd = tea.Batch(cmd, m.update(k))
+	}
 	hist := m.tabs.historyCmd(m.life.ctx)
 	m.syncGroups()
 	m.toasts.prune()
@@ -435,6 +438,11 @@ type tabSet struct {
 	// HistorySearcher); histSeq numbers its searches (history.go).
 	searcher HistorySearcher
 	histSeq  int
+	// held are the table's keys typed while the active tab's filter waited for its filter
+	// text (filtertext.go): carried out, in order, once the filter applies, so `/q⏎ space`
+	// typed at speed marks the first row the filter shows, not the row under the cursor of
+	// the unfiltered list.
+	held []tea.KeyPressMsg
 }
 
 // current is the selected tab, or nil before the first load.

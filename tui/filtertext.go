@@ -113,6 +113,25 @@ func (t *tabSet) onHay(msg hayMsg) {
 	}
 }
 
+// maxHeldKeys bounds the keys held while a filter waits for its text: a held-down key can't
+// grow the queue without end.
+const maxHeldKeys = 64
+
+// releaseHeld returns the keys held while the active tab's filter waited, once it no longer
+// waits (its text landed, or a refresh brought the rows with their text, or the tab is gone),
+// for the root to carry out in order; nil while it still waits.
+func (t *tabSet) releaseHeld() []tea.KeyPressMsg {
+	if len(t.held) == 0 {
+		return nil
+	}
+	if ts := t.current(); ts != nil && ts.waiting() {
+		return nil
+	}
+	held := t.held
+	t.held = nil
+	return held
+}
+
 // waiting reports whether the tab's filter waits for its filter text (onHay applies it).
 func (ts *tabState) waiting() bool {
 	return ts.data != nil && ts.data.hay == nil && ts.filterQuery() != ""

@@ -162,3 +162,56 @@ func TestPreparedWorkbookHasItsFilterText(t *testing.T) {
 		}
 	}
 }
+
+// Keys typed at speed after a filter (`/grace⏎ space space s`) act on the rows the filter
+// shows, though its text was still on its way when they came: the table's keys are held
+// while the filter waits and carried out, in order, once it applies. Quit is never held.
+func TestKeysTypedWhileTheFilterWaitsActOnTheFilteredRows(t *testing.T) {
+	m := newScreenLoaded(t, testWorkbook(t), 80, 24)
+	builds := hayMsgs(t, send(m, press("/")))
+	typeText(m, "grace")
+	send(m, press("enter"))
+	ts := m.tabs.current()
+	if !ts.waiting() || len(builds) != 1 {
+		t.Fatalf("the filter should wait for its text (waiting %v, %d builds)", ts.waiting(), len(builds))
+	}
+	markedRows := func() []int {
+		var out []int
+		for ri, on := range ts.marked {
+			if on {
+				out = append(out, ri)
+			}
+		}
+		return out
+	}
+	keys(m, "space", "j", "space", "s")
+	if n := len(markedRows()); n != 0 || m.dialog != nil {
+		t.Fatalf("keys acted on the unfiltered rows before the filter applied: %d marked, dialog %v", n, m.dialog != nil)
+	}
+	send(m, builds[0])
+	if len(ts.visible) != 3 {
+		t.Fatalf("grace shows %d rows, want 3", len(ts.visible))
+	}
+	if got := markedRows(); len(got) != 2 {
+		t.Fatalf("rows %v marked, want the filter's first two", got)
+	}
+	for _, ri := range markedRows() {
+		if r := ts.data.table.Records[ri]; !strings.Contains(r.Cells[1], "Grace") {
+			t.Errorf("marked row %d (%s), not one of Grace's", ri, r.Cells[1])
+		}
+	}
+	if m.dialog == nil {
+		t.Error("s (held) did not open the status picker once the filter applied")
+	}
+	// Quit goes through at once, filter or not.
+	m2 := newScreenLoaded(t, testWorkbook(t), 80, 24)
+	send(m2, press("/"))
+	typeText(m2, "grace")
+	send(m2, press("enter"))
+	if !m2.tabs.current().waiting() {
+		t.Fatal("the second model's filter should wait")
+	}
+	if !isQuit(t, send(m2, press("q"))) {
+		t.Error("q was held while the filter waited")
+	}
+}

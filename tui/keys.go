@@ -324,6 +324,10 @@ func (t tabSet) Update(msg tea.Msg) (tabSet, action) {
 	if v, ok := matchVerb(km, k, tableViewVerbs[:2]); ok { // quit and help come first
 		return t, keyAction{v: v}
 	}
+	if ts := t.current(); ts != nil && ts.waiting() && len(t.held) < maxHeldKeys {
+		t.held = append(t.held, km) // carried out once the filter applies (releaseHeld)
+		return t, nil
+	}
 	if i, ok := t.tabKey(km, k); ok {
 		if i != t.active && i >= 0 && i < len(t.list) {
 			t.active = i
