@@ -58,6 +58,10 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 		// A script that mistypes a field must not get a silently wrong list.
 		return usageErr("list: --filter: %s (tab %q); to search text with a colon, quote it: \"%s:…\"", p, t.Config.Name, m.Unknown()[0])
 	}
+	if p := m.DateProblem(); p != "" {
+		// A date the script mistyped matches nothing: an empty list that looks like an answer.
+		return usageErr("list: --filter: %s (tab %q)", p, t.Config.Name)
+	}
 	var recs []*model.Record
 	for i := range t.Records {
 		r := &t.Records[i]
