@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/triage-dev/triage/internal/serve"
+	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/postgres"
+	"github.com/triage-dev/triage/postgres/pgtest"
+	"github.com/triage-dev/triage/tui"
+)
+
+// On a database, serve's hub is fed by the change notices (changeNotices → HubOptions.Changes):
+// another connection's UPDATE reaches every session without waiting for the refresh
+// interval, which is an hour here, so only the notice can explain the push. The test waits on
+// the sessions' pushes, bounded by its own context only.
+func TestServeHubPushesAnotherPersonsChange(t *testing.T) {
+	url := pgtest.DB(t)
+	if _, err := postgres.Migrate(t.Context(), url); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), "INSERT INTO inbox (id, status) VALUES ('m1', 'new')"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	wb, err := st.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	changes, err := changeNotices(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := serve.NewHub(ctx, serve.HubOptions{Store: st, Refresh: time.Hour, Initial: wb, Changes: changes})
+	done := make(chan struct{})
+	go func() { hub.Run(ctx); close(done) }()
+	var sessions []*serve.Session
+	for _, name := range []string{"alice", "bob"} {
+		s := hub.Session(serve.User{Name: name, Access: model.AccessTriager, Key: "SHA256:" + name})
+		defer s.Close()
+		// Each session starts with the hub's cache: the row as it was.
+		if got := inboxStatus(t, waitPush(t, s.Updates)); got != "new" {
+			t.Fatalf("%s's first workbook: status %q, want new", name, got)
+		}
+		sessions = append(sessions, s)
+	}
+
+	if _, err := conn.Exec(t.Context(), "UPDATE inbox SET status = 'read' WHERE id = 'm1'"); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sessions {
+		if got := inboxStatus(t, waitPush(t, s.Updates)); got != "read" {
+			t.Fatalf("session %d: pushed status %q, want read", i, got)
+		}
+	}
+	cancel()
+	<-done
+}
+
+// waitPush is the next workbook pushed to a session, bounded by the test's context only.
+func waitPush(t *testing.T, ch <-chan *tui.Prepared) *tui.Prepared {
+	t.Helper()
+	select {
+	case p, ok := <-ch:
+		if !ok {
+			t.Fatal("the session's updates closed")
+		}
+		return p
+	case <-t.Context().Done():
+		t.Fatal("no push")
+	}
+	return nil
+}
+
+// inboxStatus is m1's status in a pushed workbook.
+func inboxStatus(t *testing.T, p *tui.Prepared) string {
+	t.Helper()
+	wb := p.Workbook()
+	if wb == nil {
+		t.Fatalf("the push carries no workbook: %v", p.Err())
+	}
+	r := wb.Tab(model.RoleInbox).Records
+	if len(r) != 1 {
+		t.Fatalf("pushed %+v", r)
+	}
+	return r[0].Status
+}
