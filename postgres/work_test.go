@@ -115,8 +115,8 @@ func TestWorkLostClaimIsNotFinishedByTheOldWorker(t *testing.T) {
 		clkMu.Lock()
 		clk = clk.Add(31 * time.Minute)
 		clkMu.Unlock()
-		if n, err := other.RequeueStale(ctx, 30*time.Minute); err != nil || n != 1 {
-			t.Errorf("requeue %s: %d %v", job.ID, n, err)
+		if back, err := other.RequeueStale(ctx, 30*time.Minute); err != nil || len(back) != 1 || back[0].ID != job.ID || back[0].ClaimedBy != "old" {
+			t.Errorf("requeue %s: %+v %v", job.ID, back, err)
 		}
 		ran, err := other.Work(ctx, "new", func(_ context.Context, again postgres.Job) error {
 			if again.ID != job.ID || again.Attempts != 2 {
