@@ -157,6 +157,10 @@ func (h *Hub) Run(ctx context.Context) {
 				continue
 			}
 			drainSignals(changes)
+			// Someone's write landed: the cache no longer counts as fresh, so the read that
+			// follows reads rather than asking the store's own change check, which may not
+			// have heard of it yet.
+			h.wrote()
 		}
 		h.mu.Lock()
 		idle := len(h.sessions) == 0
