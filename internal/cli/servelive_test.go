@@ -160,3 +160,52 @@ func BenchmarkServeHubNotifyLatency(b *testing.B) {
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/push")
 }
+
+// A lost watch is watched again: when the server ends the listening connections, the
+// change made meanwhile and the ones after still reach the hub's sessions (the test waits on
+// the pushes, bounded by its own context only).
+func TestServeHubWatchesAgainAfterALostConnection(t *testing.T) {
+	url := pgtest.DB(t)
+	if _, err := postgres.Migrate(t.Context(), url); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), "INSERT INTO inbox (id, status) VALUES ('m1', 'new')"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	changes, err := changeNotices(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := serve.NewHub(ctx, serve.HubOptions{Store: st, Refresh: time.Hour, Changes: changes})
+	s := hub.Session(serve.User{Name: "alice", Access: model.AccessTriager, Key: "SHA256:alice"})
+	defer s.Close()
+	go hub.Run(ctx)
+	if got := inboxStatus(t, waitPush(t, s.Updates)); got != "new" {
+		t.Fatalf("first push: %q", got)
+	}
+	var ended int
+	if err := conn.QueryRow(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'`).Scan(&ended); err != nil || ended == 0 {
+		t.Fatalf("ended %d listening connections: %v", ended, err)
+	}
+	for _, want := range []string{"missed", "after"} {
+		if _, err := conn.Exec(t.Context(), "UPDATE inbox SET status = $1 WHERE id = 'm1'", want); err != nil {
+			t.Fatal(err)
+		}
+		// Pushes from before the change (the read for what was missed) may come first.
+		for inboxStatus(t, waitPush(t, s.Updates)) != want {
+		}
+	}
+}
