@@ -10,6 +10,16 @@
 // change (Watch). The queue is claimed with FOR UPDATE SKIP LOCKED (Claim, Finish,
 // RequeueStale), and the producer's dead-letter sink is INSERT … ON CONFLICT (key) DO NOTHING.
 //
+// A worker is one call (Work: claim → work → terminal status, without a lock service), or a
+// loop of them (WorkAll); a claim requeued as stale while the work ran is not finished by the
+// old worker (ErrClaimLost):
+//
+//	st, err := postgres.Open(ctx, os.Getenv("TRIAGE_DATABASE_URL"), postgres.Options{})
+//	...
+//	n, err := st.WorkAll(ctx, "worker-1", func(ctx context.Context, job postgres.Job) error {
+//		return send(ctx, job.Type, job.Payload) // nil: done; an error: status error, for a person
+//	})
+//
 // The schema is versioned migrations embedded in the binary (goose), applied by Migrate
 // (`triage init`). It imports model only, never sheets or tui.
 package postgres

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -81,20 +82,69 @@ WHERE id = $4 AND lower(btrim(status)) = 'claimed' AND claimedby = $5 AND claime
 	return nil
 }
 
-// RequeueStale returns every claim older than staleAfter to pending, releasing it (claimedBy
-// and claimedAt blanked), in one statement, and says how many. A claim whose time can't be
-// read is left for a person.
-func (s *Store) RequeueStale(ctx context.Context, staleAfter time.Duration) (int64, error) {
+// Requeued is a claim RequeueStale returned to pending, as it was before.
+type Requeued struct {
+	ID string
+	// Row is the row's number as Load numbers it.
+	Row int
+	// ClaimedBy and ClaimedAt are the claim's cells as they were.
+	ClaimedBy, ClaimedAt string
+	// Age is how old the claim was at the requeue.
+	Age time.Duration
+	// UpdatedAt is the updatedAt the requeue wrote.
+	UpdatedAt string
+}
+
+// RequeueStale returns every stale claim to pending, releasing it (claimedBy and claimedAt
+// blanked, updatedAt stamped), in one statement, and says which it returned (oldest row
+// first). Stale is model.Requeue's rule exactly: status claimed (any case, white space
+// trimmed) and a claimedAt older than staleAfter as model.ParseTime reads it (in SQL:
+// triage_cell_time, migration 4), to the microsecond; a claim whose time can't be read is left
+// for a person. A worker's Finish racing the statement wins or loses whole: the row is locked
+// and its staleness checked again once the worker's change committed.
+func (s *Store) RequeueStale(ctx context.Context, staleAfter time.Duration) ([]Requeued, error) {
 	if s.readOnly {
-		return 0, fmt.Errorf("requeue stale claims: %w", ErrReadOnly)
+		return nil, fmt.Errorf("requeue stale claims: %w", ErrReadOnly)
+	}
+	if staleAfter <= 0 {
+		staleAfter = 30 * time.Minute // model.Table.Stale's default
 	}
 	now := s.now()
-	tag, err := s.pool.Exec(ctx, `
-UPDATE jobs SET status = 'pending', claimedby = '', claimedat = '', updatedat = $1
-WHERE lower(btrim(status)) = 'claimed' AND triage_time(claimedat) < $2`,
-		model.FormatTime(now), now.Add(-staleAfter))
-	if err != nil {
-		return 0, fmt.Errorf("requeue stale claims in %s: %w", s.url, err)
+	// Staleness is cell time < now - staleAfter (model: now.Sub(t) > staleAfter). The cutoff
+	// goes to the server in microseconds, rounded up: for times in whole microseconds the
+	// comparison is then the same as Go's in nanoseconds.
+	cutoff := now.Add(-staleAfter).UTC()
+	if cutoff.Nanosecond()%1000 != 0 {
+		cutoff = cutoff.Truncate(time.Microsecond).Add(time.Microsecond)
 	}
-	return tag.RowsAffected(), nil
+	stamp := model.FormatTime(now)
+	rows, err := s.pool.Query(ctx, `
+WITH stale AS (
+    SELECT id, claimedby, claimedat FROM jobs
+    WHERE lower(triage_trim(status) COLLATE "C") = 'claimed' AND triage_cell_time(claimedat) < $2::timestamp
+    FOR UPDATE
+)
+UPDATE jobs j SET status = 'pending', claimedby = '', claimedat = '', updatedat = $1
+FROM stale WHERE j.id = stale.id
+RETURNING j.id, j.row_no, stale.claimedby, stale.claimedat`, stamp, cutoff)
+	if err != nil {
+		return nil, fmt.Errorf("requeue stale claims in %s: %w", s.url, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Requeued, error) {
+		var q Requeued
+		var rowNo int64
+		if err := r.Scan(&q.ID, &rowNo, &q.ClaimedBy, &q.ClaimedAt); err != nil {
+			return q, err
+		}
+		q.Row, q.UpdatedAt = int(rowNo)+1, stamp
+		if t, ok := model.ParseTime(q.ClaimedAt, time.UTC); ok {
+			q.Age = now.Sub(t)
+		}
+		return q, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("requeue stale claims in %s: %w", s.url, err)
+	}
+	slices.SortFunc(out, func(a, b Requeued) int { return a.Row - b.Row })
+	return out, nil
 }

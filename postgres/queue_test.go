@@ -135,9 +135,9 @@ func TestRequeueStaleAndTheLostClaim(t *testing.T) {
 		t.Fatal(b, ok, err)
 	}
 	clk = clk.Add(15 * time.Minute) // a: 35 minutes old, b: 15
-	n, err := st.RequeueStale(t.Context(), 30*time.Minute)
-	if err != nil || n != 1 {
-		t.Fatalf("requeued %d: %v", n, err)
+	back, err := st.RequeueStale(t.Context(), 30*time.Minute)
+	if err != nil || len(back) != 1 || back[0].ID != "a" || back[0].ClaimedBy != "slow" || back[0].Age != 35*time.Minute {
+		t.Fatalf("requeued %+v: %v", back, err)
 	}
 	if err := st.Finish(t.Context(), "slow", a, nil); !errors.Is(err, postgres.ErrClaimLost) {
 		t.Fatalf("finish a lost claim: %v", err)

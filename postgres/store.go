@@ -33,6 +33,9 @@ type Options struct {
 	History bool
 	// Now is the clock of triaged_at, claims and Workbook.Loaded (default time.Now).
 	Now func() time.Time
+	// Tracer, when set, hears every statement the store's connections send (a log, metrics,
+	// a test's count of statements).
+	Tracer pgx.QueryTracer
 }
 
 // Store reads and writes the triage tables of one database. It is safe for concurrent use.
@@ -70,6 +73,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 }
 
 func open(ctx context.Context, url string, cfg *pgxpool.Config, opts Options) (*Store, error) {
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = opts.Tracer
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", Redact(url), err)

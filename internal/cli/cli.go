@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Exit codes (DESIGN §7).
@@ -31,6 +33,8 @@ type env struct {
 	// termWidth, when set, says how wide the terminal a writer goes to is (0: not a terminal,
 	// or unknown); nil measures the real one (terminal.go). Tests set it.
 	termWidth func(io.Writer) int
+	// dbTracer, when set, hears every statement a database store sends. Tests set it.
+	dbTracer pgx.QueryTracer
 }
 
 // exitError carries an exit code through a command's error return.

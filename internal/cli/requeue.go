@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/postgres"
 )
 
 func newRequeueStaleCmd(g *globals, e *env) *cobra.Command {
@@ -16,7 +18,8 @@ func newRequeueStaleCmd(g *globals, e *env) *cobra.Command {
 		Short: "Put stale claims of a job queue back to pending",
 		Long: `Put the claims of a queue tab that are older than a threshold (the tab's stale_after,
 30m unless configured, or --older-than) back to pending, so another worker takes them.
-Each row is found by its ID; --dry-run lists the stale claims and changes nothing.`,
+Each row is found by its ID; --dry-run lists the stale claims and changes nothing. On a
+database it is one statement, deciding staleness by the same rule.`,
 		Example: `  triage requeue-stale --dry-run
   triage requeue-stale --tab Jobs --older-than 2h --json`,
 		Args: noArgs,
@@ -39,82 +42,161 @@ Each row is found by its ID; --dry-run lists the stale claims and changes nothin
 		if name == "" {
 			name = string(model.RoleQueue)
 		}
-		st, t, err := openTab(ctx, g, e, name)
+		s, err := resolve(g, e)
+		if err != nil {
+			return err
+		}
+		st, _, err := openStore(ctx, s, e)
 		if err != nil {
 			return err
 		}
 		defer closeStore(st)
-		if t.Config.Role != model.RoleQueue {
-			return usageErr("requeue-stale: %q is not a queue tab", t.Config.Name)
+		if db, ok := st.(*postgres.Store); ok && !*dry {
+			return requeueDatabase(ctx, e, db, name, *older, *asJSON)
 		}
-		if *older > 0 {
-			t.Config.StaleAfter = *older
-		}
-		now := time.Now()
-		doc := newEditDoc(t.Config.Name)
-		doc.DryRun = *dry
-		var edits []model.Edit
-		stuck := 0
-		notes := map[string]string{}
-		for i := range t.Records {
-			r := &t.Records[i]
-			ed, ok := model.Requeue(t, r, now)
-			if !ok {
-				continue
-			}
-			if r.ID == "" {
-				// A stale claim that can't be written (no ID, or one shared with another row) is
-				// still stale: say so, and count it as not done.
-				why := "stale claim not requeued: " + strings.Join(r.Problems, "; ")
-				fmt.Fprintf(e.stderr, "row %d: %s\n", r.Row, model.SanitizeLine(why))
-				doc.Unchanged = append(doc.Unchanged, editDocNote{Row: r.Row, Reason: why})
-				stuck++
-				continue
-			}
-			notes[r.ID] = fmt.Sprintf("claimed by %s %s ago", first(t.Get(r, model.FClaimedBy), "?"), humanDuration(now.Sub(r.Time)))
-			edits = append(edits, ed)
-			if *dry {
-				doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: setFields(ed), Note: notes[r.ID]})
-			}
-		}
-		finish := func() error {
-			nd := doc.notDone()
-			if nd > 0 || len(doc.Damaged) > 0 {
-				doc.ExitCode = exitPartial
-			}
-			if err := doc.print(e, *asJSON); err != nil {
-				return err
-			}
-			switch {
-			case nd == stuck && stuck > 0:
-				return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed%s", model.Count(stuck, "stale claim", "stale claims"), doc.damagedNote())}
-			case nd > 0:
-				return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued%s", model.Count(nd, "claim", "claims"), doc.damagedNote())}
-			case len(doc.Damaged) > 0:
-				return &exitError{code: exitPartial, err: fmt.Errorf("every stale claim requeued, but %s", doc.damagedNote()[2:])}
-			}
-			return nil
-		}
-		if len(edits) == 0 {
-			if stuck == 0 {
-				fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", humanDuration(t.Config.StaleAfter), t.Config.Name)
-			}
-			return finish()
-		}
-		if *dry {
-			fmt.Fprintf(e.stderr, "dry run: %s would go back to pending\n", model.Count(len(edits), "claim", "claims"))
-			return finish()
-		}
-		res, err := st.Apply(ctx, edits)
-		if err != nil {
-			return writeFailed(t.Config.Name, err)
-		}
-		doc.addApply(e, res)
-		for i := range doc.Changed {
-			doc.Changed[i].Note = notes[doc.Changed[i].ID]
-		}
-		fmt.Fprintf(e.stderr, "requeued %s\n", model.Count(len(res.Applied), "claim", "claims"))
-		return finish()
+		return requeueRead(ctx, e, st, name, *older, *dry, *asJSON)
 	}
 	return cmd
+}
+
+// requeueRead is requeue-stale on the sheet (and a dry run anywhere): the tab read once, each
+// stale claim (model.Requeue) written back as a conditional edit.
+func requeueRead(ctx context.Context, e *env, st store, name string, older time.Duration, dry, asJSON bool) error {
+	// The one tab, read once: the write plans from this read (sheets.Store.LoadTab).
+	wb, err := st.LoadTab(ctx, name)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	t, err := findTab(wb, name)
+	if err != nil {
+		return err
+	}
+	if t.Config.Role != model.RoleQueue {
+		return usageErr("requeue-stale: %q is not a queue tab", t.Config.Name)
+	}
+	if older > 0 {
+		t.Config.StaleAfter = older
+	}
+	now := time.Now()
+	doc := newEditDoc(t.Config.Name)
+	doc.DryRun = dry
+	var edits []model.Edit
+	stuck := 0
+	notes := map[string]string{}
+	for i := range t.Records {
+		r := &t.Records[i]
+		ed, ok := model.Requeue(t, r, now)
+		if !ok {
+			continue
+		}
+		if r.ID == "" {
+			// A stale claim that can't be written (no ID, or one shared with another row) is
+			// still stale: say so, and count it as not done.
+			why := "stale claim not requeued: " + strings.Join(r.Problems, "; ")
+			fmt.Fprintf(e.stderr, "row %d: %s\n", r.Row, model.SanitizeLine(why))
+			doc.Unchanged = append(doc.Unchanged, editDocNote{Row: r.Row, Reason: why})
+			stuck++
+			continue
+		}
+		notes[r.ID] = fmt.Sprintf("claimed by %s %s ago", first(t.Get(r, model.FClaimedBy), "?"), humanDuration(now.Sub(r.Time)))
+		edits = append(edits, ed)
+		if dry {
+			doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: setFields(ed), Note: notes[r.ID]})
+		}
+	}
+	finish := func() error {
+		nd := doc.notDone()
+		if nd > 0 || len(doc.Damaged) > 0 {
+			doc.ExitCode = exitPartial
+		}
+		if err := doc.print(e, asJSON); err != nil {
+			return err
+		}
+		switch {
+		case nd == stuck && stuck > 0:
+			return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed%s", model.Count(stuck, "stale claim", "stale claims"), doc.damagedNote())}
+		case nd > 0:
+			return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued%s", model.Count(nd, "claim", "claims"), doc.damagedNote())}
+		case len(doc.Damaged) > 0:
+			return &exitError{code: exitPartial, err: fmt.Errorf("every stale claim requeued, but %s", doc.damagedNote()[2:])}
+		}
+		return nil
+	}
+	if len(edits) == 0 {
+		if stuck == 0 {
+			fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", humanDuration(t.Config.StaleAfter), t.Config.Name)
+		}
+		return finish()
+	}
+	if dry {
+		fmt.Fprintf(e.stderr, "dry run: %s would go back to pending\n", model.Count(len(edits), "claim", "claims"))
+		return finish()
+	}
+	res, err := st.Apply(ctx, edits)
+	if err != nil {
+		return writeFailed(t.Config.Name, err)
+	}
+	doc.addApply(e, res)
+	for i := range doc.Changed {
+		doc.Changed[i].Note = notes[doc.Changed[i].ID]
+	}
+	fmt.Fprintf(e.stderr, "requeued %s\n", model.Count(len(res.Applied), "claim", "claims"))
+	return finish()
+}
+
+// requeueDatabase is requeue-stale on a database: one statement (postgres.Store.RequeueStale,
+// staleness decided as model.Requeue decides it) and no read before it, with the output the
+// sheet's path prints: which rows went back to pending, claimed by whom, how long ago.
+func requeueDatabase(ctx context.Context, e *env, db *postgres.Store, name string, older time.Duration, asJSON bool) error {
+	tc, err := tabConfig(db.Tabs(), name)
+	if err != nil {
+		return err
+	}
+	if tc.Role != model.RoleQueue {
+		return usageErr("requeue-stale: %q is not a queue tab", tc.Name)
+	}
+	th := tc.StaleAfter
+	if older > 0 {
+		th = older
+	}
+	if th <= 0 {
+		th = 30 * time.Minute // model.Table.Stale's default
+	}
+	back, err := db.RequeueStale(ctx, th)
+	if err != nil {
+		return writeFailed(tc.Name, err)
+	}
+	doc := newEditDoc(tc.Name)
+	if len(back) == 0 {
+		fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", humanDuration(th), tc.Name)
+		return doc.print(e, asJSON)
+	}
+	for _, r := range back {
+		set := model.Edit{Set: map[model.Field]string{model.FStatus: model.StatusPending, model.FClaimedBy: "", model.FClaimedAt: "", model.FUpdatedAt: r.UpdatedAt}}
+		doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: setFields(set),
+			Note: fmt.Sprintf("claimed by %s %s ago", first(r.ClaimedBy, "?"), humanDuration(r.Age))})
+	}
+	fmt.Fprintf(e.stderr, "requeued %s\n", model.Count(len(back), "claim", "claims"))
+	return doc.print(e, asJSON)
+}
+
+// tabConfig is the configured tab a command names (by name, any case, else by role), without
+// reading it.
+func tabConfig(tabs []model.TabConfig, name string) (model.TabConfig, error) {
+	role := model.Role(strings.ToLower(strings.TrimSpace(name)))
+	for _, match := range []func(model.TabConfig) bool{
+		func(tc model.TabConfig) bool { return strings.EqualFold(tc.Name, name) },
+		func(tc model.TabConfig) bool { return tc.Role == role },
+	} {
+		for _, tc := range tabs {
+			if match(tc) {
+				return tc, nil
+			}
+		}
+	}
+	names := make([]string, len(tabs))
+	for i, tc := range tabs {
+		names[i] = tc.Name
+	}
+	return model.TabConfig{}, usageErr("no tab %q (tabs: %s)", name, joinQuoted(names))
 }

@@ -31,7 +31,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		_ = out.Flush()
 		_ = errw.Flush()
 	}()
-	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, termWidth: e.termWidth}
+	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, termWidth: e.termWidth, dbTracer: e.dbTracer}
 	root := newRootCmd(&globals{}, e)
 	root.SetArgs(args)
 	root.SetIn(e.stdin)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/serve"
+	"github.com/triage-dev/triage/postgres"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -114,7 +115,7 @@ func serveSettings(cfg *config.Config, e *env, addr, hostKey string, auth *confi
 }
 
 // sessionFactory opens the one store, starts the hub over it (one refresh loop and one cache
-// for everyone) and gives every session a TUI on the hub as its person: their role checked
+// for everyone; on a database, fed by its change notices) and gives every session a TUI on the hub as its person: their role checked
 // where writes and replays start, their name in triaged_by. The first load happens before
 // listening, so a wrong ID or a dead network is exit 2, not a broken screen for the first
 // person to connect.
@@ -143,7 +144,15 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 	rp := newReplayRunner(sources, e.vars().secret, st)
 	// The hub's reads outlive the signal: during the shutdown grace a write that lands is
 	// followed by its read, which must not fail as "context canceled". Its loop stops with ctx.
-	hub := serve.NewHub(context.WithoutCancel(ctx), serve.HubOptions{Store: st, Replayer: rp, Refresh: s.cfg.RefreshInterval(), Logger: log, Initial: wb})
+	opts := serve.HubOptions{Store: st, Replayer: rp, Refresh: s.cfg.RefreshInterval(), Logger: log, Initial: wb}
+	if db, ok := st.(*postgres.Store); ok {
+		// A database tells of every change: the hub reads when told, at once, and an idle
+		// hub sends no queries (its interval's change check asks nothing of the server).
+		if opts.Changes, err = changeNotices(ctx, db); err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+	}
+	hub := serve.NewHub(context.WithoutCancel(ctx), opts)
 	go hub.Run(ctx)
 	return func(u serve.User, _ []string) (tui.Options, func()) {
 		sess := hub.Session(u)

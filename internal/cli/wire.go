@@ -55,6 +55,7 @@ func openDatabase(ctx context.Context, s *settings, e *env) (*postgres.Store, er
 		Tabs:     s.cfg.TabConfigs(),
 		ReadOnly: s.readonly,
 		Actor:    actorName(sheets.Identity{}, e),
+		Tracer:   e.dbTracer,
 	})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}

@@ -45,6 +45,11 @@ type HubOptions struct {
 	// Initial is a workbook the caller already read from Store (serve's check before it
 	// listens): the first cache, so Run doesn't read the sheet again at once.
 	Initial *model.Workbook
+	// Changes, when set, says the store changed (a database's change notices, DESIGN §11):
+	// each value (or burst of values) is one read pushed to every session at once, not at
+	// the next interval; while nobody is attached a notice only marks the cache stale. The
+	// interval's refresh goes on (where the store can tell, a change check sending nothing).
+	Changes <-chan struct{}
 }
 
 // Hub is the workbook every session shares: one refresh loop reads the sheet once per
@@ -61,6 +66,8 @@ type Hub struct {
 	// ticks, when set (by tests, before Run), replaces the refresh ticker: each value
 	// received is one refresh.
 	ticks <-chan time.Time
+	// changes is HubOptions.Changes.
+	changes <-chan struct{}
 	// tickDone, when set (by tests, before Run), is sent to once each tick is dealt with.
 	tickDone chan<- struct{}
 
@@ -99,6 +106,7 @@ func NewHub(ctx context.Context, opts HubOptions) *Hub {
 		log:      opts.Logger,
 		now:      opts.Now,
 		ctx:      ctx,
+		changes:  opts.Changes,
 		sessions: map[*session]struct{}{},
 		runs:     map[string]*tabRun{},
 	}
@@ -119,11 +127,11 @@ func NewHub(ctx context.Context, opts HubOptions) *Hub {
 }
 
 // Run is the refresh loop: one read at once (unless HubOptions.Initial is the first cache),
-// then one per interval while a session is attached, each pushed to every session, until
-// ctx is done. While nobody is attached nothing is read (a session attaching has a stale
-// cache read at once), and where the store can tell (sheets.ChangeChecker) an interval in
-// which nothing changed costs a version check, not a read. A read a session asked for
-// meanwhile is joined, not repeated.
+// then one per interval, and one per burst of HubOptions.Changes, while a session is
+// attached, each pushed to every session, until ctx is done. While nobody is attached nothing
+// is read (a session attaching has a stale cache read at once), and where the store can tell
+// (sheets.ChangeChecker) an interval in which nothing changed costs a version check, not a
+// read. A read a session asked for meanwhile is joined, not repeated.
 func (h *Hub) Run(ctx context.Context) {
 	ticks := h.ticks
 	if ticks == nil {
@@ -131,14 +139,28 @@ func (h *Hub) Run(ctx context.Context) {
 		defer t.Stop()
 		ticks = t.C
 	}
+	changes := h.changes
 	if h.Cached() == nil {
 		h.load(ctx, 0)
 	}
 	for {
+		tick := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticks:
+			tick = true
+		case _, ok := <-changes:
+			if !ok {
+				// The notices ended (their context did): the interval carries on alone.
+				changes = nil
+				continue
+			}
+			drainSignals(changes)
+			// Someone's write landed: the cache no longer counts as fresh, so the read that
+			// follows reads rather than asking the store's own change check, which may not
+			// have heard of it yet.
+			h.wrote()
 		}
 		h.mu.Lock()
 		idle := len(h.sessions) == 0
@@ -149,8 +171,22 @@ func (h *Hub) Run(ctx context.Context) {
 		if !idle {
 			h.load(ctx, 0)
 		}
-		if h.tickDone != nil {
+		if tick && h.tickDone != nil {
 			h.tickDone <- struct{}{}
+		}
+	}
+}
+
+// drainSignals takes the change signals already queued: a burst is one read.
+func drainSignals(ch <-chan struct{}) {
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		default:
+			return
 		}
 	}
 }
