@@ -209,3 +209,55 @@ func TestServeHubWatchesAgainAfterALostConnection(t *testing.T) {
 		}
 	}
 }
+
+// A serve session on a database searches history as the local TUI does: the store its TUI is
+// given says a settled status needs a search and answers it from the database, for anyone who
+// may look (a viewer too).
+func TestServeSessionSearchesHistory(t *testing.T) {
+	url := pgtest.DB(t)
+	if _, err := postgres.Migrate(t.Context(), url); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), `INSERT INTO failed_calls (key, status, source, url) VALUES
+		('k1', 'dead', 'crm', 'https://crm.example/a'), ('k2', 'delivered', 'crm', 'https://crm.example/b'),
+		('k3', 'delivered', 'crm', 'https://crm.example/c')`); err != nil {
+		t.Fatal(err)
+	}
+	st, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	wb, err := st.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := serve.NewHub(t.Context(), serve.HubOptions{Store: st, Refresh: time.Hour, Initial: wb})
+	s := hub.Session(serve.User{Name: "vic", Access: model.AccessViewer, Key: "SHA256:vic"})
+	defer s.Close()
+	hs, ok := s.Options(tui.Options{}).Store.(tui.HistorySearcher)
+	if !ok {
+		t.Fatal("a session's store doesn't search history")
+	}
+	tab := wb.Tab(model.RoleDeadLetter).Config.Name
+	q := model.HistorySearch{Statuses: []string{"delivered"}, Limit: 100}
+	if !hs.NeedsHistory(tab, q) {
+		t.Fatal("status:delivered on a database: NeedsHistory said no")
+	}
+	got, err := hs.SearchHistory(t.Context(), tab, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range got.Records {
+		ids = append(ids, r.ID)
+	}
+	if len(ids) != 2 || ids[0] == "k1" || ids[1] == "k1" {
+		t.Errorf("history rows %v, want k2 and k3", ids)
+	}
+}

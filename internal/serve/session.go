@@ -124,7 +124,28 @@ func (s *session) push(p *tui.Prepared) {
 // sessionStore is a session's tui.Store.
 type sessionStore struct{ s *session }
 
-var _ tui.PreparedLoader = (*sessionStore)(nil)
+var (
+	_ tui.PreparedLoader  = (*sessionStore)(nil)
+	_ tui.HistorySearcher = (*sessionStore)(nil)
+)
+
+// NeedsHistory answers for the hub's store when it searches history (a database: the open
+// work is loaded, the rest searched, DESIGN §11); a store that loads every row (the sheet)
+// never needs it.
+func (st *sessionStore) NeedsHistory(tab string, q model.HistorySearch) bool {
+	hs, ok := st.s.h.store.(tui.HistorySearcher)
+	return ok && hs.NeedsHistory(tab, q)
+}
+
+// SearchHistory searches the hub's store for this person (read-only: anyone who may look may
+// search). Only asked when NeedsHistory said yes.
+func (st *sessionStore) SearchHistory(ctx context.Context, tab string, q model.HistorySearch) (*model.Table, error) {
+	hs, ok := st.s.h.store.(tui.HistorySearcher)
+	if !ok {
+		return nil, fmt.Errorf("search history of %q: this store loads every row; nothing to search", tab)
+	}
+	return hs.SearchHistory(ctx, tab, q)
+}
 
 // Load is a refresh asked for by this person: the read in flight or a cache younger than
 // freshFor (and newer than every write), else one real read, pushed to every session.
