@@ -3,35 +3,86 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/replay/receiver"
 )
 
-// The PostgreSQL twin of the sheet store's randomised concurrency test: two triage processes
-// (two stores, their own connections) replay the same dead letters at once, while workers
-// claim and finish jobs and a person sets inbox statuses. Every call acts once at the
-// receiver, no payload is sent under two keys, every row ends delivered with its key saved,
-// every job runs once, and no status write is lost.
+// The PostgreSQL twin of the sheet store's randomised concurrency test: several triage
+// processes (stores of their own, each with its own connections) replay the same dead
+// letters at once, while workers claim and finish jobs and people set inbox statuses, the
+// receiver losing some first answers after acting (the connection dropped) or answering 503.
+// A last replay, as an ops engineer would run after a halt, sends what is left. Then: every
+// call acted once at the receiver, no payload was sent under two keys, every row ends
+// delivered with the key the receiver saw, every job ran once, and no status write was lost.
+// TRIAGE_PG_CONCURRENCY_CASES sets the number of cases, TRIAGE_PG_CONCURRENCY_SEED reruns one.
 func TestReplayersAndWorkersAtOnce(t *testing.T) {
+	counts := map[string]int{}
+	for seed, rng := range testbed.Seeds(t, testbed.CaseCount(6, 2, "TRIAGE_PG_CONCURRENCY_CASES"), 19, "TRIAGE_PG_CONCURRENCY_SEED") {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			for k, n := range replayersAndWorkersCase(t, seed, rng) {
+				counts[k] += n
+			}
+		})
+	}
+	testbed.Exercised(t, counts, "lost answer", "503", "minted key")
+}
+
+// replayersAndWorkersCase is one case of TestReplayersAndWorkersAtOnce; it returns what it
+// exercised.
+func replayersAndWorkersCase(t *testing.T, seed int, rng *rand.Rand) map[string]int {
+	exercised := map[string]int{}
+	letters, jobs := 20+rng.IntN(60), 20+rng.IntN(60)
+	replayers, workers, people := 2+rng.IntN(3), 2+rng.IntN(3), 1+rng.IntN(3)
+	dropPct, busyPct := rng.IntN(20), rng.IntN(15)
 	rcv := receiver.New()
+	var faultMu sync.Mutex
+	fault := map[string]receiver.Mode{} // the keys whose first answer was a fault
+	// A key's first answer is decided by the key and the seed alone, whatever order the
+	// processes' requests arrive in: a seed reruns the same faults.
+	var faultsOff atomic.Bool // the last replay's: no faults
+	rcv.Rule = func(key string, n int) (receiver.Fault, bool) {
+		if n != 1 || faultsOff.Load() {
+			return receiver.Fault{}, false
+		}
+		h := fnv.New64a()
+		fmt.Fprint(h, seed, key)
+		p := int(h.Sum64() % 100)
+		var m receiver.Mode
+		switch {
+		case p < dropPct:
+			m = receiver.DropAfterAct
+		case p < dropPct+busyPct:
+			m = receiver.Unavailable
+		default:
+			return receiver.Fault{}, false
+		}
+		faultMu.Lock()
+		fault[key] = m
+		faultMu.Unlock()
+		return receiver.Fault{Mode: m}, true
+	}
 	srv := httptest.NewServer(rcv)
 	t.Cleanup(srv.Close)
 	url, conn := pgDB(t)
-	const letters, jobs = 60, 60
 	var dl [][]string
 	for i := range letters {
 		key := fmt.Sprintf("k%02d", i)
-		if i%3 == 0 {
+		if rng.IntN(3) == 0 {
 			key = "" // minted: saved before the first send
+			exercised["minted key"]++
 		}
-		dl = append(dl, []string{fmt.Sprintf("2026-02-02T09:%02d:00Z", i), "crm", srv.URL + "/hook", fmt.Sprintf(`{"n":%d}`, i), "", "1", "POST", key, "dead", "", "", ""})
+		dl = append(dl, []string{fmt.Sprintf("2026-02-02T09:%02d:%02dZ", i/60, i%60), "crm", srv.URL + "/hook", fmt.Sprintf(`{"n":%d}`, i), "", "1", "POST", key, "dead", "", "", ""})
 	}
 	insert(t, conn, model.RoleDeadLetter, dl)
 	var jr [][]string
@@ -39,7 +90,7 @@ func TestReplayersAndWorkersAtOnce(t *testing.T) {
 		jr = append(jr, []string{fmt.Sprintf("j%02d", i), "t", "{}", "pending", "", "", "", "", "", "", ""})
 	}
 	insert(t, conn, model.RoleQueue, jr)
-	insert(t, conn, model.RoleInbox, seed()[model.RoleInbox])
+	insert(t, conn, model.RoleInbox, seed0Inbox())
 
 	open := func() *postgres.Store {
 		st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
@@ -50,28 +101,29 @@ func TestReplayersAndWorkersAtOnce(t *testing.T) {
 		return st
 	}
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, MaxAttempts: 2}
+	replayOnce := func(st *postgres.Store, conc int) model.ReplaySummary {
+		wb, err := st.Load(t.Context())
+		if err != nil {
+			t.Error(err)
+			return model.ReplaySummary{}
+		}
+		tab := wb.Tab(model.RoleDeadLetter)
+		recs := make([]*model.Record, len(tab.Records))
+		for i := range tab.Records {
+			recs[i] = &tab.Records[i]
+		}
+		c := &replay.Client{Sources: map[string]*replay.Source{"crm": src}, Base: time.Millisecond, Cap: 5 * time.Millisecond, Getenv: func(string) string { return "" }}
+		return replay.Run(context.Background(), c, st, tab, recs, replay.RunOptions{Concurrency: conc})
+	}
 	var wg sync.WaitGroup
-	sums := make([]model.ReplaySummary, 2)
+	sums := make([]model.ReplaySummary, replayers)
 	for p := range sums {
-		st := open()
-		wg.Go(func() {
-			wb, err := st.Load(t.Context())
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			tab := wb.Tab(model.RoleDeadLetter)
-			recs := make([]*model.Record, len(tab.Records))
-			for i := range tab.Records {
-				recs[i] = &tab.Records[i]
-			}
-			c := &replay.Client{Sources: map[string]*replay.Source{"crm": src}, Base: time.Millisecond, Cap: 5 * time.Millisecond, Getenv: func(string) string { return "" }}
-			sums[p] = replay.Run(context.Background(), c, st, tab, recs, replay.RunOptions{Concurrency: 4})
-		})
+		st, conc := open(), 1+rng.IntN(6)
+		wg.Go(func() { sums[p] = replayOnce(st, conc) })
 	}
 	var mu sync.Mutex
 	ran := map[string]int{}
-	for w := range 3 {
+	for w := range workers {
 		st := open()
 		wg.Go(func() {
 			for {
@@ -91,17 +143,39 @@ func TestReplayersAndWorkersAtOnce(t *testing.T) {
 			}
 		})
 	}
-	person := open()
-	wg.Go(func() {
-		for _, id := range []string{"m1", "m2"} {
-			res, err := person.Apply(t.Context(), []model.Edit{{Tab: "Inbox", ID: id,
-				Expect: map[model.Field]string{model.FStatus: "new"}, Set: map[model.Field]string{model.FStatus: "done"}}})
-			if err != nil || len(res.Applied) != 1 {
-				t.Errorf("%s: %+v %v", id, res, err)
+	// People set statuses: each row by one person, so every write must land.
+	inbox := []string{"m1", "m2", "m3"}
+	for p := range people {
+		person := open()
+		wg.Go(func() {
+			for i, id := range inbox {
+				if i%people != p {
+					continue
+				}
+				res, err := person.Apply(t.Context(), []model.Edit{{Tab: "Inbox", ID: id,
+					Expect: map[model.Field]string{model.FStatus: "new"}, Set: map[model.Field]string{model.FStatus: "done"}}})
+				if err != nil || len(res.Applied) != 1 {
+					t.Errorf("%s: %+v %v", id, res, err)
+				}
 			}
-		}
-	})
+		})
+	}
 	wg.Wait()
+	// The rerun after a halt: no faults now, what is still dead goes.
+	faultsOff.Store(true)
+	last := replayOnce(open(), 4)
+	if last.Halted != nil {
+		t.Fatalf("the last replay halted: %v", last.Halted)
+	}
+	faultMu.Lock()
+	defer faultMu.Unlock()
+	for _, m := range fault {
+		if m == receiver.DropAfterAct {
+			exercised["lost answer"]++
+		} else {
+			exercised["503"]++
+		}
+	}
 
 	// Every call acted once, each payload under one key only.
 	keysOf := map[string]map[string]bool{}
@@ -131,17 +205,28 @@ func TestReplayersAndWorkersAtOnce(t *testing.T) {
 	}
 	tab := wb.Tab(model.RoleDeadLetter)
 	if len(tab.Records) != 0 {
-		t.Errorf("%d calls still open after both runs (the open work excludes delivered)", len(tab.Records))
+		t.Errorf("%d calls still open after every run (the open work excludes delivered)", len(tab.Records))
 		for _, r := range tab.Records {
 			t.Logf("row %d: %s %q", r.Row, r.Status, tab.Get(&r, model.FError))
 		}
 	}
-	var saved int
-	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM failed_calls WHERE status = 'delivered' AND key IS NOT NULL").Scan(&saved); err != nil {
+	rows, err := conn.Query(t.Context(), "SELECT payload, key FROM failed_calls WHERE status = 'delivered'")
+	if err != nil {
 		t.Fatal(err)
 	}
+	saved := 0
+	for rows.Next() {
+		var payload, key string
+		if err := rows.Scan(&payload, &key); err != nil {
+			t.Fatal(err)
+		}
+		saved++
+		if !keysOf[payload][key] {
+			t.Errorf("payload %s delivered with key %q saved, but the receiver saw %v", payload, key, keysOf[payload])
+		}
+	}
 	if saved != letters {
-		t.Errorf("%d rows delivered with their key, want %d", saved, letters)
+		t.Errorf("%d rows delivered, want %d", saved, letters)
 	}
 	if len(ran) != jobs {
 		t.Errorf("%d jobs ran, want %d", len(ran), jobs)
@@ -152,15 +237,16 @@ func TestReplayersAndWorkersAtOnce(t *testing.T) {
 		}
 	}
 	var done int
-	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM inbox WHERE id IN ('m1', 'm2') AND status = 'done' AND triaged_at <> ''").Scan(&done); err != nil {
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM inbox WHERE id IN ('m1', 'm2', 'm3') AND status = 'done' AND triaged_at <> ''").Scan(&done); err != nil {
 		t.Fatal(err)
 	}
-	if done != 2 {
-		t.Errorf("%d status writes landed, want 2", done)
+	if done != len(inbox) {
+		t.Errorf("%d status writes landed, want %d", done, len(inbox))
 	}
-	for p, s := range sums {
-		t.Logf("process %d: %v, %d write requests, %d write conflicts", p, s.Counts, s.WriteRequests, len(s.WriteConflicts))
+	if t.Failed() {
+		t.Logf("seed %d: %d letters, %d jobs, %d replayers, %d workers, %d people, drop %d%%, 503 %d%%", seed, letters, jobs, replayers, workers, people, dropPct, busyPct)
 	}
+	return exercised
 }
 
 // The store is a producer's dead-letter sink, and the replay runner's store.
@@ -209,5 +295,14 @@ func TestProducerDeadLettersThenReplayDelivers(t *testing.T) {
 	}
 	if n := rcv.Effects()["order-7"]; n != 1 {
 		t.Fatalf("order-7 acted %d times", n)
+	}
+}
+
+// seed0Inbox is three new messages for the people of TestReplayersAndWorkersAtOnce.
+func seed0Inbox() [][]string {
+	return [][]string{
+		{"2026-02-01T09:00:00Z", "Ada", "ada@example.com", "hello", "new", "m1", "", ""},
+		{"2026-02-01T10:00:00Z", "Bo", "bo@example.com", "=1+1", "new", "m2", "", ""},
+		{"2026-02-01T11:00:00Z", "Cy", "cy@example.com", "bye", "new", "m3", "", ""},
 	}
 }
