@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/tui"
 )
 
 // newListCmd is `triage list`: it prints a tab's rows, sanitised, as a table or one JSON document.
@@ -45,7 +46,7 @@ language is the TUI's (/ in the TUI): field:value terms, free text, "quoted phra
 }
 
 func runList(ctx context.Context, g *globals, e *env, tab, status, filter string, asJSON bool) error {
-	_, t, err := openTab(ctx, g, e, tab)
+	st, t, err := openTab(ctx, g, e, tab)
 	if err != nil {
 		return err
 	}
@@ -61,6 +62,10 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 	if p := m.DateProblem(); p != "" {
 		// A date the script mistyped matches nothing: an empty list that looks like an answer.
 		return usageErr("list: --filter: %s (tab %q)", p, t.Config.Name)
+	}
+	t, err = listHistory(ctx, st, t, m, want, e)
+	if err != nil {
+		return err
 	}
 	var recs []*model.Record
 	for i := range t.Records {
@@ -378,4 +383,36 @@ func writeListJSON(w io.Writer, t *model.Table, recs []*model.Record) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// listHistoryLimit caps the rows `list` reads from a database's history: the newest ones.
+const listHistoryLimit = 100_000
+
+// listHistory is the tab to list from: t as loaded, or, on a store that loads only the open
+// work (a database), the rows of history the filter's status and date terms (and --status)
+// ask for, searched in SQL with bound parameters (tui.HistorySearcher), as the TUI does.
+// It says on stderr when history was searched and when the cap cut it.
+func listHistory(ctx context.Context, st store, t *model.Table, m model.Matcher, status string, e *env) (*model.Table, error) {
+	hs, ok := st.(tui.HistorySearcher)
+	if !ok {
+		return t, nil
+	}
+	q := m.History()
+	if status != "" {
+		q.Statuses = []string{status}
+	}
+	q.Limit = listHistoryLimit
+	if q.IsZero() || !hs.NeedsHistory(t.Config.Name, q) {
+		return t, nil
+	}
+	h, err := hs.SearchHistory(ctx, t.Config.Name, q)
+	if err != nil {
+		return nil, fmt.Errorf("list: search the history of %q: %w", t.Config.Name, err)
+	}
+	note := fmt.Sprintf("history of %q searched in the database (the open work is not all there is)", t.Config.Name)
+	if len(h.Records) >= listHistoryLimit {
+		note += fmt.Sprintf("; the newest %d rows only: narrow it with after:/before:", listHistoryLimit)
+	}
+	fmt.Fprintln(e.stderr, note)
+	return h, nil
 }

@@ -66,6 +66,14 @@ func TestGraduateToPostgres(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "m1") || !strings.Contains(r.stdout, "m4") || strings.Contains(r.stdout, "m3") {
 		t.Fatalf("list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// History is searched, not loaded: done rows are listed when asked for, by --status or by
+	// the filter, from the database.
+	for _, args := range [][]string{{"--status", "done"}, {"--filter", "status:done"}} {
+		r = c.run(append([]string{"list", "--tab", "inbox"}, args...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, "m3") || strings.Contains(r.stdout, "m1") || !strings.Contains(r.stderr, "history of \"Inbox\" searched") {
+			t.Fatalf("list %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
 	r = c.run("set-status", "--tab", "Inbox", "--status", "read", "m1", "nope")
 	if r.code != exitPartial || !strings.Contains(r.stderr, `no row with ID "nope"`) {
 		t.Fatalf("set-status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
