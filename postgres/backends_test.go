@@ -235,11 +235,7 @@ func pgBackend(t *testing.T, readOnly bool) *backend {
 	for _, r := range model.Roles {
 		insert(t, conn, r, seed()[r])
 	}
-	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs(), ReadOnly: readOnly, Actor: "tester", Now: clock, History: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := openStore(t, url, postgres.Options{Tabs: tabs(), ReadOnly: readOnly, Actor: "tester", Now: clock, History: true})
 	// where finds a row by identity as the store does: a dead letter by its effective key.
 	where := func(t *testing.T, r model.Role, id string) string {
 		if r != model.RoleDeadLetter {
@@ -319,3 +315,14 @@ func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 }
 
 func runtimeGosched() { runtime.Gosched() }
+
+// openStore opens the postgres store on url with opts, closed when the test ends.
+func openStore(t testing.TB, url string, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}

@@ -22,11 +22,7 @@ func TestHistoryByStatusAndTime(t *testing.T) {
 		{"2026-02-30T10:00:00Z", "s", "u", "{}", "", "", "", "g", "dead", "", "", ""},
 		{"2026-01-02T09:59:59.5+00:00", "s", "u", "{}", "", "", "", "h", "dead", "", "", ""},
 	})
-	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, url, postgres.Options{Tabs: tabs()})
 	ids := func(q postgres.HistoryQuery) []string {
 		t.Helper()
 		tab, err := st.History(t.Context(), q)

@@ -22,11 +22,7 @@ func TestImportCarriesTheSheet(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, _ := pgDB(t)
-	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs(), History: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, url, postgres.Options{Tabs: tabs(), History: true})
 	for run := 1; run <= 2; run++ {
 		for _, r := range model.Roles {
 			var calls int

@@ -40,11 +40,7 @@ func TestClaimConcurrentWorkersRunEachJobOnce(t *testing.T) {
 		mu.Unlock()
 	}
 	for w := range workers {
-		st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
+		st := openStore(t, url, postgres.Options{Tabs: tabs()})
 		name := fmt.Sprintf("w%d", w)
 		wrng := rand.New(rand.NewPCG(seed, uint64(w+1)))
 		wg.Go(func() {
@@ -120,11 +116,7 @@ func TestRequeueStaleAndTheLostClaim(t *testing.T) {
 		{"b", "t", "{}", "pending", "", "", "", "", "", "", ""},
 	})
 	clk := now
-	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs(), Now: func() time.Time { return clk }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, url, postgres.Options{Tabs: tabs(), Now: func() time.Time { return clk }})
 	a, ok, err := st.Claim(t.Context(), "slow")
 	if err != nil || !ok || a.ID != "a" {
 		t.Fatal(a, ok, err)

@@ -93,11 +93,7 @@ func replayersAndWorkersCase(t *testing.T, seed int, rng *rand.Rand) map[string]
 	insert(t, conn, model.RoleInbox, seed0Inbox())
 
 	open := func() *postgres.Store {
-		st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
+		st := openStore(t, url, postgres.Options{Tabs: tabs()})
 		return st
 	}
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, MaxAttempts: 2}
@@ -264,11 +260,7 @@ func TestProducerDeadLettersThenReplayDelivers(t *testing.T) {
 	srv := httptest.NewServer(rcv)
 	t.Cleanup(srv.Close)
 	url, _ := pgDB(t)
-	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, url, postgres.Options{Tabs: tabs()})
 	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, MaxAttempts: 2}
 	c := &replay.Client{Sources: map[string]*replay.Source{"crm": src}, Base: time.Millisecond, Cap: 5 * time.Millisecond, Getenv: func(string) string { return "" }}
 	p := &replay.Producer{Client: c, Sink: st}

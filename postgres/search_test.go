@@ -23,11 +23,7 @@ func TestSearchHistoryFromAFilter(t *testing.T) {
 	})
 	cfg := tabs()
 	cfg[1].Name = "Failures" // the tab's name, not its table's, finds it
-	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, url, postgres.Options{Tabs: cfg})
 	wb, err := st.Load(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -76,11 +72,7 @@ func TestSearchHistoryFromAFilter(t *testing.T) {
 	}
 
 	// A store that loads every row has nothing beyond it.
-	all, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: cfg, History: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer all.Close()
+	all := openStore(t, url, postgres.Options{Tabs: cfg, History: true})
 	if all.NeedsHistory("Failures", model.HistorySearch{Statuses: []string{"delivered"}, From: time.Now()}) {
 		t.Error("History store needs history")
 	}

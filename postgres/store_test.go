@@ -165,11 +165,7 @@ func TestLoadReportsProgress(t *testing.T) {
 		rows = append(rows, []string{"", "", "", "", "new", fmt.Sprint("m", i), "", ""})
 	}
 	insert(t, conn, model.RoleInbox, rows)
-	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, url, postgres.Options{Tabs: tabs()})
 	var got []string
 	ctx := model.WithLoadProgress(t.Context(), func(tab string, rows, total int) {
 		got = append(got, fmt.Sprint(tab, " ", rows, "/", total))
@@ -189,16 +185,8 @@ func TestLoadReportsProgress(t *testing.T) {
 func TestDeadlockVictimRunsAgain(t *testing.T) {
 	url, conn := pgDB(t)
 	insert(t, conn, model.RoleInbox, seed()[model.RoleInbox])
-	a, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs(), Actor: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs(), Actor: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := openStore(t, url, postgres.Options{Tabs: tabs(), Actor: "a"})
+	b := openStore(t, url, postgres.Options{Tabs: tabs(), Actor: "b"})
 	edit := func(id, to string) model.Edit {
 		return model.Edit{Tab: "Inbox", ID: id, Expect: map[model.Field]string{model.FStatus: "new"}, Set: map[model.Field]string{model.FStatus: to}}
 	}

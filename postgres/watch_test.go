@@ -13,11 +13,7 @@ import (
 func TestWatchNoticesAnotherConnectionsChange(t *testing.T) {
 	url, conn := pgDB(t)
 	insert(t, conn, model.RoleInbox, seed()[model.RoleInbox])
-	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, url, postgres.Options{Tabs: tabs()})
 	changes, err := st.Watch(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -81,11 +77,7 @@ func TestWatchSeesWritesAndEnds(t *testing.T) {
 func TestChangedAnswersFromNotices(t *testing.T) {
 	url, conn := pgDB(t)
 	insert(t, conn, model.RoleInbox, seed()[model.RoleInbox])
-	st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, url, postgres.Options{Tabs: tabs()})
 	changed := func() bool {
 		t.Helper()
 		c, err := st.Changed(t.Context())

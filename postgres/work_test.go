@@ -29,11 +29,7 @@ func TestWorkAllConcurrentWorkersRunEachJobOnce(t *testing.T) {
 	counted := 0
 	var wg sync.WaitGroup
 	for w := range workers {
-		st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
+		st := openStore(t, url, postgres.Options{Tabs: tabs()})
 		name := fmt.Sprintf("w%d", w)
 		wg.Go(func() {
 			n, err := st.WorkAll(t.Context(), name, func(_ context.Context, job postgres.Job) error {
@@ -97,11 +93,7 @@ func TestWorkLostClaimIsNotFinishedByTheOldWorker(t *testing.T) {
 	clk := now
 	clock := func() time.Time { clkMu.Lock(); defer clkMu.Unlock(); return clk }
 	open := func() *postgres.Store {
-		st, err := postgres.Open(t.Context(), url, postgres.Options{Tabs: tabs(), Now: clock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
+		st := openStore(t, url, postgres.Options{Tabs: tabs(), Now: clock})
 		return st
 	}
 	old, other := open(), open()

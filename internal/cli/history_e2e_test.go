@@ -6,11 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
-	"github.com/triage-dev/triage/postgres/pgtest"
 	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
@@ -21,15 +19,7 @@ import (
 // through Apply by its ID and lands in the database; the change's notice reloads, the search
 // runs again and the row leaves the filter; esc puts the open work back.
 func TestTUISearchesHistoryOnADatabase(t *testing.T) {
-	url := pgtest.DB(t)
-	if _, err := postgres.Migrate(t.Context(), url); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	url, conn := migratedDB(t)
 	add := func(ts, source, key, status string) {
 		t.Helper()
 		_, err := conn.Exec(t.Context(), `INSERT INTO failed_calls ("timestamp", source, url, payload, error, key, status) VALUES ($1, $2, 'https://x.example/hook', '{}', '503', $3, $4)`, ts, source, key, status)

@@ -4,33 +4,16 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
-	"github.com/triage-dev/triage/postgres/pgtest"
 )
 
 // On a database, the TUI is fed live: another person's change is pushed as a fresh workbook,
 // with no polling (the test waits on the feed, bounded by its own context only), and the feed
 // closes with its context.
 func TestLiveUpdatesPushAnotherPersonsChange(t *testing.T) {
-	url := pgtest.DB(t)
-	if _, err := postgres.Migrate(t.Context(), url); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), "INSERT INTO inbox (id, status) VALUES ('m1', 'new')"); err != nil {
-		t.Fatal(err)
-	}
-	st, err := postgres.Open(t.Context(), url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	url, conn := migratedDB(t, "INSERT INTO inbox (id, status) VALUES ('m1', 'new')")
+	st := openDB(t, url, postgres.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	updates, err := liveUpdates(ctx, st)
 	if err != nil {

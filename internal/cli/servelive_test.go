@@ -19,23 +19,8 @@ import (
 // interval, which is an hour here, so only the notice can explain the push. The test waits on
 // the sessions' pushes, bounded by its own context only.
 func TestServeHubPushesAnotherPersonsChange(t *testing.T) {
-	url := pgtest.DB(t)
-	if _, err := postgres.Migrate(t.Context(), url); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), "INSERT INTO inbox (id, status) VALUES ('m1', 'new')"); err != nil {
-		t.Fatal(err)
-	}
-	st, err := postgres.Open(t.Context(), url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	url, conn := migratedDB(t, "INSERT INTO inbox (id, status) VALUES ('m1', 'new')")
+	st := openDB(t, url, postgres.Options{})
 	wb, err := st.Load(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -165,23 +150,8 @@ func BenchmarkServeHubNotifyLatency(b *testing.B) {
 // change made meanwhile and the ones after still reach the hub's sessions (the test waits on
 // the pushes, bounded by its own context only).
 func TestServeHubWatchesAgainAfterALostConnection(t *testing.T) {
-	url := pgtest.DB(t)
-	if _, err := postgres.Migrate(t.Context(), url); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), "INSERT INTO inbox (id, status) VALUES ('m1', 'new')"); err != nil {
-		t.Fatal(err)
-	}
-	st, err := postgres.Open(t.Context(), url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	url, conn := migratedDB(t, "INSERT INTO inbox (id, status) VALUES ('m1', 'new')")
+	st := openDB(t, url, postgres.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	changes, err := changeNotices(ctx, st)
@@ -214,25 +184,10 @@ func TestServeHubWatchesAgainAfterALostConnection(t *testing.T) {
 // given says a settled status needs a search and answers it from the database, for anyone who
 // may look (a viewer too).
 func TestServeSessionSearchesHistory(t *testing.T) {
-	url := pgtest.DB(t)
-	if _, err := postgres.Migrate(t.Context(), url); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), `INSERT INTO failed_calls (key, status, source, url) VALUES
+	url, _ := migratedDB(t, `INSERT INTO failed_calls (key, status, source, url) VALUES
 		('k1', 'dead', 'crm', 'https://crm.example/a'), ('k2', 'delivered', 'crm', 'https://crm.example/b'),
-		('k3', 'delivered', 'crm', 'https://crm.example/c')`); err != nil {
-		t.Fatal(err)
-	}
-	st, err := postgres.Open(t.Context(), url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+		('k3', 'delivered', 'crm', 'https://crm.example/c')`)
+	st := openDB(t, url, postgres.Options{})
 	wb, err := st.Load(t.Context())
 	if err != nil {
 		t.Fatal(err)
