@@ -107,19 +107,21 @@ func Start() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A short path: a Unix socket's path is limited to ~100 bytes.
-	dir, err := os.MkdirTemp("", "pgt")
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		if cred, err = unprivileged(); err != nil {
+			return nil, err
+		}
+	}
+	reapStale(bin, cred)
+	// A short path: a Unix socket's path is limited to ~100 bytes. The test process's PID in
+	// the name lets a later run stop a server whose test process was killed (reapStale).
+	dir, err := os.MkdirTemp("", fmt.Sprintf("pgt-%d-", os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: temporary directory: %w", err)
 	}
-	c := &Cluster{Dir: dir, SocketDir: dir, bin: bin}
-	if os.Geteuid() == 0 {
-		cred, err := unprivileged()
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		c.cred = cred
+	c := &Cluster{Dir: dir, SocketDir: dir, bin: bin, cred: cred}
+	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("pgtest: hand %s to the server's user: %w", dir, err)
@@ -137,6 +139,30 @@ func Start() (*Cluster, error) {
 		return nil, fmt.Errorf("pgtest: pg_ctl start: %w\n%s\n%s", err, out, logText)
 	}
 	return c, nil
+}
+
+// reapStale stops and removes the clusters of test processes that are gone: pg_ctl detaches
+// the server, so a test run killed outright (SIGKILL, a CI timeout) leaves it running, with
+// its memory and its directory, until a later run finds it here.
+func reapStale(bin string, cred *syscall.Credential) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "pgt-*-*"))
+	for _, dir := range dirs {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(dir), "pgt-%d-", &pid); err != nil || pid <= 0 || alive(pid) {
+			continue
+		}
+		c := &Cluster{Dir: dir, bin: bin, cred: cred}
+		if _, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid")); err == nil {
+			_ = c.cmd("pg_ctl", "stop", "-w", "-m", "immediate", "-D", filepath.Join(dir, "data")).Run()
+		}
+		os.RemoveAll(dir)
+	}
+}
+
+// alive reports whether a process with this PID exists (signal 0 checks without sending).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // unprivileged returns the credentials of the user the server runs as when we are root.
