@@ -2,10 +2,11 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,12 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		var pgErr *pgconn.PgError
 		if try < maxTxTries && errors.As(err, &pgErr) && pgErr.Code == "40P01" {
 			// A deadlock with another writer (their rows locked in the other order): the
-			// server rolled ours back whole, so it is run again from the start.
+			// server rolled ours back whole, so it is run again from the start, after a
+			// pause: run again at once, ours could take the first row back before the other
+			// writer, woken by our rollback, gets it, and the same deadlock comes round again.
+			if err := model.Sleep(ctx, deadlockPause(try)); err != nil {
+				return model.ApplyResult{}, fmt.Errorf("%s to %s: %w; nothing was written", op, s.url, err)
+			}
 			continue
 		}
 		return res, err
@@ -69,7 +75,14 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 
 // maxTxTries bounds how often an Apply whose transaction the server chose as a deadlock's
 // victim is run again.
-const maxTxTries = 3
+const maxTxTries = 5
+
+// deadlockPause is how long a deadlock's victim waits before its try'th run again: growing,
+// with jitter, so two victims don't meet again in step.
+func deadlockPause(try int) time.Duration {
+	base := time.Duration(try) * 20 * time.Millisecond
+	return base + rand.N(base)
+}
 
 // applyTx is one attempt at an Apply's transaction.
 func (s *Store) applyTx(ctx context.Context, op string, edits []model.Edit, actor, now string) (model.ApplyResult, error) {
@@ -141,7 +154,7 @@ func (s *Store) settle(ctx context.Context, token string) (bool, error) {
 
 func newToken() string {
 	b := make([]byte, 16)
-	_, _ = rand.Read(b)
+	_, _ = crand.Read(b)
 	return hex.EncodeToString(b)
 }
 
