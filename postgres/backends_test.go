@@ -326,3 +326,14 @@ func openStore(t testing.TB, url string, opts postgres.Options) *postgres.Store 
 	t.Cleanup(st.Close)
 	return st
 }
+
+// openTracedStore is openStore whose connections report every statement to tracer.
+func openTracedStore(t testing.TB, url string, opts postgres.Options, tracer pgx.QueryTracer) *postgres.Store {
+	t.Helper()
+	st, err := postgres.OpenTraced(t.Context(), url, opts, tracer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}

@@ -125,11 +125,7 @@ func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndDat
 func BenchmarkWriteBack1000(b *testing.B) {
 	url, _ := bigDB(b, 100_000, 10_000)
 	c := &counter{}
-	st, err := postgres.OpenTraced(context.Background(), url, postgres.Options{}, c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := openTracedStore(b, url, postgres.Options{}, c)
 	wb, err := st.Load(context.Background())
 	if err != nil {
 		b.Fatal(err)

@@ -12,20 +12,20 @@ func (s *Store) SetBeforeWrite(f func()) { s.beforeWrite = f }
 
 // OpenDialing is Open whose connections are made by dial (a test's faulty network).
 func OpenDialing(ctx context.Context, url string, opts Options, dial pgconn.DialFunc) (*Store, error) {
-	cfg, err := parseConfig(url)
-	if err != nil {
-		return nil, err
-	}
-	cfg.ConnConfig.DialFunc = dial
-	return open(ctx, url, cfg, opts)
+	return openConfigured(ctx, url, opts, func(c *pgx.ConnConfig) { c.DialFunc = dial })
 }
 
 // OpenTraced is Open whose connections report every statement to tracer.
 func OpenTraced(ctx context.Context, url string, opts Options, tracer pgx.QueryTracer) (*Store, error) {
+	return openConfigured(ctx, url, opts, func(c *pgx.ConnConfig) { c.Tracer = tracer })
+}
+
+// openConfigured is Open with set applied to the connection config first.
+func openConfigured(ctx context.Context, url string, opts Options, set func(*pgx.ConnConfig)) (*Store, error) {
 	cfg, err := parseConfig(url)
 	if err != nil {
 		return nil, err
 	}
-	cfg.ConnConfig.Tracer = tracer
+	set(cfg.ConnConfig)
 	return open(ctx, url, cfg, opts)
 }

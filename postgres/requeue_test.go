@@ -93,11 +93,7 @@ func TestRequeueStaleIsModelRequeue(t *testing.T) {
 				}
 			}
 			c := &counter{}
-			st, err := postgres.OpenTraced(t.Context(), url, postgres.Options{Tabs: tabs, History: true, Now: func() time.Time { return now }}, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openTracedStore(t, url, postgres.Options{Tabs: tabs, History: true, Now: func() time.Time { return now }}, c)
 			wb, err := st.Load(t.Context())
 			if err != nil {
 				t.Fatal(err)

@@ -68,54 +68,57 @@ func TestSetCellsRederivesProblemsAndWidths(t *testing.T) {
 
 // TestFilterNotesOnlyWithAFilter: confirms speak of the filter only when one is active.
 func TestFilterNotesOnlyWithAFilter(t *testing.T) {
-	filter := func(m *Model, q string) {
-		keys(m, "/")
-		typeText(m, q)
-		keys(m, "enter")
+	// A step presses pre, sets filter (when not ""), presses keys, and then the screen must
+	// hold want and not hold not (when not "").
+	type step struct {
+		pre     []string
+		filter  string
+		keys    []string
+		want    string
+		not     string
+		failure string
 	}
-	t.Run("set status", func(t *testing.T) {
-		m := newLoaded(t, testWorkbook(t), 100, 30)
-		keys(m, "space", "space", "s", "4")
-		if out := plainScreen(m); !strings.Contains(out, "Set status of 2 rows") || strings.Contains(out, "current filter") {
-			t.Errorf("no filter, no filter note:\n%s", out)
-		}
-		keys(m, "esc", "V")
-		filter(m, "status:new")
-		keys(m, "*", "s", "4")
-		if out := plainScreen(m); !strings.Contains(out, "(rows respect the current filter: status:new)") {
-			t.Errorf("with a filter, the note names it:\n%s", out)
-		}
-	})
-	t.Run("replay all", func(t *testing.T) {
+	loaded := func(t *testing.T) *Model { return newLoaded(t, testWorkbook(t), 100, 30) }
+	replaying := func(t *testing.T) *Model {
 		m, _ := newReplayModel(t, newFakeReplayer(), 100, 30)
-		keys(m, "2", "A")
-		if out := plainScreen(m); !strings.Contains(out, "All 8 rows of the tab.") || strings.Contains(out, "filter shows") {
-			t.Errorf("A without a filter: every row of the tab:\n%s", out)
-		}
-		keys(m, "esc")
-		filter(m, "source:crm")
-		keys(m, "A")
-		if out := plainScreen(m); !strings.Contains(out, "All 7 rows the filter shows (source:crm).") {
-			t.Errorf("A with a filter names it:\n%s", out)
-		}
-		keys(m, "esc", "space", "space", "R")
-		if out := plainScreen(m); !strings.Contains(out, "(rows respect the current filter: source:crm)") {
-			t.Errorf("R with a filter names it:\n%s", out)
-		}
-	})
-	t.Run("requeue", func(t *testing.T) {
-		m := newLoaded(t, testWorkbook(t), 100, 30)
-		keys(m, "3", "Q")
-		if out := plainScreen(m); !strings.Contains(out, "Requeue 1 stale claim?") || strings.Contains(out, "current filter") {
-			t.Errorf("no filter, no filter note:\n%s", out)
-		}
-		keys(m, "esc")
-		filter(m, "email")
-		keys(m, "Q")
-		if out := plainScreen(m); !strings.Contains(out, "current filter: email)") {
-			t.Errorf("with a filter, the note names it:\n%s", out)
-		}
-	})
+		return m
+	}
+	cases := []struct {
+		name  string
+		model func(*testing.T) *Model
+		steps []step
+	}{
+		{"set status", loaded, []step{
+			{keys: []string{"space", "space", "s", "4"}, want: "Set status of 2 rows", not: "current filter", failure: "no filter, no filter note"},
+			{pre: []string{"esc", "V"}, filter: "status:new", keys: []string{"*", "s", "4"}, want: "(rows respect the current filter: status:new)", failure: "with a filter, the note names it"},
+		}},
+		{"replay all", replaying, []step{
+			{keys: []string{"2", "A"}, want: "All 8 rows of the tab.", not: "filter shows", failure: "A without a filter: every row of the tab"},
+			{pre: []string{"esc"}, filter: "source:crm", keys: []string{"A"}, want: "All 7 rows the filter shows (source:crm).", failure: "A with a filter names it"},
+			{keys: []string{"esc", "space", "space", "R"}, want: "(rows respect the current filter: source:crm)", failure: "R with a filter names it"},
+		}},
+		{"requeue", loaded, []step{
+			{keys: []string{"3", "Q"}, want: "Requeue 1 stale claim?", not: "current filter", failure: "no filter, no filter note"},
+			{pre: []string{"esc"}, filter: "email", keys: []string{"Q"}, want: "current filter: email)", failure: "with a filter, the note names it"},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := c.model(t)
+			for _, st := range c.steps {
+				keys(m, st.pre...)
+				if st.filter != "" {
+					keys(m, "/")
+					typeText(m, st.filter)
+					keys(m, "enter")
+				}
+				keys(m, st.keys...)
+				if out := plainScreen(m); !strings.Contains(out, st.want) || st.not != "" && strings.Contains(out, st.not) {
+					t.Errorf("%s:\n%s", st.failure, out)
+				}
+			}
+		})
+	}
 }
 
 func TestNoIDNoteForDeadLettersNamesTheKey(t *testing.T) {

@@ -59,14 +59,11 @@ func bigWorkbook(tb testing.TB, n int) *model.Workbook {
 func benchCursorMove(b *testing.B, n int) {
 	m := newLoaded(b, bigWorkbook(b, n), 80, 24)
 	keys(m, "j", "j", "j", "j", "j")
-	j, k := press("j"), press("k")
+	jk := [2]tea.KeyPressMsg{press("j"), press("k")} // j and k alternate
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		msg := j
-		if i%2 == 1 {
-			msg = k
-		}
+		msg := jk[i%2]
 		m.Update(msg)
 		_ = m.View()
 	}
@@ -96,14 +93,11 @@ func BenchmarkBubblesTableCursorMove100k(b *testing.B) {
 	}
 	tb := table.New(table.WithColumns(cols), table.WithRows(rows), table.WithHeight(19), table.WithWidth(80), table.WithFocused(true))
 	tb.MoveDown(5)
-	j, k := press("j"), press("k")
+	jk := [2]tea.KeyPressMsg{press("j"), press("k")} // j and k alternate
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		msg := j
-		if i%2 == 1 {
-			msg = k
-		}
+		msg := jk[i%2]
 		tb, _ = tb.Update(msg)
 		_ = tb.View()
 	}

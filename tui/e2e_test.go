@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-	"google.golang.org/api/option"
-	sheetsapi "google.golang.org/api/sheets/v4"
-
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
+	"google.golang.org/api/option"
+	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 // e2eWorkbook is the emulator's spreadsheet: an Inbox with a hidden ID column and a Status
@@ -59,17 +59,7 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 
 	// Filter to the new ones (newest first: id-7, id-5, id-3 (blank = new), id-2, id-0) and
 	// mark the first three.
-	tm.Type("/status:new")
-	tm.Send(press("enter"))
-	tm.Send(press("space"))
-	tm.Send(press("space"))
-	tm.Send(press("space"))
-	tm.Send(press("s"))
-	waitScreen(t, tm, "Set status of 3 rows")
-	tm.Type("4") // done
-	waitScreen(t, tm, "[y/N]")
-	tm.Type("y")
-	waitScreen(t, tm, "3 set to done")
+	setFirstThreeNewToDone(t, tm)
 
 	want := map[string]string{"id-0": "new", "id-1": "read", "id-2": "new", "id-3": "done", "id-4": "done", "id-5": "done", "id-6": "spam", "id-7": "done"}
 	waitStatuses(t, emu, want, false)
@@ -154,4 +144,57 @@ func startE2E(t *testing.T, emu *emulator.Emulator) *teatest.TestModel {
 	)
 	waitScreen(t, tm, "Acme Support")
 	return tm
+}
+
+// The toast tells what the sheet holds, even when another editor sorts the Inbox and inserts
+// a row in the instant between the store's check and its write: the write lands on other
+// rows, is put back and written again, and the toast says "3 set to done" only once the
+// three rows with those IDs hold it; no other row changed.
+func TestEndToEndSetStatusWhileRowsMove(t *testing.T) {
+	emu := emulator.New()
+	emu.AddWorkbook(e2eWorkbook())
+	var once sync.Once
+	emu.SetHook(func(r emulator.Request) {
+		if r.Method != emulator.MethodBatchUpdate {
+			return
+		}
+		once.Do(func() {
+			if err := emu.SortRows("e2e-sheet", "Inbox", 3, true); err != nil { // by Message, descending
+				t.Error(err)
+			}
+			if err := emu.InsertRows("e2e-sheet", "Inbox", 2, [][]any{{"2025-06-01T09:00:00Z", "Late", "l@example.com", "Hi", "new", "id-late"}}); err != nil {
+				t.Error(err)
+			}
+		})
+	})
+	defer emu.SetHook(nil)
+
+	tm := startE2E(t, emu)
+	setFirstThreeNewToDone(t, tm)
+
+	want := map[string]string{"id-0": "new", "id-1": "read", "id-2": "new", "id-3": "done", "id-4": "done", "id-5": "done",
+		"id-6": "spam", "id-7": "done", "id-late": "new"}
+	waitStatuses(t, emu, want, true)
+	if n := emu.Count(emulator.MethodBatchUpdate); n < 2 {
+		t.Errorf("%d batchUpdates: the moved write was not repaired (did the rows move?)", n)
+	}
+	tm.Send(press("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(hangAfter))
+}
+
+// setFirstThreeNewToDone filters to the new rows, marks the first three, sets their status to
+// done, confirms, and waits for the toast that says the three are written.
+func setFirstThreeNewToDone(t *testing.T, tm *teatest.TestModel) {
+	t.Helper()
+	tm.Type("/status:new")
+	tm.Send(press("enter"))
+	tm.Send(press("space"))
+	tm.Send(press("space"))
+	tm.Send(press("space"))
+	tm.Send(press("s"))
+	waitScreen(t, tm, "Set status of 3 rows")
+	tm.Type("4") // done
+	waitScreen(t, tm, "[y/N]")
+	tm.Type("y")
+	waitScreen(t, tm, "3 set to done")
 }

@@ -160,6 +160,19 @@ func send(m *Model, msg tea.Msg) tea.Cmd {
 // press builds the key message a terminal sends for a bubbletea key name.
 func press(k string) tea.KeyPressMsg { return testbed.Press(k) }
 
+// reboundKeyMap is the default key map with each action of rebind bound to its keys (and to
+// those alone); a refused binding fails the test.
+func reboundKeyMap(t testing.TB, rebind map[string][]string) KeyMap {
+	t.Helper()
+	km := DefaultKeyMap()
+	for action, ks := range rebind {
+		if err := km.Rebind(action, ks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return km
+}
+
 // keys presses each key in turn.
 func keys(m *Model, ks ...string) {
 	for _, k := range ks {

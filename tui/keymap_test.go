@@ -53,12 +53,7 @@ func TestKeyMapConflicts(t *testing.T) {
 
 // The hints name the keys as bound, not the defaults.
 func TestHintsFollowTheKeyMap(t *testing.T) {
-	km := DefaultKeyMap()
-	for action, keys := range map[string][]string{"clear": {"backspace"}, "quit": {"ctrl+q"}, "down": {"ctrl+n"}, "up": {"ctrl+p"}} {
-		if err := km.Rebind(action, keys); err != nil {
-			t.Fatal(err)
-		}
-	}
+	km := reboundKeyMap(t, map[string][]string{"clear": {"backspace"}, "quit": {"ctrl+q"}, "down": {"ctrl+n"}, "up": {"ctrl+p"}})
 	if c := km.Conflicts(); c != nil {
 		t.Fatal(c)
 	}
@@ -117,13 +112,7 @@ func TestKeyMapRebind(t *testing.T) {
 // TestConfirmYesRebinds drives the TUI with confirm_yes (and confirm_no) rebound: the dialog
 // names the new keys, the old y no longer goes ahead, the new key does.
 func TestConfirmYesRebinds(t *testing.T) {
-	km := DefaultKeyMap()
-	if err := km.Rebind("confirm_yes", []string{"o"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := km.Rebind("confirm_no", []string{"x"}); err != nil {
-		t.Fatal(err)
-	}
+	km := reboundKeyMap(t, map[string][]string{"confirm_yes": {"o"}, "confirm_no": {"x"}})
 	if err := km.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -166,13 +155,8 @@ func TestConfirmYesRebinds(t *testing.T) {
 // TestDialogAndInputKeysRebind: the picker's, the group view's and the filter prompt's keys
 // are bindings too.
 func TestDialogAndInputKeysRebind(t *testing.T) {
-	km := DefaultKeyMap()
-	for action, keys := range map[string][]string{"picker_choose": {"ctrl+o"}, "back": {"ctrl+g"},
-		"filter_keep": {"ctrl+o"}, "filter_cancel": {"ctrl+g"}, "input_delete_back": {"ctrl+x"}} {
-		if err := km.Rebind(action, keys); err != nil {
-			t.Fatal(err)
-		}
-	}
+	km := reboundKeyMap(t, map[string][]string{"picker_choose": {"ctrl+o"}, "back": {"ctrl+g"},
+		"filter_keep": {"ctrl+o"}, "filter_cancel": {"ctrl+g"}, "input_delete_back": {"ctrl+x"}})
 	if err := km.Validate(); err != nil {
 		t.Fatal(err)
 	}

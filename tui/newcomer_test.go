@@ -171,13 +171,7 @@ func TestQuitDuringRunLeavesItsReport(t *testing.T) {
 // Every hint names the bound key: with undo on U and refresh on F, the write toast says
 // "U undoes" and a second conflict "F refreshes"; unbound, the hint is left out.
 func TestWriteToastNamesBoundKeys(t *testing.T) {
-	km := DefaultKeyMap()
-	if err := km.Rebind("undo", []string{"U"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := km.Rebind("refresh", []string{"F"}); err != nil {
-		t.Fatal(err)
-	}
+	km := reboundKeyMap(t, map[string][]string{"undo": {"U"}, "refresh": {"F"}})
 	m := newLoaded(t, testWorkbook(t), 120, 30, func(o *Options) { o.KeyMap = km })
 	keys(m, "s", "4")
 	op := *m.writes.inflight

@@ -518,12 +518,7 @@ func TestDetailHelp(t *testing.T) {
 // TestPagerKeysRebind: the pager's keys are bindings: rebound, they move; a key may mean one
 // thing in the table and another in the detail, but not two things in one view.
 func TestPagerKeysRebind(t *testing.T) {
-	km := DefaultKeyMap()
-	for action, ks := range map[string][]string{"next_row": {"J"}, "pager_page_down": {"ctrl+f"}} {
-		if err := km.Rebind(action, ks); err != nil {
-			t.Fatal(err)
-		}
-	}
+	km := reboundKeyMap(t, map[string][]string{"next_row": {"J"}, "pager_page_down": {"ctrl+f"}})
 	if c := km.Conflicts(); c != nil {
 		t.Fatal(c)
 	}

@@ -96,11 +96,7 @@ func TestSharedWorkbookIsCopiedOnWrite(t *testing.T) {
 	p := Prepare(testWorkbook(t), nil)
 	var ms []*Model
 	for range 2 {
-		ch := make(chan *Prepared, 1)
-		m := New(Options{Store: nopStore{t: t}, Now: fixedNow, Updates: ch})
-		m.Init()
-		send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
-		send(m, pushed(t, ch, p))
+		m, _ := newPushedModelOf(t, p)
 		ms = append(ms, m)
 	}
 	a, b := ms[0], ms[1]
@@ -129,11 +125,7 @@ func TestSharedWorkbookIsCopiedOnWrite(t *testing.T) {
 // A push while a replay holds the rows waits until the replay is over (the clock puts it in
 // place), as a refresh does.
 func TestPushHeldDuringReplayPlan(t *testing.T) {
-	ch := make(chan *Prepared, 1)
-	m := New(Options{Store: nopStore{t: t}, Now: fixedNow, Updates: ch})
-	m.Init()
-	send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
-	send(m, pushed(t, ch, Prepare(testWorkbook(t), nil)))
+	m, ch := newPushedModel(t)
 	wb := testWorkbook(t)
 	wb.Title = "Renamed"
 	m.replay.planning = true
@@ -205,11 +197,7 @@ func TestReadOnlyWhy(t *testing.T) {
 // The write's answer after a push that already shows it changes nothing and copies nothing:
 // the session keeps sharing the hub's rows.
 func TestAppliedAfterPushKeepsSharing(t *testing.T) {
-	ch := make(chan *Prepared, 1)
-	m := New(Options{Store: nopStore{t: t}, Now: fixedNow, Updates: ch})
-	m.Init()
-	send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
-	send(m, pushed(t, ch, Prepare(testWorkbook(t), nil)))
+	m, ch := newPushedModel(t)
 	ts := m.tabs.current()
 	r, _ := ts.current()
 	id, from := r.ID, r.Status
@@ -244,4 +232,22 @@ func TestReplayConfirmSaysOneReasonOnce(t *testing.T) {
 	if strings.Count(notes, "alice is replaying") != 1 || !strings.Contains(notes, "3 refused: "+why) {
 		t.Errorf("notes %q", notes)
 	}
+}
+
+// newPushedModel is a session model whose rows came by the hub's push of testWorkbook, at
+// 80x24; ch takes the next push.
+func newPushedModel(t *testing.T) (*Model, chan *Prepared) {
+	t.Helper()
+	return newPushedModelOf(t, Prepare(testWorkbook(t), nil))
+}
+
+// newPushedModelOf is newPushedModel with the push p.
+func newPushedModelOf(t *testing.T, p *Prepared) (*Model, chan *Prepared) {
+	t.Helper()
+	ch := make(chan *Prepared, 1)
+	m := New(Options{Store: nopStore{t: t}, Now: fixedNow, Updates: ch})
+	m.Init()
+	send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	send(m, pushed(t, ch, p))
+	return m, ch
 }

@@ -67,6 +67,17 @@ func newIdleHub(t *testing.T, withDrive bool) *idleHub {
 	return h
 }
 
+// newAttachedIdleHub is newIdleHub with the Drive change check and tom's session attached,
+// its first push taken; the session closes when the test ends.
+func newAttachedIdleHub(t *testing.T) (*idleHub, *Session) {
+	t.Helper()
+	h := newIdleHub(t, true)
+	s := h.hub.Session(tom)
+	t.Cleanup(s.Close)
+	next(t, s.Updates)
+	return h, s
+}
+
 // tick refreshes n times, each dealt with before the next.
 func (h *idleHub) tick(n int) {
 	for range n {
@@ -131,10 +142,7 @@ func TestIdleHubDoesNotPoll(t *testing.T) {
 // With the change check, a refresh in which nothing changed costs one Drive files.get and no
 // read; a change (made outside triage) is read and pushed at the next refresh.
 func TestHubChangeCheck(t *testing.T) {
-	h := newIdleHub(t, true)
-	s := h.hub.Session(tom)
-	defer s.Close()
-	next(t, s.Updates)
+	h, s := newAttachedIdleHub(t)
 	h.tick(3)
 	if c := h.emu.Counts(); c[mBatchGet] != 0 || c[mGet] != 0 || c[mDrive] != 3 {
 		t.Fatalf("3 refreshes of an unchanged sheet sent %v, want 3 %s and nothing else", c, mDrive)
@@ -163,10 +171,7 @@ func TestHubChangeCheck(t *testing.T) {
 // Drive refusing the credential (403: no Drive scope) turns the check off, says so, and
 // every refresh reads the whole sheet.
 func TestHubChangeCheckRefused(t *testing.T) {
-	h := newIdleHub(t, true)
-	s := h.hub.Session(tom)
-	defer s.Close()
-	next(t, s.Updates)
+	h, _ := newAttachedIdleHub(t)
 	h.emu.InjectFault(emulator.Fault{Method: mDrive, Status: 403, Message: "Request had insufficient authentication scopes."})
 	h.tick(2)
 	if c := h.emu.Counts(); c[mBatchGet] != 2 || c[mDrive] != 1 {
