@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
@@ -70,9 +69,9 @@ func next[T tea.Msg](t *testing.T, msgs <-chan tea.Msg) T {
 			if m, ok := msg.(T); ok {
 				return m
 			}
-		case <-time.After(hangAfter):
+		case <-t.Context().Done():
 			var zero T
-			t.Fatalf("no %T after %v", zero, hangAfter)
+			t.Fatalf("no %T before the test ended", zero)
 			return zero
 		}
 	}
@@ -147,7 +146,7 @@ func TestLoadProgressNeverBlocksTheLoader(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(hangAfter):
+	case <-t.Context().Done():
 		t.Fatal("the loader blocked on reporting its progress")
 	}
 	msg := f.listen()().(loadProgressMsg)

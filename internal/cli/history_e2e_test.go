@@ -9,7 +9,6 @@ import (
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
-	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -69,7 +68,7 @@ func TestTUISearchesHistoryOnADatabase(t *testing.T) {
 
 	// The newest delivered row is under the cursor: set it to rejected (the picker's third).
 	p.Keys("s", "3")
-	if !emulator.Poll(testbed.Wait, func() bool {
+	if !testbed.Until(t, func() bool {
 		var status string
 		err := conn.QueryRow(context.Background(), "SELECT status FROM failed_calls WHERE key = 'k-old-3'").Scan(&status)
 		return err == nil && status == "rejected"

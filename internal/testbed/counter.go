@@ -29,13 +29,14 @@ func (w *ByteCounter) Write(p []byte) (int, error) {
 // N is the number of bytes written so far.
 func (w *ByteCounter) N() int64 { return w.n.Load() }
 
-// Settle waits for a write after an event (failing tb if none comes within Wait), then for
-// the writer to go quiet: quiet periods of the given length with no write.
+// Settle waits for a write after an event (failing tb if none comes before its context ends),
+// then for the writer to go quiet: quiet periods of the given length with no write (a
+// benchmark's measure of when a frame is done, not a test's outcome).
 func (w *ByteCounter) Settle(tb testing.TB, quiet time.Duration) {
 	tb.Helper()
 	select {
 	case <-w.writes:
-	case <-time.After(Wait):
+	case <-tb.Context().Done():
 		tb.Fatal("nothing was written")
 	}
 	for {

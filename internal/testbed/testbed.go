@@ -24,14 +24,29 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/triage-dev/triage/sheets/emulator"
 )
 
-// Wait bounds every wait in this package: how long a test waits for something that should
-// happen at once. It only turns a hang into a failure, generous enough that a loaded machine
-// (-race, both cores busy) never reaches it; no outcome depends on it.
+// Wait bounds what is no test's outcome: how long Peak holds requests that never fill its
+// bound, and how long a program's end is awaited (Finished) before the test's own -timeout.
+// A wait for something a test expects uses Until, bounded by the test's context only, so a
+// busy machine can't fail it.
 const Wait = 10 * time.Second
+
+// Until polls cond until it holds (true) or the test's context ends (false: the test is
+// over, by its -timeout or its end). No wall-clock limit decides it.
+func Until(t testing.TB, cond func() bool) bool {
+	// The cadence of the polls, not a limit: only the test's end stops them.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-t.Context().Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
 
 // Buffer is a bytes.Buffer that a writer and a reader in different goroutines may share (a
 // command's output read by the test while it runs, a logger's lines).
@@ -57,8 +72,8 @@ func (b *Buffer) String() string {
 // WaitFor waits until the buffer holds want, failing the test with what it holds.
 func (b *Buffer) WaitFor(t testing.TB, want string) {
 	t.Helper()
-	if !emulator.Poll(Wait, func() bool { return strings.Contains(b.String(), want) }) {
-		t.Fatalf("no %q within %s; got:\n%q", want, Wait, Tail(b.String()))
+	if !Until(t, func() bool { return strings.Contains(b.String(), want) }) {
+		t.Fatalf("no %q before the test ended; got:\n%q", want, Tail(b.String()))
 	}
 }
 

@@ -4,14 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-
-	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // TermOptions are a teatest program's terminal: w×h, true colour, TERM=xterm-256color, and
@@ -32,12 +29,13 @@ func TermOptions(w, h int, env ...string) []teatest.TestOption {
 // (View().Content), whatever bytes were actually sent.
 type Program struct {
 	*teatest.TestModel
+	t testing.TB
 }
 
 // StartProgram runs m on a w×h terminal (TermOptions) until the test ends.
 func StartProgram(t testing.TB, m tea.Model, w, h int, env ...string) *Program {
 	t.Helper()
-	return &Program{teatest.NewTestModel(t, probed{m}, TermOptions(w, h, env...)...)}
+	return &Program{TestModel: teatest.NewTestModel(t, probed{m}, TermOptions(w, h, env...)...), t: t}
 }
 
 // probed wraps the program's model and runs each probeMsg's function on it.
@@ -63,7 +61,8 @@ func (p probed) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (p probed) View() tea.View { return p.m.View() }
 
-// Probe runs f on the model inside the program and reports whether it ran within Wait.
+// Probe runs f on the model inside the program and reports whether it ran before the test's
+// context ended (false: the program quit or hangs).
 // Messages sent before it are handled before it runs. Until it returns true, f may still
 // run, so the caller must not read what f writes otherwise.
 func (p *Program) Probe(f func(tea.Model)) bool {
@@ -72,7 +71,7 @@ func (p *Program) Probe(f func(tea.Model)) bool {
 	select {
 	case <-done:
 		return true
-	case <-time.After(Wait):
+	case <-p.t.Context().Done():
 		return false
 	}
 }
@@ -110,8 +109,8 @@ func (p *Program) WaitGone(t testing.TB, s string) {
 func (p *Program) waitScreen(t testing.TB, what string, cond func(string) bool) string {
 	t.Helper()
 	var last string
-	if !emulator.Poll(Wait, func() bool { last = p.Screen(t); return cond(last) }) {
-		t.Fatalf("timed out after %s waiting for %s; the screen:\n%s", Wait, what, last)
+	if !Until(t, func() bool { last = p.Screen(t); return cond(last) }) {
+		t.Fatalf("the test ended waiting for %s; the screen:\n%s", what, last)
 	}
 	return last
 }
