@@ -1,7 +1,9 @@
 package model
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -58,4 +60,20 @@ func letterName(d DeadLetter) string {
 		return fmt.Sprintf("with key %s", quoteCapped(d.Key))
 	}
 	return fmt.Sprintf("without a key (source %s, url %s)", quoteCapped(d.Source), quoteCapped(d.URL))
+}
+
+// CheckDeadLetters checks a batch the way a sink records it, all or nothing: every letter's
+// reason (CheckDeadLetter) in one error, or nil. Both stores refuse a batch with one bad
+// letter whole, so the producer never has half a batch recorded.
+func CheckDeadLetters(letters []DeadLetter) error {
+	var bad []string
+	for _, l := range letters {
+		if err := CheckDeadLetter(l); err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
 }

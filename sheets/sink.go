@@ -42,14 +42,8 @@ func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) erro
 	if s.readOnly {
 		return fmt.Errorf("%s: %w", op, ErrReadOnly)
 	}
-	var bad []string
-	for _, l := range letters {
-		if err := model.CheckDeadLetter(l); err != nil {
-			bad = append(bad, err.Error())
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%s: nothing appended: %s", op, strings.Join(bad, "; "))
+	if err := model.CheckDeadLetters(letters); err != nil {
+		return fmt.Errorf("%s: nothing appended: %w", op, err)
 	}
 	tc := s.deadLetterTab()
 	work := []*tabWork{{tc: tc}}
