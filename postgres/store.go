@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,8 +49,7 @@ type Store struct {
 	history  bool
 	now      func() time.Time
 
-	stampMu   sync.Mutex
-	lastStamp time.Time
+	stamps model.Stamper // each Apply's own triaged_at (Store.stamp)
 
 	changes changes
 
@@ -357,18 +355,5 @@ func (s *Store) tabNames() string {
 	return strings.Join(n, ", ")
 }
 
-// stampLayout is RFC 3339 in UTC with milliseconds, trailing zeros dropped (as sheets writes).
-const stampLayout = "2006-01-02T15:04:05.999Z07:00"
-
-// stamp is one Apply's triaged_at: the clock to the millisecond, moved past the previous
-// Apply's stamp where it would not be later, so each Apply's stamp is its own.
-func (s *Store) stamp() string {
-	t := s.now().UTC().Truncate(time.Millisecond)
-	s.stampMu.Lock()
-	if !t.After(s.lastStamp) {
-		t = s.lastStamp.Add(time.Millisecond)
-	}
-	s.lastStamp = t
-	s.stampMu.Unlock()
-	return t.Format(stampLayout)
-}
+// stamp is one Apply's triaged_at (model.Stamper: each Apply's its own).
+func (s *Store) stamp() string { return s.stamps.Stamp(s.now()) }

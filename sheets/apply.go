@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/triage-dev/triage/model"
 	"google.golang.org/api/googleapi"
@@ -117,24 +116,8 @@ const (
 	maxRestoreRounds = 40
 )
 
-// stampLayout is RFC 3339 in UTC with milliseconds, trailing zeros dropped (so a whole
-// second reads as model.FormatTime writes it); model.ParseTime reads it back.
-const stampLayout = "2006-01-02T15:04:05.999Z07:00"
-
-// stamp returns the triaged_at value of one Apply: the store's clock to the millisecond,
-// moved on by a millisecond past the previous Apply's stamp when it would not be later (two
-// Applies in one millisecond, a clock that stepped back, a fixed test clock), so that each
-// Apply's stamp is its own and a person reading the column can tell two writes apart.
-func (s *Store) stamp() string {
-	t := s.now().UTC().Truncate(time.Millisecond)
-	s.stampMu.Lock()
-	if !t.After(s.lastStamp) {
-		t = s.lastStamp.Add(time.Millisecond)
-	}
-	s.lastStamp = t
-	s.stampMu.Unlock()
-	return t.Format(stampLayout)
-}
+// stamp is one Apply's triaged_at (model.Stamper: each Apply's its own).
+func (s *Store) stamp() string { return s.stamps.Stamp(s.now()) }
 
 // tabWork is one configured tab of an Apply and the indexes of its edits, in order.
 type tabWork struct {

@@ -65,9 +65,8 @@ type Store struct {
 	now      func() time.Time
 	errs     errorContext
 
-	// stampMu guards lastStamp, the stamp of the latest Apply (see Store.stamp).
-	stampMu   sync.Mutex
-	lastStamp time.Time
+	// stamps gives each Apply its own triaged_at (Store.stamp).
+	stamps model.Stamper
 
 	mu sync.Mutex
 	// dropdowns caches each tab's Status data-validation values (nil: it has none), by
