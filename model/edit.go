@@ -83,6 +83,31 @@ type ApplyResult struct {
 	// Damaged are cells of other rows that a write hit and could not put back exactly (see
 	// Damage). They are not edits: every edit is still in one of the lists above.
 	Damaged []Damage
+	// Recovered are cells another triage's unfinished write (its process killed, or its
+	// answer lost and never settled) had left on rows it was not meant for, which this write
+	// found in that write's journal and put back first.
+	Recovered []Recovery
+}
+
+// Recovery is one cell put back from another triage's unfinished write (ApplyResult.Recovered).
+type Recovery struct {
+	Tab string
+	// Row is the row (1-based) it was put back on; ID the row's identity, if any.
+	Row int
+	ID  string
+	// Column is the column's header; Left the value the unfinished write left there, Restored
+	// what the cell held before it, as its journal shows.
+	Column, Left, Restored string
+	// Writer names the write's process ("ann on jump1 (pid 4242)").
+	Writer string
+}
+
+func (r Recovery) String() string {
+	who := fmt.Sprintf("row %d", r.Row)
+	if r.ID != "" {
+		who += fmt.Sprintf(" (%s)", r.ID)
+	}
+	return fmt.Sprintf("%s %s: put %s back to %q, where an unfinished write of %s had left %q", r.Tab, who, r.Column, r.Restored, r.Writer, r.Left)
 }
 
 // Damage is a cell of a row that was not a write's target: the write hit it (someone sorted,
@@ -97,12 +122,25 @@ type Damage struct {
 	// Column is the column's header; Ours the value triage's write left there, Before what
 	// the cell held just before.
 	Column, Ours, Before string
+	// Note, when set, says why the cell can't be checked at all (a write's journal deleted or
+	// edited by hand before it was settled): the write may have left Ours there, or not.
+	Note string
 }
 
 func (d Damage) String() string {
 	who := fmt.Sprintf("row %d", d.Row)
+	if d.Row <= 0 {
+		who = "a row"
+	}
 	if d.ID != "" {
 		who += fmt.Sprintf(" (%s)", d.ID)
+	}
+	if d.Note != "" {
+		what := ""
+		if d.Column != "" {
+			what = fmt.Sprintf(" %s may hold %q that triage wrote there, or not:", d.Column, d.Ours)
+		}
+		return fmt.Sprintf("%s %s:%s %s: check it", d.Tab, who, what, d.Note)
 	}
 	return fmt.Sprintf("%s %s: triage's write hit it by mistake and it changed again before triage could put it back: %s may still hold %q where it held %q: check it",
 		d.Tab, who, d.Column, d.Ours, d.Before)
@@ -132,6 +170,13 @@ func (r ApplyResult) Summary() string {
 			s += "s"
 		}
 		s += " triage could not put back (check them: " + r.Damaged[0].String() + ")"
+	}
+	if n := len(r.Recovered); n > 0 {
+		s += fmt.Sprintf("; first put back %d cell", n)
+		if n > 1 {
+			s += "s"
+		}
+		s += " an unfinished write of " + r.Recovered[0].Writer + " had left on other rows"
 	}
 	return s
 }

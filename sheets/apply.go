@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/triage-dev/triage/model"
 	"google.golang.org/api/googleapi"
@@ -58,7 +59,8 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	if s.readOnly {
 		return model.ApplyResult{}, fmt.Errorf("%s: %w", op, ErrReadOnly)
 	}
-	if len(edits) == 0 {
+	foreign := s.unfinished()
+	if len(edits) == 0 && len(foreign) == 0 {
 		return model.ApplyResult{}, nil
 	}
 
@@ -94,7 +96,12 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 		return model.ApplyResult{}, err
 	}
 	w := &writer{s: s, op: op, work: work, edits: edits, actor: actor, now: s.stamp(), b: b,
-		final: make([]*outcome, len(edits)), lastRow: map[int]int{}, planned: planned}
+		final: make([]*outcome, len(edits)), lastRow: map[int]int{}, planned: planned, adopt: foreign}
+	for _, f := range foreign {
+		for _, t := range f.meta.Tabs {
+			w.workIndex(t)
+		}
+	}
 	res, err := w.run(ctx)
 	if len(res.Damaged) > 0 {
 		// Best effort: the damage is in the result whether or not its sheet is made.
@@ -157,11 +164,17 @@ type writer struct {
 	// planned are the rows LoadTab read for this write (see Store.LoadTab), used by the
 	// first round instead of a read, then dropped; nil: the first round reads.
 	planned [][][]any
+	// adopt are other writers' unfinished entries, settled by this call's first read
+	// (recover.go); recovered what it put back of theirs.
+	adopt     []*foreignEntry
+	recovered []model.Recovery
 }
 
 // writePlan is one round's write.
 type writePlan struct {
 	entry *entry
+	// adopted says the write is another writer's, taken over from its journal (recover.go).
+	adopted bool
 	// pruned are the entries the write deletes (see Store.prunes): gone if it landed.
 	pruned []int64
 	// views are the tabs as read this round (nil for a tab not planned), by work index.
@@ -172,11 +185,15 @@ type writePlan struct {
 // target is one row a round writes: where it was read, the cells to write (only those whose
 // value changes), and what the write decides when the journal proves it hit that row as read.
 type target struct {
-	wi, row  int // work index; 0-based row as read
-	cells    []cellWrite
-	edits    []int      // applied when it checks
-	restores []*restore // settled when it checks
-	entryRow int        // its copy in the journal entry
+	wi, row int // work index; 0-based row as read
+	// id is the row's identity as read (for messages); read and header the digests of the
+	// row and of its tab's header row as read (rowDigest), which the check compares the
+	// journal's copies with.
+	id, read, header string
+	cells            []cellWrite
+	edits            []int      // applied when it checks
+	restores         []*restore // settled when it checks
+	entryRow         int        // its copy in the journal entry
 }
 
 // cellWrite is one cell to write.
@@ -221,18 +238,25 @@ func (w *writer) run(ctx context.Context) (model.ApplyResult, error) {
 
 // read settles the writes whose answers were lost, then reads every tab involved: a lost
 // write either landed or, once fenced, never will; which one is read together with the tabs
-// (its entry, or the empty fence), and a landed one is checked before anything is planned.
+// (its entry, found by its ID in a fresh sheet list, or the fence's metadata), and a landed
+// one is checked before anything is planned. Other writers' unfinished entries (adopt) are
+// read and settled the same way, once.
 func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err error) {
 	s := w.s
-	if w.planned != nil && len(w.lost) == 0 {
+	if w.planned != nil && len(w.lost) == 0 && len(w.adopt) == 0 {
 		// The command's own read, which its edits were built from: one read per command.
 		rowsOf, w.planned = w.planned, nil
 		return rowsOf, make([]bool, len(w.work)), nil
 	}
+	w.planned = nil
 	var landed []*writePlan
 	for len(w.lost) > 0 {
 		p := w.lost[0]
-		exists, err := s.fence(ctx, w.op, w.b, p.entry)
+		if err := w.leaseLeft(p.entry.plan.Lease); err != nil {
+			w.lost = append(landed, w.lost...)
+			return nil, nil, err
+		}
+		exists, err := s.fence(ctx, w.op, w.b, p.entry, p.entry.plan.Lease)
 		if err != nil {
 			w.lost = append(landed, w.lost...)
 			return nil, nil, err
@@ -241,27 +265,82 @@ func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err e
 		if exists {
 			landed = append(landed, p)
 		} else {
-			s.prune(p.entry) // never landed, never will: the fence is an empty sheet
+			// Never landed, never will: the fence is metadata to delete.
+			s.pruneID(p.entry.id, pruneWhat{meta: true})
 		}
 	}
-	titles := make([]string, len(landed))
-	for i, p := range landed {
-		titles[i] = p.entry.title
+	if len(landed) > 0 || len(w.adopt) > 0 {
+		// Where the entries are now, by ID: a person may have renamed or deleted one.
+		meta, err := s.getMeta(ctx, w.op, w.b)
+		if err != nil {
+			w.lost = append(landed, w.lost...)
+			return nil, nil, err
+		}
+		s.rememberSheetIDs(meta, true)
+	}
+	var titles []string
+	var reads []func(rows [][]any)
+	for _, p := range landed {
+		m, hasMeta := s.journalMetaOf(p.entry.id)
+		title, hasSheet := s.journalSheetOf(p.entry.id)
+		switch {
+		case hasMeta && m.Fence:
+			// An earlier fence of ours, whose own answer was lost: nothing landed.
+			s.pruneID(p.entry.id, pruneWhat{meta: true})
+		case !hasMeta || !hasSheet:
+			w.unprovable(p, "its journal sheet was deleted before triage could read it")
+			s.pruneID(p.entry.id, pruneWhat{meta: hasMeta, sheet: hasSheet})
+		default:
+			titles = append(titles, title)
+			reads = append(reads, func(rows [][]any) {
+				c := copiedFromValues(p.entry.title, rows, p.entry.rows)
+				switch {
+				case !c.marker || c.problem != "" || (m.Plan != "" && m.Plan != digest(c.plan)):
+					why := "its journal was changed by someone before triage could read it"
+					if c.problem != "" {
+						why += " (" + c.problem + ")"
+					}
+					w.unprovable(p, why)
+				default:
+					s.pruned(p.pruned) // it deleted them
+					w.check(p, c)
+				}
+				s.prune(p.entry)
+			})
+		}
+	}
+	adopt := w.adopt
+	w.adopt = nil
+	for _, f := range adopt {
+		title, hasSheet := s.journalSheetOf(f.id)
+		if !hasSheet {
+			w.adoptGone(f)
+			continue
+		}
+		titles = append(titles, title)
+		reads = append(reads, func(rows [][]any) { w.adoptEntry(f, title, rows) })
 	}
 	rowsOf, gone, entries, err := s.readForWrite(ctx, w.op, w.b, w.work, titles)
 	if err != nil {
 		w.lost = append(landed, w.lost...)
+		w.adopt = adopt
 		return nil, nil, err
 	}
-	for i, p := range landed {
-		if c := copiedFromValues(entries[i]); c.holdsMarker(p.entry) {
-			s.pruned(p.pruned) // it deleted them
-			w.check(p, c)
-		}
-		// Else the sheet is a fence of ours whose own answer was lost: nothing landed.
-		s.prune(p.entry)
+	for i, read := range reads {
+		read(entries[i])
 	}
 	return rowsOf, gone, nil
+}
+
+// leaseLeft returns an error when the lease of an unsettled entry of this call is about to
+// run out: past it, another triage may be settling the entry, and a fence of ours could no
+// longer prove anything.
+func (w *writer) leaseLeft(lease time.Time) error {
+	if w.s.gclock.now().Before(lease.Add(-leaseMargin)) {
+		return nil
+	}
+	w.landed = true
+	return fmt.Errorf("%s: this write took longer than its %s lease, so another triage may be settling it now; refresh in a minute and check the rows it changed", w.op, leaseFor)
 }
 
 // write sends one round's write, journal first, in one atomic request, and checks every
@@ -279,7 +358,8 @@ func (w *writer) write(ctx context.Context, p *writePlan, round int) error {
 		return fmt.Errorf("%s: %w", w.op, err)
 	}
 	p.pruned = pruneIDs
-	resp, err := s.sendWrite(ctx, p.request(w.work, infos, prunes))
+	p.entry.plan.Lease = s.gclock.now().Add(leaseFor)
+	resp, err := s.sendWrite(ctx, p.request(w.work, infos, prunes, s.writer))
 	if err != nil {
 		var gerr *googleapi.Error
 		refused := errors.As(err, &gerr) && gerr.Code == 400
@@ -306,7 +386,7 @@ func (w *writer) write(ctx context.Context, p *writePlan, round int) error {
 	w.b.answered()
 	w.landed = true
 	s.pruned(pruneIDs)
-	s.rememberWidths(resp)
+	s.rememberAnswer(resp)
 	c := copiedFromResponse(resp, p.entry)
 	if !c.holdsMarker(p.entry) {
 		// An answer without the entry can't prove anything: settle it as a lost one.
@@ -353,7 +433,44 @@ func (w *writer) plan(rowsOf [][][]any, gone []bool, stopEdits bool) (*writePlan
 		}
 	}
 	p.entry.rows = n
+	p.entry.plan = w.journalPlan(p)
 	return p, nil
+}
+
+// journalPlan is what the round's entry says of it (journal.go): every target, and every value
+// of this call still owed back, so that any triage can settle the write as this call would.
+func (w *writer) journalPlan(p *writePlan) *journalPlan {
+	jp := &journalPlan{V: journalVersion, Writer: w.s.writer, Op: w.op, Rows: p.entry.rows}
+	tabOf := map[int]int{}
+	for wi := range w.work {
+		if r, ok := p.entry.headerRow[wi]; ok {
+			tabOf[wi] = len(jp.Tabs)
+			jp.Tabs = append(jp.Tabs, planTab{Name: w.work[wi].tc.Name, HeaderRow: r, Header: rowDigest(p.views[wi].text[0])})
+		}
+	}
+	owedAt := map[*restore]int{}
+	for _, rs := range w.owed {
+		if _, ok := tabOf[rs.wi]; !ok {
+			// A tab this round doesn't write: its owed values ride in the entry too.
+			tabOf[rs.wi] = len(jp.Tabs)
+			jp.Tabs = append(jp.Tabs, planTab{Name: w.work[rs.wi].tc.Name, HeaderRow: -1})
+		}
+		owedAt[rs] = len(jp.Owed)
+		jp.Owed = append(jp.Owed, rs.plan(tabOf[rs.wi]))
+	}
+	for _, t := range p.targets {
+		pt := planTarget{Tab: tabOf[t.wi], Row: t.row, ID: t.id, EntryRow: t.entryRow, Read: t.read}
+		for _, c := range t.cells {
+			pt.Cells = append(pt.Cells, planCell{Col: c.col, Field: c.field, Value: c.value, Raw: c.raw})
+		}
+		for _, rs := range t.restores {
+			if i, ok := owedAt[rs]; ok {
+				pt.Restores = append(pt.Restores, i)
+			}
+		}
+		jp.Targets = append(jp.Targets, pt)
+	}
+	return jp
 }
 
 // planTab plans one tab of a round (see plan).
@@ -444,25 +561,39 @@ func (w *writer) planTab(p *writePlan, wi int, rows [][]any, gone, stopEdits boo
 			continue
 		}
 		sort.Slice(t.cells, func(a, b int) bool { return t.cells[a].col < t.cells[b].col })
+		t.read, t.header = rowDigest(v.text[r]), rowDigest(v.text[0])
+		t.id = model.RowIdentity(tw.tc, v.hm, v.text[r])
 		p.targets = append(p.targets, t)
 	}
 	return nil
 }
 
-// request is the round's write: delete checked entries, add this one, copy the header row
-// and every target row into it, then write the cells, all in one atomic batchUpdate whose
-// answer carries the entry.
-func (p *writePlan) request(work []*tabWork, infos []sheetInfo, prunes []*sheetsapi.Request) *sheetsapi.BatchUpdateSpreadsheetRequest {
+// request is the round's write: delete checked entries, add this one (its sheet, plan, tags
+// and metadata), copy the header row and every target row into it (twice), then write the
+// cells, all in one atomic batchUpdate whose answer carries the entry.
+func (p *writePlan) request(work []*tabWork, infos []sheetInfo, prunes []*sheetsapi.Request, who writerID) *sheetsapi.BatchUpdateSpreadsheetRequest {
 	e := p.entry
 	cols := 1
+	var tabs []string
 	for wi := range e.headerRow {
 		cols = max(cols, infos[wi].cols+journalSlack)
 	}
-	reqs := slices.Clone(prunes)
-	reqs = append(reqs, e.addSheet(e.rows, cols), e.markerCell())
+	for wi := range work {
+		if _, ok := e.headerRow[wi]; ok {
+			tabs = append(tabs, work[wi].tc.Name)
+		}
+	}
+	for i := range e.plan.Tabs {
+		for wi := range work {
+			if work[wi].tc.Name == e.plan.Tabs[i].Name {
+				e.plan.Tabs[i].Sheet = infos[wi].id
+			}
+		}
+	}
+	var copies []*sheetsapi.Request
 	for wi := range work {
 		if r, ok := e.headerRow[wi]; ok {
-			reqs = append(reqs, e.copyRows(infos[wi].id, 0, 1, r))
+			copies = append(copies, e.copyRows(infos[wi].id, 0, 1, r))
 		}
 	}
 	// Runs of adjacent rows are copied in one request.
@@ -472,9 +603,11 @@ func (p *writePlan) request(work []*tabWork, infos []sheetInfo, prunes []*sheets
 			k++
 		}
 		t := p.targets[j]
-		reqs = append(reqs, e.copyRows(infos[t.wi].id, t.row, k-j, t.entryRow))
+		copies = append(copies, e.copyRows(infos[t.wi].id, t.row, k-j, t.entryRow))
 		j = k
 	}
+	reqs := slices.Clone(prunes)
+	reqs = append(reqs, e.requests(cols, copies, journalMeta{Writer: who, Lease: e.plan.Lease, Tabs: tabs, Rows: len(p.targets)})...)
 	// Then the cells: one updateCells per run of adjacent changed cells of a row.
 	for _, t := range p.targets {
 		for j := 0; j < len(t.cells); {
@@ -495,7 +628,7 @@ func (p *writePlan) request(work []*tabWork, infos []sheetInfo, prunes []*sheets
 		}
 	}
 	return &sheetsapi.BatchUpdateSpreadsheetRequest{Requests: reqs, IncludeSpreadsheetInResponse: true,
-		ResponseRanges: []string{quoteTab(e.title)}, ResponseIncludeGridData: true}
+		ResponseRanges: []string{e.responseRange()}, ResponseIncludeGridData: true}
 }
 
 // check decides every target of a write that landed, from its entry: a target whose row, and
@@ -508,17 +641,17 @@ func (w *writer) check(p *writePlan, c *copied) {
 	// it, and must not be folded into another row this write hit.
 	prior := slices.Clone(w.owed)
 	for _, t := range p.targets {
-		v := p.views[t.wi]
 		header, _ := c.row(p.entry.headerRow[t.wi])
 		before, raw := c.row(t.entryRow)
-		if sameCells(header, v.text[0]) && sameCells(before, v.text[t.row]) {
+		if rowDigest(header) == t.header && rowDigest(before) == t.read {
 			for _, i := range t.edits {
 				w.final[i] = &outcome{applied: &model.Applied{Edit: w.edits[i], Row: t.row + 1}}
 			}
+			w.putBack(p, t)
 			w.settle(t.restores...)
 			continue
 		}
-		w.miss(t, v.tc, header, before, raw, prior)
+		w.miss(t, w.work[t.wi].tc, header, before, raw, prior)
 	}
 }
 
@@ -667,7 +800,7 @@ func (w *writer) finish() model.ApplyResult {
 
 // result lists the outcomes in the order of the edits.
 func (w *writer) result() model.ApplyResult {
-	res := model.ApplyResult{Damaged: w.damaged}
+	res := model.ApplyResult{Damaged: w.damaged, Recovered: w.recovered}
 	for i, o := range w.final {
 		switch {
 		case o == nil || o.missing:

@@ -12,7 +12,7 @@ import (
 
 // tabMetaFields is the field mask of LoadTab's spreadsheets.get: what Load's sheet list
 // gives of the one tab, and the data validation of its row 2 (the Status dropdown).
-const tabMetaFields = "spreadsheetId,properties(title,timeZone),sheets(properties(sheetId,title,gridProperties),data(startColumn,columnMetadata.hiddenByUser,rowData(values(dataValidation))))"
+const tabMetaFields = "spreadsheetId,properties(title,timeZone),developerMetadata(metadataId,metadataKey,metadataValue),sheets(properties(sheetId,title,gridProperties),data(startColumn,columnMetadata.hiddenByUser,rowData(values(dataValidation))))"
 
 // LoadTab reads one configured tab (by name, else by role) for a command that works on that
 // tab alone (list, set-status, clear-error, requeue-stale): one spreadsheets.get limited to
@@ -55,6 +55,9 @@ func (s *Store) LoadTab(ctx context.Context, name string) (*model.Workbook, erro
 		metaErr = s.callWith(ctx, op, &budget{fuse: fuse}, func(ctx context.Context) error {
 			var err error
 			meta, err = s.svc.Spreadsheets.Get(s.id).Ranges(quoteTab(tc.Name) + "!2:2").Fields(tabMetaFields).Context(ctx).Do()
+			if meta != nil {
+				s.gclock.saw(meta.Header)
+			}
 			return err
 		})
 	})

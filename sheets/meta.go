@@ -69,11 +69,12 @@ func (s *Store) cachedSheetInfos(work []*tabWork) []sheetInfo {
 	return infos
 }
 
-// rememberSheetIDs caches every tab's sheetInfo by name. From a complete sheet list (a
-// spreadsheets.get without ranges) it also learns which sheets exist, which tabs have a
-// damage sheet, and queues for deletion the journal entries of other writers that are older
-// than staleJournal (see journal.go); a list limited to some tabs (LoadTab's) says nothing
-// of the others.
+// rememberSheetIDs caches every tab's sheetInfo by name, and the journal metadata the answer
+// carries (recover.go). From a complete sheet list (a spreadsheets.get without ranges) it
+// also learns which sheets exist, which tabs have a damage sheet, and which journal sheets
+// there are; entries of an older triage (a journal sheet with no metadata) older than
+// staleJournal are queued for deletion, as that version did. A list limited to some tabs
+// (LoadTab's) says nothing of the other sheets.
 func (s *Store) rememberSheetIDs(meta *sheetsapi.Spreadsheet, complete bool) {
 	if meta == nil {
 		return
@@ -89,28 +90,46 @@ func (s *Store) rememberSheetIDs(meta *sheetsapi.Spreadsheet, complete bool) {
 			s.sheetCache[tabKey(sh.Properties.Title)] = infoOf(sh.Properties)
 		}
 	}
+	s.journals = journalMetas(meta.DeveloperMetadata)
 	if !complete {
 		return
 	}
 	// A damage sheet someone deleted is gone from this list: the tab is clear again.
 	s.damaged = map[string]string{}
 	s.titles = map[string]string{}
+	s.journalSheets = map[int64]string{}
 	for _, sh := range meta.Sheets {
 		if sh == nil || sh.Properties == nil {
 			continue
 		}
 		title := sh.Properties.Title
+		id := sh.Properties.SheetId
 		s.titles[tabKey(title)] = title
 		if tab, ok := damagedTab(title, s.tabs); ok {
 			s.damaged[tabKey(tab)] = title
 		}
-		if t, ok := journalTime(title); ok && now.Sub(t) > staleJournal && !s.readOnly {
+		if _, ours := s.journals[id]; ours {
+			s.journalSheets[id] = title
+		} else if t, ok := journalTime(title); ok && now.Sub(t) > staleJournal && !s.readOnly {
 			if s.prunable == nil {
-				s.prunable = map[int64]bool{}
+				s.prunable = map[int64]pruneWhat{}
 			}
-			s.prunable[sh.Properties.SheetId] = true
+			s.prunable[id] = pruneWhat{sheet: true}
 		}
 	}
+}
+
+// rememberAnswer takes what a write's answer shows of the spreadsheet: the widths, and the
+// journal metadata (another triage's unfinished writes, for the next Apply to settle).
+func (s *Store) rememberAnswer(resp *sheetsapi.BatchUpdateSpreadsheetResponse) {
+	s.rememberWidths(resp)
+	if resp == nil || resp.UpdatedSpreadsheet == nil {
+		return
+	}
+	s.gclock.saw(resp.Header)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.journals = journalMetas(resp.UpdatedSpreadsheet.DeveloperMetadata)
 }
 
 // knownTabs returns the sheets of the last complete sheet list (title by normalised name),

@@ -165,6 +165,9 @@ type restore struct {
 	ident string
 	// row is where it was last seen (1-based), for messages.
 	row int
+	// from names the writer whose value it is when this call took it over from another
+	// triage's unfinished write (recover.go); "" for this call's own.
+	from string
 }
 
 // owedCell is one cell of a restore: ours is what our write left (stored as oursKind, see

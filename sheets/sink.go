@@ -151,18 +151,21 @@ func (s *Store) appendLetters(ctx context.Context, op string, b *budget, work []
 		}
 		e := newEntry(s.now())
 		e.rows, e.headerRow[0] = 2, 1
+		lease := s.gclock.now().Add(leaseFor)
+		e.plan = &journalPlan{V: journalVersion, Writer: s.writer, Lease: lease, Op: op, Rows: e.rows,
+			Tabs: []planTab{{Name: work[0].tc.Name, Sheet: infos[0].id, HeaderRow: 1}}}
 		prunes, pruneIDs := s.prunes()
-		reqs := append(prunes, e.addSheet(e.rows, infos[0].cols+journalSlack), e.markerCell(),
-			e.copyRows(infos[0].id, 0, 1, 1),
-			&sheetsapi.Request{AppendCells: &sheetsapi.AppendCellsRequest{SheetId: infos[0].id, Rows: data, Fields: "userEnteredValue"}})
+		reqs := append(prunes, e.requests(infos[0].cols+journalSlack, []*sheetsapi.Request{e.copyRows(infos[0].id, 0, 1, 1)},
+			journalMeta{Writer: s.writer, Lease: lease, Tabs: []string{work[0].tc.Name}})...)
+		reqs = append(reqs, &sheetsapi.Request{AppendCells: &sheetsapi.AppendCellsRequest{SheetId: infos[0].id, Rows: data, Fields: "userEnteredValue"}})
 		resp, err := s.sendWrite(ctx, &sheetsapi.BatchUpdateSpreadsheetRequest{Requests: reqs,
-			IncludeSpreadsheetInResponse: true, ResponseRanges: []string{quoteTab(e.title)}, ResponseIncludeGridData: true})
+			IncludeSpreadsheetInResponse: true, ResponseRanges: []string{e.responseRange()}, ResponseIncludeGridData: true})
 		var c *copied
 		switch {
 		case err == nil:
 			b.answered()
 			s.pruned(pruneIDs)
-			s.rememberWidths(resp)
+			s.rememberAnswer(resp)
 			c = copiedFromResponse(resp, e)
 		case outcomeUnknown(err):
 			if ferr := s.backoff(ctx, op, b, err); ferr != nil {
@@ -184,16 +187,37 @@ func (s *Store) appendLetters(ctx context.Context, op string, b *budget, work []
 		}
 		if c == nil || !c.holdsMarker(e) {
 			// No answer, or one without the entry: fence it, then read it.
-			exists, err := s.fence(ctx, op, b, e)
+			exists, err := s.fence(ctx, op, b, e, lease)
 			if err != nil {
 				return nil, fmt.Errorf("%w (the append may have landed: the hidden sheet %q shows the header it was written under, if it did)", err, e.title)
 			}
-			if exists {
-				_, _, got, err := s.readForWrite(ctx, op, b, nil, []string{e.title})
-				if err != nil {
-					return nil, err
-				}
-				c = copiedFromValues(got[0])
+			if !exists {
+				s.pruneID(e.id, pruneWhat{meta: true})
+				continue // fenced before it landed: it never will; append again
+			}
+			meta, err := s.getMeta(ctx, op, b)
+			if err != nil {
+				return nil, err
+			}
+			s.rememberSheetIDs(meta, true)
+			m, hasMeta := s.journalMetaOf(e.id)
+			if hasMeta && m.Fence {
+				s.pruneID(e.id, pruneWhat{meta: true})
+				continue // an earlier fence of ours: nothing landed
+			}
+			title, hasSheet := s.journalSheetOf(e.id)
+			if !hasMeta || !hasSheet {
+				s.pruneID(e.id, pruneWhat{meta: hasMeta, sheet: hasSheet})
+				return nil, fmt.Errorf("%s: the append landed, but its journal sheet %q was deleted before triage could read it, so the header it landed under can't be checked: check the last rows of %q", op, e.title, work[0].tc.Name)
+			}
+			_, _, got, err := s.readForWrite(ctx, op, b, nil, []string{title})
+			if err != nil {
+				return nil, err
+			}
+			c = copiedFromValues(title, got[0], e.rows)
+			if c.problem != "" || (m.Plan != "" && m.Plan != digest(c.plan)) {
+				s.prune(e)
+				return nil, fmt.Errorf("%s: the append landed, but its journal sheet %q was changed by someone before triage could read it, so the header it landed under can't be checked: check the last rows of %q", op, e.title, work[0].tc.Name)
 			}
 		}
 		s.prune(e)

@@ -20,7 +20,7 @@ const (
 )
 
 // metaFields is the field mask of Load's spreadsheets.get.
-const metaFields = "spreadsheetId,properties(title,timeZone),sheets(properties(sheetId,title,gridProperties),data.columnMetadata.hiddenByUser)"
+const metaFields = "spreadsheetId,properties(title,timeZone),developerMetadata(metadataId,metadataKey,metadataValue),sheets(properties(sheetId,title,gridProperties),data.columnMetadata.hiddenByUser)"
 
 // validationFields is the field mask of the one-off Status dropdown request.
 const validationFields = "sheets(properties(sheetId,title),data(startColumn,rowData(values(dataValidation))))"
@@ -77,8 +77,17 @@ type Store struct {
 	// that needs it, and by every write's answer.
 	sheetCache map[string]sheetInfo
 	// prunable are journal entries (see journal.go) the next write deletes: this store's,
-	// checked, and other writers' stale ones.
-	prunable map[int64]bool
+	// checked, and other writers' once settled.
+	prunable map[int64]pruneWhat
+	// writer is this store's name in its journal entries, gclock Google's clock its leases
+	// are told in (lease.go).
+	writer writerID
+	gclock googleClock
+	// journals is the journal metadata the last answer that carried it showed (every
+	// entry's and fence's, by ID); journalSheets the journal sheets of the last complete
+	// sheet list (title by ID), for recover.go.
+	journals      map[int64]journalMeta
+	journalSheets map[int64]string
 	// damaged are the damage sheets (see damage.go) by normalised tab name, as the last
 	// metadata or this store's own writes showed them.
 	damaged map[string]string
@@ -107,6 +116,7 @@ func New(ctx context.Context, svc *sheetsapi.Service, opts Options) *Store {
 		retry:     opts.Retry.withDefaults(),
 		now:       opts.Now,
 		dropdowns: map[string][]string{},
+		writer:    newWriterID(opts.Actor),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -170,6 +180,9 @@ func (s *Store) getMeta(ctx context.Context, op string, b *budget) (*sheetsapi.S
 	err := s.callWith(ctx, op, b, func(ctx context.Context) error {
 		var err error
 		meta, err = s.svc.Spreadsheets.Get(s.id).Fields(metaFields).Context(ctx).Do()
+		if meta != nil {
+			s.gclock.saw(meta.Header)
+		}
 		return err
 	})
 	return meta, err
@@ -199,6 +212,9 @@ func (s *Store) batchGet(ctx context.Context, op string, b *budget, ranges []str
 		resp, err = s.svc.Spreadsheets.Values.BatchGet(s.id).Ranges(ranges...).
 			ValueRenderOption(valueRender).DateTimeRenderOption(dateTimeRender).
 			Context(ctx).Do()
+		if resp != nil {
+			s.gclock.saw(resp.Header)
+		}
 		return err
 	})
 	if err != nil {

@@ -53,6 +53,7 @@ func (s *Store) rawBatchGet(ctx context.Context, ranges []string) ([][][]any, er
 		return nil, err
 	}
 	defer resp.Body.Close()
+	s.gclock.saw(resp.Header)
 	if err := googleapi.CheckResponse(resp); err != nil {
 		return nil, err
 	}

@@ -190,6 +190,20 @@ type Fault struct {
 	Hold    bool
 }
 
+// SetClock sets the emulator's clock: the Date header of every answer, and the quota's
+// minutes. A test moves it on to let a journal's lease run out without waiting.
+func (e *Emulator) SetClock(now func() time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.now = now
+}
+
+func (e *Emulator) clock() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.now()
+}
+
 // New returns an empty emulator.
 func New() *Emulator {
 	return &Emulator{
@@ -825,6 +839,9 @@ func cellsInput(body []byte) (opt string, ok bool) {
 
 // ServeHTTP answers one Sheets v4 REST request.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer carries Google's clock, as Google's do: triage's journal leases are told in
+	// it, never in a client's own clock.
+	w.Header().Set("Date", e.clock().UTC().Format(http.TimeFormat))
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		return // the client went away

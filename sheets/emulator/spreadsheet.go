@@ -89,6 +89,8 @@ type spreadsheetOut struct {
 	Properties     ssProps    `json:"properties"`
 	Sheets         []sheetOut `json:"sheets"`
 	SpreadsheetURL string     `json:"spreadsheetUrl"`
+	// DeveloperMetadata is the spreadsheet-level metadata (metadata.go).
+	DeveloperMetadata []devMetaOut `json:"developerMetadata,omitempty"`
 }
 
 func (b *book) props(i int) sheetProps {
@@ -191,10 +193,11 @@ func (s *sheet) grid(x rect, cells bool) gridData {
 // (with cells when cells is set) for the whole sheets or for ranges.
 func (b *book) spreadsheet(withData, cells bool, ranges []string) (*spreadsheetOut, *apiError) {
 	out := &spreadsheetOut{
-		SpreadsheetID:  b.id,
-		Properties:     ssProps{Title: b.title, Locale: b.locale, AutoRecalc: "ON_CHANGE", TimeZone: b.tz},
-		Sheets:         []sheetOut{},
-		SpreadsheetURL: "https://docs.google.com/spreadsheets/d/" + b.id + "/edit",
+		SpreadsheetID:     b.id,
+		Properties:        ssProps{Title: b.title, Locale: b.locale, AutoRecalc: "ON_CHANGE", TimeZone: b.tz},
+		Sheets:            []sheetOut{},
+		SpreadsheetURL:    "https://docs.google.com/spreadsheets/d/" + b.id + "/edit",
+		DeveloperMetadata: b.metadataOut(),
 	}
 	if len(ranges) == 0 {
 		for i, s := range b.sheets {
@@ -1176,6 +1179,10 @@ func (e *Emulator) batchUpdate(b *book, c *call) (any, *apiError) {
 				reply, err = b.copyPaste(raw)
 			case "addProtectedRange":
 				reply, err = b.addProtectedRange(raw)
+			case "createDeveloperMetadata":
+				reply, err = b.createDeveloperMetadata(raw)
+			case "deleteDeveloperMetadata":
+				reply, err = b.deleteDeveloperMetadata(raw)
 			default:
 				err = errf(501, "emulator: request kind %q is not emulated", kind)
 			}

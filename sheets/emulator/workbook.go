@@ -46,6 +46,8 @@ type Workbook struct {
 	// Locale defaults to "en_US".
 	Locale string   `json:"locale,omitempty"`
 	Sheets []*Sheet `json:"sheets"`
+	// DeveloperMetadata is the spreadsheet's own developer metadata (metadata.go).
+	DeveloperMetadata []DeveloperMetadata `json:"developerMetadata,omitempty"`
 }
 
 // Sheet is one tab of a Workbook.
@@ -263,6 +265,8 @@ type book struct {
 	sheets                []*sheet
 	// version is the file's Drive version (see Emulator.Version).
 	version int64
+	// meta is the spreadsheet's developer metadata, by ID (metadata.go).
+	meta []DeveloperMetadata
 }
 
 // normValue converts a Go value to a stored cell value.
@@ -374,6 +378,15 @@ func newBook(wb *Workbook) (*book, error) {
 	}
 	if !visible {
 		return nil, errors.New("workbook: every tab is hidden (a spreadsheet keeps at least one visible)")
+	}
+	for i, m := range wb.DeveloperMetadata {
+		if m.MetadataID <= 0 || m.Key == "" || slices.ContainsFunc(b.meta, func(o DeveloperMetadata) bool { return o.MetadataID == m.MetadataID }) {
+			return nil, fmt.Errorf("workbook: developerMetadata[%d]: needs a positive metadataId of its own and a metadataKey", i)
+		}
+		if m.Visibility == "" {
+			m.Visibility = "DOCUMENT"
+		}
+		b.meta = append(b.meta, m)
 	}
 	if total > MaxWorkbookCells {
 		return nil, fmt.Errorf("workbook: its tabs' grids hold %d cells in all, more than Google's limit of %d", total, MaxWorkbookCells)
@@ -564,6 +577,7 @@ func (b *book) clone() *book {
 	for i, s := range b.sheets {
 		n.sheets[i] = s.clone()
 	}
+	n.meta = slices.Clone(b.meta)
 	return &n
 }
 
@@ -595,7 +609,7 @@ func (b *book) sheetByID(id int64) (*sheet, int) {
 // export deep-copies the book into the public format, trimming trailing
 // empty cells and rows.
 func (b *book) export() *Workbook {
-	wb := &Workbook{SpreadsheetID: b.id, Title: b.title, TimeZone: b.tz, Locale: b.locale}
+	wb := &Workbook{SpreadsheetID: b.id, Title: b.title, TimeZone: b.tz, Locale: b.locale, DeveloperMetadata: slices.Clone(b.meta)}
 	for _, s := range b.sheets {
 		out := &Sheet{Title: s.title, SheetID: s.id, RowCount: s.rowCount, ColumnCount: s.colCount, Rows: [][]any{},
 			HiddenTab: s.tabHidden, ProtectedRanges: slices.Clone(s.protected)}

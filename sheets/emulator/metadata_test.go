@@ -1,0 +1,64 @@
+package emulator
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// do sends one request to the emulator and returns its status and body.
+func do(t *testing.T, e *Emulator, method, path, body string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+	b, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(b)
+}
+
+func post(t *testing.T, e *Emulator, id, body string) (int, string) {
+	return do(t, e, http.MethodPost, "/v4/spreadsheets/"+id+":batchUpdate", body)
+}
+
+// Developer metadata as the journal's fence needs it: an ID chosen by the client, refused
+// when it exists (and the whole batch with it), deleted by a lookup, kept when a sheet is
+// deleted, listed by spreadsheets.get.
+func TestDeveloperMetadata(t *testing.T) {
+	e := New()
+	e.AddWorkbook(&Workbook{SpreadsheetID: "dm", Sheets: []*Sheet{{Title: "Inbox"}, {Title: "Other"}}})
+	create := `{"createDeveloperMetadata":{"developerMetadata":{"metadataId":1234567890,"metadataKey":"triage.journal","metadataValue":"v","location":{"spreadsheet":true},"visibility":"DOCUMENT"}}}`
+	if code, body := post(t, e, "dm", `{"requests":[`+create+`]}`); code != 200 || !strings.Contains(body, `1234567890`) {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	// The same ID again, after an addSheet in the same batch: refused, and nothing applied.
+	code, body := post(t, e, "dm", `{"requests":[{"addSheet":{"properties":{"title":"New"}}},`+create+`]}`)
+	if code != 400 || !strings.Contains(body, "Invalid requests[1].createDeveloperMetadata: Cannot add developer metadata with ID [1234567890]") {
+		t.Fatalf("duplicate: %d %s", code, body)
+	}
+	if len(e.Workbook("dm").Sheets) != 2 {
+		t.Fatal("a refused batch applied its addSheet")
+	}
+	if code, body := post(t, e, "dm", `{"requests":[{"deleteSheet":{"sheetId":1}}]}`); code != 200 {
+		t.Fatalf("delete sheet: %d %s", code, body)
+	}
+	if m := e.DeveloperMetadata("dm"); len(m) != 1 || m[0].Value != "v" {
+		t.Fatalf("after a sheet's deletion: %v", m)
+	}
+	code, body = do(t, e, http.MethodGet, "/v4/spreadsheets/dm?fields=developerMetadata(metadataId,metadataValue)", "")
+	if code != 200 || !strings.Contains(body, `"metadataValue": "v"`) {
+		t.Fatalf("get: %d %s", code, body)
+	}
+	del := `{"requests":[{"deleteDeveloperMetadata":{"dataFilter":{"developerMetadataLookup":{"metadataId":1234567890}}}}]}`
+	if code, body := post(t, e, "dm", del); code != 200 || !strings.Contains(body, "deletedDeveloperMetadata") {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	if m := e.DeveloperMetadata("dm"); len(m) != 0 {
+		t.Fatalf("after delete: %v", m)
+	}
+	// Located on a sheet: not modelled, so refused as such, never a 200.
+	onSheet := `{"requests":[{"createDeveloperMetadata":{"developerMetadata":{"metadataKey":"k","location":{"sheetId":0},"visibility":"DOCUMENT"}}}]}`
+	if code, _ := post(t, e, "dm", onSheet); code != 501 {
+		t.Fatalf("sheet-located metadata: %d, want 501", code)
+	}
+}
