@@ -27,8 +27,11 @@ type editDoc struct {
 	Missing []string `json:"missing"`
 	// Damaged are cells of rows inserted while triage wrote that its write hit and could not
 	// put back exactly (model.Damage): someone must look at them.
-	Damaged  []string `json:"damaged"`
-	ExitCode int      `json:"exit_code"`
+	Damaged []string `json:"damaged"`
+	// Recovered are cells another triage's unfinished write (a killed process's) had left on
+	// rows it was not meant for, which this command put back first (model.Recovery).
+	Recovered []string `json:"recovered"`
+	ExitCode  int      `json:"exit_code"`
 }
 
 type editDocRow struct {
@@ -48,7 +51,7 @@ type editDocNote struct {
 }
 
 func newEditDoc(tab string) *editDoc {
-	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}, Damaged: []string{}}
+	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}, Damaged: []string{}, Recovered: []string{}}
 }
 
 // notDone counts the rows the command was asked to change and didn't (damaged cells of
@@ -75,6 +78,10 @@ func (d *editDoc) addApply(e *env, res model.ApplyResult) {
 	for _, dm := range res.Damaged {
 		d.Damaged = append(d.Damaged, dm.String())
 		fmt.Fprintf(e.stderr, "damaged: %s\n", model.SanitizeLine(dm.String()))
+	}
+	for _, r := range res.Recovered {
+		d.Recovered = append(d.Recovered, r.String())
+		fmt.Fprintf(e.stderr, "recovered: %s\n", model.SanitizeLine(r.String()))
 	}
 	for _, m := range res.Missing {
 		d.Missing = append(d.Missing, m.ID)
