@@ -180,6 +180,10 @@ func (c *Client) limiter(src *Source) *rate.Limiter {
 
 // hooks let the runner take part in a call's attempts.
 type hooks struct {
+	// admit blocks until a request of the call's source may go ahead, before the source's
+	// rate is waited for, and returns its release (the runner's probe: one request in flight
+	// until the source has answered with success).
+	admit func(ctx context.Context) (func(), error)
 	// acquire blocks until a request may be in flight and returns its release.
 	acquire func(ctx context.Context) (func(), error)
 	// sending is told right before attempt n leaves.
@@ -329,25 +333,37 @@ func (c *Client) prepare(call Call) (prepared, *Result) {
 	return prepared{src: src, method: method, body: body, hdr: hdr}, nil
 }
 
-// slot waits for the rate limit and a request slot (the runner's acquire), and returns the
-// slot's release; ok is false when the run was cancelled or halted meanwhile. The last check
-// before a request leaves: a halt or a cancel that came while it waited stops the attempt.
+// slot waits for the runner's admission (admit), the rate limit and a request slot (the
+// runner's acquire), in that order, and returns the release of what it took; ok is false
+// when the run was cancelled or halted meanwhile. Admission comes before the rate, so a
+// request waiting to be admitted holds none of its source's rate. The last check before a
+// request leaves: a halt or a cancel that came while it waited stops the attempt.
 func (c *Client) slot(ctx context.Context, lim *rate.Limiter, h hooks) (release func(), ok bool) {
 	if ctx.Err() != nil {
 		return nil, false
 	}
-	if lim != nil {
-		if err := lim.Wait(ctx); err != nil {
-			return nil, false
-		}
-	}
-	release = func() {}
-	if h.acquire != nil {
-		r, err := h.acquire(ctx)
+	admitted := func() {}
+	if h.admit != nil {
+		r, err := h.admit(ctx)
 		if err != nil {
 			return nil, false
 		}
-		release = r
+		admitted = r
+	}
+	if lim != nil {
+		if err := lim.Wait(ctx); err != nil {
+			admitted()
+			return nil, false
+		}
+	}
+	release = admitted
+	if h.acquire != nil {
+		r, err := h.acquire(ctx)
+		if err != nil {
+			admitted()
+			return nil, false
+		}
+		release = func() { r(); admitted() }
 	}
 	if ctx.Err() != nil {
 		release()

@@ -32,11 +32,19 @@
 //   - text from a destination (a Location, a body, a transport error quoting one) is capped
 //     (MaxDetail) before it reaches a Result, so one answer can't overflow an error cell and
 //     cost the rest of a batch its write-back;
-//   - a systemic answer halts a run at once and three retryable final results in a row halt it;
-//     after a halt nothing new is sent;
+//   - a systemic answer halts a run at once and three retryable final results in a row halt it,
+//     run-wide; after a halt nothing new is sent (requests already in flight finish and are
+//     written back; rows still waiting are not sent and are reported not attempted);
+//   - until a source has answered a request of the run with success (delivered or duplicate),
+//     at most one request to it is in flight, so a broken integration costs one call before
+//     its systemic answer halts the run; the first success opens the source to its bounds;
 //   - rejected and discarded rows are never replayed by a bulk run.
 //
 // Choices where DESIGN.md is silent:
+//   - Only a success opens a source to its bounds: a retryable or deferred answer says nothing
+//     about the credential, and a rejection (an answer about one row) may come from a check
+//     made before it. The one request is taken per request, not per row, so a row sleeping in
+//     backoff lets the next row's request go.
 //   - Halt rule: a deferred row (Retry-After beyond the cap) counts as retryable; a rejected
 //     row neither counts nor resets the count (it is a real answer about one row: the
 //     destination is up but not shown to be accepting calls); duplicate resets it like

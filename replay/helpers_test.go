@@ -329,3 +329,76 @@ func attemptsByKey(rc *receiver.Receiver) map[string][]receiver.RecordedAttempt 
 	}
 	return out
 }
+
+// probeCheck stands in front of a source's destination and tells the requests its probe sends
+// (those that arrive before the destination has answered one with success) from the rest:
+// those are served by first, and each must be the only one unanswered when it arrives
+// (Overlaps counts those that were not); every later request goes to then. A request counts
+// as answered from the moment its answer starts (WriteHeader), before the client can have
+// it, so an overlap seen here was one in the client too.
+type probeCheck struct {
+	first, then http.Handler
+
+	mu         sync.Mutex
+	opened     bool // a success was answered
+	unanswered int  // probe requests arrived and not yet answered
+	probes     int
+	overlaps   int
+}
+
+func (p *probeCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	if p.opened {
+		p.mu.Unlock()
+		p.then.ServeHTTP(w, r)
+		return
+	}
+	p.probes++
+	if p.unanswered > 0 {
+		p.overlaps++
+	}
+	p.unanswered++
+	p.mu.Unlock()
+	pw := &probeWriter{ResponseWriter: w, p: p}
+	defer pw.answered(0)
+	p.first.ServeHTTP(pw, r)
+}
+
+// Probes is how many requests arrived before the first success was answered (that one
+// included); Overlaps how many of them found another unanswered.
+func (p *probeCheck) Probes() (probes, overlaps int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.probes, p.overlaps
+}
+
+// probeWriter is a probe request's ResponseWriter: it tells its probeCheck when the answer
+// starts, and whether it is a success.
+type probeWriter struct {
+	http.ResponseWriter
+	p    *probeCheck
+	done bool
+}
+
+func (w *probeWriter) answered(code int) {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	w.p.unanswered--
+	if code >= 200 && code < 300 {
+		w.p.opened = true
+	}
+}
+
+func (w *probeWriter) WriteHeader(code int) {
+	w.answered(code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *probeWriter) Write(b []byte) (int, error) {
+	w.answered(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}

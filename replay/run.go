@@ -149,14 +149,17 @@ func (r *runner) emit(row model.RowResult, final bool, o Outcome) {
 // not yet in its key cell (minted, or taken from the payload) to that cell: a row that
 // changed since the load, or whose key can't be written, is refused (see checkRows). Then it
 // sends rows in plan order with at most Concurrency requests in flight, each source's rows
-// at its rate. Outcomes are written back in batches (FlushEvery rows or FlushInterval,
+// at its rate, and one request of a source at a time until that source has answered one with
+// success (see probe). Outcomes are written back in batches (FlushEvery rows or FlushInterval,
 // whichever first, and a final flush):
 // status (delivered, rejected, or unchanged for retryable), attempts, error and replayed_at,
 // each edit expecting the status the row had, only for columns the tab has.
 //
 // A systemic result halts the run at once, three retryable final results in a row halt it;
-// after a halt, or once ctx is cancelled, nothing new is sent (requests in flight finish or
-// time out and their outcomes are written back) and rows never sent are NotAttempted.
+// the halt is run-wide. After a halt, or once ctx is cancelled, nothing new is sent: requests
+// already in flight (sent before it) finish or time out and their outcomes are written back,
+// rows waiting for their source's probe or a slot are not sent, and rows never sent are
+// NotAttempted. A source's first answer being systemic thus costs that source one call.
 func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model.Record, opts RunOptions) model.ReplaySummary {
 	c.init()
 	opts = withRunDefaults(opts)
@@ -199,7 +202,9 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	// bound, which then also bounds its requests in flight: see runBounds). Only a request in
 	// flight holds one of the run's slots (and of the pool its source shares, if any): rows
 	// waiting for their source's rate or sleeping in backoff hold none, so a throttled source
-	// doesn't slow the others and a sleeping row doesn't idle a slot.
+	// doesn't slow the others and a sleeping row doesn't idle a slot. Each lane also has a
+	// probe (see probe): until its source has answered a call of this run with success, one
+	// request of the lane is in flight at a time, whatever its bounds.
 	var order []string
 	lanes := map[string][]int{}
 	for i, j := range jobs {
@@ -215,6 +220,7 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 		idx := lanes[name]
 		width := b.width[name]
 		laneSem := b.shared[name]
+		pr := newProbe()
 		// A request takes its lane's slot (when it has one) first, then the run's: none
 		// holds a run slot while it waits for its lane.
 		acquire := func(ctx context.Context) (func(), error) {
@@ -250,7 +256,7 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 					next++
 					nmu.Unlock()
 					started[i] = true
-					results[i] = r.one(runCtx, jobs[i], acquire, w)
+					results[i] = r.one(runCtx, jobs[i], pr, acquire, w)
 				}
 			})
 		}
@@ -375,20 +381,70 @@ func withRunDefaults(o RunOptions) RunOptions {
 	return o
 }
 
-// one replays a job and queues its write-back.
-func (r *runner) one(ctx context.Context, j Job, acquire func(context.Context) (func(), error), w *writer) model.RowResult {
+// probe is a source's admission in one run. Until the source has answered a request of this
+// run with success (delivered or duplicate), at most one request to it is in flight, so a
+// broken integration (a wrong secret, an endpoint gone) costs one call before its systemic
+// answer halts the run, not one per slot; the first success opens the probe, and from then on
+// only the source's bounds (see runBounds) limit it. The probe is taken per request, not per
+// row: a row sleeping in backoff lets the next row's request go, one at a time.
+//
+// Only a success opens it. A retryable or deferred answer says nothing about whether calls
+// are accepted, and a rejection is an answer about one row (a validation error, a 410) that a
+// destination may give before it looks at the credential: neither shows that the source's
+// other calls would not all get the same systemic answer.
+type probe struct {
+	one    chan struct{} // the one request in flight while shut
+	opened chan struct{} // closed by the first success
+	once   sync.Once
+}
+
+func newProbe() *probe { return &probe{one: make(chan struct{}, 1), opened: make(chan struct{})} }
+
+// admit waits until a request of the source may go ahead: at once when the probe is open,
+// else for the one request in flight to end (or the probe to open, or ctx's end). It returns
+// the admission's release.
+func (p *probe) admit(ctx context.Context) (func(), error) {
+	select {
+	case <-p.opened:
+		return func() {}, nil
+	default:
+	}
+	select {
+	case <-p.opened:
+		return func() {}, nil
+	case p.one <- struct{}{}:
+		return func() { <-p.one }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// settle opens the probe on a success.
+func (p *probe) settle(res Result) {
+	if res.Outcome.Success() {
+		p.once.Do(func() { close(p.opened) })
+	}
+}
+
+// one replays a job and queues its write-back. Each request is admitted by the source's
+// probe, then takes its slots (acquire).
+func (r *runner) one(ctx context.Context, j Job, pr *probe, acquire func(context.Context) (func(), error), w *writer) model.RowResult {
 	rr := model.RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key}
 	res := r.c.do(ctx, j.Call, hooks{
+		admit:   pr.admit,
 		acquire: acquire,
 		sending: func(n int) {
 			s := rr
 			s.State, s.Attempts = model.StateSending, n
 			r.emit(s, false, 0)
 		},
+		// Told while the request still holds its admission: a halt is in force, or the probe
+		// open, before the next request of the source is admitted.
 		settle: func(res Result) {
 			if h := r.brk.record(j.Call.Source, res); h != nil {
 				r.cancel(ErrHalted)
 			}
+			pr.settle(res)
 		},
 	})
 	outcome := res.Outcome

@@ -28,8 +28,13 @@ func byKey(m map[string]receiver.Fault) func(string, int) (receiver.Fault, bool)
 	}
 }
 
+// TestSystemicHaltsAtOnceNothingNewSent (invariant 7): a destination that answers 401 to
+// everything (a wrong secret) gets one call, however wide the run: until a source has
+// answered with success, one request to it is in flight at a time, and its systemic answer
+// halts the run before the next is admitted. The other rows are never shown as sending, are
+// not attempted, say the halt is why, and are left untouched.
 func TestSystemicHaltsAtOnceNothingNewSent(t *testing.T) {
-	for _, conc := range []int{1, 4} {
+	for _, conc := range []int{1, 4, 20} {
 		t.Run(fmt.Sprint("concurrency ", conc), func(t *testing.T) {
 			rcv := receiver.New()
 			rcv.Default = receiver.Fault{Mode: receiver.Unauthorized}
@@ -43,6 +48,7 @@ func TestSystemicHaltsAtOnceNothingNewSent(t *testing.T) {
 			var mu sync.Mutex
 			var haltEvents int
 			var last model.ReplayEvent
+			sending := map[string]bool{}
 			sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: conc,
 				Progress: func(e model.ReplayEvent) {
 					mu.Lock()
@@ -50,17 +56,25 @@ func TestSystemicHaltsAtOnceNothingNewSent(t *testing.T) {
 					if e.Halted != nil && (last.Halted == nil) {
 						haltEvents++
 					}
+					if e.Row.State == model.StateSending {
+						sending[e.Row.ID] = true
+					}
 					last = e
 				}})
 			sent := len(rcv.Attempts())
 			if sum.Halted == nil || sum.Halted.Cause != "systemic" || sum.Halted.Source != "crm" || sum.Halted.Detail != "401 from crm: check the CRM_TOKEN secret" {
 				t.Fatalf("halt %+v", sum.Halted)
 			}
-			if sent < 1 || sent > conc {
-				t.Errorf("%d requests, want 1..%d (only those already in flight)", sent, conc)
+			if sent != 1 || len(sending) != 1 {
+				t.Errorf("%d requests, %d rows shown sending; want 1: the source's first answer halts the run", sent, len(sending))
 			}
-			if len(sum.NotAttempted) != 20-sent || sum.Counts["not-attempted"] != 20-sent {
-				t.Errorf("not attempted %d, want %d", len(sum.NotAttempted), 20-sent)
+			if len(sum.NotAttempted) != 20-sent || sum.Counts["not-attempted"] != 20-sent || sum.Counts["systemic"] != 1 {
+				t.Errorf("not attempted %d, counts %v; want %d not attempted, 1 systemic", len(sum.NotAttempted), sum.Counts, 20-sent)
+			}
+			for _, r := range sum.Rows {
+				if r.State == model.StateNotAttempted && (r.Attempts != 0 || r.Detail != "not sent: the run halted before this row") {
+					t.Errorf("row %d not attempted: %d attempts, detail %q", r.Row, r.Attempts, r.Detail)
+				}
 			}
 			if sum.ExitCode() != 3 {
 				t.Errorf("exit code %d", sum.ExitCode())
@@ -486,10 +500,12 @@ func TestWriteBackFlushInterval(t *testing.T) {
 }
 
 // TestConcurrencyBound: the requests in flight never exceed the run's bound (or the source's,
-// when lower), and the runner does fill the bound. To check the second half without betting on
-// the scheduler of a loaded machine, every request is held until the bound is reached (or 10s
-// have passed, when it never is): a runner that sends fewer at once fails the test (slowly),
-// one that sends more fails it at once. With no bound given (0: the CLI without
+// when lower), and the runner does fill the bound once the source has answered with success
+// (before that, its probe sends one at a time: those requests go straight to the receiver,
+// one unanswered at a time, see probeCheck). To check the second half without betting on the
+// scheduler of a loaded machine, every later request is held until the bound is reached (or
+// 10s have passed, when it never is): a runner that sends fewer at once fails the test
+// (slowly), one that sends more fails it at once. With no bound given (0: the CLI without
 // --concurrency), a source's own concurrency stands, above the default 4 too; a bound given
 // caps it.
 func TestConcurrencyBound(t *testing.T) {
@@ -502,7 +518,8 @@ func TestConcurrencyBound(t *testing.T) {
 			}
 			peak, cancel := testbed.NewPeak(tc.want, rcv)
 			defer cancel()
-			srv := serve(t, peak)
+			probe := &probeCheck{first: rcv, then: peak}
+			srv := serve(t, probe)
 			src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, Concurrency: tc.srcConc}
 			st := newMemStore(dlConfig, keyRows(150, "crm", srv.URL+"/x"))
 			tab := st.table(t)
@@ -516,14 +533,18 @@ func TestConcurrencyBound(t *testing.T) {
 			if !peak.Reached() {
 				t.Errorf("never %d requests in flight at once: the runner doesn't fill its bound", tc.want)
 			}
+			if n, over := probe.Probes(); n == 0 || over != 0 {
+				t.Errorf("%d requests before the first success, %d of them with another in flight; want some, one at a time", n, over)
+			}
 		})
 	}
 }
 
 // TestConcurrencyUnsetPerSource: with no bound given, a source with its own concurrency (10)
 // gets it, while a source without one in the same run keeps the default 4: the run's larger
-// bound is not handed to it. Requests are held until both sources are at their bounds (or
-// 10s have passed).
+// bound is not handed to it. Each source's first request (its probe: alone until answered) is
+// answered at once; every later one is held until both sources are at their bounds (or 10s
+// have passed).
 func TestConcurrencyUnsetPerSource(t *testing.T) {
 	reached := make(chan struct{})
 	var once sync.Once
@@ -532,9 +553,16 @@ func TestConcurrencyUnsetPerSource(t *testing.T) {
 	var mu sync.Mutex
 	inFlight, peak := map[string]int{}, map[string]int{}
 	want := map[string]int{"wide": 10, "plain": replay.DefaultConcurrency}
+	probed := map[string]bool{}
 	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		src := strings.Trim(r.URL.Path, "/")
 		mu.Lock()
+		if !probed[src] {
+			probed[src] = true
+			mu.Unlock()
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		inFlight[src]++
 		peak[src] = max(peak[src], inFlight[src])
 		if inFlight["wide"] >= want["wide"] && inFlight["plain"] >= want["plain"] {

@@ -663,7 +663,16 @@ func TestReplaySourceConcurrencyWithoutFlag(t *testing.T) {
 		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
 			peak, cancel := testbed.NewPeak(tc.want, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 			defer cancel()
-			gate := testbed.Serve(t, peak)
+			// The first call to a source goes out alone and must succeed before the others
+			// are sent (a halt costs one call): it is answered at once, the rest measured.
+			var first atomic.Bool
+			gate := testbed.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if first.CompareAndSwap(false, true) {
+					w.WriteHeader(http.StatusOK)
+					return
+				}
+				peak.ServeHTTP(w, r)
+			}))
 			f := newReplayFixture(t, func(f *replayFixture) []dl {
 				var rows []dl
 				for i := range 30 {
