@@ -23,11 +23,13 @@
 // answer is lost. So a write is done in rounds, each of them:
 //
 //  1. Settle. A write of an earlier round whose answer was lost (a network error, a deadline,
-//     a 5xx) is fenced: triage adds, itself, a sheet with the sheetId and title that write's
-//     journal entry would have (journal.go). Sheets refuses an ID that exists, so either the
-//     fence is created (the write never landed, and now never will: a batchUpdate is atomic
-//     and its addSheet would fail) or it is refused (the write landed, or an earlier fence of
-//     ours whose own answer was lost did; the entry's marker in A1 tells which).
+//     a 5xx) is fenced: triage adds, itself, the developer metadata that write's journal
+//     entry would have added under its ID (journal.go). Sheets refuses an ID that exists, so
+//     either the fence is created (the write never landed, and now never will: a batchUpdate
+//     is atomic and its createDeveloperMetadata would fail) or it is refused (the write
+//     landed, or an earlier fence of ours whose own answer was lost did; the metadata's value
+//     tells which). Another writer's unfinished entry whose lease ran out is settled here too
+//     (recover.go).
 //  2. Read the tabs (and the entries of lost writes that landed), in one values:batchGet. A
 //     landed entry is checked (step 5) before anything is planned.
 //  3. Plan (plan.go), against this read: first every value of ours still owed back (a
@@ -69,10 +71,11 @@
 //
 // # Journal entries
 //
-// Each write leaves its entry (a hidden sheet `_triage_journal_<time>_<random>`) until the
-// store's next write deletes it, in the same batch; Store.Close deletes what is left (the CLI
-// calls it before it exits). Another writer deletes entries older than staleJournal. Deleting
-// an entry by hand while triage writes loses the proof of that write.
+// Each write leaves its entry (a hidden sheet `_triage_journal_<time>_<random>` and its
+// developer metadata) until the store's next write deletes it, in the same batch; Store.Close
+// deletes what is left (the CLI calls it before it exits). An entry carries its write's plan
+// and a lease (lease.go), so that when its writer dies any other triage settles it
+// (recover.go); sorted or renamed it still proves, deleted or edited it is reported as damage.
 //
 // # Dead letters (Store.DeadLetter)
 //

@@ -111,7 +111,7 @@ func (g *googleClock) saw(h http.Header) {
 		return
 	}
 	g.mu.Lock()
-	g.offset, g.known = t.Sub(time.Now()), true
+	g.offset, g.known = time.Until(t), true
 	g.mu.Unlock()
 }
 

@@ -284,6 +284,14 @@ func writeReport(op writeOp, res model.ApplyResult, refresh string) []string {
 		}
 		parts = append(parts, s)
 	}
+	if n := len(res.Recovered); n > 0 {
+		// Another triage's unfinished write was settled first: say what it had left where.
+		s := res.Recovered[0].String()
+		if n > 1 {
+			s += fmt.Sprintf(" (and %d more)", n-1)
+		}
+		parts = append(parts, s)
+	}
 	if n := len(res.Missing); n > 0 {
 		ids := make([]string, 0, 4)
 		for i, e := range res.Missing {
