@@ -168,6 +168,9 @@ type writer struct {
 	// (recover.go); recovered what it put back of theirs.
 	adopt     []*foreignEntry
 	recovered []model.Recovery
+	// checked is the newest entry of this call whose write landed and was checked: it holds
+	// what is still owed, should the call end on an error (see abort).
+	checked *entry
 }
 
 // writePlan is one round's write.
@@ -304,6 +307,7 @@ func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err e
 				default:
 					s.pruned(p.pruned) // it deleted them
 					w.check(p, c)
+					w.checked = p.entry
 				}
 				s.prune(p.entry)
 			})
@@ -388,13 +392,15 @@ func (w *writer) write(ctx context.Context, p *writePlan, round int) error {
 	s.pruned(pruneIDs)
 	s.rememberAnswer(resp)
 	c := copiedFromResponse(resp, p.entry)
-	if !c.holdsMarker(p.entry) {
-		// An answer without the entry can't prove anything: settle it as a lost one.
+	if !c.holdsMarker(p.entry) || c.problem != "" {
+		// An answer without the entry (or with one someone changed in that instant) can't
+		// prove anything: settle it as a lost one, from a read.
 		w.lost = append(w.lost, p)
 		return nil
 	}
 	w.check(p, c)
 	s.prune(p.entry)
+	w.checked = p.entry
 	return nil
 }
 
@@ -445,7 +451,7 @@ func (w *writer) journalPlan(p *writePlan) *journalPlan {
 	for wi := range w.work {
 		if r, ok := p.entry.headerRow[wi]; ok {
 			tabOf[wi] = len(jp.Tabs)
-			jp.Tabs = append(jp.Tabs, planTab{Name: w.work[wi].tc.Name, HeaderRow: r, Header: rowDigest(p.views[wi].text[0])})
+			jp.Tabs = append(jp.Tabs, planTab{Name: w.work[wi].tc.Name, HeaderRow: r, Header: p.views[wi].headerDigest})
 		}
 	}
 	owedAt := map[*restore]int{}
@@ -561,7 +567,7 @@ func (w *writer) planTab(p *writePlan, wi int, rows [][]any, gone, stopEdits boo
 			continue
 		}
 		sort.Slice(t.cells, func(a, b int) bool { return t.cells[a].col < t.cells[b].col })
-		t.read, t.header = rowDigest(v.text[r]), rowDigest(v.text[0])
+		t.read, t.header = rowDigest(v.text[r]), v.headerDigest
 		t.id = model.RowIdentity(tw.tc, v.hm, v.text[r])
 		p.targets = append(p.targets, t)
 	}
@@ -578,12 +584,8 @@ func (p *writePlan) request(work []*tabWork, infos []sheetInfo, prunes []*sheets
 	for wi := range e.headerRow {
 		cols = max(cols, infos[wi].cols+journalSlack)
 	}
-	for wi := range work {
-		if _, ok := e.headerRow[wi]; ok {
-			tabs = append(tabs, work[wi].tc.Name)
-		}
-	}
 	for i := range e.plan.Tabs {
+		tabs = append(tabs, e.plan.Tabs[i].Name)
 		for wi := range work {
 			if work[wi].tc.Name == e.plan.Tabs[i].Name {
 				e.plan.Tabs[i].Sheet = infos[wi].id
@@ -640,10 +642,15 @@ func (w *writer) check(p *writePlan, c *copied) {
 	// What was owed before this write: a restore made from this write describes a row after
 	// it, and must not be folded into another row this write hit.
 	prior := slices.Clone(w.owed)
+	headers := map[int]string{} // each tab's header copy's digest, by work index
+	for wi, r := range p.entry.headerRow {
+		h, _ := c.row(r)
+		headers[wi] = rowDigest(h)
+	}
 	for _, t := range p.targets {
 		header, _ := c.row(p.entry.headerRow[t.wi])
 		before, raw := c.row(t.entryRow)
-		if rowDigest(header) == t.header && rowDigest(before) == t.read {
+		if headers[t.wi] == t.header && rowDigest(before) == t.read {
 			for _, i := range t.edits {
 				w.final[i] = &outcome{applied: &model.Applied{Edit: w.edits[i], Row: t.row + 1}}
 			}
@@ -822,6 +829,11 @@ func (w *writer) result() model.ApplyResult {
 func (w *writer) abort(err error) (model.ApplyResult, error) {
 	if !w.landed {
 		return model.ApplyResult{}, err
+	}
+	if len(w.owed) > 0 && w.checked != nil {
+		// Its newest checked entry says what is still owed: it stays, for this store's next
+		// Apply (or, once its lease runs out, any triage's) to settle.
+		w.s.keepUnsettled(w.checked.id)
 	}
 	var left []string
 	for _, rs := range w.owed {

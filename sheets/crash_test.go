@@ -44,12 +44,7 @@ func crashingWrite(t *testing.T, f *fixture, id string, pid int) (hit []string) 
 		writes++
 		switch writes {
 		case 1:
-			if err := f.emu.SortRows(id, "Inbox", 5, true); err != nil { // by ID, descending
-				t.Error(err)
-			}
-			for _, row := range f.emu.Cells(id, "Inbox")[1:4] {
-				hit = append(hit, model.CellString(row[5]))
-			}
+			hit = sortUnder(t, f, id)
 			f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Drop: true})
 		default:
 			kill()
@@ -67,6 +62,18 @@ func crashingWrite(t *testing.T, f *fixture, id string, pid int) (hit []string) 
 		if got := statusOf(t, f, id, rid); got != "done" {
 			t.Fatalf("the crash left %s %q; the test expects the write to have hit it", rid, got)
 		}
+	}
+	return hit
+}
+
+// sortUnder is another editor sorting the Inbox by ID, descending, just before triage's
+// write: it returns the IDs now on rows 2-4, where a write planned for m1..m3 lands.
+func sortUnder(t *testing.T, f *fixture, id string) (hit []string) {
+	if err := f.emu.SortRows(id, "Inbox", 5, true); err != nil {
+		t.Error(err)
+	}
+	for _, row := range f.emu.Cells(id, "Inbox")[1:4] {
+		hit = append(hit, model.CellString(row[5]))
 	}
 	return hit
 }
@@ -217,9 +224,7 @@ func TestTamperedJournalOfALostWrite(t *testing.T) {
 				writes++
 				switch writes {
 				case 1:
-					if err := f.emu.SortRows(id, "Inbox", 5, true); err != nil {
-						t.Error(err)
-					}
+					sortUnder(t, f, id)
 					f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Drop: true})
 				case 2: // the fence: someone touches the journal first
 					once.Do(func() {
@@ -260,4 +265,92 @@ func TestTamperedJournalOfALostWrite(t *testing.T) {
 func journalsOf(f *fixture, id string) []string {
 	f.id = id
 	return journalSheets(f)
+}
+
+// A dead letter whose append landed with its answer lost, while someone renamed the journal:
+// the journal is found by its ID and still read, so the letter is recorded once, never
+// appended again.
+func TestDeadLetterLostAnswerRenamedJournalOnce(t *testing.T) {
+	f := newFixture(t, deadBook(deadHeader))
+	s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
+	writes := 0
+	f.emu.SetHook(func(r emulator.Request) {
+		if r.Method != mBatchUpdate {
+			return
+		}
+		writes++
+		switch writes {
+		case 1:
+			f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Drop: true})
+		case 2: // the fence
+			if err := f.emu.RenameSheet(f.id, journalSheets(f)[0], "Sheet 7"); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	err := s.DeadLetter(ctx(t), []model.DeadLetter{letter(1)})
+	f.emu.SetHook(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := f.emu.Cells(f.id, "failed_calls")
+	n := 0
+	for _, row := range rows[1:] {
+		if model.CellString(row[colOf(rows, "key")]) == "ord-1" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the letter is recorded %d times, want once: %v", n, rows)
+	}
+}
+
+// An Apply that ends on an error after a write that hit moved rows leaves its journal for
+// the same store's next Apply (a TUI or serve session trying again), which puts the values
+// back before anything else; the journal is never deleted with the values still owed.
+func TestAbortedApplyIsSettledByTheSameStoresNextApply(t *testing.T) {
+	f := newFixture(t, nil)
+	const id = "abort-same"
+	s, wb := f.openTab(t, id, inboxTab("Inbox", "new", "read", "done"), inboxRows(30), sheets.Options{Actor: "ann"})
+	tab := wb.Tabs[0]
+	var hit []string
+	var edits []model.Edit
+	for _, rid := range []string{"m1", "m2", "m3"} {
+		edits = append(edits, model.SetStatus(tab, &tab.Records[tab.Index(rid)], "done"))
+	}
+	writes := 0
+	f.emu.SetHook(func(r emulator.Request) {
+		if r.Method != mBatchUpdate {
+			return
+		}
+		writes++
+		if writes == 1 {
+			hit = sortUnder(t, f, id)
+			// The write lands and is answered; then the network dies for good.
+			f.emu.InjectFault(emulator.Fault{Method: mBatchGet, Status: 403, Times: 100})
+		}
+	})
+	if _, err := s.Apply(ctx(t), edits); err == nil {
+		t.Fatal("the Apply whose reads all failed reported success")
+	}
+	f.emu.SetHook(nil)
+	f.emu.ClearFaults()
+	for _, rid := range hit {
+		if got := statusOf(t, f, id, rid); got != "done" {
+			t.Fatalf("%s is %q: the test expects the write to have hit it", rid, got)
+		}
+	}
+	// The next Apply of the same store, of another row: the values come back first.
+	res, err := s.Apply(ctx(t), []model.Edit{model.SetStatus(tab, &tab.Records[tab.Index("m10")], "read")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Recovered) != 3 {
+		t.Fatalf("recovered %v, want the 3 cells the aborted write left on %v", res.Recovered, hit)
+	}
+	for _, rid := range hit {
+		if got := statusOf(t, f, id, rid); got != "new" {
+			t.Errorf("%s is %q after the next Apply, want new", rid, got)
+		}
+	}
 }

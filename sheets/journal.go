@@ -312,8 +312,8 @@ func journalMetas(list []*sheetsapi.DeveloperMetadata) map[int64]journalMeta {
 		}
 		var m journalMeta
 		if json.Unmarshal([]byte(dm.MetadataValue), &m) != nil {
-			// Not ours to read (another program's, or mangled): kept as an unreadable entry
-			// so that it is reported, never taken for "no write here".
+			// Not one this version can read (mangled by another program): kept, and left
+			// alone, as an entry of a version it doesn't know is (see unfinished).
 			m = journalMeta{V: -1}
 		}
 		out[dm.MetadataId] = m
@@ -403,6 +403,7 @@ func newCopied(title string, text [][]string, raw [][]any, rows int, withChecks 
 		}
 	}
 	if !c.marker {
+		bad("its marker row is gone")
 		return c
 	}
 	for n := 1; n < rows; n++ {
@@ -592,6 +593,7 @@ func (s *Store) pruned(ids []int64) {
 	defer s.mu.Unlock()
 	for _, id := range ids {
 		delete(s.prunable, id)
+		delete(s.unsettled, id)
 	}
 }
 

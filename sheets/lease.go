@@ -40,8 +40,11 @@ type writerID struct {
 	Who  string `json:"who,omitempty"`
 	Host string `json:"host,omitempty"`
 	Boot string `json:"boot,omitempty"`
-	PID  int    `json:"pid,omitempty"`
-	Run  string `json:"run"`
+	// NS is the PID namespace the PID is in (containers on one host share its boot ID, and
+	// with host networking its name, but not their PIDs).
+	NS  string `json:"ns,omitempty"`
+	PID int    `json:"pid,omitempty"`
+	Run string `json:"run"`
 }
 
 // String is the writer as a person reads it: "ann on jump1 (pid 4242)".
@@ -63,7 +66,8 @@ func (w writerID) String() string {
 var thisProcess = sync.OnceValue(func() writerID {
 	host, _ := os.Hostname()
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return writerID{Host: host, Boot: strings.TrimSpace(string(boot)), PID: os.Getpid()}
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	return writerID{Host: host, Boot: strings.TrimSpace(string(boot)), NS: ns, PID: os.Getpid()}
 })
 
 // newWriterID is a store's writer identity.
@@ -77,8 +81,8 @@ func newWriterID(who string) writerID {
 }
 
 // gone reports whether an entry's writer is provably not running: it ran on this host, and
-// this host has rebooted since, or no process has its PID. Anything else (another host, a
-// host that can't tell) is not proof.
+// this host has rebooted since, or no process of its PID namespace has its PID. Anything
+// else (another host, another container, a host that can't tell) is not proof.
 func (w writerID) gone() bool {
 	me := thisProcess()
 	if w.Host == "" || w.Host != me.Host || w.Boot == "" || me.Boot == "" {
@@ -87,7 +91,7 @@ func (w writerID) gone() bool {
 	if w.Boot != me.Boot {
 		return true
 	}
-	if w.PID <= 0 || w.PID == me.PID {
+	if w.PID <= 0 || w.PID == me.PID || w.NS == "" || w.NS != me.NS {
 		return false
 	}
 	return processGone(w.PID)
@@ -98,7 +102,6 @@ func (w writerID) gone() bool {
 type googleClock struct {
 	mu     sync.Mutex
 	offset time.Duration
-	known  bool
 }
 
 // saw takes the Date header of an answer.
@@ -111,7 +114,7 @@ func (g *googleClock) saw(h http.Header) {
 		return
 	}
 	g.mu.Lock()
-	g.offset, g.known = time.Until(t), true
+	g.offset = time.Until(t)
 	g.mu.Unlock()
 }
 

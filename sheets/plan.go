@@ -26,8 +26,11 @@ type tabView struct {
 	// text is rows as strings (model.CellString), as the check compares them.
 	text   [][]string
 	header []string // text[0], trimmed
-	keys   []string // column keys of the header (see columnKeys)
-	ids    map[string][]int
+	// headerDigest is text[0]'s digest (rowDigest), which every target of the tab is checked
+	// with.
+	headerDigest string
+	keys         []string // column keys of the header (see columnKeys)
+	ids          map[string][]int
 	// pending are the cells to write (what reads of this round see over the read), in
 	// first-write order; pendingRaw restores' values with their type (see cellWrite.raw).
 	pending    map[cell]string
@@ -63,7 +66,11 @@ func newTabView(tc model.TabConfig, rows [][]any) (*tabView, error) {
 		// content and put back.
 		hm = model.HeaderMap{Headers: header, Index: map[model.Field]int{}}
 	}
-	return &tabView{tc: tc, hm: hm, rows: rows, text: text, header: header, keys: columnKeys(header),
+	hd := rowDigest(nil)
+	if len(text) > 0 {
+		hd = rowDigest(text[0])
+	}
+	return &tabView{tc: tc, hm: hm, rows: rows, text: text, header: header, headerDigest: hd, keys: columnKeys(header),
 		ids: map[string][]int{}, pending: map[cell]string{}, pendingRaw: map[cell]any{}, taken: map[int]bool{}}, err
 }
 

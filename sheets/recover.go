@@ -51,18 +51,20 @@ func (s *Store) unfinished() []*foreignEntry {
 	ids := slices.Sorted(maps.Keys(s.journals))
 	journals := maps.Clone(s.journals)
 	prunable := maps.Clone(s.prunable)
+	unsettled := maps.Clone(s.unsettled)
 	s.mu.Unlock()
 	var out []*foreignEntry
 	for _, id := range ids {
 		m := journals[id]
-		if m.Writer.Run == s.writer.Run || m.V != journalVersion {
-			continue // ours (settled by the call that wrote it), or not one this version reads
+		if m.V != journalVersion {
+			continue // not one this version reads: left for the triage that wrote it
 		}
 		if _, queued := prunable[id]; queued {
 			continue
 		}
-		if !m.Writer.gone() && !now.After(m.Lease.Add(leaseSkew)) {
-			continue // its writer may still be settling it
+		mine := m.Writer.Run == s.writer.Run && unsettled[id]
+		if !mine && !m.Writer.gone() && !now.After(m.Lease.Add(leaseSkew)) {
+			continue // its writer may still be settling it (this store's own Applies included)
 		}
 		if m.Fence {
 			s.pruneID(id, pruneWhat{meta: true})
@@ -79,6 +81,18 @@ func (s *Store) unfinished() []*foreignEntry {
 		}
 	}
 	return out
+}
+
+// keepUnsettled keeps one of this store's own entries for its next Apply to settle (see
+// Store.unsettled): it is not deleted before.
+func (s *Store) keepUnsettled(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.prunable, id)
+	if s.unsettled == nil {
+		s.unsettled = map[int64]bool{}
+	}
+	s.unsettled[id] = true
 }
 
 // workIndex returns the index of a tab in this call's work, adding it (with no edits of its
@@ -110,10 +124,19 @@ func (w *writer) adoptEntry(f *foreignEntry, title string, rows [][]any) {
 		w.damageFrom(f, jp, "its journal was changed by someone before it was settled ("+c.problem+")")
 		return
 	}
+	// Every tab of the plan is in this call's work already (Apply added the entry's tabs,
+	// which its metadata lists, before the read): one that isn't was not in the metadata.
 	wiOf := make([]int, len(jp.Tabs))
 	for i, pt := range jp.Tabs {
-		if wiOf[i] = w.workIndex(pt.Name); wiOf[i] < 0 {
-			return // a tab this store doesn't know: left for a triage that does
+		wiOf[i] = -1
+		for wi, tw := range w.work {
+			if tc, ok := s.tabConfig(pt.Name); ok && tw.tc.Name == tc.Name {
+				wiOf[i] = wi
+			}
+		}
+		if wiOf[i] < 0 {
+			w.damageFrom(f, jp, "its journal's plan names a tab its metadata doesn't")
+			return
 		}
 	}
 	who := jp.Writer.String()

@@ -214,7 +214,8 @@ func (s *Store) appendLetters(ctx context.Context, op string, b *budget, work []
 			if err != nil {
 				return nil, err
 			}
-			c = copiedFromValues(title, got[0], e.rows)
+			// The marker names the entry by the title it was made with: a renamed entry still reads.
+			c = copiedFromValues(e.title, got[0], e.rows)
 			if c.problem != "" || (m.Plan != "" && m.Plan != digest(c.plan)) {
 				s.prune(e)
 				return nil, fmt.Errorf("%s: the append landed, but its journal sheet %q was changed by someone before triage could read it, so the header it landed under can't be checked: check the last rows of %q", op, e.title, work[0].tc.Name)

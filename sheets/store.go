@@ -88,6 +88,10 @@ type Store struct {
 	// sheet list (title by ID), for recover.go.
 	journals      map[int64]journalMeta
 	journalSheets map[int64]string
+	// unsettled are this store's own entries that an Apply which ended on an error left with
+	// values still owed: no Apply of this store is acting on them, so its next one settles
+	// them at once, as another triage would once their lease ran out (recover.go).
+	unsettled map[int64]bool
 	// damaged are the damage sheets (see damage.go) by normalised tab name, as the last
 	// metadata or this store's own writes showed them.
 	damaged map[string]string
