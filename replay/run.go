@@ -288,6 +288,7 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	}
 	sum.WriteConflicts = append(sum.WriteConflicts, w.conflicts...)
 	sum.WriteErrors = append(sum.WriteErrors, w.errors...)
+	sum.Recovered = append(sum.Recovered, w.recovered...)
 	for i := range sum.Rows {
 		if why, ok := w.unwritten[sum.Rows[i].ID]; ok {
 			sum.Rows[i].WriteBack = why
@@ -649,6 +650,7 @@ func (c *rowCheck) judge(res model.ApplyResult, sum *model.ReplaySummary) {
 	for _, d := range res.Damaged {
 		sum.WriteErrors = append(sum.WriteErrors, d.String())
 	}
+	sum.Recovered = append(sum.Recovered, res.Recovered...)
 	if n := len(res.Damaged); n > 0 {
 		why := fmt.Sprintf("the sheet kept moving while triage checked the rows and saved their keys, and %d cell(s) it hit could not be put back (%s): no key is proven, so nothing was sent; fix those cells, then run again", n, res.Damaged[0].String())
 		for _, j := range c.jobs {
@@ -708,6 +710,7 @@ type writer struct {
 	// owned by the writer goroutine until done is closed:
 	requests  int
 	conflicts []model.Conflict
+	recovered []model.Recovery
 	errors    []string
 	// unwritten says, by row ID, why a row's outcome was not written back.
 	unwritten map[string]string
@@ -799,6 +802,7 @@ func (w *writer) flush(batch []pendingEdit) {
 		return
 	}
 	w.conflicts = append(w.conflicts, res.Conflicts...)
+	w.recovered = append(w.recovered, res.Recovered...)
 	for _, d := range res.Damaged {
 		w.errors = append(w.errors, d.String())
 	}

@@ -56,6 +56,9 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	if len(edits) != 1 {
 		op += "s"
 	}
+	if len(edits) == 0 {
+		op = "settle another triage's unfinished write"
+	}
 	if s.readOnly {
 		return model.ApplyResult{}, fmt.Errorf("%s: %w", op, ErrReadOnly)
 	}

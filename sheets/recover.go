@@ -1,6 +1,7 @@
 package sheets
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -93,6 +94,20 @@ func (s *Store) keepUnsettled(id int64) {
 		s.unsettled = map[int64]bool{}
 	}
 	s.unsettled[id] = true
+}
+
+// Settle settles the unfinished writes of other triage processes (and this store's own,
+// left by an Apply that ended on an error) that the last answer showed, with no edit of its
+// own: a command about to write calls it right after its load, and reads again when it ran,
+// so that it plans from the rows as they should be (a dead letter a killed write-back left
+// reading "delivered" is dead again before the replay selects its rows). ran is false, and
+// nothing is sent, when there is nothing to settle or the store is read-only.
+func (s *Store) Settle(ctx context.Context) (res model.ApplyResult, ran bool, err error) {
+	if s.readOnly || len(s.unfinished()) == 0 {
+		return model.ApplyResult{}, false, nil
+	}
+	res, err = s.Apply(ctx, nil)
+	return res, true, err
 }
 
 // workIndex returns the index of a tab in this call's work, adding it (with no edits of its

@@ -114,7 +114,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 	if len(ids) == 0 {
 		return usageErr("no IDs given")
 	}
-	st, t, err := openTab(ctx, g, e, tabName)
+	st, t, settled, err := openTabToWrite(ctx, g, e, tabName)
 	if err != nil {
 		return err
 	}
@@ -125,6 +125,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 		}
 	}
 	doc := newEditDoc(t.Config.Name)
+	doc.addApply(e, settled)
 	var edits []model.Edit
 	for _, id := range ids {
 		i := t.Index(id)

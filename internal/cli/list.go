@@ -88,31 +88,50 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 // openTab resolves the settings, connects, loads and finds one tab: the start of every
 // command that works on a tab's rows.
 func openTab(ctx context.Context, g *globals, e *env, name string) (store, *model.Table, error) {
+	st, t, _, err := openTabFor(ctx, g, e, name, false)
+	return st, t, err
+}
+
+// openTabToWrite is openTab for a command that writes the tab: other processes' unfinished
+// writes are settled first (loadTabToWrite), and what that did is returned.
+func openTabToWrite(ctx context.Context, g *globals, e *env, name string) (store, *model.Table, model.ApplyResult, error) {
+	return openTabFor(ctx, g, e, name, true)
+}
+
+// openTabFor is openTab, settling first when the command is to write (write).
+func openTabFor(ctx context.Context, g *globals, e *env, name string, write bool) (store, *model.Table, model.ApplyResult, error) {
+	var settled model.ApplyResult
 	s, err := resolve(g, e)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, settled, err
 	}
 	st, _, err := openStore(ctx, s, e)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, settled, err
 	}
 	if name == "" {
 		// No tab asked for: the message lists the tabs the sheet has.
 		wb, err := loadWorkbook(ctx, st)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, settled, err
 		}
 		_, err = findTab(wb, name)
-		return nil, nil, err
+		return nil, nil, settled, err
 	}
 	// The one tab, read once: a command that writes next plans its write from this read
 	// (sheets.Store.LoadTab).
-	wb, err := st.LoadTab(ctx, name)
+	var wb *model.Workbook
+	if write {
+		wb, settled, err = loadTabToWrite(ctx, st, name)
+	} else if wb, err = st.LoadTab(ctx, name); err != nil {
+		err = &exitError{code: exitUsage, err: err}
+	}
 	if err != nil {
-		return nil, nil, &exitError{code: exitUsage, err: err}
+		closeStore(st)
+		return nil, nil, settled, err
 	}
 	t, err := findTab(wb, name)
-	return st, t, err
+	return st, t, settled, err
 }
 
 // listColumns picks the columns `list` shows besides row, ID and status.

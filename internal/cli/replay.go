@@ -136,6 +136,20 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 	if err != nil {
 		return err
 	}
+	var settled model.ApplyResult
+	if !f.dry {
+		// A killed run's write-back may have left "delivered" on rows never sent: settled
+		// before the rows are selected, and read again, so those rows are replayed.
+		var ran bool
+		if settled, ran, err = settleFirst(ctx, st); err != nil {
+			return err
+		}
+		if ran {
+			if t, err = openReplayTab(ctx, st, f.tab, srcFilter, sources); err != nil {
+				return err
+			}
+		}
+	}
 	sel := replay.Select(t, ids, f.all, srcFilter)
 	var out *report.Delivery
 	if !f.dry {
@@ -154,6 +168,10 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 	started := time.Now()
 	sum := replay.Run(ctx, newReplayClient(sources, e.vars().secret), cst, t, sel.Records, opts)
 	ended := time.Now()
+	sum.Recovered = append(settled.Recovered, sum.Recovered...)
+	for _, d := range settled.Damaged {
+		sum.WriteErrors = append(sum.WriteErrors, d.String())
+	}
 	if prog != nil {
 		prog.finish()
 	}
@@ -252,8 +270,11 @@ type replayDoc struct {
 	UnknownIDs   []string       `json:"unknown_ids"`
 	Excluded     []docRefusal   `json:"excluded"`
 	WriteBack    docWriteBack   `json:"write_back"`
-	Rows         []docRow       `json:"rows"`
-	WouldSend    []docCall      `json:"would_send,omitempty"`
+	// Recovered are cells a killed triage's unfinished write had left on rows it was not
+	// meant for, put back before this run planned (or by its writes).
+	Recovered []string  `json:"recovered"`
+	Rows      []docRow  `json:"rows"`
+	WouldSend []docCall `json:"would_send,omitempty"`
 	// Report is the path the --report was written to; ReportError why it was not.
 	Report      string `json:"report,omitempty"`
 	ReportError string `json:"report_error,omitempty"`
@@ -320,7 +341,11 @@ func newReplayDoc(t *model.Table, sel replay.Selection, sum model.ReplaySummary,
 		UnknownIDs:   append([]string{}, sel.Unknown...),
 		Excluded:     []docRefusal{},
 		WriteBack:    docWriteBack{Requests: sum.WriteRequests, Conflicts: []string{}, Errors: append([]string{}, sum.WriteErrors...)},
+		Recovered:    []string{},
 		Rows:         []docRow{},
+	}
+	for _, r := range sum.Recovered {
+		d.Recovered = append(d.Recovered, r.String())
 	}
 	for _, k := range replayCountOrder {
 		if k != string(model.StateQueued) || dry {
@@ -495,6 +520,7 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 		list("write-back conflict:", wb.Conflicts)
 		list("write-back error:", wb.Errors)
 	}
+	list("recovered:", d.Recovered)
 }
 
 // progressLine prints a run's progress on stderr: redrawn in place ("\r") a few times a

@@ -190,7 +190,8 @@ type replayJSON struct {
 		Conflicts []string `json:"conflicts"`
 		Errors    []string `json:"errors"`
 	} `json:"write_back"`
-	Rows []struct {
+	Recovered []string `json:"recovered"`
+	Rows      []struct {
 		ID        string `json:"id"`
 		Row       int    `json:"row"`
 		Key       string `json:"key"`

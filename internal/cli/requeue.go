@@ -62,10 +62,20 @@ database it is one statement, deciding staleness by the same rule.`,
 // requeueRead is requeue-stale on the sheet (and a dry run anywhere): the tab read once, each
 // stale claim (model.Requeue) written back as a conditional edit.
 func requeueRead(ctx context.Context, e *env, st store, name string, older time.Duration, dry, asJSON bool) error {
-	// The one tab, read once: the write plans from this read (sheets.Store.LoadTab).
-	wb, err := st.LoadTab(ctx, name)
+	// The one tab, read once: the write plans from this read (sheets.Store.LoadTab); before
+	// a write, what a killed triage left unfinished is settled first.
+	var wb *model.Workbook
+	var settled model.ApplyResult
+	var err error
+	if dry {
+		if wb, err = st.LoadTab(ctx, name); err != nil {
+			err = &exitError{code: exitUsage, err: err}
+		}
+	} else {
+		wb, settled, err = loadTabToWrite(ctx, st, name)
+	}
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return err
 	}
 	t, err := findTab(wb, name)
 	if err != nil {
@@ -80,6 +90,7 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 	now := time.Now()
 	doc := newEditDoc(t.Config.Name)
 	doc.DryRun = dry
+	doc.addApply(e, settled)
 	var edits []model.Edit
 	stuck := 0
 	notes := map[string]string{}

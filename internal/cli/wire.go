@@ -179,6 +179,46 @@ func closeStore(st store) {
 	}
 }
 
+// settler is a store whose writes a killed process can leave unfinished, and which settles
+// them (sheets.Store.Settle; a database's transactions leave nothing to settle).
+type settler interface {
+	Settle(ctx context.Context) (model.ApplyResult, bool, error)
+}
+
+var _ settler = (*sheets.Store)(nil)
+
+// settleFirst settles other processes' unfinished writes (a killed command's, say) before a
+// command that writes plans its own; ran says it did, and the caller reads its tab again.
+// What it put back and what it could not check are in the result, for the command to report.
+func settleFirst(ctx context.Context, st store) (res model.ApplyResult, ran bool, err error) {
+	s, ok := st.(settler)
+	if !ok || st.ReadOnly() {
+		return model.ApplyResult{}, false, nil
+	}
+	res, ran, err = s.Settle(ctx)
+	if err != nil {
+		return res, ran, &exitError{code: exitPartial, err: fmt.Errorf("settling another triage's unfinished write first: %w", err)}
+	}
+	return res, ran, nil
+}
+
+// loadTabToWrite is LoadTab for a command that writes the tab next: unfinished writes are
+// settled first (settleFirst), and the tab read again if they were.
+func loadTabToWrite(ctx context.Context, st store, name string) (*model.Workbook, model.ApplyResult, error) {
+	wb, err := st.LoadTab(ctx, name)
+	if err != nil {
+		return nil, model.ApplyResult{}, &exitError{code: exitUsage, err: err}
+	}
+	settled, ran, err := settleFirst(ctx, st)
+	if err != nil || !ran {
+		return wb, settled, err
+	}
+	if wb, err = st.LoadTab(ctx, name); err != nil {
+		return nil, settled, &exitError{code: exitUsage, err: err}
+	}
+	return wb, settled, nil
+}
+
 // loadWorkbook does the first load; a failure here is a connection or setup problem, which
 // the CLI reports with exit code 2.
 func loadWorkbook(ctx context.Context, st store) (*model.Workbook, error) {
