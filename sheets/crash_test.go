@@ -354,3 +354,30 @@ func TestAbortedApplyIsSettledByTheSameStoresNextApply(t *testing.T) {
 		}
 	}
 }
+
+// A writer whose lost write's lease runs out while it waits (a laptop lid closed, a process
+// stopped) does not fence it any more: another triage may be settling it, and a fence could
+// then prove nothing. It stops, saying the write may have landed.
+func TestWriterStopsPastItsLease(t *testing.T) {
+	f := newFixture(t, nil)
+	const id = "lease-stop"
+	s, wb := f.openTab(t, id, inboxTab("Inbox", "new", "read", "done"), inboxRows(5), sheets.Options{Actor: "ann"})
+	tab := wb.Tabs[0]
+	edit := model.SetStatus(tab, &tab.Records[tab.Index("m1")], "done")
+	f.emu.SetHook(func(r emulator.Request) {
+		if r.Method == mBatchUpdate {
+			f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Drop: true})
+			later := time.Now().Add(leaseWait)
+			sheets.SetLocalClock(s, func() time.Time { return later })
+		}
+	})
+	f.reset()
+	_, err := s.Apply(ctx(t), []model.Edit{edit})
+	f.emu.SetHook(nil)
+	if err == nil || !strings.Contains(err.Error(), "lease") {
+		t.Fatalf("Apply past its lease: %v, want an error that says so", err)
+	}
+	if n := f.emu.Count(mBatchUpdate); n != 1 {
+		t.Errorf("%d writes sent, want the lost one only (no fence past the lease)", n)
+	}
+}

@@ -102,6 +102,15 @@ func (w writerID) gone() bool {
 type googleClock struct {
 	mu     sync.Mutex
 	offset time.Duration
+	// local is this host's clock (nil: time.Now); a test moves it to let a lease run out.
+	local func() time.Time
+}
+
+func (g *googleClock) localNow() time.Time {
+	if g.local != nil {
+		return g.local()
+	}
+	return time.Now()
 }
 
 // saw takes the Date header of an answer.
@@ -114,7 +123,7 @@ func (g *googleClock) saw(h http.Header) {
 		return
 	}
 	g.mu.Lock()
-	g.offset = time.Until(t)
+	g.offset = t.Sub(g.localNow())
 	g.mu.Unlock()
 }
 
@@ -122,5 +131,5 @@ func (g *googleClock) saw(h http.Header) {
 func (g *googleClock) now() time.Time {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return time.Now().Add(g.offset).UTC().Truncate(time.Second)
+	return g.localNow().Add(g.offset).UTC().Truncate(time.Second)
 }

@@ -61,4 +61,9 @@ func TestDeveloperMetadata(t *testing.T) {
 	if code, _ := post(t, e, "dm", onSheet); code != 501 {
 		t.Fatalf("sheet-located metadata: %d, want 501", code)
 	}
+	// Past the spreadsheet's 30,000 characters of metadata: refused.
+	big := `{"requests":[{"createDeveloperMetadata":{"developerMetadata":{"metadataKey":"k","metadataValue":"` + strings.Repeat("x", 30000) + `","location":{"spreadsheet":true},"visibility":"DOCUMENT"}}}]}`
+	if code, body := post(t, e, "dm", big); code != 400 || !strings.Contains(body, "30000") {
+		t.Fatalf("over the limit: %d %s", code, body)
+	}
 }
