@@ -173,13 +173,15 @@ func (e *entry) requests(cols int, copies []*sheetsapi.Request, meta journalMeta
 			Start: &sheetsapi.GridCoordinate{SheetId: e.id, RowIndex: 1}, Rows: tags, Fields: "userEnteredValue"}})
 	}
 	reqs = append(reqs, copies...)
-	for _, c := range copies {
-		again := *c.CopyPaste
-		dst := *again.Destination
-		dst.StartRowIndex += int64(e.rows - 1)
-		dst.EndRowIndex += int64(e.rows - 1)
-		again.Destination = &dst
-		reqs = append(reqs, &sheetsapi.Request{CopyPaste: &again})
+	if e.rows > 1 {
+		// The check copies: the block of first copies, copied within the entry in one request
+		// (after them in the batch, so it repeats exactly what they copied).
+		reqs = append(reqs, &sheetsapi.Request{CopyPaste: &sheetsapi.CopyPasteRequest{
+			Source:           &sheetsapi.GridRange{SheetId: e.id, StartRowIndex: 1, EndRowIndex: int64(e.rows), StartColumnIndex: 1, EndColumnIndex: int64(width)},
+			Destination:      &sheetsapi.GridRange{SheetId: e.id, StartRowIndex: int64(e.rows), EndRowIndex: int64(e.rows + 1), StartColumnIndex: 1, EndColumnIndex: 2},
+			PasteType:        "PASTE_VALUES",
+			PasteOrientation: "NORMAL",
+		}})
 	}
 	return append(reqs, meta.create(e.id))
 }
