@@ -54,6 +54,10 @@ type Conflict struct {
 	// Reason, when set, explains a conflict that is not a changed cell (a duplicated ID, a
 	// column that no longer exists).
 	Reason string
+	// Undecided says the store gave up deciding the edit: the rows kept moving (or changing)
+	// under every round of its write, not because of anything about this row. A replay stops
+	// sending once its write-back meets one: outcomes it can't record would only pile up.
+	Undecided bool
 }
 
 func (c Conflict) String() string {

@@ -246,7 +246,7 @@ func (w *writeTx) apply(ctx context.Context, e model.Edit, res *model.ApplyResul
 		// The row changed between the read and the write: read it again and decide afresh.
 	}
 	res.Conflicts = append(res.Conflicts, model.Conflict{Edit: e, Field: model.FStatus,
-		Reason: "the row kept changing while triage wrote it (refresh and retry)"})
+		Reason: "the row kept changing while triage wrote it (refresh and retry)", Undecided: true})
 	return nil
 }
 

@@ -270,8 +270,11 @@ func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 		}
 	}
 	why := "cancelled"
-	if errors.Is(context.Cause(ctx), ErrHalted) {
+	switch {
+	case errors.Is(context.Cause(ctx), ErrHalted):
 		why = "the run halted"
+	case errors.Is(context.Cause(ctx), ErrWriteBackStalled):
+		why = "the run stopped: the sheet kept moving under its write-back"
 	}
 	if len(res.Attempts) == 0 {
 		res.Detail = "not sent: " + why

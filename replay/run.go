@@ -153,7 +153,10 @@ func (r *runner) emit(row model.RowResult, final bool, o Outcome) {
 // success (see probe). Outcomes are written back in batches (FlushEvery rows or FlushInterval,
 // whichever first, and a final flush):
 // status (delivered, rejected, or unchanged for retryable), attempts, error and replayed_at,
-// each edit expecting the status the row had, only for columns the tab has.
+// each edit expecting the status the row had, only for columns the tab has. Sends wait
+// while two batches of outcomes are unflushed, and a write-back the store could not finish
+// (model.Conflict.Undecided, or damage) stops the run like a halt (ErrWriteBackStalled), the
+// outcomes still arriving going into one final flush.
 //
 // A systemic result halts the run at once, three retryable final results in a row halt it;
 // the halt is run-wide. After a halt, or once ctx is cancelled, nothing new is sent: requests
@@ -196,6 +199,10 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	results := make([]model.RowResult, len(jobs))
 	started := make([]bool, len(jobs))
 	w := newWriter(wctx, st, opts, len(jobs))
+	// A write-back the store could not finish (rows kept moving under every round of it,
+	// and values of ours may be left where they were not meant) stops the run: outcomes it
+	// can't record would only pile up, and every row it sends now is one more to check.
+	w.stalled = func() { cancel(ErrWriteBackStalled) }
 
 	// One lane per source, in order of first appearance; each lane works through its rows in
 	// plan order with up to twice the bound it shares rows in progress (or the source's own
@@ -298,11 +305,19 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 }
 
 func stopReason(ctx context.Context) string {
-	if errors.Is(context.Cause(ctx), ErrHalted) {
+	switch {
+	case errors.Is(context.Cause(ctx), ErrHalted):
 		return "the run halted before this row"
+	case errors.Is(context.Cause(ctx), ErrWriteBackStalled):
+		return "the run stopped before this row: the sheet kept moving under triage's write-back, so outcomes could not be recorded; replay again once it is quiet"
 	}
 	return "the run was cancelled before this row"
 }
+
+// ErrWriteBackStalled is the cause of a run's context once a write-back could not be
+// finished (model.Conflict.Undecided, or values of ours left on other rows: model.Damage):
+// nothing new is sent after it.
+var ErrWriteBackStalled = errors.New("the sheet kept moving under the write-back")
 
 // DefaultConcurrency is the requests in flight at once of a run, and of each of its sources,
 // when neither RunOptions.Concurrency nor the source says.
@@ -700,12 +715,17 @@ func (c *rowCheck) conflict(cf model.Conflict, applied map[string]int) {
 }
 
 // writer batches write-back edits: a flush every FlushEvery rows or FlushInterval after the
-// first unflushed one, whichever comes first, and a final flush on close.
+// first unflushed one, whichever comes first, and a final flush on close. Sends can't run
+// ahead of it: at most two batches' worth of outcomes are unflushed at once (add waits), so a
+// slow or stuck write-back holds the run back instead of letting outcomes that may never be
+// recorded pile up. Once a flush has stalled (see Run), the rest waits for the final flush:
+// one more Apply, not one per batch.
 type writer struct {
 	ctx   context.Context
 	st    Store
 	every int
 	in    chan pendingEdit
+	room  chan struct{}
 	done  chan struct{}
 	// owned by the writer goroutine until done is closed:
 	requests  int
@@ -715,6 +735,8 @@ type writer struct {
 	// unwritten says, by row ID, why a row's outcome was not written back.
 	unwritten map[string]string
 	iv        time.Duration
+	// stalled, when set, is told of a flush the store could not finish (see Run).
+	stalled func()
 }
 
 type pendingEdit struct {
@@ -724,12 +746,16 @@ type pendingEdit struct {
 
 func newWriter(ctx context.Context, st Store, opts RunOptions, n int) *writer {
 	w := &writer{ctx: ctx, st: st, every: opts.FlushEvery, iv: opts.FlushInterval, in: make(chan pendingEdit, n+1), done: make(chan struct{}),
-		unwritten: map[string]string{}}
+		room: make(chan struct{}, 2*opts.FlushEvery), unwritten: map[string]string{}}
 	go w.loop()
 	return w
 }
 
-func (w *writer) add(e model.Edit, j Job) { w.in <- pendingEdit{edit: e, job: j} }
+// add queues a row's outcome, waiting while two batches are unflushed.
+func (w *writer) add(e model.Edit, j Job) {
+	w.room <- struct{}{}
+	w.in <- pendingEdit{edit: e, job: j}
+}
 
 func (w *writer) close() {
 	close(w.in)
@@ -739,19 +765,21 @@ func (w *writer) close() {
 func (w *writer) loop() {
 	defer close(w.done)
 	var pending []pendingEdit
+	held := 0 // rooms the pending outcomes hold
+	stalled := false
 	var timer *time.Timer
 	var tick <-chan time.Time
-	stop := func() {
+	flush := func() {
 		if timer != nil {
 			timer.Stop()
 			timer, tick = nil, nil
 		}
-	}
-	flush := func() {
-		stop()
-		if len(pending) > 0 {
-			w.flush(pending)
-			pending = nil
+		if len(pending) > 0 && w.flush(pending) {
+			stalled = true
+		}
+		pending = nil
+		for ; held > 0; held-- {
+			<-w.room
 		}
 	}
 	for {
@@ -762,11 +790,20 @@ func (w *writer) loop() {
 				return
 			}
 			pending = append(pending, p)
-			if len(pending) >= w.every {
+			switch {
+			case stalled:
+				// Run has stopped sending; what still arrives waits for the final flush, and
+				// nothing need wait for room any more.
+				<-w.room
+			case len(pending) >= w.every:
+				held++
 				flush()
-			} else if timer == nil {
-				timer = time.NewTimer(w.iv)
-				tick = timer.C
+			default:
+				held++
+				if timer == nil {
+					timer = time.NewTimer(w.iv)
+					tick = timer.C
+				}
 			}
 		case <-tick:
 			timer, tick = nil, nil
@@ -776,10 +813,11 @@ func (w *writer) loop() {
 }
 
 // flush sends one Apply. A failure is reported, never retried here (the store already retries
-// transient API errors; replaying the rows again is harmless).
-func (w *writer) flush(batch []pendingEdit) {
+// transient API errors; replaying the rows again is harmless). It reports whether the store
+// could not finish the write (see Run), having told w.stalled.
+func (w *writer) flush(batch []pendingEdit) (stalled bool) {
 	if w.st == nil {
-		return
+		return false
 	}
 	edits := make([]model.Edit, len(batch))
 	rows := map[string]int{}
@@ -799,12 +837,19 @@ func (w *writer) flush(batch []pendingEdit) {
 		}
 		w.errors = append(w.errors, fmt.Sprintf("writing back %d outcome%s failed (%v): %s keep their old status; replaying them again is harmless",
 			len(batch), model.Plural(len(batch), "", "s"), err, strings.Join(ids, ", ")))
-		return
+		return false
 	}
 	w.conflicts = append(w.conflicts, res.Conflicts...)
 	w.recovered = append(w.recovered, res.Recovered...)
 	for _, d := range res.Damaged {
 		w.errors = append(w.errors, d.String())
+	}
+	stalled = len(res.Damaged) > 0
+	for _, c := range res.Conflicts {
+		stalled = stalled || c.Undecided
+	}
+	if stalled && w.stalled != nil {
+		w.stalled()
 	}
 	for _, m := range res.Missing {
 		w.errors = append(w.errors, fmt.Sprintf("row %d (%s) is no longer in the sheet: its outcome was not written", rows[m.ID], m.ID))
@@ -830,4 +875,5 @@ func (w *writer) flush(batch []pendingEdit) {
 		}
 		w.unwritten[e.ID] = why[e.ID]
 	}
+	return stalled
 }

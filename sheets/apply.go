@@ -124,6 +124,14 @@ const (
 	// write, each round both puts values back and hits new rows, and only rounds end that
 	// (measured: 8 left damage in 7 of 40 storm cases of replay's adversary test, 40 none).
 	maxRestoreRounds = 40
+	// maxStuckRounds ends the restore rounds early: after this many in a row that put none
+	// of our values back (someone inserts above the rows every time, so every write lands
+	// one row off), more rounds only move the same values around; what is still owed is
+	// damage, reported now rather than after every round has waited.
+	maxStuckRounds = 16
+	// maxRestorePause caps the wait before a restore round: the point is to let a burst of
+	// moves pass, not to back off a server.
+	maxRestorePause = time.Second
 )
 
 // stamp is one Apply's triaged_at (model.Stamper: each Apply's its own).
@@ -214,14 +222,25 @@ type cellWrite struct {
 
 // run is the round loop (doc.go): settle lost writes, read, plan, write, check.
 func (w *writer) run(ctx context.Context) (model.ApplyResult, error) {
+	stuck, owedBefore := 0, 0
 	for round := 1; ; round++ {
 		if round > maxWriteRounds+1 && len(w.owed) > 0 {
 			// Past the bound only our values on other rows are still being put back. Someone
-			// is sorting or inserting without pause: give them a moment, then look again.
-			if err := w.s.retry.Sleep(ctx, jitter(w.s.retry.Backoff(round-maxWriteRounds-1))); err != nil {
+			// is sorting or inserting without pause: give them a moment, then look again,
+			// unless the last rounds put nothing back at all.
+			if n := w.owedCells(); n >= owedBefore {
+				stuck++
+			} else {
+				stuck = 0
+			}
+			if stuck >= maxStuckRounds {
+				return w.finish(), nil
+			}
+			if err := w.s.retry.Sleep(ctx, jitter(min(w.s.retry.Backoff(round-maxWriteRounds-1), maxRestorePause))); err != nil {
 				return w.abort(fmt.Errorf("%s: %w", w.op, err))
 			}
 		}
+		owedBefore = w.owedCells()
 		rowsOf, gone, err := w.read(ctx)
 		if err != nil {
 			return w.abort(err)
@@ -765,6 +784,15 @@ func (w *writer) owedIn(wi int) []*restore {
 	return out
 }
 
+// owedCells counts the cells of ours still owed back.
+func (w *writer) owedCells() int {
+	n := 0
+	for _, rs := range w.owed {
+		n += len(rs.cells)
+	}
+	return n
+}
+
 // settle drops restores that are done (or that nothing is owed for any more).
 func (w *writer) settle(done ...*restore) {
 	w.owed = slices.DeleteFunc(w.owed, func(rs *restore) bool { return slices.Contains(done, rs) })
@@ -800,7 +828,7 @@ func (w *writer) finish() model.ApplyResult {
 		}
 		// Row is where it was last found (0 if it never was); the reason ends before
 		// Conflict.String's own "not written".
-		w.final[i] = &outcome{conflict: &model.Conflict{Edit: e, Row: w.lastRow[i], Reason: "the sheet kept changing under triage's writes (rows moved between its read and its write every time, try again)"}}
+		w.final[i] = &outcome{conflict: &model.Conflict{Edit: e, Row: w.lastRow[i], Reason: "the sheet kept changing under triage's writes (rows moved between its read and its write every time, try again)", Undecided: true}}
 	}
 	for wi, tw := range w.work {
 		w.giveUp(tw.tc.Name, w.owedIn(wi)...)

@@ -50,8 +50,10 @@
 //     folded together with anything already owed to that row; its edits are planned again.
 //
 // The rounds end when every edit is decided and nothing is owed; after maxWriteRounds an
-// undecided edit is a conflict ("the sheet kept changing"), and restores go on, with waits,
-// for maxRestoreRounds more. A value of ours stays on a wrong row only until the next write,
+// undecided edit is a conflict ("the sheet kept changing", model.Conflict.Undecided), and
+// restores go on, with short waits (at most maxRestorePause), for maxRestoreRounds more, or
+// until maxStuckRounds in a row have put nothing back: under an insert above the rows before
+// every write each round lands one row off, and more rounds only move the same values around. A value of ours stays on a wrong row only until the next write,
 // which puts it back exactly. Two cases are left: a restore whose row can't be told from
 // another's (rows alike but for the owed cells) is reported in ApplyResult.Damaged, naming
 // the row, column and values; and a row that someone also edited, in that same moment, in a

@@ -13,3 +13,11 @@ func SetLocalClock(s *Store, now func() time.Time) {
 	defer s.gclock.mu.Unlock()
 	s.gclock.local = now
 }
+
+// The bounds of an Apply's rounds, for the tests that count them.
+const (
+	MaxWriteRounds   = maxWriteRounds
+	MaxRestoreRounds = maxRestoreRounds
+	MaxStuckRounds   = maxStuckRounds
+	MaxRestorePause  = maxRestorePause
+)
