@@ -154,6 +154,9 @@ type ReplaySummary struct {
 	// WriteErrors describe write-backs that failed or found the row gone. They are not
 	// retried: replaying those rows again is harmless (invariant 3).
 	WriteErrors []string
+	// Held are the rows another live run was replaying, by run: skipped, never sent twice at
+	// once (see Leases).
+	Held []HeldGroup
 	// Recovered are cells another triage's unfinished write had left on rows it was not meant
 	// for, which the run's writes put back first (ApplyResult.Recovered).
 	Recovered []Recovery

@@ -19,6 +19,17 @@ type Store interface {
 	Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error)
 }
 
+// Leaser is a Store that leases dead letters to one run at a time (sheets.Store and
+// postgres.Store satisfy it; see model.Leases). Run leases every row it plans to send before
+// the first request leaves, skips the rows another live run holds (saying whose), renews its
+// lease after each write-back, and releases it when it ends, whatever happened: a row is
+// never sent by two runs at once.
+type Leaser interface {
+	Lease(ctx context.Context, tab string, keys []string) (model.Leases, error)
+	Renew(ctx context.Context, l model.Leases) error
+	Release(ctx context.Context, l model.Leases) error
+}
+
 // WriteCounter is a Store that counts the write requests it has sent to its backend (the CLI
 // counts sheets.Store's spreadsheets.batchUpdate calls, one per write round, fences and
 // retries included). Run reports how many went out while it ran as
@@ -187,6 +198,14 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	if counted {
 		writesBefore = counter.WriteRequests()
 	}
+	var leases *model.Leases
+	lr, leasing := st.(Leaser)
+	if leasing && ctx.Err() == nil && len(jobs) > 0 {
+		jobs, leases = leaseRows(wctx, lr, t, jobs, &sum)
+		if leases != nil {
+			sum.WriteRequests += 2 // the lease, and its release
+		}
+	}
 	if ctx.Err() == nil {
 		jobs = checkRows(wctx, st, t, jobs, &sum)
 	}
@@ -199,6 +218,9 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	results := make([]model.RowResult, len(jobs))
 	started := make([]bool, len(jobs))
 	w := newWriter(wctx, st, opts, len(jobs))
+	if leases != nil {
+		w.renew = func() error { return lr.Renew(wctx, *leases) }
+	}
 	// A write-back the store could not finish (rows kept moving under every round of it,
 	// and values of ours may be left where they were not meant) stops the run: outcomes it
 	// can't record would only pile up, and every row it sends now is one more to check.
@@ -289,6 +311,11 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	}
 	sum.Cancelled = ctx.Err() != nil
 	w.close()
+	if leases != nil {
+		if err := lr.Release(wctx, *leases); err != nil {
+			sum.WriteErrors = append(sum.WriteErrors, fmt.Sprintf("releasing this run's leases failed (%v): other runs skip its rows until the lease runs out", err))
+		}
+	}
 	sum.WriteRequests += w.requests
 	if counted {
 		sum.WriteRequests = counter.WriteRequests() - writesBefore
@@ -522,6 +549,48 @@ func outcomeEdit(t *model.Table, j Job, res Result, now time.Time) (model.Edit, 
 	return e, len(e.Set) > 0
 }
 
+// leaseRows leases every job's row to this run (see Leaser) and keeps the jobs it got: a row
+// another live run holds is skipped, saying whose it is (ReplaySummary.Held groups them); one
+// that could not be leased for another reason is refused. If the lease can't be taken at all,
+// nothing is sent.
+func leaseRows(ctx context.Context, lr Leaser, t *model.Table, jobs []Job, sum *model.ReplaySummary) ([]Job, *model.Leases) {
+	keys := make([]string, len(jobs))
+	for i, j := range jobs {
+		keys[i] = j.ID
+	}
+	l, err := lr.Lease(ctx, t.Config.Name, keys)
+	if err != nil {
+		for _, j := range jobs {
+			sum.Refused = append(sum.Refused, model.Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: its row could not be leased to this run (%v); not sent", j.Row, err)})
+			sum.Counts[model.StateRefused]++
+		}
+		return nil, nil
+	}
+	taken := map[string]bool{}
+	for _, k := range l.Taken {
+		taken[k] = true
+	}
+	kept := jobs[:0:0]
+	for _, j := range jobs {
+		switch h, held := l.Held[j.ID]; {
+		case taken[j.ID]:
+			kept = append(kept, j)
+		case held:
+			sum.Refused = append(sum.Refused, model.Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, h.Reason()), Skipped: true})
+			sum.Counts[model.StateSkipped]++
+		default:
+			why := l.Unleased[j.ID]
+			if why == "" {
+				why = "the store did not lease it to this run"
+			}
+			sum.Refused = append(sum.Refused, model.Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: not sent: %s", j.Row, why)})
+			sum.Counts[model.StateRefused]++
+		}
+	}
+	sum.Held = model.GroupHeld(l.Held)
+	return kept, &l
+}
+
 // checkRows is the one write before any request leaves: a single Apply that checks every
 // planned row against the sheet as it is now, and writes every key that is not in its row's
 // key cell yet (minted, or taken from the payload) to that cell (invariant 3).
@@ -737,6 +806,8 @@ type writer struct {
 	iv        time.Duration
 	// stalled, when set, is told of a flush the store could not finish (see Run).
 	stalled func()
+	// renew, when set, renews the run's leases after each flush.
+	renew func() error
 }
 
 type pendingEdit struct {
@@ -843,6 +914,11 @@ func (w *writer) flush(batch []pendingEdit) (stalled bool) {
 	w.recovered = append(w.recovered, res.Recovered...)
 	for _, d := range res.Damaged {
 		w.errors = append(w.errors, d.String())
+	}
+	if w.renew != nil {
+		if err := w.renew(); err != nil {
+			w.errors = append(w.errors, fmt.Sprintf("renewing this run's leases failed (%v): another run may take its rows once the lease runs out", err))
+		}
 	}
 	stalled = len(res.Damaged) > 0
 	for _, c := range res.Conflicts {

@@ -176,12 +176,7 @@ const leaseWait = 11 * time.Minute
 func TestCrashedWriteOfAGoneProcessIsSettledAtOnce(t *testing.T) {
 	f := newFixture(t, nil)
 	const id = "crash-pid"
-	// A process of this host that has exited: its PID names nobody now.
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Skipf("can't run a child process: %v", err)
-	}
-	crashingWrite(t, f, id, cmd.Process.Pid)
+	crashingWrite(t, f, id, deadPID(t))
 	res := rerun(t, f, id)
 	if len(res.Recovered) != 3 || len(res.Applied) != 3 {
 		t.Fatalf("rerun: %+v, want 3 applied and 3 cells put back", res)
@@ -380,4 +375,14 @@ func TestWriterStopsPastItsLease(t *testing.T) {
 	if n := f.emu.Count(mBatchUpdate); n != 1 {
 		t.Errorf("%d writes sent, want the lost one only (no fence past the lease)", n)
 	}
+}
+
+// deadPID is the PID of a process of this host that has exited: it names nobody now.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("can't run a child process: %v", err)
+	}
+	return cmd.Process.Pid
 }

@@ -92,6 +92,8 @@ type Store struct {
 	// values still owed: no Apply of this store is acting on them, so its next one settles
 	// them at once, as another triage would once their lease ran out (recover.go).
 	unsettled map[int64]bool
+	// leases are the replay runs this store holds row leases for (runlease.go).
+	leases runLeases
 	// damaged are the damage sheets (see damage.go) by normalised tab name, as the last
 	// metadata or this store's own writes showed them.
 	damaged map[string]string

@@ -269,7 +269,9 @@ type replayDoc struct {
 	Skipped      []docRefusal   `json:"skipped"`
 	UnknownIDs   []string       `json:"unknown_ids"`
 	Excluded     []docRefusal   `json:"excluded"`
-	WriteBack    docWriteBack   `json:"write_back"`
+	// Held are the rows another live run was replaying (skipped, each also in skipped), by run.
+	Held      []docHeld    `json:"held"`
+	WriteBack docWriteBack `json:"write_back"`
 	// Recovered are cells a killed triage's unfinished write had left on rows it was not
 	// meant for, put back before this run planned (or by its writes).
 	Recovered []string  `json:"recovered"`
@@ -285,6 +287,15 @@ type docHalt struct {
 	Cause  string `json:"cause"`
 	Source string `json:"source"`
 	Detail string `json:"detail"`
+}
+
+type docHeld struct {
+	By    string    `json:"by"`
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+	IDs   []string  `json:"ids"`
+	// Line is the summary's line for them.
+	Line string `json:"line"`
 }
 
 type docRefusal struct {
@@ -343,6 +354,10 @@ func newReplayDoc(t *model.Table, sel replay.Selection, sum model.ReplaySummary,
 		WriteBack:    docWriteBack{Requests: sum.WriteRequests, Conflicts: []string{}, Errors: append([]string{}, sum.WriteErrors...)},
 		Recovered:    []string{},
 		Rows:         []docRow{},
+		Held:         []docHeld{},
+	}
+	for _, g := range sum.Held {
+		d.Held = append(d.Held, docHeld{By: g.Holder.By, Since: g.Holder.Since, Until: g.Holder.Until, IDs: g.IDs, Line: g.String()})
 	}
 	for _, r := range sum.Recovered {
 		d.Recovered = append(d.Recovered, r.String())
@@ -503,8 +518,22 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 		}
 		return out
 	}
+	// Rows another run holds are said once per run; --json lists each under skipped too.
+	held := map[string]bool{}
+	for _, h := range d.Held {
+		fmt.Fprintln(w, model.SanitizeLine(h.Line))
+		for _, id := range h.IDs {
+			held[id] = true
+		}
+	}
+	var skipped []docRefusal
+	for _, s := range d.Skipped {
+		if !held[s.ID] {
+			skipped = append(skipped, s)
+		}
+	}
 	list("refused:", reasons(d.Refused))
-	list("skipped:", reasons(d.Skipped))
+	list("skipped:", reasons(skipped))
 	list("not selected:", reasons(d.Excluded))
 	for i, id := range d.UnknownIDs {
 		if i == maxListed {

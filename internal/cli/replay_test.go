@@ -191,7 +191,11 @@ type replayJSON struct {
 		Errors    []string `json:"errors"`
 	} `json:"write_back"`
 	Recovered []string `json:"recovered"`
-	Rows      []struct {
+	Held      []struct {
+		By  string   `json:"by"`
+		IDs []string `json:"ids"`
+	} `json:"held"`
+	Rows []struct {
 		ID        string `json:"id"`
 		Row       int    `json:"row"`
 		Key       string `json:"key"`

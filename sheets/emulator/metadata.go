@@ -124,11 +124,14 @@ func (b *book) createDeveloperMetadata(raw json.RawMessage) (any, *apiError) {
 	return map[string]any{"createDeveloperMetadata": map[string]any{"developerMetadata": m.out()}}, nil
 }
 
-// metadataFilter is the part of a DataFilter the emulator serves: a lookup by ID or by key.
+// metadataFilter is the part of a DataFilter the emulator serves: a lookup by ID or by key,
+// either narrowed by the exact value (Google: "limits the selected developer metadata to that
+// which has a matching metadata_value").
 type metadataFilter struct {
 	DeveloperMetadataLookup *struct {
-		MetadataID  *int64  `json:"metadataId"`
-		MetadataKey *string `json:"metadataKey"`
+		MetadataID    *int64  `json:"metadataId"`
+		MetadataKey   *string `json:"metadataKey"`
+		MetadataValue *string `json:"metadataValue"`
 	} `json:"developerMetadataLookup"`
 	A1Range   json.RawMessage `json:"a1Range"`
 	GridRange json.RawMessage `json:"gridRange"`
@@ -142,7 +145,8 @@ func (f metadataFilter) matches(m DeveloperMetadata) (bool, *apiError) {
 	if l.MetadataID == nil && l.MetadataKey == nil {
 		return false, badRequest("A developer metadata lookup must name a metadataId or a metadataKey.")
 	}
-	return (l.MetadataID == nil || *l.MetadataID == m.MetadataID) && (l.MetadataKey == nil || *l.MetadataKey == m.Key), nil
+	return (l.MetadataID == nil || *l.MetadataID == m.MetadataID) && (l.MetadataKey == nil || *l.MetadataKey == m.Key) &&
+		(l.MetadataValue == nil || *l.MetadataValue == m.Value), nil
 }
 
 // deleteDeveloperMetadata deletes every entry the data filter matches. Google does not document
