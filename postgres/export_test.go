@@ -29,3 +29,16 @@ func openConfigured(ctx context.Context, url string, opts Options, set func(*pgx
 	set(cfg.ConnConfig)
 	return open(ctx, url, cfg, opts)
 }
+
+// Kill ends a store as a killed process would: every connection closed at once, the runs'
+// too, releasing nothing first.
+func Kill(s *Store) {
+	s.runs.mu.Lock()
+	for _, h := range s.runs.runs {
+		_ = h.conn.Conn().Close(context.Background())
+		h.conn.Release()
+	}
+	s.runs.runs = nil
+	s.runs.mu.Unlock()
+	s.Close()
+}

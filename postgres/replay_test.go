@@ -35,7 +35,7 @@ func TestReplayersAndWorkersAtOnce(t *testing.T) {
 			}
 		})
 	}
-	testbed.Exercised(t, counts, "lost answer", "503", "minted key")
+	testbed.Exercised(t, counts, "lost answer", "503", "minted key", "held by another run")
 }
 
 // replayersAndWorkersCase is one case of TestReplayersAndWorkersAtOnce; it returns what it
@@ -157,6 +157,24 @@ func replayersAndWorkersCase(t *testing.T, seed int, rng *rand.Rand) map[string]
 		})
 	}
 	wg.Wait()
+	// One runner per row: while the replayers ran at once, each key was sent by one of them
+	// only (a lease per row), so it reached the receiver at most as often as one run tries.
+	perKey := map[string]int{}
+	for _, a := range rcv.Attempts() {
+		perKey[a.Key]++
+	}
+	for k, n := range perKey {
+		if n > src.MaxAttempts {
+			t.Errorf("key %s reached the receiver %d times while %d replayers ran: more than one run (of %d tries each) sent it", k, n, replayers, src.MaxAttempts)
+		}
+	}
+	held := 0
+	for _, s := range sums {
+		for _, g := range s.Held {
+			held += len(g.IDs)
+		}
+	}
+	exercised["held by another run"] += held
 	// The rerun after a halt: no faults now, what is still dead goes.
 	faultsOff.Store(true)
 	last := replayOnce(open(), 4)

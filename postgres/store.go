@@ -52,6 +52,8 @@ type Store struct {
 	stamps model.Stamper // each Apply's own triaged_at (Store.stamp)
 
 	changes changes
+	// runs are the replay runs holding leases through this store (lease.go).
+	runs runConns
 
 	// beforeWrite, set by tests only, runs between an edit's read and its conditional write:
 	// the instant another person's change makes the write a conflict.
@@ -110,9 +112,11 @@ func parseConfig(url string) (*pgxpool.Config, error) {
 	return cfg, nil
 }
 
-// Close ends the store's connections (Changed's watch too).
+// Close ends the store's connections (Changed's watch too), releasing the replay leases of
+// runs that did not release their own.
 func (s *Store) Close() {
 	s.stopChanges()
+	s.releaseAll()
 	s.pool.Close()
 }
 
