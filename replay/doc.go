@@ -16,6 +16,11 @@
 //     written there before the row's first request leaves, so a later config change or a
 //     corrected cell can't give the row another key (a cell already holding that key, saved
 //     by another session, counts as written; a row whose key can't be written isn't sent);
+//   - no row is sent by two runs at once: before its first request a run leases every row it
+//     plans (a store that is a Leaser: the sheet's and the database's are), skips the rows
+//     another live run holds, saying whose (model.Leases, ReplaySummary.Held), renews its
+//     lease after each write-back and releases it when it ends; a killed run's rows are free
+//     once its process is provably gone or its lease has run out;
 //   - nothing is sent from a stale snapshot: before any request leaves, one Apply (the same
 //     write that saves the keys) checks every planned row's status and key cells against the
 //     sheet as loaded; a row changed since (discarded, delivered by another session, its key

@@ -67,3 +67,37 @@ func TestDeveloperMetadata(t *testing.T) {
 		t.Fatalf("over the limit: %d %s", code, body)
 	}
 }
+
+// What a replay lease needs: a lookup narrowed by the exact value deletes only metadata that
+// still holds it (one someone replaced meanwhile stays), and a delete then a create of the same
+// ID in one batch apply in order, so a lease can be taken over in one request.
+func TestDeveloperMetadataLookupByValueAndReplace(t *testing.T) {
+	e := New()
+	e.AddWorkbook(&Workbook{SpreadsheetID: "dm", Sheets: []*Sheet{{Title: "Inbox"}}})
+	create := func(id, value string) string {
+		return `{"createDeveloperMetadata":{"developerMetadata":{"metadataId":` + id + `,"metadataKey":"triage.l","metadataValue":"` + value + `","location":{"spreadsheet":true},"visibility":"DOCUMENT"}}}`
+	}
+	delByValue := func(id, value string) string {
+		return `{"deleteDeveloperMetadata":{"dataFilter":{"developerMetadataLookup":{"metadataId":` + id + `,"metadataKey":"triage.l","metadataValue":"` + value + `"}}}}`
+	}
+	if code, body := post(t, e, "dm", `{"requests":[`+create("77", "run-a")+`,`+create("78", "run-a")+`]}`); code != 200 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	// Taken over: delete exactly run-a's, create run-b's, one batch.
+	if code, body := post(t, e, "dm", `{"requests":[`+delByValue("77", "run-a")+`,`+create("77", "run-b")+`]}`); code != 200 {
+		t.Fatalf("take over: %d %s", code, body)
+	}
+	// A late takeover by a run that saw run-a's: its delete matches nothing, its create is
+	// refused, and the batch with it.
+	if code, body := post(t, e, "dm", `{"requests":[`+delByValue("77", "run-a")+`,`+create("77", "run-c")+`]}`); code != 400 || !strings.Contains(body, "already exists") {
+		t.Fatalf("late takeover: %d %s", code, body)
+	}
+	// Every lease of run-a by one lookup of key and value.
+	if code, body := post(t, e, "dm", `{"requests":[{"deleteDeveloperMetadata":{"dataFilter":{"developerMetadataLookup":{"metadataKey":"triage.l","metadataValue":"run-a"}}}}]}`); code != 200 {
+		t.Fatalf("release: %d %s", code, body)
+	}
+	m := e.DeveloperMetadata("dm")
+	if len(m) != 1 || m[0].MetadataID != 77 || m[0].Value != "run-b" {
+		t.Fatalf("after all: %+v, want only 77 run-b", m)
+	}
+}
