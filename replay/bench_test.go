@@ -96,3 +96,49 @@ func BenchmarkFaultMix1000(b *testing.B) {
 	b.ReportMetric(attempts/float64(iters), "requests/row")
 	b.ReportMetric(writes/float64(iters), "write-requests")
 }
+
+// storeOnly hides a store's replay.Leaser: a run through it takes no leases (the reference
+// BenchmarkRunLease measures the lease's cost against).
+type storeOnly struct{ replay.Store }
+
+// BenchmarkRunLease replays 1,000 rows through the real store on the emulator to a receiver
+// answering at once (so the store's work is what the time shows), with the run's leases
+// ("lease") and without them ("none", the reference), in the same run: the lease's cost in
+// time and in Sheets requests (metric sheets-requests: every request the emulator served
+// for the run).
+func BenchmarkRunLease(b *testing.B) {
+	const n = 1000
+	for _, mode := range []string{"lease", "none"} {
+		b.Run(mode, func(b *testing.B) {
+			var requests float64
+			iters := 0
+			for b.Loop() {
+				b.StopTimer()
+				rcv := receiver.New()
+				srv := serve(b, rcv)
+				f := newSheetFixture(b, keyRows(n, "crm", srv.URL+"/hook"))
+				tab := f.load(b)
+				c := fastClient(&replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}})
+				var st replay.Store = f.store
+				if mode == "none" {
+					st = storeOnly{f.store}
+				}
+				f.emu.ResetCounts()
+				b.StartTimer()
+
+				sum := replay.Run(context.Background(), c, st, tab, records(tab), replay.RunOptions{Concurrency: 10, FlushInterval: time.Hour})
+
+				b.StopTimer()
+				if sum.Counts["delivered"] != n {
+					b.Fatalf("counts %v", sum.Counts)
+				}
+				for _, v := range f.emu.Counts() {
+					requests += float64(v)
+				}
+				iters++
+				b.StartTimer()
+			}
+			b.ReportMetric(requests/float64(iters), "sheets-requests")
+		})
+	}
+}
