@@ -182,6 +182,9 @@ type writer struct {
 	// checked is the newest entry of this call whose write landed and was checked: it holds
 	// what is still owed, should the call end on an error (see abort).
 	checked *entry
+	// noPrunes says a write carrying deletions of old entries was refused: this call's
+	// writes leave them out.
+	noPrunes bool
 }
 
 // writePlan is one round's write.
@@ -303,7 +306,7 @@ func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err e
 		}
 		s.rememberSheetIDs(meta, true)
 	}
-	var titles []string
+	var titles []sheetRef
 	var reads []func(rows [][]any)
 	for _, p := range landed {
 		m, hasMeta := s.journalMetaOf(p.entry.id)
@@ -316,7 +319,7 @@ func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err e
 			w.unprovable(p, "its journal sheet was deleted before triage could read it")
 			s.pruneID(p.entry.id, pruneWhat{meta: hasMeta, sheet: hasSheet})
 		default:
-			titles = append(titles, title)
+			titles = append(titles, sheetRef{id: p.entry.id, title: title})
 			reads = append(reads, func(rows [][]any) {
 				c := copiedFromValues(p.entry.title, rows, p.entry.rows)
 				switch {
@@ -343,7 +346,7 @@ func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err e
 			w.adoptGone(f)
 			continue
 		}
-		titles = append(titles, title)
+		titles = append(titles, sheetRef{id: f.id, title: title})
 		reads = append(reads, func(rows [][]any) { w.adoptEntry(f, title, rows) })
 	}
 	rowsOf, gone, entries, err := s.readForWrite(ctx, w.op, w.b, w.work, titles)
@@ -380,6 +383,9 @@ func (w *writer) write(ctx context.Context, p *writePlan, round int) error {
 		return err
 	}
 	prunes, pruneIDs := s.prunes()
+	if w.noPrunes {
+		prunes, pruneIDs = nil, nil
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", w.op, err)
 	}
@@ -397,8 +403,10 @@ func (w *writer) write(ctx context.Context, p *writePlan, round int) error {
 			return s.backoff(ctx, w.op, w.b, err)
 		case refused && len(pruneIDs) > 0:
 			// Refused whole, nothing applied; a journal sheet someone else deleted makes its
-			// deleteSheet fail. Leave the old entries, write without them.
-			s.pruned(pruneIDs)
+			// deleteSheet fail. Write without the old entries; they stay queued, for Close
+			// (which deletes them one by one) or the next call: the refusal may have had
+			// another cause, and an entry forgotten here would outlive every triage.
+			w.noPrunes = true
 			return nil
 		case isNoGrid(err) || (refused && round == 1):
 			// A tab deleted and made again, or grown past the entry's width, since the cached
@@ -897,13 +905,20 @@ func (s *Store) tabNames() string {
 // one values:batchGet. rowsOf[i] are the rows of work[i]; gone[i] says that tab no longer
 // exists (deleted or renamed since the load), in which case its edits are reported missing
 // and the rest is read in one more request.
-func (s *Store) readForWrite(ctx context.Context, op string, b *budget, work []*tabWork, extra []string) (rowsOf [][][]any, gone []bool, extraRows [][][]any, err error) {
+// sheetRef is a journal entry's sheet as a read names it: by title, and by ID should the
+// title have changed since it was learnt (a person renaming a hidden sheet).
+type sheetRef struct {
+	id    int64
+	title string
+}
+
+func (s *Store) readForWrite(ctx context.Context, op string, b *budget, work []*tabWork, extra []sheetRef) (rowsOf [][][]any, gone []bool, extraRows [][][]any, err error) {
 	ranges := make([]string, 0, len(work)+len(extra))
 	for _, w := range work {
 		ranges = append(ranges, quoteTab(w.tc.Name))
 	}
 	for _, t := range extra {
-		ranges = append(ranges, quoteTab(t))
+		ranges = append(ranges, quoteTab(t.title))
 	}
 	rowsOf = make([][][]any, len(work))
 	gone = make([]bool, len(work))
@@ -925,11 +940,9 @@ func (s *Store) readForWrite(ctx context.Context, op string, b *budget, work []*
 		all[i] = i
 	}
 	vrs, err := s.batchGet(ctx, op, b, ranges)
-	switch {
-	case err == nil:
-		take(vrs, all)
-	case isParseRange(err):
-		// A tab was deleted or renamed since the load: find which, read the others.
+	// A tab was deleted or renamed since the load: find which, read the others. A person may
+	// rename a sheet again in the instant between that list and the read: a few times over.
+	for try := 0; err != nil && isParseRange(err) && try < 3; try++ {
 		meta, merr := s.getMeta(ctx, op, b)
 		if merr != nil {
 			return nil, nil, nil, merr
@@ -938,32 +951,35 @@ func (s *Store) readForWrite(ctx context.Context, op string, b *budget, work []*
 		var again []string
 		var idx []int
 		for i := range ranges {
-			name := ""
+			var sh *sheetsapi.Sheet
 			if i < len(work) {
-				name = work[i].tc.Name
+				sh = findSheet(meta, work[i].tc.Name)
 			} else {
-				name = extra[i-len(work)]
+				// A journal by its ID: renamed, it is still the same entry.
+				sh = sheetByID(meta, extra[i-len(work)].id)
 			}
-			sh := findSheet(meta, name)
+			if i < len(work) {
+				gone[i] = sh == nil
+			}
 			if sh == nil {
-				if i < len(work) {
-					gone[i] = true
-				}
 				continue
 			}
 			again = append(again, quoteTab(sh.Properties.Title))
 			idx = append(idx, i)
 		}
-		if len(again) > 0 {
-			vrs2, err := s.batchGet(ctx, op, b, again)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			take(vrs2, idx)
+		if len(again) == 0 {
+			return rowsOf, gone, extraRows, nil
 		}
-	default:
+		var vrs2 []*sheetsapi.ValueRange
+		if vrs2, err = s.batchGet(ctx, op, b, again); err == nil {
+			take(vrs2, idx)
+			return rowsOf, gone, extraRows, nil
+		}
+	}
+	if err != nil {
 		return nil, nil, nil, err
 	}
+	take(vrs, all)
 	return rowsOf, gone, extraRows, nil
 }
 

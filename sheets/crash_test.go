@@ -386,3 +386,45 @@ func deadPID(t *testing.T) int {
 	}
 	return cmd.Process.Pid
 }
+
+// A write whose answer was lost, its journal renamed in the instant between the sheet list
+// that found it (by ID) and the read of it (by the title that list gave): the read is refused
+// for that title, and the journal is found again by its ID and read, so the write is proven,
+// not taken for one whose journal someone changed.
+func TestLostWriteJournalRenamedBeforeItsReadStillProves(t *testing.T) {
+	f := newFixture(t, nil)
+	const id = "rename-read"
+	s, wb := f.openTab(t, id, inboxTab("Inbox", "new", "read", "done"), inboxRows(10), sheets.Options{Actor: "ann"})
+	tab := wb.Tabs[0]
+	edits := []model.Edit{model.SetStatus(tab, &tab.Records[tab.Index("m2")], "done")}
+	writes, renamed := 0, false
+	f.emu.SetHook(func(r emulator.Request) {
+		switch {
+		case r.Method == mBatchUpdate:
+			writes++
+			if writes == 1 {
+				f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Drop: true})
+			}
+		case r.Method == mBatchGet && writes == 2 && !renamed:
+			// The fence said the write landed, the sheet list named its journal: now rename it.
+			renamed = true
+			if err := f.emu.RenameSheet(id, journalsOf(f, id)[0], "renamed by a person"); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	res, err := s.Apply(ctx(t), edits)
+	f.emu.SetHook(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !renamed {
+		t.Fatal("the journal was never renamed: the test did not reach its instant")
+	}
+	if len(res.Applied) != 1 || len(res.Damaged) != 0 || len(res.Conflicts) != 0 {
+		t.Fatalf("applied %d, damaged %v, conflicts %v: want the write proven", len(res.Applied), res.Damaged, res.Conflicts)
+	}
+	if got := statusOf(t, f, id, "m2"); got != "done" {
+		t.Errorf("m2 reads %q", got)
+	}
+}

@@ -117,6 +117,23 @@ func (s *Store) rememberSheetIDs(meta *sheetsapi.Spreadsheet, complete bool) {
 			s.prunable[id] = pruneWhat{sheet: true}
 		}
 	}
+	// What is queued for deletion but gone already (someone deleted it; a write whose answer
+	// was lost did) is no longer asked for: a write deleting it would be refused whole.
+	sheets := map[int64]bool{}
+	for _, sh := range meta.Sheets {
+		if sh != nil && sh.Properties != nil {
+			sheets[sh.Properties.SheetId] = true
+		}
+	}
+	for id, what := range s.prunable {
+		_, hasMeta := s.journals[id]
+		what = pruneWhat{sheet: what.sheet && sheets[id], meta: what.meta && hasMeta}
+		if !what.sheet && !what.meta {
+			delete(s.prunable, id)
+		} else {
+			s.prunable[id] = what
+		}
+	}
 }
 
 // rememberAnswer takes what a write's answer shows of the spreadsheet: the widths, and the

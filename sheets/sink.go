@@ -144,6 +144,7 @@ func (s *Store) appendLetters(ctx context.Context, op string, b *budget, work []
 		}
 		data[i] = &sheetsapi.RowData{Values: vals}
 	}
+	noPrunes := false // a write carrying old entries' deletions was refused (see writer.noPrunes)
 	for {
 		infos, err := s.sheetInfos(ctx, op, b, work)
 		if err != nil {
@@ -155,6 +156,9 @@ func (s *Store) appendLetters(ctx context.Context, op string, b *budget, work []
 		e.plan = &journalPlan{V: journalVersion, Writer: s.writer, Lease: lease, Op: op, Rows: e.rows,
 			Tabs: []planTab{{Name: work[0].tc.Name, Sheet: infos[0].id, HeaderRow: 1}}}
 		prunes, pruneIDs := s.prunes()
+		if noPrunes {
+			prunes, pruneIDs = nil, nil
+		}
 		reqs := append(prunes, e.requests(infos[0].cols+journalSlack, []*sheetsapi.Request{e.copyRows(infos[0].id, 0, 1, 1)},
 			journalMeta{Writer: s.writer, Lease: lease, Tabs: []string{work[0].tc.Name}})...)
 		reqs = append(reqs, &sheetsapi.Request{AppendCells: &sheetsapi.AppendCellsRequest{SheetId: infos[0].id, Rows: data, Fields: "userEnteredValue"}})
@@ -174,7 +178,7 @@ func (s *Store) appendLetters(ctx context.Context, op string, b *budget, work []
 		default:
 			var gerr *googleapi.Error
 			if len(pruneIDs) > 0 && errors.As(err, &gerr) && gerr.Code == 400 {
-				s.pruned(pruneIDs) // a journal sheet someone else deleted; nothing applied
+				noPrunes = true // a journal sheet someone else deleted, perhaps; nothing applied
 				continue
 			}
 			if isNoGrid(err) {
@@ -210,7 +214,7 @@ func (s *Store) appendLetters(ctx context.Context, op string, b *budget, work []
 				s.pruneID(e.id, pruneWhat{meta: hasMeta, sheet: hasSheet})
 				return nil, fmt.Errorf("%s: the append landed, but its journal sheet %q was deleted before triage could read it, so the header it landed under can't be checked: check the last rows of %q", op, e.title, work[0].tc.Name)
 			}
-			_, _, got, err := s.readForWrite(ctx, op, b, nil, []string{title})
+			_, _, got, err := s.readForWrite(ctx, op, b, nil, []sheetRef{{id: e.id, title: title}})
 			if err != nil {
 				return nil, err
 			}

@@ -159,6 +159,19 @@ func (s *Store) tabConfig(name string) (model.TabConfig, bool) {
 	return model.TabConfig{}, false
 }
 
+// sheetByID finds a sheet of meta by its sheetId.
+func sheetByID(meta *sheetsapi.Spreadsheet, id int64) *sheetsapi.Sheet {
+	if meta == nil {
+		return nil
+	}
+	for _, sh := range meta.Sheets {
+		if sh.Properties != nil && sh.Properties.SheetId == id {
+			return sh
+		}
+	}
+	return nil
+}
+
 // findSheet returns the sheet whose title is name (exact, then case-insensitive: Sheets
 // titles are unique regardless of case).
 func findSheet(meta *sheetsapi.Spreadsheet, name string) *sheetsapi.Sheet {

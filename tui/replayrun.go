@@ -368,7 +368,11 @@ func (r *replayRun) unmarkChanged(ts *tabState) {
 // reportCounts is the end-of-run toast's counts. Rows skipped by rule (delivered, rejected,
 // discarded: Refusal.Skipped) are counted apart, as nothing is wrong with them.
 func reportCounts(rep model.ReplaySummary) string {
-	skipped := rep.Skipped()
+	held := 0
+	for _, g := range rep.Held {
+		held += len(g.IDs)
+	}
+	skipped := rep.Skipped() - held
 	counts := make(map[model.RowState]int, len(rep.Counts))
 	for s, n := range rep.Counts {
 		if s != model.StateSkipped {
@@ -376,6 +380,14 @@ func reportCounts(rep model.ReplaySummary) string {
 		}
 	}
 	line := countsLine(counts)
+	if held > 0 {
+		heldNote := itoa(held) + " being replayed by another run"
+		if line == "nothing sent" {
+			line += "; " + heldNote
+		} else {
+			line += " · " + heldNote
+		}
+	}
 	if skipped == 0 {
 		return line
 	}

@@ -36,6 +36,13 @@ func TestReplayToastCountsSkippedApart(t *testing.T) {
 	if got := reportCounts(model.ReplaySummary{Counts: map[model.RowState]int{model.StateSkipped: 2}, Refused: []model.Refusal{{Skipped: true}, {Skipped: true}}}); got != "nothing sent; 2 skipped by rule" {
 		t.Errorf("only skipped rows: %q", got)
 	}
+	// Rows another live run holds are skipped, but not by rule: the toast says so.
+	held := model.ReplaySummary{Counts: map[model.RowState]int{model.StateSkipped: 3},
+		Refused: []model.Refusal{{ID: "a", Skipped: true}, {ID: "b", Skipped: true}, {ID: "c", Skipped: true}},
+		Held:    []model.HeldGroup{{Holder: model.LeaseHolder{By: "cron@jump1"}, IDs: []string{"a", "b"}}}}
+	if got := reportCounts(held); got != "nothing sent; 2 being replayed by another run · 1 skipped by rule" {
+		t.Errorf("held rows: %q", got)
+	}
 }
 
 func TestEscDuringReplayGoesBackAndTheRunGoesOn(t *testing.T) {

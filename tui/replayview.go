@@ -186,6 +186,9 @@ func (r *replayRun) reportLines(c *common, w int) []string {
 	if n := len(rep.NotAttempted); n > 0 {
 		add(st.RunWarn, fmt.Sprintf("Not attempted (%d): %s", n, listSome(shortIDs(rep.NotAttempted), 5)))
 	}
+	for _, g := range rep.Held {
+		add(st.RunWarn, model.SanitizeLine(g.String())+": another run is sending them.")
+	}
 	var refused []string
 	for _, x := range rep.Refused {
 		if !x.Skipped {
