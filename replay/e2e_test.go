@@ -1512,6 +1512,22 @@ type advApply struct {
 	err   error
 }
 
+// Lease, Renew and Release pass the run's leases through to the store (replay.Leaser), so
+// the lease's own writes meet the other editor and the lost answers too.
+func (s *advStore) Lease(ctx context.Context, tab string, keys []string) (model.Leases, error) {
+	l, err := s.st.(replay.Leaser).Lease(ctx, tab, keys)
+	s.ed.logf("%s: lease of %d rows: %d taken, %d held, %d unleased, err %v", s.run, len(keys), len(l.Taken), len(l.Held), len(l.Unleased), err)
+	return l, err
+}
+
+func (s *advStore) Renew(ctx context.Context, l model.Leases) error {
+	return s.st.(replay.Leaser).Renew(ctx, l)
+}
+
+func (s *advStore) Release(ctx context.Context, l model.Leases) error {
+	return s.st.(replay.Leaser).Release(ctx, l)
+}
+
 func (s *advStore) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
 	s.mu.Lock()
 	n := len(s.calls) + 1
