@@ -81,7 +81,9 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*conn]struct{}
 	closing  bool
-	done     sync.WaitGroup // sessions inside the handler
+	// ln is the listener Serve accepts on: shutdown closes it to stop accepting.
+	ln   net.Listener
+	done sync.WaitGroup // sessions inside the handler
 }
 
 // conn is one open session, for the limit and for shutdown.
@@ -213,6 +215,9 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // told why and given ShutdownGrace to end, then everything closed.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	s.log.Info("listening", "addr", l.Addr().String(), "max_sessions", s.set.MaxSessions, "idle_timeout", s.set.IdleTimeout.String())
+	s.mu.Lock()
+	s.ln = l
+	s.mu.Unlock()
 	errc := make(chan error, 1)
 	go func() { errc <- s.ssh.Serve(l) }()
 	select {
@@ -241,7 +246,15 @@ func (s *Server) shutdown() {
 	s.log.Info("shutting down", "sessions", len(open))
 	grace, cancel := context.WithTimeout(context.Background(), s.set.ShutdownGrace)
 	defer cancel()
-	go func() { _ = s.ssh.Shutdown(grace) }() // closes the listeners now, then waits
+	// No new connections from now on. Not the ssh server's own Shutdown: it waits for its
+	// connections with a WaitGroup that a connection finishing its handshake at that moment
+	// adds to while it waits (a data race in the library); the sessions are waited for below,
+	// and Close ends the rest.
+	s.mu.Lock()
+	if s.ln != nil {
+		_ = s.ln.Close()
+	}
+	s.mu.Unlock()
 	for _, se := range open {
 		se.stop(msgShutdown)
 	}
