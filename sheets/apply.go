@@ -277,7 +277,7 @@ func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err e
 		return rowsOf, make([]bool, len(w.work)), nil
 	}
 	w.planned = nil
-	var landed []*writePlan
+	var landed, fenced []*writePlan
 	for len(w.lost) > 0 {
 		p := w.lost[0]
 		if err := w.leaseLeft(p.entry.plan.Lease); err != nil {
@@ -293,11 +293,10 @@ func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err e
 		if exists {
 			landed = append(landed, p)
 		} else {
-			// Never landed, never will: the fence is metadata to delete.
-			s.pruneID(p.entry.id, pruneWhat{meta: true})
+			fenced = append(fenced, p)
 		}
 	}
-	if len(landed) > 0 || len(w.adopt) > 0 {
+	if len(landed) > 0 || len(w.adopt) > 0 || len(fenced) > 0 {
 		// Where the entries are now, by ID: a person may have renamed or deleted one.
 		meta, err := s.getMeta(ctx, w.op, w.b)
 		if err != nil {
@@ -305,6 +304,18 @@ func (w *writer) read(ctx context.Context) (rowsOf [][][]any, gone []bool, err e
 			return nil, nil, err
 		}
 		s.rememberSheetIDs(meta, true)
+		for _, p := range fenced {
+			if sheetByID(meta, p.entry.id) != nil {
+				// The fence found no metadata, yet the journal sheet the same batch made is
+				// there: the write landed, and someone deleted its metadata (a script; the
+				// Sheets UI can't). Nothing of it can be proven.
+				w.unprovable(p, "its journal's developer metadata was deleted by someone before triage could check it")
+				s.pruneID(p.entry.id, pruneWhat{sheet: true, meta: true})
+				continue
+			}
+			// Never landed, never will: the fence is metadata to delete.
+			s.pruneID(p.entry.id, pruneWhat{meta: true})
+		}
 	}
 	var titles []sheetRef
 	var reads []func(rows [][]any)

@@ -428,3 +428,86 @@ func TestLostWriteJournalRenamedBeforeItsReadStillProves(t *testing.T) {
 		t.Errorf("m2 reads %q", got)
 	}
 }
+
+// A write whose answer was lost while a script deleted its journal's developer metadata (the
+// Sheets UI can't; the API can): the fence then finds no entry, yet the journal sheet the same
+// batch made is there, so the write landed. It is reported as damage, never written again as
+// if it had not landed; a dead letter is not appended twice.
+func TestLostWriteWhoseMetadataWasDeletedIsDamageNotAWriteAgain(t *testing.T) {
+	t.Run("apply", func(t *testing.T) {
+		f := newFixture(t, nil)
+		const id = "meta-gone"
+		s, wb := f.openTab(t, id, inboxTab("Inbox", "new", "read", "done"), inboxRows(10), sheets.Options{Actor: "ann"})
+		tab := wb.Tabs[0]
+		edits := []model.Edit{model.SetStatus(tab, &tab.Records[tab.Index("m2")], "done")}
+		writes := 0
+		f.emu.SetHook(func(r emulator.Request) {
+			if r.Method != mBatchUpdate {
+				return
+			}
+			writes++
+			switch writes {
+			case 1:
+				f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Drop: true})
+			case 2: // the fence: a script has just deleted the entry's metadata
+				for _, m := range f.emu.DeveloperMetadata(id) {
+					if err := f.emu.DeleteDeveloperMetadata(id, m.MetadataID); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+		res, err := s.Apply(ctx(t), edits)
+		f.emu.SetHook(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Damaged) == 0 || len(res.Applied) != 0 {
+			t.Fatalf("applied %d, damaged %v: want the landed write reported, not written again", len(res.Applied), res.Damaged)
+		}
+		// Decided, not planned again: a conflict saying why, and the damage sheet (the only
+		// write after the fence).
+		if len(res.Conflicts) != 1 || !strings.Contains(res.Conflicts[0].Reason, "metadata was deleted") {
+			t.Errorf("conflicts %v, want the edit's, saying why", res.Conflicts)
+		}
+		if writes != 3 {
+			t.Errorf("%d writes, want the write, the fence and the damage sheet", writes)
+		}
+	})
+	t.Run("dead letter", func(t *testing.T) {
+		f := newFixture(t, deadBook(deadHeader))
+		s := f.store(sheets.Options{Tabs: []model.TabConfig{deadTab("")}})
+		writes := 0
+		f.emu.SetHook(func(r emulator.Request) {
+			if r.Method != mBatchUpdate {
+				return
+			}
+			writes++
+			switch writes {
+			case 1:
+				f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Drop: true})
+			case 2:
+				for _, m := range f.emu.DeveloperMetadata(f.id) {
+					if err := f.emu.DeleteDeveloperMetadata(f.id, m.MetadataID); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+		err := s.DeadLetter(ctx(t), []model.DeadLetter{letter(1)})
+		f.emu.SetHook(nil)
+		if err == nil || !strings.Contains(err.Error(), "developer metadata was deleted") {
+			t.Errorf("err %v, want the append reported as landed but unprovable", err)
+		}
+		rows := f.emu.Cells(f.id, "failed_calls")
+		n := 0
+		for _, row := range rows[1:] {
+			if model.CellString(row[colOf(rows, "key")]) == "ord-1" {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("the letter is on the sheet %d times, want once (it landed; never appended again)", n)
+		}
+	})
+}

@@ -195,15 +195,22 @@ func (s *Store) appendLetters(ctx context.Context, op string, b *budget, work []
 			if err != nil {
 				return nil, fmt.Errorf("%w (the append may have landed: the hidden sheet %q shows the header it was written under, if it did)", err, e.title)
 			}
-			if !exists {
-				s.pruneID(e.id, pruneWhat{meta: true})
-				continue // fenced before it landed: it never will; append again
-			}
 			meta, err := s.getMeta(ctx, op, b)
 			if err != nil {
 				return nil, err
 			}
 			s.rememberSheetIDs(meta, true)
+			if !exists && sheetByID(meta, e.id) != nil {
+				// No metadata, yet the journal sheet the same batch made is there: the append
+				// landed and someone deleted its metadata. Appending again would record the
+				// letters twice; what it landed under can't be proven either.
+				s.pruneID(e.id, pruneWhat{sheet: true, meta: true})
+				return nil, fmt.Errorf("%s: the append landed, but its journal's developer metadata was deleted by someone before triage could check it, so the header it landed under can't be checked: check the last rows of %q", op, work[0].tc.Name)
+			}
+			if !exists {
+				s.pruneID(e.id, pruneWhat{meta: true})
+				continue // fenced before it landed: it never will; append again
+			}
 			m, hasMeta := s.journalMetaOf(e.id)
 			if hasMeta && m.Fence {
 				s.pruneID(e.id, pruneWhat{meta: true})
