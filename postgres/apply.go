@@ -260,7 +260,7 @@ func (w *writeTx) locate(ctx context.Context, tc model.TabConfig, t table, id st
 	} else {
 		q += `btrim("key") = $1 OR "key" IS NULL OR btrim("key") = ''`
 	}
-	rows, err := w.tx.Query(ctx, q+" ORDER BY "+t.rowNo, id)
+	rows, err := w.tx.Query(ctx, q+" ORDER BY "+t.rowNo, toDB(id))
 	if err != nil {
 		return nil, err
 	}
@@ -278,6 +278,9 @@ func (w *writeTx) locate(ctx context.Context, tc model.TabConfig, t table, id st
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
+		}
+		for i := range cells {
+			cells[i] = fromDB(cells[i])
 		}
 		if tc.Role == model.RoleDeadLetter && model.RowIdentity(dtc, hm, cells) != id {
 			continue
@@ -346,7 +349,7 @@ func (w *writeTx) update(ctx context.Context, tc model.TabConfig, t table, e mod
 	var set, where []string
 	args := []any{r.pk}
 	arg := func(v any) string {
-		args = append(args, v)
+		args = append(args, dbArg(v))
 		return "$" + strconv.Itoa(len(args))
 	}
 	value := func(f model.Field, v string) any {

@@ -61,13 +61,13 @@ func (s *Store) Import(ctx context.Context, t *model.Table, progress func(done, 
 		}
 		row := make([]any, len(tb.fields))
 		for j, f := range tb.fields {
-			row[j] = t.Get(r, f)
+			row[j] = toDB(t.Get(r, f))
 		}
 		switch t.Config.Role {
 		case model.RoleDeadLetter:
-			row[tb.index(model.FKey)] = r.ID
+			row[tb.index(model.FKey)] = toDB(r.ID)
 		default:
-			row[tb.index(model.FID)] = r.ID
+			row[tb.index(model.FID)] = toDB(r.ID)
 		}
 		rows = append(rows, row)
 	}

@@ -93,6 +93,10 @@ func (s *Store) Lease(ctx context.Context, tab string, keys []string) (model.Lea
 // transaction.
 func (s *Store) lease(ctx context.Context, tab string, keys []string, run string, lock int64) (model.Leases, error) {
 	res := model.Leases{Run: run, Tab: tab, Held: map[string]model.LeaseHolder{}, Unleased: map[string]string{}}
+	keys = dedupe(keys)
+	for i := range keys {
+		keys[i] = toDB(keys[i]) // a key is a cell: it may hold a NUL (see cell.go)
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return res, err
@@ -138,7 +142,7 @@ SELECT k, $2, $3, $4, now(), now() + $5 * interval '1 second' FROM unnest($1::te
 ON CONFLICT (key) DO UPDATE SET run = EXCLUDED.run, lock = EXCLUDED.lock, holder = EXCLUDED.holder,
     since = EXCLUDED.since, until = EXCLUDED.until
     WHERE replay_leases.until < now() OR replay_leases.run = EXCLUDED.run
-RETURNING key`, dedupe(keys), run, lock, s.holderName(), model.LeaseFor.Seconds())
+RETURNING key`, keys, run, lock, s.holderName(), model.LeaseFor.Seconds())
 	if err != nil {
 		return res, err
 	}
@@ -148,7 +152,7 @@ RETURNING key`, dedupe(keys), run, lock, s.holderName(), model.LeaseFor.Seconds(
 			rows.Close()
 			return res, err
 		}
-		res.Taken = append(res.Taken, k)
+		res.Taken = append(res.Taken, fromDB(k))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -165,7 +169,7 @@ RETURNING key`, dedupe(keys), run, lock, s.holderName(), model.LeaseFor.Seconds(
 			rows.Close()
 			return res, err
 		}
-		res.Held[k] = h
+		res.Held[fromDB(k)] = h
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

@@ -44,13 +44,14 @@ UPDATE jobs j SET status = 'claimed', claimedby = $1, claimedat = $2, updatedat 
     attempts = CASE WHEN btrim(j.attempts) ~ '^[0-9]{1,9}$' THEN (btrim(j.attempts)::int + 1)::text ELSE '1' END
 FROM next WHERE j.id = next.id
 RETURNING j.id, j.type, j.payload, j.attempts::int, j.claimedat`
-	err = s.pool.QueryRow(ctx, q, worker, now).Scan(&job.ID, &job.Type, &job.Payload, &job.Attempts, &job.ClaimedAt)
+	err = s.pool.QueryRow(ctx, q, toDB(worker), now).Scan(&job.ID, &job.Type, &job.Payload, &job.Attempts, &job.ClaimedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Job{}, false, nil
 	}
 	if err != nil {
 		return Job{}, false, fmt.Errorf("claim a job from %s: %w", s.url, err)
 	}
+	job.ID, job.Type, job.Payload, job.ClaimedAt = fromDB(job.ID), fromDB(job.Type), fromDB(job.Payload), fromDB(job.ClaimedAt)
 	return job, true, nil
 }
 
@@ -72,7 +73,7 @@ func (s *Store) Finish(ctx context.Context, worker string, job Job, workErr erro
 	tag, err := s.pool.Exec(ctx, `
 UPDATE jobs SET status = $1, lasterror = $2, updatedat = $3
 WHERE id = $4 AND lower(btrim(status)) = 'claimed' AND claimedby = $5 AND claimedat = $6 AND btrim(attempts) = $7`,
-		status, lastErr, model.FormatTime(s.now()), job.ID, worker, job.ClaimedAt, strconv.Itoa(job.Attempts))
+		status, toDB(lastErr), model.FormatTime(s.now()), toDB(job.ID), toDB(worker), toDB(job.ClaimedAt), strconv.Itoa(job.Attempts))
 	if err != nil {
 		return fmt.Errorf("finish job %s in %s: %w", job.ID, s.url, err)
 	}
@@ -136,6 +137,7 @@ RETURNING j.id, j.row_no, stale.claimedby, stale.claimedat`, stamp, cutoff)
 		if err := r.Scan(&q.ID, &rowNo, &q.ClaimedBy, &q.ClaimedAt); err != nil {
 			return q, err
 		}
+		q.ID, q.ClaimedBy, q.ClaimedAt = fromDB(q.ID), fromDB(q.ClaimedBy), fromDB(q.ClaimedAt)
 		q.Row, q.UpdatedAt = int(rowNo)+1, stamp
 		if t, ok := model.ParseTime(q.ClaimedAt, time.UTC); ok {
 			q.Age = now.Sub(t)

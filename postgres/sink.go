@@ -51,7 +51,7 @@ func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) erro
 		row := []any{ts, l.Source, l.URL, l.Payload, l.Error, strconv.Itoa(l.Attempts), l.Method, key, dead}
 		ph := make([]string, len(row))
 		for i, v := range row {
-			args = append(args, v)
+			args = append(args, dbArg(v))
 			ph[i] = "$" + strconv.Itoa(len(args))
 		}
 		vals = append(vals, "("+strings.Join(ph, ", ")+")")

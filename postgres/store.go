@@ -322,7 +322,7 @@ func scanRow(rows pgx.Rows, n int) ([]any, int64, error) {
 	}
 	cells := make([]any, n)
 	for i, v := range strs {
-		cells[i] = v
+		cells[i] = fromDB(v)
 	}
 	return cells, no, nil
 }
