@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/triage-dev/triage/model"
 )
@@ -69,6 +70,15 @@ func (s *Store) stopChanges() {
 // LoadTab reads one configured tab (by name, else by role) for a command that works on it
 // alone (list, set-status, ...): a workbook holding that tab only.
 func (s *Store) LoadTab(ctx context.Context, name string) (*model.Workbook, error) {
+	return s.LoadTabRows(ctx, name, nil)
+}
+
+// LoadTabRows is LoadTab that also reads the rows whose identity is among ids, settled or
+// open: a command names rows to write (set-status of a row marked done, clear-error of a
+// rejected call), and the open work alone may not hold them. For a dead-letter tab the rows
+// without a key cell are read too (their identity is computed from their content, by
+// model.Decode, as the sheet's).
+func (s *Store) LoadTabRows(ctx context.Context, name string, ids []string) (*model.Workbook, error) {
 	tc, ok := s.tabConfig(name)
 	if !ok {
 		role := model.Role(strings.ToLower(strings.TrimSpace(name)))
@@ -82,5 +92,26 @@ func (s *Store) LoadTab(ctx context.Context, name string) (*model.Workbook, erro
 			return nil, fmt.Errorf("load: no tab %q: it is neither a configured tab's name nor a role (inbox, deadletter, queue); configured: %s", name, s.tabNames())
 		}
 	}
-	return s.load(ctx, []model.TabConfig{tc})
+	if len(ids) == 0 || s.history {
+		return s.load(ctx, []model.TabConfig{tc})
+	}
+	t, ok := tables[tc.Role]
+	if !ok {
+		return nil, fmt.Errorf("load: tab %q has role %q, which has no table", tc.Name, tc.Role)
+	}
+	dbIDs := make([]string, len(ids))
+	for i, id := range ids {
+		dbIDs[i] = toDB(id)
+	}
+	named := "id = ANY($1)"
+	if tc.Role == model.RoleDeadLetter {
+		named = `btrim("key") = ANY($1) OR "key" IS NULL OR btrim("key") = ''`
+	}
+	s.changes.dirty.Store(false)
+	q := "SELECT " + t.selectList() + " FROM " + t.name + " WHERE (" + t.openFilter() + ") OR " + named + " ORDER BY " + t.rowNo
+	tab, err := s.loadTable(ctx, tc, t, q, dbIDs)
+	if err != nil {
+		return nil, fmt.Errorf("load %s (table %s) from %s: %w", tc.Name, t.name, s.url, err)
+	}
+	return &model.Workbook{SpreadsheetID: s.url, Title: "PostgreSQL " + s.db, Location: time.UTC, Tabs: []*model.Table{tab}, Loaded: s.now()}, nil
 }

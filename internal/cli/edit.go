@@ -114,7 +114,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 	if len(ids) == 0 {
 		return usageErr("no IDs given")
 	}
-	st, t, settled, err := openTabToWrite(ctx, g, e, tabName)
+	st, t, settled, err := openTabToWrite(ctx, g, e, tabName, ids)
 	if err != nil {
 		return err
 	}

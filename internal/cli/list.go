@@ -88,18 +88,19 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 // openTab resolves the settings, connects, loads and finds one tab: the start of every
 // command that works on a tab's rows.
 func openTab(ctx context.Context, g *globals, e *env, name string) (store, *model.Table, error) {
-	st, t, _, err := openTabFor(ctx, g, e, name, false)
+	st, t, _, err := openTabFor(ctx, g, e, name, false, nil)
 	return st, t, err
 }
 
-// openTabToWrite is openTab for a command that writes the tab: other processes' unfinished
-// writes are settled first (loadTabToWrite), and what that did is returned.
-func openTabToWrite(ctx context.Context, g *globals, e *env, name string) (store, *model.Table, model.ApplyResult, error) {
-	return openTabFor(ctx, g, e, name, true)
+// openTabToWrite is openTab for a command that writes the rows ids of the tab: other
+// processes' unfinished writes are settled first (loadTabToWrite), and what that did is
+// returned; on a database the rows named are read whether settled or open (rowsLoader).
+func openTabToWrite(ctx context.Context, g *globals, e *env, name string, ids []string) (store, *model.Table, model.ApplyResult, error) {
+	return openTabFor(ctx, g, e, name, true, ids)
 }
 
 // openTabFor is openTab, settling first when the command is to write (write).
-func openTabFor(ctx context.Context, g *globals, e *env, name string, write bool) (store, *model.Table, model.ApplyResult, error) {
+func openTabFor(ctx context.Context, g *globals, e *env, name string, write bool, ids []string) (store, *model.Table, model.ApplyResult, error) {
 	var settled model.ApplyResult
 	s, err := resolve(g, e)
 	if err != nil {
@@ -122,7 +123,7 @@ func openTabFor(ctx context.Context, g *globals, e *env, name string, write bool
 	// (sheets.Store.LoadTab).
 	var wb *model.Workbook
 	if write {
-		wb, settled, err = loadTabToWrite(ctx, st, name)
+		wb, settled, err = loadTabToWrite(ctx, st, name, ids)
 	} else if wb, err = st.LoadTab(ctx, name); err != nil {
 		err = &exitError{code: exitUsage, err: err}
 	}

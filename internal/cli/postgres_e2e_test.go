@@ -92,6 +92,18 @@ func TestGraduateToPostgres(t *testing.T) {
 	if r.code != exitUsage {
 		t.Fatalf("--readonly: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A settled row is reached by its ID as on the sheet: done (out of the open work), then
+	// back to new.
+	for _, st := range []string{"done", "new"} {
+		r = c.run("set-status", "--tab", "Inbox", "--status", st, "m1")
+		if r.code != exitOK || !strings.Contains(r.stdout, "m1") {
+			t.Fatalf("set-status %s of m1: exit %d\n%s%s", st, r.code, r.stdout, r.stderr)
+		}
+	}
+	r = c.run("list", "--tab", "inbox", "--status", "new")
+	if r.code != 0 || !strings.Contains(r.stdout, "m1") {
+		t.Fatalf("m1 is not new again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 
 	// By the config file, the password never printed in an error.
 	delete(c.env, "TRIAGE_DATABASE_URL")

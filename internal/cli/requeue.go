@@ -72,7 +72,7 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 			err = &exitError{code: exitUsage, err: err}
 		}
 	} else {
-		wb, settled, err = loadTabToWrite(ctx, st, name)
+		wb, settled, err = loadTabToWrite(ctx, st, name, nil)
 	}
 	if err != nil {
 		return err

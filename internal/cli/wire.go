@@ -204,8 +204,23 @@ func settleFirst(ctx context.Context, st store) (res model.ApplyResult, ran bool
 
 // loadTabToWrite is LoadTab for a command that writes the tab next: unfinished writes are
 // settled first (settleFirst), and the tab read again if they were.
-func loadTabToWrite(ctx context.Context, st store, name string) (*model.Workbook, model.ApplyResult, error) {
-	wb, err := st.LoadTab(ctx, name)
+// rowsLoader is a store whose load of a tab can also reach the rows a command names, settled
+// or open (postgres.Store: the database loads only the open work otherwise, and a command
+// must reach any row by its ID, as on the sheet, which always reads the whole tab).
+type rowsLoader interface {
+	LoadTabRows(ctx context.Context, name string, ids []string) (*model.Workbook, error)
+}
+
+// loadTab reads a tab for a command that names ids (nil: none).
+func loadTab(ctx context.Context, st store, name string, ids []string) (*model.Workbook, error) {
+	if rl, ok := st.(rowsLoader); ok && len(ids) > 0 {
+		return rl.LoadTabRows(ctx, name, ids)
+	}
+	return st.LoadTab(ctx, name)
+}
+
+func loadTabToWrite(ctx context.Context, st store, name string, ids []string) (*model.Workbook, model.ApplyResult, error) {
+	wb, err := loadTab(ctx, st, name, ids)
 	if err != nil {
 		return nil, model.ApplyResult{}, &exitError{code: exitUsage, err: err}
 	}
@@ -213,7 +228,7 @@ func loadTabToWrite(ctx context.Context, st store, name string) (*model.Workbook
 	if err != nil || !ran {
 		return wb, settled, err
 	}
-	if wb, err = st.LoadTab(ctx, name); err != nil {
+	if wb, err = loadTab(ctx, st, name, ids); err != nil {
 		return nil, settled, &exitError{code: exitUsage, err: err}
 	}
 	return wb, settled, nil
