@@ -109,7 +109,7 @@ Nothing new was sent after the halt; {{rows .NotAttempted}} not attempted. Fix t
 {{- end}}
 {{- template "refusals" (refusals "Skipped by rule (nothing wrong)" .Skipped)}}
 <h2 style="font-size:16px;margin:16px 0 8px 0">Write-back</h2>
-<p style="margin:0">{{count .WriteRequests "request" "requests"}} to the sheet; {{count (len .WriteBack) "problem" "problems"}}.</p>
+<p style="margin:0">{{count .WriteRequests "request" "requests"}} to {{.Store}}; {{count (len .WriteBack) "problem" "problems"}}.</p>
 {{- if .WriteBack}}
 <ul style="margin:4px 0;padding-left:20px">
 {{- range .WriteBack}}
@@ -121,7 +121,7 @@ Nothing new was sent after the halt; {{rows .NotAttempted}} not attempted. Fix t
 <tr><td style="padding:0 20px 16px 20px">
 <h2 style="font-size:16px;margin:8px 0">Configuration</h2>
 <table cellpadding="4" cellspacing="0" border="0" style="font-size:13px">
-<tr><td style="color:#57606a">Spreadsheet</td><td><code>{{.Spreadsheet}}</code></td></tr>
+{{if eq .Store "the sheet"}}<tr><td style="color:#57606a">Spreadsheet</td><td><code>{{.Spreadsheet}}</code></td></tr>{{else}}<tr><td style="color:#57606a">Database</td><td><code>{{.Store}}</code></td></tr>{{end}}
 <tr><td style="color:#57606a">Tab</td><td>{{.Tab}}</td></tr>
 <tr><td style="color:#57606a">Selection</td><td>{{.Settings.Selection}}</td></tr>
 <tr><td style="color:#57606a">Source filter</td><td>{{if .Settings.SourceFilter}}{{.Settings.SourceFilter}}{{else}}every source{{end}}</td></tr>

@@ -75,7 +75,11 @@ func Markdown(w io.Writer, r Run) error {
 		p("\n")
 	}
 	refusals("Skipped by rule (nothing wrong)", v.Skipped)
-	p("## Write-back\n\n%s to the sheet; %s.\n\n", model.Count(v.WriteRequests, "request", "requests"), model.Count(len(v.WriteBack), "problem", "problems"))
+	store := v.Store
+	if store != "the sheet" {
+		store = md(store)
+	}
+	p("## Write-back\n\n%s to %s; %s.\n\n", model.Count(v.WriteRequests, "request", "requests"), store, model.Count(len(v.WriteBack), "problem", "problems"))
 	for _, x := range v.WriteBack {
 		p("- %s\n", md(x))
 	}
@@ -85,7 +89,12 @@ func Markdown(w io.Writer, r Run) error {
 
 	s := v.Settings
 	p("## Configuration\n\n")
-	p("- Spreadsheet: %s\n- Tab: %s\n- Selection: %s\n", md(v.Spreadsheet), md(v.Tab), md(s.Selection))
+	if v.Store == "the sheet" {
+		p("- Spreadsheet: %s\n", md(v.Spreadsheet))
+	} else {
+		p("- Database: %s\n", md(v.Store))
+	}
+	p("- Tab: %s\n- Selection: %s\n", md(v.Tab), md(s.Selection))
 	if s.SourceFilter != "" {
 		p("- Source filter: %s\n", md(s.SourceFilter))
 	} else {

@@ -38,6 +38,8 @@ type Run struct {
 	SheetGID int64
 	// SpreadsheetID is the spreadsheet's ID; without it rows are listed without links.
 	SpreadsheetID string
+	// Store names the database the run wrote to, its password redacted ("" for the sheet).
+	Store string
 	// Summary is what replay.Run returned.
 	Summary model.ReplaySummary
 	// Selected is how many rows the command line picked (unknown IDs included).

@@ -397,3 +397,26 @@ func render(t *testing.T, write func(io.Writer, Run) error, r Run) string {
 	}
 	return b.String()
 }
+
+// A run on the database names the database (its password redacted as the CLI passes it), not
+// "the sheet" or a spreadsheet it never touched.
+func TestReportNamesTheDatabase(t *testing.T) {
+	start := time.Date(2026, 3, 2, 4, 0, 0, 0, time.UTC)
+	r := Run{Tab: "failed_calls", Store: "postgres://triage:xxxxx@db/triage", Selected: 1, Started: start, Ended: start.Add(time.Second),
+		Summary: model.ReplaySummary{WriteRequests: 3, Rows: []model.RowResult{{ID: "a", Row: 2, State: model.StateDelivered, Attempts: 1}}}}
+	var md, html bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{md.String(), html.String()} {
+		if strings.Contains(out, "to the sheet") || strings.Contains(out, "Spreadsheet") || !strings.Contains(out, "postgres://triage:xxxxx@db/triage") {
+			t.Errorf("the report doesn't name the database:\n%s", out)
+		}
+	}
+	if !strings.Contains(md.String(), "3 requests to `postgres://triage:xxxxx@db/triage`") || !strings.Contains(md.String(), "- Database: ") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+}

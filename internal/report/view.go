@@ -13,9 +13,11 @@ import (
 // view is a Run made ready to render: every text scrubbed, sanitised and capped (but not yet
 // escaped, which is each format's job), every link built here.
 type view struct {
-	Title         string
-	Tab           string
-	Spreadsheet   string
+	Title       string
+	Tab         string
+	Spreadsheet string
+	// Store is where the run wrote: "the sheet", or the database by its (redacted) URL.
+	Store         string
 	TabLink       string
 	Started       string
 	Ended         string
@@ -125,6 +127,7 @@ func (r *Run) view() *view {
 	v := &view{
 		Tab:           r.text(r.Tab, capName),
 		Spreadsheet:   r.text(r.SpreadsheetID, capName),
+		Store:         "the sheet",
 		TabLink:       r.RowLink(1),
 		Duration:      "–",
 		Rate:          r.Rate(),
@@ -191,6 +194,9 @@ func (r *Run) view() *view {
 		v.WriteBack = append(v.WriteBack, "error: "+r.text(e, capDetail))
 	}
 	v.Settings = r.settingsView()
+	if r.Store != "" {
+		v.Store = r.text(r.Store, capName)
+	}
 	return v
 }
 
