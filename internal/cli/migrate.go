@@ -73,12 +73,15 @@ func runMigrate(ctx context.Context, g *globals, e *env, to string) error {
 			fmt.Fprintf(e.stdout, "%s: not in the spreadsheet (or unusable); nothing to carry\n", tc.Name)
 			continue
 		}
-		rep, err := db.Import(ctx, t, func(done, total int) {
+		carry, guessed := keysDecided(t, s.cfg)
+		rep, err := db.Import(ctx, carry, func(done, total int) {
 			fmt.Fprintf(e.stderr, "%s → %s: %d/%d rows\n", t.Config.Name, tableName(tc.Role), done, total)
 		})
 		if err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("migrate to %s: %w", where, err)}
 		}
+		rep.Read += len(guessed)
+		rep.Skipped = append(guessed, rep.Skipped...)
 		printImport(e, t, rep)
 		skipped += len(rep.Skipped)
 	}
@@ -86,6 +89,35 @@ func runMigrate(ctx context.Context, g *globals, e *env, to string) error {
 		return &exitError{code: exitPartial, err: fmt.Errorf("migrate: %s not carried (listed above); fix them in the sheet and run it again", model.Count(skipped, "row", "rows"))}
 	}
 	return nil
+}
+
+// keysDecided splits a dead-letter tab into the rows whose key migrate can store as replay
+// would send it, and those it would have to guess: a row with an empty key cell gets its key
+// from its source's key rule ([sources.NAME] key, e.g. the payload's "id"), else a minted
+// one, and the database keeps what migrate stores for good. Without the source in the config
+// that rule is unknown, so the row is not carried, saying why (a payload must never be sent
+// under two keys across the move). Other tabs are carried whole.
+func keysDecided(t *model.Table, cfg *config.Config) (*model.Table, []postgres.SkippedRow) {
+	if t.Config.Role != model.RoleDeadLetter || !t.Header.Has(model.FKey) {
+		return t, nil
+	}
+	var kept []model.Record
+	var guessed []postgres.SkippedRow
+	for _, r := range t.Records {
+		src := strings.TrimSpace(t.Get(&r, model.FSource))
+		if strings.TrimSpace(t.Get(&r, model.FKey)) == "" && r.ID != "" {
+			if _, ok := cfg.Sources[src]; !ok {
+				guessed = append(guessed, postgres.SkippedRow{Row: r.Row, Why: fmt.Sprintf(
+					"its key cell is empty and source %q is not in the config, so the key a replay would send can't be known: run migrate with the config replay runs with (its [sources.%s]), or fill the key cell",
+					src, src)})
+				continue
+			}
+		}
+		kept = append(kept, r)
+	}
+	carry := *t
+	carry.Records = kept
+	return &carry, guessed
 }
 
 func tableName(r model.Role) string {
