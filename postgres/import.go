@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/triage-dev/triage/model"
@@ -61,7 +62,11 @@ func (s *Store) Import(ctx context.Context, t *model.Table, progress func(done, 
 		}
 		row := make([]any, len(tb.fields))
 		for j, f := range tb.fields {
-			row[j] = toDB(t.Get(r, f))
+			v := t.Get(r, f)
+			if timeFields[f] {
+				v = instantText(v, t.Location)
+			}
+			row[j] = toDB(v)
 		}
 		switch t.Config.Role {
 		case model.RoleDeadLetter:
@@ -123,4 +128,28 @@ func (s *Store) insertBatch(ctx context.Context, tb table, rows [][]any) (int, e
 		return 0, err
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// timeFields are the cells that hold times: a serial number or a zone-less text there is
+// read in the spreadsheet's time zone on the sheet, and would be read as UTC on the database.
+var timeFields = map[model.Field]bool{model.FTimestamp: true, model.FClaimedAt: true, model.FUpdatedAt: true,
+	model.FReplayedAt: true, model.FTriagedAt: true}
+
+// instantText is a time cell as the database must hold it to mean the same instant: a cell
+// whose reading depends on the spreadsheet's time zone (loc), a serial number or text
+// without a zone, becomes that instant in RFC 3339, UTC; any other cell (a time that names
+// its zone, text that is no time) is carried as it is. The sheet's serial numbers have whole
+// seconds, and so does the text.
+func instantText(v string, loc *time.Location) string {
+	if loc == nil || loc == time.UTC {
+		return v
+	}
+	here, ok := model.ParseTime(v, loc)
+	if !ok {
+		return v
+	}
+	if utc, _ := model.ParseTime(v, time.UTC); utc.Equal(here) {
+		return v // the text says its zone: the same instant anywhere
+	}
+	return here.UTC().Format(time.RFC3339Nano)
 }
