@@ -5,6 +5,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // SetBeforeWrite installs f to run between each edit's read and its conditional write.
@@ -41,4 +43,22 @@ func Kill(s *Store) {
 	s.runs.runs = nil
 	s.runs.mu.Unlock()
 	s.Close()
+}
+
+// MigrateTo brings the database at url up to schema version v only (a database an older
+// triage made).
+func MigrateTo(ctx context.Context, url string, v int64) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := provider(db)
+	if err != nil {
+		return err
+	}
+	_, err = p.UpTo(ctx, v)
+	return err
 }

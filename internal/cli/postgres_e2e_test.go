@@ -41,7 +41,7 @@ func TestGraduateToPostgres(t *testing.T) {
 	}
 
 	r = c.run("init", "--database-url", db)
-	if r.code != 0 || !strings.Contains(r.stdout, "schema version 0 → 5") {
+	if r.code != 0 || !strings.Contains(r.stdout, "schema version 0 → 6") {
 		t.Fatalf("init: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = c.run("init", "--database-url", db)
