@@ -14,6 +14,7 @@ import (
 
 func newMigrateCmd(g *globals, e *env) *cobra.Command {
 	var to string
+	var verifyOnly bool
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Copy the sheet's three tabs into a PostgreSQL database",
@@ -22,8 +23,13 @@ tables (run triage init on it first), in batches of 5,000 rows with progress on 
 keys are kept: a dead letter's key is the one a replay would have sent from the sheet
 (its key cell, else its payload's key field, else the minted one). Rows already in the
 database are left as they are, so running it again adds nothing. A row that can't be
-carried (no ID, an ID two rows share) is listed with why, and the exit code is 1. The sheet
-is only read: the command opens it read-only.
+carried (no ID, an ID two rows share, a key it would have to guess) is listed with why, and
+the exit code is 1. The sheet is only read: the command opens it read-only.
+
+It ends with the proof: every row carried is read back from the database and compared with
+the sheet's, cell by cell, through the same decoder (a time as the same instant, a key as the
+one a replay sends): "verified: 58 of 58 rows" per tab, each difference listed, exit 1 if
+there is one. --verify runs only that comparison, to check again before switching over.
 
 --to defaults to the configured database ([store] url, TRIAGE_DATABASE_URL).`,
 		Example: `  triage init --database-url "$DATABASE_URL"
@@ -32,11 +38,12 @@ is only read: the command opens it read-only.
 	}
 	g.register(cmd.Flags(), gSpreadsheet|gConfig|gEndpoint|gCredentials)
 	cmd.Flags().StringVar(&to, "to", "", "the database to copy into: postgres://USER:PASSWORD@HOST/DB?sslmode=require")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runMigrate(cmd.Context(), g, e, to) }
+	cmd.Flags().BoolVar(&verifyOnly, "verify", false, "copy nothing: only compare every row of the sheet with the database's")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runMigrate(cmd.Context(), g, e, to, verifyOnly) }
 	return cmd
 }
 
-func runMigrate(ctx context.Context, g *globals, e *env, to string) error {
+func runMigrate(ctx context.Context, g *globals, e *env, to string, verifyOnly bool) error {
 	s, err := resolve(g, e)
 	if err != nil {
 		return err
@@ -67,6 +74,7 @@ func runMigrate(ctx context.Context, g *globals, e *env, to string) error {
 	}
 	where := config.RedactURL(to)
 	skipped := 0
+	notCarried := map[model.Role]map[int]bool{}
 	for _, tc := range s.cfg.TabConfigs() {
 		t := wb.Tab(tc.Role)
 		if t == nil {
@@ -74,6 +82,13 @@ func runMigrate(ctx context.Context, g *globals, e *env, to string) error {
 			continue
 		}
 		carry, guessed := keysDecided(t, s.cfg)
+		notCarried[tc.Role] = map[int]bool{}
+		for _, g := range guessed {
+			notCarried[tc.Role][g.Row] = true
+		}
+		if verifyOnly {
+			continue
+		}
 		rep, err := db.Import(ctx, carry, func(done, total int) {
 			fmt.Fprintf(e.stderr, "%s → %s: %d/%d rows\n", t.Config.Name, tableName(tc.Role), done, total)
 		})
@@ -82,8 +97,18 @@ func runMigrate(ctx context.Context, g *globals, e *env, to string) error {
 		}
 		rep.Read += len(guessed)
 		rep.Skipped = append(guessed, rep.Skipped...)
+		for _, sk := range rep.Skipped {
+			notCarried[tc.Role][sk.Row] = true
+		}
 		printImport(e, t, rep)
 		skipped += len(rep.Skipped)
+	}
+	bad, err := verifyMigration(ctx, e, to, s.cfg, wb, notCarried)
+	if err != nil {
+		return err
+	}
+	if bad > 0 {
+		return &exitError{code: exitPartial, err: fmt.Errorf("migrate: %s on the database differ from the sheet (listed above): run migrate again, or fix them, before switching over", model.Count(bad, "row", "rows"))}
 	}
 	if skipped > 0 {
 		return &exitError{code: exitPartial, err: fmt.Errorf("migrate: %s not carried (listed above); fix them in the sheet and run it again", model.Count(skipped, "row", "rows"))}
