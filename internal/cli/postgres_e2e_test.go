@@ -165,6 +165,12 @@ func TestGraduateTheDemoWorkbook(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "cf-81b2e4") {
 		t.Fatalf("the contact-form row's key is not its payload's id on the database: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A replay on the database says where it wrote (here nothing: the demo's URLs are not
+	// under this config's prefixes), not "requests to the sheet".
+	r = c.run("replay", "--all", "--database-url", db, "--config", cfg)
+	if !strings.Contains(r.stderr, "write-back: 0 transactions on postgres://") {
+		t.Errorf("replay on the database: exit %d\n%s", r.code, r.stderr)
+	}
 	// --verify alone: nothing copied; a cell someone changed on the database is found.
 	r = c.run("migrate", "--to", db, "--config", cfg, "--verify")
 	if r.code != exitOK || strings.Contains(r.stdout, "added") || !strings.Contains(r.stdout, "verified: 25 of 25 rows") {

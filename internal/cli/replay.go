@@ -177,6 +177,9 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 	}
 
 	doc := newReplayDoc(t, sel, sum, f.dry)
+	if name := storeName(s); name != "" {
+		doc.WriteBack.Store = name
+	}
 	run := reportRun(s, t, sel, sum, doc, started, ended,
 		report.Settings{All: f.all, IDs: ids, SourceFilter: srcFilter, Concurrency: f.conc, Force: f.force}, e.vars().secret)
 	return out.Deliver(ctx, run, func(w report.Written) error {
@@ -305,7 +308,10 @@ type docRefusal struct {
 }
 
 type docWriteBack struct {
-	Requests  int      `json:"requests"`
+	// Requests are the write requests to the sheet, or on a database its transactions.
+	Requests int `json:"requests"`
+	// Store is where they went: "the sheet", or the database (its password redacted).
+	Store     string   `json:"store"`
 	Conflicts []string `json:"conflicts"`
 	Errors    []string `json:"errors"`
 }
@@ -351,7 +357,7 @@ func newReplayDoc(t *model.Table, sel replay.Selection, sum model.ReplaySummary,
 		Skipped:      []docRefusal{},
 		UnknownIDs:   append([]string{}, sel.Unknown...),
 		Excluded:     []docRefusal{},
-		WriteBack:    docWriteBack{Requests: sum.WriteRequests, Conflicts: []string{}, Errors: append([]string{}, sum.WriteErrors...)},
+		WriteBack:    docWriteBack{Requests: sum.WriteRequests, Store: "the sheet", Conflicts: []string{}, Errors: append([]string{}, sum.WriteErrors...)},
 		Recovered:    []string{},
 		Rows:         []docRow{},
 		Held:         []docHeld{},
@@ -544,7 +550,11 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 	}
 	if !d.DryRun {
 		wb := d.WriteBack
-		fmt.Fprintf(w, "write-back: %s, %s, %s\n", model.Count(wb.Requests, "request", "requests"),
+		what := model.Count(wb.Requests, "request", "requests")
+		if wb.Store != "" && wb.Store != "the sheet" {
+			what = model.Count(wb.Requests, "transaction", "transactions") + " on " + model.SanitizeLine(wb.Store)
+		}
+		fmt.Fprintf(w, "write-back: %s, %s, %s\n", what,
 			model.Count(len(wb.Conflicts), "conflict", "conflicts"), model.Count(len(wb.Errors), "error", "errors"))
 		list("write-back conflict:", wb.Conflicts)
 		list("write-back error:", wb.Errors)
