@@ -91,7 +91,8 @@ func token(id int64) string { return fmt.Sprintf("%08x", id) }
 // leases (and taking over those of gone runs); when another run's batch got there first
 // (the batch is refused whole), it reads again and leases what is left, up to leaseTries
 // times. A batch whose answer is lost is read back the same way: the leases carrying this
-// run's token are this run's.
+// run's token are this run's; one refused for another reason (429 over quota, a 5xx) is sent
+// again, after a read, within the store's retry budget (RetryPolicy).
 func (s *Store) Lease(ctx context.Context, tab string, keys []string) (model.Leases, error) {
 	op := fmt.Sprintf("lease %s for a replay", model.Count(len(keys), "row", "rows"))
 	if s.readOnly {
@@ -108,7 +109,7 @@ func (s *Store) Lease(ctx context.Context, tab string, keys []string) (model.Lea
 	wanted := slices.Compact(slices.Sorted(slices.Values(keys)))
 	b := &budget{}
 	var last error
-	for range leaseTries {
+	for refused := 0; refused < leaseTries; {
 		meta, err := s.getMeta(ctx, op, b)
 		if err != nil {
 			return model.Leases{}, err
@@ -124,6 +125,7 @@ func (s *Store) Lease(ctx context.Context, tab string, keys []string) (model.Lea
 			n, _ := rand.Int(rand.Reader, big.NewInt(leaseIDEnd-leaseIDBase))
 			run.id = leaseIDBase + n.Int64()
 			tok = token(run.id)
+			refused++
 			continue
 		}
 		res := model.Leases{Run: tok, Tab: tab, Held: map[string]model.LeaseHolder{}, Unleased: map[string]string{}}
@@ -191,6 +193,7 @@ func (s *Store) Lease(ctx context.Context, tab string, keys []string) (model.Lea
 		case errors.As(err, &gerr) && gerr.Code == 400:
 			// Another run created one of these IDs first: nothing of this batch landed.
 			last = err
+			refused++
 			continue
 		case outcomeUnknown(err):
 			// Read back: what carries this token is this run's.
@@ -200,10 +203,15 @@ func (s *Store) Lease(ctx context.Context, tab string, keys []string) (model.Lea
 			}
 			continue
 		default:
-			return model.Leases{}, s.errs.classify(op, err, b.failed+1)
+			// Refused whole, nothing applied (429: over quota, and the rest): within the
+			// retry budget, read again and try again; past it, the error.
+			if ferr := s.backoff(ctx, op, b, err); ferr != nil {
+				return model.Leases{}, ferr
+			}
+			continue
 		}
 	}
-	return model.Leases{}, fmt.Errorf("%s: other runs kept leasing the same rows (%v); nothing was sent, run it again", op, last)
+	return model.Leases{}, fmt.Errorf("%s: the lease was refused %d times, as other runs kept leasing the same rows (last: %v); nothing was sent, run it again", op, leaseTries, last)
 }
 
 // Release ends a run's leases (every row's, and the run's own metadata), in one batch.

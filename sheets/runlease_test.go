@@ -200,3 +200,20 @@ func TestLeaseWithinTheMetadataBudget(t *testing.T) {
 		}
 	}
 }
+
+// Google over quota: the lease's batch answered 429 (nothing applied) is read again and sent
+// again within the store's retry budget, not given up on (every row of the run refused).
+func TestLeaseRetriesAQuotaRefusal(t *testing.T) {
+	f, a, _ := leaseFixture(t)
+	f.emu.InjectFault(emulator.Fault{Method: mBatchUpdate, Status: 429, Times: 2})
+	la, err := a.Lease(ctx(t), "failed_calls", keysN(4))
+	if err != nil {
+		t.Fatalf("a lease after two 429s: %v", err)
+	}
+	if len(la.Taken) != 4 {
+		t.Errorf("taken %v", la.Taken)
+	}
+	if n := len(f.emu.DeveloperMetadata("lease")); n != 5 {
+		t.Errorf("%d metadata, want 4 leases and the run's", n)
+	}
+}
