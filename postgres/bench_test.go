@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,14 +109,6 @@ func BenchmarkNotifyLatency(b *testing.B) {
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs/notice")
 }
-
-type counter struct{ n atomic.Int64 }
-
-func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // BenchmarkWriteBack1000: a replay's write-back of 1,000 outcomes (status, attempts, error,
 // replayed_at) in one Apply; statements/1000 counts every statement sent, BEGIN and COMMIT

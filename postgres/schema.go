@@ -145,16 +145,13 @@ type querier interface {
 }
 
 // dbVersion reads the applied schema version without writing anything (goose's own reader
-// creates its table): 0 where there is none.
+// creates its table): 0 where there is none. One statement, so opening a store costs one
+// round trip for it: the table is read through query_to_xml only when it exists, as a
+// statement naming a table that doesn't would fail.
 func dbVersion(ctx context.Context, q querier) (int64, error) {
-	var exists bool
-	if err := q.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", versionTable).Scan(&exists); err != nil {
-		return 0, err
-	}
-	if !exists {
-		return 0, nil
-	}
 	var v int64
-	err := q.QueryRow(ctx, "SELECT coalesce(max(version_id), 0) FROM "+versionTable+" WHERE is_applied").Scan(&v)
+	err := q.QueryRow(ctx, `SELECT CASE WHEN to_regclass($1) IS NULL THEN 0 ELSE
+  (xpath('/row/v/text()', query_to_xml('SELECT coalesce(max(version_id), 0) AS v FROM '||$1||' WHERE is_applied', false, true, '')))[1]::text::bigint END`,
+		versionTable).Scan(&v)
 	return v, err
 }

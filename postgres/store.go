@@ -109,6 +109,14 @@ func parseConfig(url string) (*pgxpool.Config, error) {
 		// pgx redacts the password in its own message; ours names the URL redacted too.
 		return nil, fmt.Errorf("database URL %s: %w (write it as postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=require)", Redact(url), err)
 	}
+	if !strings.Contains(url, "default_query_exec_mode") {
+		// Every statement in one round trip, prepared or not: pgx's default prepares each new
+		// statement first, a second round trip per statement in every short-lived command
+		// (set-status, list, a cron replay), which a 20 ms network multiplies. Nothing is
+		// prepared by name, so a transaction-pooling PgBouncer in front works too. A URL that
+		// names its own mode keeps it.
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
 	return cfg, nil
 }
 
@@ -162,6 +170,7 @@ func Redact(s string) string {
 
 // table is the database table of a role and its columns, in schema order.
 type table struct {
+	role model.Role
 	name string
 	// rowNo is the column that orders rows and numbers them for display (Record.Row).
 	rowNo string
@@ -180,11 +189,22 @@ var tables = map[model.Role]table{
 
 func init() {
 	for r, t := range tables {
+		t.role = r
 		for _, c := range model.SchemaFor(r).Columns {
 			t.fields = append(t.fields, c.Field)
 		}
 		tables[r] = t
 	}
+}
+
+// tableNamed is the table called name.
+func tableNamed(name string) table {
+	for _, t := range tables {
+		if t.name == name {
+			return t
+		}
+	}
+	panic("postgres: no table " + name)
 }
 
 // col is a field's column expression as read: the key's NULL (no key yet) reads as "".

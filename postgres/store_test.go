@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
 )
@@ -179,66 +181,167 @@ func TestLoadReportsProgress(t *testing.T) {
 	}
 }
 
-// Two writers locking two rows in opposite orders deadlock; the server rolls one back whole,
-// and that Apply runs again instead of failing: each edit ends applied or an exact conflict,
-// and neither caller sees an error.
+// A script locking two rows in the other order than an Apply's deadlocks with it; the server
+// rolls one back whole. When that is the Apply's transaction, it runs again instead of failing:
+// each edit ends applied or an exact conflict, the caller sees no error, and each row holds
+// one writer's whole change.
 func TestDeadlockVictimRunsAgain(t *testing.T) {
 	url, conn := pgDB(t)
 	insert(t, conn, model.RoleInbox, seed()[model.RoleInbox])
-	a := openStore(t, url, postgres.Options{Tabs: tabs(), Actor: "a"})
-	b := openStore(t, url, postgres.Options{Tabs: tabs(), Actor: "b"})
-	edit := func(id, to string) model.Edit {
-		return model.Edit{Tab: "Inbox", ID: id, Expect: map[model.Field]string{model.FStatus: "new"}, Set: map[model.Field]string{model.FStatus: to}}
+	begins := &counter{match: "begin"}
+	a := openTracedStore(t, url, postgres.Options{Tabs: tabs(), Actor: "a"}, begins)
+	script, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
 	}
-	type answer struct {
-		res model.ApplyResult
-		err error
+	defer script.Close(context.Background())
+	edit := func(id string) model.Edit {
+		return model.Edit{Tab: "Inbox", ID: id, Expect: map[model.Field]string{model.FStatus: "new"}, Set: map[model.Field]string{model.FStatus: "done"}}
 	}
-	bDone := make(chan answer, 1)
-	writes := 0
+	scriptDone := make(chan error, 1)
+	once := false
 	a.SetBeforeWrite(func() {
-		writes++
-		if writes != 2 {
+		if once {
 			return
 		}
-		// a holds m1's lock; b takes m2's, then waits for m1.
+		once = true
+		// The script holds m2; the Apply's write locks m1, then waits for m2; the script then
+		// asks for m1: a deadlock.
+		if _, err := script.Exec(t.Context(), "BEGIN; UPDATE inbox SET status = 'spam', triaged_by = 'script' WHERE id = 'm2'"); err != nil {
+			t.Error(err)
+			return
+		}
 		go func() {
-			res, err := b.Apply(t.Context(), []model.Edit{edit("m2", "spam"), edit("m1", "spam")})
-			bDone <- answer{res, err}
-		}()
-		for {
-			var waiting int
-			if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()").Scan(&waiting); err != nil {
-				t.Error(err)
+			for {
+				var waiting int
+				if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()").Scan(&waiting); err != nil {
+					scriptDone <- err
+					return
+				}
+				if waiting > 0 {
+					break
+				}
+				runtime.Gosched()
+			}
+			_, err := script.Exec(t.Context(), "UPDATE inbox SET status = 'spam', triaged_by = 'script' WHERE id = 'm1'")
+			if err != nil {
+				_, _ = script.Exec(context.Background(), "ROLLBACK")
+				scriptDone <- err
 				return
 			}
-			if waiting > 0 {
-				return // now a asks for m2: a deadlock
-			}
-			runtime.Gosched()
-		}
+			_, err = script.Exec(t.Context(), "COMMIT")
+			scriptDone <- err
+		}()
 	})
-	resA, errA := a.Apply(t.Context(), []model.Edit{edit("m1", "done"), edit("m2", "done")})
-	ansB := <-bDone
-	if errA != nil || ansB.err != nil {
-		t.Fatalf("a: %v; b: %v", errA, ansB.err)
+	res, errA := a.Apply(t.Context(), []model.Edit{edit("m1"), edit("m2")})
+	errScript := <-scriptDone
+	if errA != nil {
+		t.Fatalf("the Apply failed: %v", errA)
 	}
-	for _, r := range []model.ApplyResult{resA, ansB.res} {
-		if len(r.Applied)+len(r.Conflicts) != 2 || len(r.Missing) != 0 {
-			t.Fatalf("result %+v", r)
-		}
+	var pgErr *pgconn.PgError
+	scriptVictim := errors.As(errScript, &pgErr) && pgErr.Code == "40P01"
+	if errScript != nil && !scriptVictim {
+		t.Fatal(errScript)
 	}
-	if len(resA.Applied)+len(ansB.res.Applied) != 2 {
-		t.Fatalf("%d and %d applied: each row is written once", len(resA.Applied), len(ansB.res.Applied))
+	// One of the two was the deadlock's victim: the script (its error), or the Apply (run again).
+	if applyVictim := begins.n.Load() > 1; applyVictim == scriptVictim {
+		t.Fatalf("no deadlock, or both rolled back: the Apply began %d transactions, the script: %v", begins.n.Load(), errScript)
 	}
-	// Whoever won m1 and m2, each row holds its winner's status and stamp.
+	if len(res.Applied)+len(res.Conflicts) != 2 || len(res.Missing) != 0 {
+		t.Fatalf("result %+v", res)
+	}
 	for _, id := range []string{"m1", "m2"} {
 		var status, by string
 		if err := conn.QueryRow(t.Context(), "SELECT status, triaged_by FROM inbox WHERE id = $1", id).Scan(&status, &by); err != nil {
 			t.Fatal(err)
 		}
-		if (status != "done" || by != "a") && (status != "spam" || by != "b") {
+		if (status != "done" || by != "a") && (status != "spam" || by != "script") {
 			t.Errorf("%s: %s by %s", id, status, by)
 		}
 	}
 }
+
+// Two triage writers editing the same rows, their edits in opposite orders, never deadlock:
+// every write locks its rows in one order (table, then primary key). Each Apply is one
+// transaction (none rolled back and run again), each row written by one of them.
+func TestOppositeOrdersDontDeadlock(t *testing.T) {
+	url, conn := pgDB(t)
+	var rows [][]string
+	var ids []string
+	for i := range 40 {
+		id := fmt.Sprintf("m%02d", i)
+		ids = append(ids, id)
+		rows = append(rows, []string{"2026-03-01T10:00:00Z", "N", "n@example.com", "hi", "new", id, "", ""})
+	}
+	insert(t, conn, model.RoleInbox, rows)
+	begins := &counter{match: "begin"}
+	stores := []*postgres.Store{
+		openTracedStore(t, url, postgres.Options{Tabs: tabs(), Actor: "a"}, begins),
+		openTracedStore(t, url, postgres.Options{Tabs: tabs(), Actor: "b"}, begins),
+	}
+	const rounds = 20
+	errs := make(chan error, 2*rounds)
+	applied := atomic.Int64{}
+	for round := range rounds {
+		done := make(chan struct{}, 2)
+		for w, st := range stores {
+			order := slices.Clone(ids)
+			if w == 1 {
+				slices.Reverse(order)
+			}
+			go func() {
+				defer func() { done <- struct{}{} }()
+				edits := make([]model.Edit, len(order))
+				for i, id := range order {
+					edits[i] = model.Edit{Tab: "Inbox", ID: id, Set: map[model.Field]string{model.FStatus: fmt.Sprintf("r%d-%d", round, w)}}
+				}
+				res, err := st.Apply(t.Context(), edits)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(res.Applied) != len(ids) {
+					errs <- fmt.Errorf("round %d writer %d: %+v", round, w, res)
+				}
+				applied.Add(int64(len(res.Applied)))
+			}()
+		}
+		<-done
+		<-done
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := begins.n.Load(); n != 2*rounds {
+		t.Errorf("%d transactions for %d Applies: a deadlock's victim ran again", n, 2*rounds)
+	}
+}
+
+// counter counts the statements whose SQL starts with match (every one: ""), sent alone or
+// in a batch.
+type counter struct {
+	match string
+	n     atomic.Int64
+}
+
+func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.HasPrefix(d.SQL, c.match) {
+		c.n.Add(1)
+	}
+	return ctx
+}
+
+func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *counter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (c *counter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if strings.HasPrefix(d.SQL, c.match) {
+		c.n.Add(1)
+	}
+}
+
+func (c *counter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/triage-dev/triage/internal/netshape"
 )
 
 func main() {
@@ -91,7 +93,7 @@ func run() error {
 type emu struct {
 	id    string
 	cmd   *exec.Cmd
-	proxy *Shaper
+	proxy *netshape.Shaper
 	addr  string // the proxy's
 	l     net.Listener
 }
@@ -133,7 +135,7 @@ func (c *config) emulatorOf(id string, sheets ...any) (*emu, error) {
 		return nil, err
 	}
 	e := &emu{id: id, cmd: cmd, l: l, addr: l.Addr().String(),
-		proxy: &Shaper{RTT: c.rtt, Rate: c.mbit * 1e6 / 8}}
+		proxy: &netshape.Shaper{RTT: c.rtt, Rate: c.mbit * 1e6 / 8}}
 	go func() { _ = e.proxy.Serve(l, upstream) }()
 	// Wait for the emulator to answer (directly, not through the proxy).
 	deadline := time.Now().Add(30 * time.Second)

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -28,6 +29,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/triage-dev/triage/internal/netshape"
 )
 
 // Superuser is the cluster's superuser (initdb -U); local connections are trusted.
@@ -211,6 +213,29 @@ func (c *Cluster) URL(db string) string {
 	q.Set("host", c.SocketDir)
 	q.Set("sslmode", "disable")
 	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Through returns a URL of the same database as dbURL (one of the cluster's, on its Unix
+// socket) reached over loopback TCP through s, a shaped network, which serves until the test
+// ends: a benchmark's 2 ms round trip, or a test's count of round trips (s.RoundTrips).
+func Through(t testing.TB, dbURL string, s *netshape.Shaper) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	socket := filepath.Join(q.Get("host"), ".s.PGSQL.5432")
+	s.Dial = func() (net.Conn, error) { return net.Dial("unix", socket) }
+	addr, stop, err := netshape.Start(s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	q.Del("host")
+	u.RawQuery = q.Encode()
+	u.Host = addr
 	return u.String()
 }
 

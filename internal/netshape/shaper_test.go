@@ -1,4 +1,4 @@
-package main
+package netshape
 
 import (
 	"bytes"
@@ -72,5 +72,47 @@ func TestShaperCarriesAndCounts(t *testing.T) {
 	c.Close()
 	if up, down := s.Bytes(); up != int64(len(msg)) || down != int64(len(msg)) {
 		t.Errorf("counted %d up, %d down; want %d each", up, down, len(msg))
+	}
+}
+
+// A round trip is a client speaking again after it heard the server: three exchanges on one
+// connection are three.
+func TestShaperCountsRoundTrips(t *testing.T) {
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		c, err := echo.Accept()
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(c, c)
+		c.Close()
+	}()
+	s := &Shaper{}
+	addr, stop, err := Start(s, echo.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 3 {
+		msg := []byte("ping")
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(msg))
+		if _, err := io.ReadFull(c, got); err != nil {
+			t.Fatal(err)
+		}
+		if n := s.RoundTrips(); n != int64(i+1) {
+			t.Fatalf("after %d exchanges: %d round trips", i+1, n)
+		}
 	}
 }
