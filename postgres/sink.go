@@ -36,27 +36,37 @@ func (s *Store) DeadLetter(ctx context.Context, letters []model.DeadLetter) erro
 			dead = (&model.Table{Statuses: tc.Statuses}).StatusValue(model.StatusDead)
 		}
 	}
+	// One statement over arrays, whatever the number of letters: a VALUES list would take 9
+	// parameters a letter and meet the protocol's 65,535 at 7,282 letters.
 	cols := []string{`"timestamp"`, "source", "url", "payload", "error", "attempts", "method", `"key"`, "status"}
-	var vals []string
-	var args []any
-	for _, l := range letters {
+	arrays := make([][]*string, len(cols))
+	for c := range arrays {
+		arrays[c] = make([]*string, len(letters))
+	}
+	for i, l := range letters {
 		ts := ""
 		if !l.Timestamp.IsZero() {
 			ts = model.FormatTime(l.Timestamp)
 		}
-		var key any
-		if l.Key != "" {
-			key = l.Key
+		row := []string{ts, l.Source, l.URL, l.Payload, l.Error, strconv.Itoa(l.Attempts), l.Method, l.Key, dead}
+		for c, v := range row {
+			if c == 7 && v == "" {
+				continue // NULL: no key yet
+			}
+			v = toDB(v)
+			arrays[c][i] = &v
 		}
-		row := []any{ts, l.Source, l.URL, l.Payload, l.Error, strconv.Itoa(l.Attempts), l.Method, key, dead}
-		ph := make([]string, len(row))
-		for i, v := range row {
-			args = append(args, dbArg(v))
-			ph[i] = "$" + strconv.Itoa(len(args))
-		}
-		vals = append(vals, "("+strings.Join(ph, ", ")+")")
 	}
-	q := "INSERT INTO failed_calls (" + strings.Join(cols, ", ") + ") VALUES " + strings.Join(vals, ", ") + ` ON CONFLICT ("key") DO NOTHING`
+	ph := make([]string, len(cols))
+	args := make([]any, len(cols))
+	for c := range cols {
+		ph[c] = "$" + strconv.Itoa(c+1) + "::text[]"
+		args[c] = arrays[c]
+	}
+	// WITH ORDINALITY keeps the letters' order in the table's row order (their ids).
+	q := "INSERT INTO failed_calls (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(cols, ", ") +
+		" FROM unnest(" + strings.Join(ph, ", ") + ") WITH ORDINALITY AS v(" + strings.Join(cols, ", ") + ", n) ORDER BY n" +
+		` ON CONFLICT ("key") DO NOTHING`
 	// A lost answer: the statement is one transaction, so retrying it records nothing twice
 	// (the keys conflict); a letter without a key may then be recorded twice, which a replay
 	// refuses as a duplicate (rows sharing a minted key), naming both.

@@ -76,6 +76,42 @@ func TestDeadLetterTwiceIsOneRow(t *testing.T) {
 	}
 }
 
+// A producer may hand over many calls at once: 10,000 in one DeadLetter (a VALUES list of 9
+// parameters a letter would pass the protocol's 65,535 at 7,282) are one statement, recorded
+// in the order given; a key given twice is one row, a letter without a key gets none, and a
+// NUL in a payload comes back as it went in.
+func TestDeadLetterOfTenThousand(t *testing.T) {
+	b := pgBackend(t, false)
+	var letters []model.DeadLetter
+	for i := range 10_000 {
+		letters = append(letters, model.DeadLetter{Source: "crm", URL: "https://example.com/hook", Payload: fmt.Sprintf(`{"n":%d}`, i), Key: fmt.Sprintf("c%d", i), Error: "503"})
+	}
+	letters[5].Key = "c4"
+	letters[6].Key = ""
+	letters[7].Payload = "{\"note\":\"a\x00b\"}"
+	if err := b.store.DeadLetter(t.Context(), letters); err != nil {
+		t.Fatal(err)
+	}
+	wb, err := b.store.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl := wb.Tab(model.RoleDeadLetter)
+	if len(dl.Records) != 3+9_999 {
+		t.Fatalf("%d rows, want 3 seeded and 9,999 (c4 twice is one)", len(dl.Records))
+	}
+	got := dl.Records[3:]
+	if dl.Get(&got[0], model.FKey) != "c0" || dl.Get(&got[9_998], model.FKey) != "c9999" {
+		t.Fatalf("not in the order given: first %q, last %q", dl.Get(&got[0], model.FKey), dl.Get(&got[9_998], model.FKey))
+	}
+	if k := dl.Get(&got[5], model.FKey); k != "" || dl.Get(&got[5], model.FPayload) != `{"n":6}` {
+		t.Fatalf("the letter without a key: key %q, payload %q", k, dl.Get(&got[5], model.FPayload))
+	}
+	if p := dl.Get(&got[6], model.FPayload); p != letters[7].Payload {
+		t.Fatalf("payload with a NUL: %q", p)
+	}
+}
+
 // dropper is a dialer whose connections drop when the client sends COMMIT: before sending it
 // (the transaction never commits) or after (it commits; the answer is lost). Only the first
 // COMMIT is dropped.
