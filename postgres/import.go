@@ -20,6 +20,10 @@ type ImportReport struct {
 	Read, Added, Present int
 	// Skipped are the rows that could not be carried, each with why.
 	Skipped []SkippedRow
+	// Trimmed are the rows (numbers) whose ID or key cell had spaces around it: the table
+	// holds the identity, which is the cell trimmed (a write finds the row by it on the
+	// sheet too), so those spaces are not carried.
+	Trimmed []int
 }
 
 // SkippedRow is a tab's row Import did not carry.
@@ -68,12 +72,14 @@ func (s *Store) Import(ctx context.Context, t *model.Table, progress func(done, 
 			}
 			row[j] = toDB(v)
 		}
-		switch t.Config.Role {
-		case model.RoleDeadLetter:
-			row[tb.index(model.FKey)] = toDB(r.ID)
-		default:
-			row[tb.index(model.FID)] = toDB(r.ID)
+		idField := model.FID
+		if t.Config.Role == model.RoleDeadLetter {
+			idField = model.FKey
 		}
+		if c := t.Get(r, idField); c != "" && c != strings.TrimSpace(c) {
+			rep.Trimmed = append(rep.Trimmed, r.Row)
+		}
+		row[tb.index(idField)] = toDB(r.ID)
 		rows = append(rows, row)
 	}
 	for start := 0; start < len(rows); start += ImportBatch {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -157,6 +158,14 @@ func printImport(e *env, t *model.Table, rep postgres.ImportReport) {
 	for _, sk := range rep.Skipped {
 		fmt.Fprintf(e.stdout, "  row %d: %s\n", sk.Row, model.SanitizeLine(sk.Why))
 	}
+	if n := len(rep.Trimmed); n > 0 {
+		field := "ID"
+		if t.Config.Role == model.RoleDeadLetter {
+			field = "key"
+		}
+		fmt.Fprintf(e.stdout, "  %s carried without the spaces around %s %s cell (the identity is the cell trimmed): %s\n",
+			model.Count(n, "row", "rows"), map[bool]string{true: "its", false: "their"}[n == 1], field, rowList(rep.Trimmed))
+	}
 	var extra []string
 	for i, h := range t.Header.Headers {
 		mapped := false
@@ -170,4 +179,24 @@ func printImport(e *env, t *model.Table, rep postgres.ImportReport) {
 	if len(extra) > 0 {
 		fmt.Fprintf(e.stdout, "  columns not carried (the table has no place for them): %s\n", joinQuoted(extra))
 	}
+}
+
+// rowList is row numbers as a person reads them: "20, 31 and 44", the first ten and a count
+// of the rest past that.
+func rowList(rows []int) string {
+	const shown = 10
+	parts := make([]string, 0, shown)
+	for i, r := range rows {
+		if i == shown {
+			break
+		}
+		parts = append(parts, strconv.Itoa(r))
+	}
+	if len(rows) > shown {
+		return strings.Join(parts, ", ") + fmt.Sprintf(" and %d more", len(rows)-shown)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -43,7 +43,7 @@ func BenchmarkMigrate(b *testing.B) {
 		copyRows = append(copyRows, row)
 	}
 	emu := emulator.New()
-	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: "mig", Title: "mig", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: sheetRows}}})
+	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: "mig", Title: "mig", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{{Title: "failed_calls", Rows: sheetRows, ColumnCount: len(header)}}})
 	srv := httptest.NewServer(emu)
 	b.Cleanup(srv.Close)
 	dir := b.TempDir()

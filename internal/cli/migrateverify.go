@@ -77,6 +77,8 @@ func rowDiff(t *model.Table, r *model.Record, d *model.Table, dr *model.Record) 
 		switch {
 		case f == model.FKey && strings.TrimSpace(sv) == "":
 			sv = r.ID // the key a replay sends from the sheet, which migrate stores
+		case f == model.FID || f == model.FKey:
+			sv = strings.TrimSpace(sv) // the identity, which migrate stores (and says so)
 		case slices.Contains(timeFieldsOf, f):
 			st, okS := model.ParseTime(sv, t.Location)
 			dt, okD := model.ParseTime(dv, d.Location)
