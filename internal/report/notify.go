@@ -23,6 +23,7 @@ type Alert struct {
 	Text        string         `json:"text"`
 	Tab         string         `json:"tab"`
 	Spreadsheet string         `json:"spreadsheet"`
+	Store       string         `json:"store,omitempty"` // the database the run wrote to (its password redacted); "" on the sheet
 	Halted      bool           `json:"halted"`
 	Cause       string         `json:"cause,omitempty"`
 	HaltSource  string         `json:"halt_source,omitempty"`
@@ -49,7 +50,7 @@ func NewAlert(r Run, reportPath string) (Alert, bool) {
 		return Alert{}, false
 	}
 	a := Alert{
-		Tab: r.text(r.Tab, capName), Spreadsheet: r.text(r.SpreadsheetID, capName),
+		Tab: r.text(r.Tab, capName), Spreadsheet: r.text(r.SpreadsheetID, capName), Store: r.text(r.Store, capAlert),
 		Cancelled: r.Summary.Cancelled, Counts: map[string]int{},
 		Selected: r.Selected, Delivered: r.Delivered(), NotDone: r.NotDone(), ExitCode: r.ExitCode,
 		Report: r.text(reportPath, capAlert),
@@ -71,6 +72,9 @@ func NewAlert(r Run, reportPath string) (Alert, bool) {
 	}
 	var t strings.Builder
 	fmt.Fprintf(&t, "triage replay on %s", chat(a.Tab))
+	if a.Store != "" {
+		fmt.Fprintf(&t, " at %s", chat(a.Store))
+	}
 	switch h := r.Summary.Halted; {
 	case h != nil:
 		a.Halted = true

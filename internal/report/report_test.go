@@ -419,4 +419,12 @@ func TestReportNamesTheDatabase(t *testing.T) {
 	if !strings.Contains(md.String(), "3 requests to `postgres://triage:xxxxx@db/triage`") || !strings.Contains(md.String(), "- Database: ") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
+	// The alert of a run that left a row not done names the database, not a spreadsheet.
+	r.ExitCode = 1
+	r.Summary.Rows[0].State = model.StateRetryable
+	a, ok := NewAlert(r, "")
+	if !ok || a.Store != "postgres://triage:xxxxx@db/triage" || a.Spreadsheet != "" ||
+		!strings.HasPrefix(a.Text, "triage replay on failed_calls at postgres://triage:xxxxx@db/triage: 1 row not done") {
+		t.Errorf("alert %+v", a)
+	}
 }
