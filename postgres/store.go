@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"strings"
@@ -284,23 +285,61 @@ func (s *Store) load(ctx context.Context, tabs []model.TabConfig) (*model.Workbo
 	return wb, nil
 }
 
+// EachPage reads every row of a configured tab's table (settled ones too), in row order, as
+// tables of at most pageRows rows each decoded as Load decodes the tab, and calls each with
+// them: a reader of a whole large table (migrate's proof of 1,000,000 rows) holds one page at
+// a time. Duplicates are marked within a page only (the tables' keys are unique).
+func (s *Store) EachPage(ctx context.Context, name string, pageRows int, each func(*model.Table) error) error {
+	tc, ok := s.tabConfig(name)
+	if !ok {
+		return fmt.Errorf("read: no tab %q (configured: %s)", name, s.tabNames())
+	}
+	t := tables[tc.Role]
+	after := int64(math.MinInt64)
+	for {
+		q := "SELECT " + t.selectList() + " FROM " + t.name + " WHERE " + t.rowNo + " > $1 ORDER BY " + t.rowNo + " LIMIT $2"
+		tab, n, last, err := s.loadRows(ctx, tc, t, q, after, pageRows)
+		if err != nil {
+			return fmt.Errorf("read %s (table %s) from %s: %w", tc.Name, t.name, s.url, err)
+		}
+		if len(tab.Records) > 0 {
+			if err := each(tab); err != nil {
+				return err
+			}
+		}
+		if n < pageRows {
+			return nil
+		}
+		after = last
+	}
+}
+
 // progressEvery is how many rows a load reads between two reports of its progress
 // (model.WithLoadProgress).
 const progressEvery = 1000
 
 func (s *Store) loadTable(ctx context.Context, tc model.TabConfig, t table, q string, args ...any) (*model.Table, error) {
+	tab, _, _, err := s.loadRows(ctx, tc, t, q, args...)
+	return tab, err
+}
+
+// loadRows is loadTable that also says how many rows the query returned (empty ones too) and
+// the last one's row number.
+func (s *Store) loadRows(ctx context.Context, tc model.TabConfig, t table, q string, args ...any) (*model.Table, int, int64, error) {
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	defer rows.Close()
 	data := [][]any{headers(tc.Role)}
 	var rowNos []int64
+	scanned, last := 0, int64(0)
 	for rows.Next() {
 		cells, no, err := scanRow(rows, len(t.fields))
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
+		scanned, last = scanned+1, no
 		if emptyRow(cells) {
 			// model.Decode skips an empty row, as a sheet's; keep the numbering in step.
 			continue
@@ -313,12 +352,12 @@ func (s *Store) loadTable(ctx context.Context, tc model.TabConfig, t table, q st
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	model.ReportLoadProgress(ctx, tc.Name, len(rowNos), len(rowNos))
 	tab, err := model.Decode(decodeConfig(tc), data, time.UTC)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	tab.Config = tc
 	for i := range tab.Records {
@@ -326,7 +365,7 @@ func (s *Store) loadTable(ctx context.Context, tc model.TabConfig, t table, q st
 		// across loads; writes find rows by identity, never by it.
 		tab.Records[i].Row = int(rowNos[i]) + 1
 	}
-	return tab, nil
+	return tab, scanned, last, nil
 }
 
 func scanRow(rows pgx.Rows, n int) ([]any, int64, error) {

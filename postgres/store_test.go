@@ -381,3 +381,40 @@ func (c *counter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBat
 }
 
 func (c *counter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// EachPage reads every row of a table once, in row order, a page at a time, settled rows
+// too, and goes on past a page that ends in an empty row (one Load leaves out).
+func TestEachPageReadsEveryRowOnce(t *testing.T) {
+	url, conn := pgDB(t)
+	var rows [][]string
+	for i := range 25 {
+		status := "dead"
+		if i%2 == 0 {
+			status = "delivered"
+		}
+		rows = append(rows, []string{"2026-02-02T09:00:00Z", "crm", "https://example.com/hook", fmt.Sprintf(`{"n":%d}`, i), "", "1", "POST", fmt.Sprintf("k%d", i), status, "", "", ""})
+	}
+	rows[9] = make([]string, 12) // row_no 10: the end of the first page, empty
+	insert(t, conn, model.RoleDeadLetter, rows)
+	st := openStore(t, url, postgres.Options{Tabs: tabs()})
+	var got []string
+	pages := 0
+	if err := st.EachPage(t.Context(), "failed_calls", 10, func(tab *model.Table) error {
+		pages++
+		for _, r := range tab.Records {
+			got = append(got, r.ID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range 25 {
+		if i != 9 {
+			want = append(want, fmt.Sprintf("k%d", i))
+		}
+	}
+	if !slices.Equal(got, want) || pages != 3 {
+		t.Fatalf("%d pages, rows %v; want 3 pages, %v", pages, got, want)
+	}
+}

@@ -11,8 +11,11 @@ import (
 	"github.com/triage-dev/triage/postgres"
 )
 
-// verifyMigration is migrate's proof: it reads every row of the database (settled ones too)
-// and compares each row the sheet has that migrate carries with the database's, through the
+// verifyPage is how many rows of the database migrate's proof reads at a time.
+const verifyPage = 10_000
+
+// verifyMigration is migrate's proof: it reads every row of the database (settled ones too,
+// verifyPage rows at a time) and compares each row the sheet has that migrate carries with the database's, through the
 // same decoder, cell by cell: text exactly, a time as the instant each store reads (the
 // sheet's in its time zone), a dead letter's key as the key a replay sends from the sheet. It
 // prints one line per tab ("verified: 58 of 58 rows"), each difference, and returns how many
@@ -23,37 +26,58 @@ func verifyMigration(ctx context.Context, e *env, url string, cfg *config.Config
 		return 0, &exitError{code: exitUsage, err: err}
 	}
 	defer db.Close()
-	wb, err := db.Load(ctx)
-	if err != nil {
-		return 0, &exitError{code: exitUsage, err: fmt.Errorf("verify: %w", err)}
-	}
 	bad := 0
 	for _, tc := range cfg.TabConfigs() {
-		t, d := sheet.Tab(tc.Role), wb.Tab(tc.Role)
-		if t == nil || d == nil {
+		t := sheet.Tab(tc.Role)
+		if t == nil {
 			continue
 		}
-		checked, same := 0, 0
-		var diffs []string
+		// The sheet's carried rows by identity; the database is read a page at a time, each
+		// of its rows looked up here (a table of 1,000,000 rows is never held whole twice).
+		carried := map[string]int{}
 		for i := range t.Records {
 			r := &t.Records[i]
-			if r.ID == "" || notCarried[tc.Role][r.Row] {
-				continue
+			if r.ID != "" && !notCarried[tc.Role][r.Row] {
+				carried[r.ID] = i
 			}
-			checked++
-			j := d.Index(r.ID)
-			if j < 0 {
-				diffs = append(diffs, fmt.Sprintf("row %d (%s): not in the database", r.Row, r.ID))
-				continue
-			}
-			if why := rowDiff(t, r, d, &d.Records[j]); why != "" {
-				diffs = append(diffs, fmt.Sprintf("row %d (%s): %s", r.Row, r.ID, why))
-				continue
-			}
-			same++
 		}
+		checked, same := len(carried), 0
+		type diff struct {
+			row int
+			why string
+		}
+		var diffs []diff
+		seen := map[string]bool{}
+		err := db.EachPage(ctx, tc.Name, verifyPage, func(d *model.Table) error {
+			for j := range d.Records {
+				dr := &d.Records[j]
+				i, ok := carried[dr.ID]
+				if !ok || seen[dr.ID] {
+					continue // a row the sheet doesn't have: a producer's, or one written since
+				}
+				seen[dr.ID] = true
+				r := &t.Records[i]
+				if why := rowDiff(t, r, d, dr); why != "" {
+					diffs = append(diffs, diff{r.Row, fmt.Sprintf("row %d (%s): %s", r.Row, r.ID, why)})
+					continue
+				}
+				same++
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, &exitError{code: exitUsage, err: fmt.Errorf("verify: %w", err)}
+		}
+		for id, i := range carried {
+			if !seen[id] {
+				r := &t.Records[i]
+				diffs = append(diffs, diff{r.Row, fmt.Sprintf("row %d (%s): not in the database", r.Row, r.ID)})
+			}
+		}
+		slices.SortFunc(diffs, func(a, b diff) int { return a.row - b.row })
 		fmt.Fprintf(e.stdout, "%s → %s: verified: %d of %d rows\n", model.SanitizeLine(t.Config.Name), tableName(tc.Role), same, checked)
-		for k, why := range diffs {
+		for k, d := range diffs {
+			why := d.why
 			if k == maxListed {
 				fmt.Fprintf(e.stdout, "  ... and %d more\n", len(diffs)-maxListed)
 				break
