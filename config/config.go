@@ -44,6 +44,8 @@ type Config struct {
 	// Notify is `[notify]`: the alert `triage replay` posts when a run halts or leaves rows
 	// not done (notify.go).
 	Notify NotifySection `toml:"notify"`
+	// Quota is `[quota]`: pacing under the Sheets API's per-minute quota (quota.go).
+	Quota QuotaSection `toml:"quota"`
 	// Warnings are problems that Load let through (see Problem.Warning).
 	Warnings []Problem `toml:"-"`
 
@@ -253,6 +255,7 @@ func (c *Config) check() []Problem {
 	}
 	probs = append(probs, c.checkServe()...)
 	probs = append(probs, c.checkNotify()...)
+	probs = append(probs, c.checkQuota()...)
 	probs = append(probs, c.checkStore()...)
 	return probs
 }

@@ -58,12 +58,3 @@ func fromDB(s string) string {
 	}
 	return b.String()
 }
-
-// dbArg is a cell value as a statement's argument: toDB of a string, anything else as it is
-// (nil for SQL NULL).
-func dbArg(v any) any {
-	if s, ok := v.(string); ok {
-		return toDB(s)
-	}
-	return v
-}

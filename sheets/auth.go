@@ -67,6 +67,11 @@ type AuthOptions struct {
 	Scopes []string
 	// HTTPClient is the base client (transport, timeout) for API and token requests.
 	HTTPClient *http.Client
+	// Pacer paces every Sheets and Drive request under the per-minute quota and waits out
+	// quota answers (one Pacer may serve several connections: serve's sessions share it).
+	// nil: a Pacer with Google's default quota, or against an emulator one that paces
+	// nothing and only waits out its quota answers.
+	Pacer *Pacer
 }
 
 // Identity is who the Sheets API sees.
@@ -220,20 +225,16 @@ func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Ser
 		getenv = func(string) string { return "" }
 	}
 	if endpoint := emulatorEndpoint(a.Endpoint, getenv); endpoint != "" {
-		svc, ident, err := connectEmulator(ctx, endpoint, a.HTTPClient)
+		pacer := a.Pacer
+		if pacer == nil {
+			pacer = &Pacer{PerMinute: -1}
+		}
+		hc := pacedClient(a.HTTPClient, pacer)
+		svc, ident, err := connectEmulator(ctx, endpoint, hc)
 		if err != nil {
 			return nil, nil, nil, ident, err
 		}
-		hc := a.HTTPClient
-		if hc == nil {
-			hc = http.DefaultClient
-		}
-		dopts := []option.ClientOption{option.WithEndpoint(endpoint + "drive/v3/"), option.WithUserAgent(userAgent)}
-		if a.HTTPClient != nil {
-			dopts = append(dopts, option.WithHTTPClient(a.HTTPClient))
-		} else {
-			dopts = append(dopts, option.WithoutAuthentication())
-		}
+		dopts := []option.ClientOption{option.WithEndpoint(endpoint + "drive/v3/"), option.WithUserAgent(userAgent), option.WithHTTPClient(hc)}
 		dsvc, err := drive.NewService(ctx, dopts...)
 		if err != nil {
 			return nil, nil, nil, ident, fmt.Errorf("connect to the emulator's Drive API at %s: %w", endpoint, err)
@@ -289,7 +290,11 @@ func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Ser
 		return nil, nil, nil, Identity{}, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
 	}
 
-	hc := apiHTTPClient(a.HTTPClient, ts, cred.quota)
+	pacer := a.Pacer
+	if pacer == nil {
+		pacer = &Pacer{}
+	}
+	hc := apiHTTPClient(a.HTTPClient, ts, cred.quota, pacer)
 	opts := []option.ClientOption{option.WithHTTPClient(hc), option.WithUserAgent(userAgent)}
 	if a.APIEndpoint != "" {
 		opts = append(opts, option.WithEndpoint(normalizeEndpoint(a.APIEndpoint)))
@@ -449,7 +454,7 @@ func fromDefaultCredentials(tokCtx context.Context, home string, scopes []string
 // rather than changing it: the token requests themselves go through the caller's client
 // (Connect's tokCtx), which must not carry the token transport, while its transport,
 // timeout, redirect policy and cookie jar should still apply to API calls.
-func apiHTTPClient(hc *http.Client, ts oauth2.TokenSource, quota string) *http.Client {
+func apiHTTPClient(hc *http.Client, ts oauth2.TokenSource, quota string, pacer *Pacer) *http.Client {
 	base := http.DefaultTransport
 	client := &http.Client{}
 	if hc != nil {
@@ -463,7 +468,19 @@ func apiHTTPClient(hc *http.Client, ts oauth2.TokenSource, quota string) *http.C
 	if quota != "" {
 		base = quotaTransport{base: base, project: quota}
 	}
-	client.Transport = &oauth2.Transport{Source: ts, Base: base}
+	client.Transport = &oauth2.Transport{Source: ts, Base: pacer.Transport(base)}
+	return client
+}
+
+// pacedClient is hc (nil: the default client) with its requests paced by pacer.
+func pacedClient(hc *http.Client, pacer *Pacer) *http.Client {
+	client := &http.Client{}
+	var base http.RoundTripper
+	if hc != nil {
+		*client = *hc
+		base = hc.Transport
+	}
+	client.Transport = pacer.Transport(base)
 	return client
 }
 

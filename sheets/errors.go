@@ -119,6 +119,9 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 		case gerr.Code == 404:
 			e.Kind = ErrNotFound
 			e.Msg = fmt.Sprintf("no spreadsheet with ID %q: check --spreadsheet / TRIAGE_SPREADSHEET (the ID is the part of the URL between /d/ and /edit) (404: %s)", c.spreadsheetID, msg)
+		case gerr.Code == 429 && gerr.Header.Get(budgetSpentHeader) != "":
+			e.Kind = ErrRateLimited
+			e.Msg = fmt.Sprintf("%s: nothing was done by this request; run it again in a minute, or give it longer ([quota] budget), or ask Google for a higher quota (429: %s)", model.SanitizeLine(gerr.Header.Get(budgetSpentHeader)), msg)
 		case gerr.Code == 429:
 			e.Kind = ErrRateLimited
 			e.Msg = fmt.Sprintf("the Sheets API rate limit (60 requests a minute per user) was still exceeded after %s: wait a minute and try again (429: %s)", model.Count(attempts, "attempt", "attempts"), msg)
@@ -215,6 +218,9 @@ func retryable(err error) bool {
 	}
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) {
+		if gerr.Header.Get(budgetSpentHeader) != "" {
+			return false // the pacer waited the quota budget out already
+		}
 		return gerr.Code == 429 || gerr.Code >= 500
 	}
 	var rerr *oauth2.RetrieveError

@@ -95,6 +95,10 @@ type Options struct {
 	// Updates is set and Initial isn't, the first screen waits for the first push (the hub
 	// sends its cached workbook at once) instead of loading.
 	Updates <-chan *Prepared
+	// Notices are lines from below the TUI that a person should see while they last (the
+	// store waiting out the Sheets quota: "Sheets quota reached (writes per minute per user):
+	// waiting 41 s"), each shown as a toast. The TUI listens for as long as the channel is open.
+	Notices <-chan string
 	// Identity says who is using this TUI and as what (`triage serve`: "alice · operator"),
 	// shown in the header before RW/RO, shortened or left out when the terminal is narrow.
 	Identity string
@@ -253,6 +257,9 @@ func (m *Model) Init() tea.Cmd {
 	if cmd := m.watch.listen(); cmd != nil {
 		cmds = append(cmds, cmd)
 	}
+	if cmd := noticeCmd(m.opts.Notices); cmd != nil {
+		cmds = append(cmds, cmd)
+	}
 	if m.opts.Refresh > 0 {
 		cmds = append(cmds, refreshTick(m.opts.Refresh))
 	}
@@ -325,6 +332,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onAction(a)
 	case ShutdownMsg:
 		return m.onShutdown()
+	case noticeMsg:
+		return tea.Batch(m.toasts.sayf(toastInfo, "%s", string(msg)), noticeCmd(m.opts.Notices))
 	case refreshTickMsg, changedMsg, clockMsg, toastExpiredMsg, spinner.TickMsg:
 		return m.onTick(msg)
 	}

@@ -199,3 +199,21 @@ func cutWords(line string, w int) string {
 	}
 	return line + " …"
 }
+
+// noticeMsg is a line from Options.Notices.
+type noticeMsg string
+
+// noticeCmd waits for the next notice, off the UI goroutine; Update re-arms it after each one,
+// and a closed channel ends it.
+func noticeCmd(ch <-chan string) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		n, ok := <-ch
+		if !ok {
+			return nil
+		}
+		return noticeMsg(model.SanitizeLine(n))
+	}
+}

@@ -138,3 +138,22 @@ func TestToastCutAfterAWholeWord(t *testing.T) {
 		t.Errorf("the last line ends in a cut word %q: %q", w, last)
 	}
 }
+
+// A notice from below the TUI (the store waiting out the Sheets quota) is shown as a toast,
+// sanitised, and the TUI goes on listening for the next one.
+func TestNoticesAreToasts(t *testing.T) {
+	ch := make(chan string, 2)
+	m := newLoaded(t, testWorkbook(t), 80, 24, func(o *Options) { o.Notices = ch })
+	ch <- "Sheets quota reached (writes per minute per user): waiting 41 s\x1b[2J"
+	next := send(m, noticeCmd(ch)())
+	if s := plainScreen(m); !strings.Contains(s, "Sheets quota reached (writes per minute per user): waiting 41 s") || strings.Contains(s, "\x1b[2J") {
+		t.Fatalf("the notice isn't a toast:\n%s", s)
+	}
+	if next == nil {
+		t.Fatal("the TUI stopped listening for notices")
+	}
+	close(ch)
+	if msg := noticeCmd(ch)(); msg != nil {
+		t.Errorf("a closed channel gave %v", msg)
+	}
+}

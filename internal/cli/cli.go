@@ -9,9 +9,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -35,6 +37,18 @@ type env struct {
 	termWidth func(io.Writer) int
 	// dbTracer, when set, hears every statement a database store sends. Tests set it.
 	dbTracer pgx.QueryTracer
+	// quotaNotice, when set, is told each wait for the Sheets quota (the TUI shows it as a
+	// toast, serve logs it); nil prints it on stderr.
+	quotaNotice func(string)
+	// quotaClock, when set, is the Sheets quota pacer's clock (tests: one shared with the
+	// emulator's quota, whose waits pass at once).
+	quotaClock *quotaClock
+}
+
+// quotaClock is a clock for the quota pacer.
+type quotaClock struct {
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // exitError carries an exit code through a command's error return.

@@ -23,6 +23,8 @@ type cli struct {
 	env map[string]string
 	// width, when set, is the width of the terminal stdout and stderr are (else: not one).
 	width int
+	// clock, when set, is the Sheets quota pacer's clock.
+	clock *quotaClock
 }
 
 type result struct {
@@ -33,7 +35,7 @@ type result struct {
 func (c *cli) run(args ...string) result {
 	c.t.Helper()
 	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return c.env[k] }}
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return c.env[k] }, quotaClock: c.clock}
 	if c.width > 0 {
 		e.termWidth = func(io.Writer) int { return c.width }
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/triage-dev/triage/sheets"
 	"io"
 	"os"
 	"strings"
@@ -31,7 +32,10 @@ func run(ctx context.Context, args []string, e *env) int {
 		_ = out.Flush()
 		_ = errw.Flush()
 	}()
-	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, termWidth: e.termWidth, dbTracer: e.dbTracer}
+	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, termWidth: e.termWidth, dbTracer: e.dbTracer, quotaNotice: e.quotaNotice, quotaClock: e.quotaClock}
+	// A command waits on the Sheets quota for one budget in all ([quota] budget), however
+	// many requests it sends; the TUI and serve give each request its own (tui.go, serve.go).
+	ctx = sheets.WithQuotaBudget(ctx, 0)
 	root := newRootCmd(&globals{}, e)
 	root.SetArgs(args)
 	root.SetIn(e.stdin)

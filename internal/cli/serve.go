@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/triage-dev/triage/sheets"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -63,6 +64,10 @@ func cmdServe(ctx context.Context, g *globals, e *env, addr, hostKey string) err
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	// One pacer for every session (they share the store and its credential's quota), and a
+	// quota budget per request, not one for the server's life; each wait is logged.
+	ctx = sheets.WithoutQuotaBudget(ctx)
+	e.quotaNotice = func(line string) { log.Warn(line) }
 	factory, err := sessionFactory(ctx, s, e, log)
 	if err != nil {
 		return err

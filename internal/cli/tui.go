@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/postgres"
+	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -20,6 +22,25 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 	s, err := resolve(g, e)
 	if err != nil {
 		return err
+	}
+	// A wait for the Sheets quota is said on stderr until the TUI runs, then as a toast; a
+	// TUI's requests each have a quota budget of their own, not one for the session.
+	ctx = sheets.WithoutQuotaBudget(ctx)
+	notices := make(chan string, 16)
+	var running atomic.Bool
+	stderrNotice := e.quotaNotice
+	e.quotaNotice = func(line string) {
+		switch {
+		case running.Load():
+			select {
+			case notices <- line:
+			default: // the TUI is behind on notices: this one is dropped, not waited for
+			}
+		case stderrNotice != nil:
+			stderrNotice(line)
+		default:
+			fmt.Fprintf(e.stderr, "triage: %s\n", line)
+		}
 	}
 	st, _, err := openStore(ctx, s, e)
 	if err != nil {
@@ -44,6 +65,8 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 		}
 		opts.Updates, opts.Refresh = updates, 0
 	}
+	opts.Notices = notices
+	running.Store(true)
 	return runTUI(ctx, e, s.cfg, opts)
 }
 

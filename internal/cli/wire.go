@@ -144,6 +144,7 @@ func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*s
 		HomeDir:            e.vars().home,
 		TokenCacheFile:     tokenCachePath(e),
 		HTTPClient:         hc,
+		Pacer:              quotaPacer(s, e),
 	})
 	ident := conn.Identity
 	if err != nil {
@@ -158,6 +159,29 @@ func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*s
 		HTTPClient:    conn.HTTP,
 	}).WithDrive(conn.Drive)
 	return st, ident, nil
+}
+
+// quotaPacer paces the store's requests under [quota] per_minute (Google's default when
+// unset; against an emulator nothing is paced unless it is set) and waits out quota answers
+// for [quota] budget, telling e.quotaNotice (else stderr) of every wait.
+func quotaPacer(s *settings, e *env) *sheets.Pacer {
+	p := &sheets.Pacer{PerMinute: s.cfg.Quota.PerMinute, Budget: s.cfg.Quota.BudgetDuration()}
+	if c := e.quotaClock; c != nil {
+		p.Now, p.Sleep = c.Now, c.Sleep
+	}
+	if p.PerMinute == 0 && s.endpoint != "" {
+		p.PerMinute = -1
+	}
+	notice := e.quotaNotice
+	if notice == nil {
+		notice = func(line string) { fmt.Fprintf(e.stderr, "triage: %s\n", line) }
+	}
+	p.OnWait = func(w sheets.QuotaWait) {
+		if w.Answered || w.Wait >= time.Second {
+			notice(w.String())
+		}
+	}
+	return p
 }
 
 // closeStore deletes the journal sheets of the store's checked writes before the command
