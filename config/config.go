@@ -27,6 +27,9 @@ import (
 type Config struct {
 	Spreadsheet string `toml:"spreadsheet"`
 	Refresh     string `toml:"refresh"`
+	// FullRefresh is how often a refresh reads the whole sheet when nothing says it changed
+	// (FullRefreshInterval).
+	FullRefresh string `toml:"full_refresh"`
 	ReadOnly    bool   `toml:"readonly"`
 	// Mouse turns on mouse reporting in the TUI (wheel scrolling); off by default so the
 	// terminal's own text selection keeps working.
@@ -236,6 +239,11 @@ func (c *Config) check() []Problem {
 	add := func(key, format string, a ...any) {
 		probs = append(probs, Problem{Key: key, Line: c.lines.lineOf(key), Msg: fmt.Sprintf(format, a...)})
 	}
+	if c.FullRefresh != "" {
+		if d, err := positiveDuration(c.FullRefresh); err != nil || d < time.Second {
+			add("full_refresh", "full_refresh %q is not a duration of a second or more (e.g. \"5m\")", c.FullRefresh)
+		}
+	}
 	if c.Refresh != "" {
 		if d, err := time.ParseDuration(c.Refresh); err != nil || d < 0 {
 			add("refresh", "refresh %q is not a duration (use e.g. \"60s\", \"5m\"; \"0s\" turns auto-refresh off)", c.Refresh)
@@ -361,6 +369,18 @@ func (c *Config) RefreshInterval() time.Duration {
 	d, err := time.ParseDuration(c.Refresh)
 	if err != nil || d < 0 {
 		return 60 * time.Second
+	}
+	return d
+}
+
+// FullRefreshInterval is how often a refresh reads the whole sheet when neither Drive's
+// version nor the rows after each tab's last say it changed: the bound on seeing an edit in
+// the middle of a tab without Drive access, and on Drive's lag with it. 0: the store's
+// default (5 minutes).
+func (c *Config) FullRefreshInterval() time.Duration {
+	d, err := positiveDuration(c.FullRefresh)
+	if err != nil || d < time.Second {
+		return 0
 	}
 	return d
 }

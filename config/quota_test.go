@@ -20,3 +20,16 @@ func TestQuotaSection(t *testing.T) {
 		t.Errorf("an unset budget reads %v, want 0 (the default)", d)
 	}
 }
+
+// full_refresh is a duration of a second or more; unset, the store's default applies.
+func TestFullRefresh(t *testing.T) {
+	_, probs := Parse([]byte("full_refresh = \"0.5s\"\n"))
+	wantProblems(t, probs, true, lineProblem{1, `full_refresh "0.5s" is not a duration of a second or more`})
+	c, probs := Parse([]byte("full_refresh = \"10m\"\n"))
+	if len(probs) != 0 || c.FullRefreshInterval() != 10*time.Minute {
+		t.Fatalf("problems %v, %v", probs, c.FullRefreshInterval())
+	}
+	if d := (&Config{}).FullRefreshInterval(); d != 0 {
+		t.Errorf("unset: %v", d)
+	}
+}

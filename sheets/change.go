@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	drive "google.golang.org/api/drive/v3"
 	"google.golang.org/api/googleapi"
+
+	"github.com/triage-dev/triage/model"
 )
 
 // ChangeChecker is a store that can tell, for a few hundred bytes, whether the spreadsheet
@@ -46,33 +52,64 @@ func (s *Store) WithDrive(svc *drive.Service) *Store {
 
 // ChangeCheckMode says how refreshes learn of changes, for `config check` and status lines.
 func (s *Store) ChangeCheckMode() string {
+	probe := fmt.Sprintf("the row after each tab's last every refresh, the whole sheet every %s", s.fullEvery)
 	c := s.change
 	if c == nil {
-		return "full reads (no Drive access: the credential or the endpoint offers no change check)"
+		return "tail probe and full reads (no Drive access: the credential or the endpoint offers no change check; " + probe + ")"
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.off != "" {
-		return "full reads (" + c.off + ")"
+		return "tail probe and full reads (" + c.off + "; " + probe + ")"
 	}
-	return "change check (Drive files.get version, a few hundred bytes per refresh)"
+	return "change check (Drive files.get version, a few hundred bytes per refresh; Drive's version lags by minutes, so also " + probe + ")"
 }
 
-// Changed reports whether the spreadsheet changed since the last Load: true when the Drive
-// version differs from the one that Load was at, or when that is unknown (a Load not preceded
-// by Changed; the first call). With no Drive access it always says true; when Drive refuses
-// the credential (no Drive scope, API not enabled) it returns true and an error wrapping
-// ErrNoChangeCheck, once, and then true for good: refreshes fall back to full reads.
+// DefaultFullReadEvery is how often a refresh reads the whole sheet when nothing says it
+// changed (Options.FullReadEvery).
+const DefaultFullReadEvery = 5 * time.Minute
+
+// Changed reports whether the spreadsheet changed since the last Load, for a few hundred
+// bytes: true when the Drive version differs from the one that Load was at, or when that is
+// unknown (a Load not preceded by Changed; the first call); else when the tail probe finds a
+// row after the last one the Load read of some tab (a form's or a producer's append, which
+// Drive's version, refreshed only every few minutes, may not show yet); else when the last
+// full read is FullReadEvery old. When Drive refuses the credential (no Drive scope, API not
+// enabled) it returns true and an error wrapping ErrNoChangeCheck, once; from then on, as
+// with no Drive access at all, the tail probe and the full-read interval decide.
 func (s *Store) Changed(ctx context.Context) (bool, error) {
+	changed, err := s.versionChanged(ctx)
+	switch {
+	case err != nil:
+		return true, err
+	case changed:
+		return true, nil
+	}
+	s.mu.Lock()
+	tails, fullAt := s.tails, s.fullAt
+	s.mu.Unlock()
+	if tails == nil || s.now().Sub(fullAt) >= s.fullEvery {
+		return true, nil
+	}
+	grew, err := s.tailsGrew(ctx, tails)
+	if err != nil {
+		return true, err
+	}
+	return grew, nil
+}
+
+// versionChanged is the Drive version check: whether the version moved (or is unknown);
+// false where there is no check to make.
+func (s *Store) versionChanged(ctx context.Context) (bool, error) {
 	c := s.change
 	if c == nil {
-		return true, nil
+		return false, nil
 	}
 	c.mu.Lock()
 	off := c.off
 	c.mu.Unlock()
 	if off != "" {
-		return true, nil
+		return false, nil
 	}
 	var v int64
 	err := s.call(ctx, "check the sheet for changes", func(ctx context.Context) error {
@@ -91,7 +128,7 @@ func (s *Store) Changed(ctx context.Context) (bool, error) {
 		c.mu.Lock()
 		c.off = why
 		c.mu.Unlock()
-		return true, fmt.Errorf("%w: %s; every refresh reads the whole sheet", ErrNoChangeCheck, why)
+		return true, fmt.Errorf("%w: %s; refreshes read the rows after each tab's last, and the whole sheet every %s", ErrNoChangeCheck, why, s.fullEvery)
 	}
 	if err != nil {
 		return true, err
@@ -102,6 +139,50 @@ func (s *Store) Changed(ctx context.Context) (bool, error) {
 	return c.loaded == 0 || v != c.loaded, nil
 }
 
+// tailsGrew is the tail probe: one values:batchGet of the row after the last one the last
+// Load read of each tab; a value in any is a row appended since. A tab gone (or renamed)
+// since is a change too.
+func (s *Store) tailsGrew(ctx context.Context, tails map[string]int) (bool, error) {
+	titles := make([]string, 0, len(tails))
+	for t := range tails {
+		titles = append(titles, t)
+	}
+	slices.Sort(titles)
+	ranges := make([]string, len(titles))
+	for i, t := range titles {
+		next := strconv.Itoa(tails[t] + 1)
+		ranges[i] = quoteTab(t) + "!" + next + ":" + next
+	}
+	vrs, err := s.batchGet(ctx, "check the sheet for new rows", &budget{}, ranges)
+	if isParseRange(err) {
+		return true, nil
+	}
+	if isGridLimit(err) {
+		// A tab's grid ends at its last row: an append grows it first, so nothing was added
+		// to that one. Each tab is asked alone, so the others are still probed.
+		if len(titles) == 1 {
+			return false, nil
+		}
+		return s.tailsGrewOneByOne(ctx, tails, titles)
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, vr := range vrs {
+		if vr == nil {
+			continue
+		}
+		for _, row := range vr.Values {
+			for _, v := range row {
+				if model.CellString(v) != "" {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
 // loadStarted is called as a Load starts: the version Changed saw just before is what that
 // Load's data is at least as new as; without one, nothing is known.
 func (s *Store) loadStarted() {
@@ -110,4 +191,23 @@ func (s *Store) loadStarted() {
 		c.loaded, c.pending = c.pending, 0
 		c.mu.Unlock()
 	}
+}
+
+// tailsGrewOneByOne is the tail probe a tab at a time, for when a tab's grid ends at its last
+// row (Google refuses a range past the grid): such a tab has had nothing appended.
+func (s *Store) tailsGrewOneByOne(ctx context.Context, tails map[string]int, titles []string) (bool, error) {
+	for _, t := range titles {
+		grew, err := s.tailsGrew(ctx, map[string]int{t: tails[t]})
+		if err != nil || grew {
+			return grew, err
+		}
+	}
+	return false, nil
+}
+
+// isGridLimit reports whether err is Google's 400 for a range past a sheet's grid ("Range
+// ('Inbox'!1002:1002) exceeds grid limits").
+func isGridLimit(err error) bool {
+	var gerr *googleapi.Error
+	return errors.As(err, &gerr) && gerr.Code == 400 && strings.Contains(gerr.Message+gerr.Body, "exceeds grid limits")
 }

@@ -67,15 +67,17 @@ func TestChangedByDriveVersion(t *testing.T) {
 		t.Fatalf("refused check: %v, %v", got, err)
 	}
 	f.emu.ResetCounts()
-	changed(true)
+	// Refused, the check is off for good: the tail probe decides (nothing appended).
+	changed(false)
 	if n := f.emu.Count(emulator.MethodDriveGet); n != 0 {
 		t.Errorf("the check asked Drive %d times after it was refused", n)
 	}
-	if !strings.HasPrefix(s.ChangeCheckMode(), "full reads (Drive answered 403") {
-		t.Errorf("mode %q", s.ChangeCheckMode())
+	if m := s.ChangeCheckMode(); !strings.HasPrefix(m, "tail probe and full reads (") || !strings.Contains(m, "Drive answered 403") {
+		t.Errorf("mode %q", m)
 	}
-	// Without Drive: always changed, nothing sent.
+	// Without Drive and before any Load: changed, nothing sent.
 	plain := f.store(sheets.Options{Tabs: []model.TabConfig{inboxTab("", "new", "done")}})
+	f.emu.ResetCounts()
 	if got, err := plain.Changed(ctx(t)); !got || err != nil || f.total() != 0 {
 		t.Errorf("no Drive: %v %v, %d requests", got, err, f.total())
 	}

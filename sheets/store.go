@@ -46,6 +46,11 @@ type Options struct {
 	// decoded as they arrive instead of by the client's generic decode (values.go). Nil: the
 	// client's Do.
 	HTTPClient *http.Client
+	// FullReadEvery is how often a refresh reads the whole sheet when nothing says it changed
+	// (Changed): with no Drive access, the only way to see an edit in the middle of a tab;
+	// with one, a bound on Drive's lag. 0 means DefaultFullReadEvery. Rows appended at the
+	// end of a tab are seen sooner, by the tail probe.
+	FullReadEvery time.Duration
 	// Now is the clock of triaged_at and Workbook.Loaded (default time.Now). triaged_at is
 	// written to the millisecond and moved on by a millisecond where an Apply would repeat the
 	// previous one's stamp, so a fixed clock still gives each Apply its own stamp.
@@ -103,6 +108,11 @@ type Store struct {
 	titles map[string]string
 	// change is the Drive version check (WithDrive), nil without one.
 	change *changeCheck
+	// tails are the rows the last Load read of each tab (header included), by title, and
+	// fullAt when it started: the tail probe asks for the row after each (Changed).
+	tails     map[string]int
+	fullAt    time.Time
+	fullEvery time.Duration
 	// planned are the rows LoadTab read, by normalised tab name: the next Apply plans its
 	// first round from them instead of reading the tab again (see LoadTab).
 	planned map[string][][]any
@@ -121,11 +131,15 @@ func New(ctx context.Context, svc *sheetsapi.Service, opts Options) *Store {
 		actor:     opts.Actor,
 		retry:     opts.Retry.withDefaults(),
 		now:       opts.Now,
+		fullEvery: opts.FullReadEvery,
 		dropdowns: map[string][]string{},
 		writer:    newWriterID(opts.Actor),
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.fullEvery <= 0 {
+		s.fullEvery = DefaultFullReadEvery
 	}
 	endpoint := "https://sheets.googleapis.com/"
 	if svc != nil && svc.BasePath != "" {
@@ -270,6 +284,7 @@ func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 	const op = "load"
 	s.dropPlanned()
 	s.loadStarted()
+	started := s.now()
 	known := s.knownTabs()
 	// rows[i] are the rows of s.tabs[i]; read[i] says they were read.
 	rows := make([][][]any, len(s.tabs))
@@ -353,11 +368,13 @@ func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 	}
 
 	wb := newWorkbook(s.id, meta)
+	tails := map[string]int{}
 	for i, tc := range s.tabs {
 		if sheetsOf[i] == nil {
 			wb.Missing = append(wb.Missing, tc)
 			continue
 		}
+		tails[sheetsOf[i].Properties.Title] = len(rows[i])
 		if t, err := s.decodeTab(tc, rows[i], sheetsOf[i], wb.Location, valid); err != nil {
 			wb.Broken = append(wb.Broken, model.TabError{Config: tc, Err: err})
 		} else {
@@ -365,6 +382,9 @@ func (s *Store) Load(ctx context.Context) (*model.Workbook, error) {
 		}
 	}
 	wb.Loaded = s.now()
+	s.mu.Lock()
+	s.tails, s.fullAt = tails, started
+	s.mu.Unlock()
 	return wb, nil
 }
 

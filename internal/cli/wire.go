@@ -157,6 +157,7 @@ func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*s
 		Actor:         actorName(ident, e),
 		Identity:      ident,
 		HTTPClient:    conn.HTTP,
+		FullReadEvery: s.cfg.FullRefreshInterval(),
 	}).WithDrive(conn.Drive)
 	return st, ident, nil
 }

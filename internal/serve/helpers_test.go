@@ -98,7 +98,9 @@ func newFixtureDL(t testing.TB, refresh time.Duration, inboxRows, dlRows, conc i
 	dst := testbed.Serve(t, g.Wrap(rcv))
 	sh := testbed.NewSheets(t, workbookDL(dst.URL, inboxRows, dlRows))
 	emu := sh.Emu
-	store := sh.Store(sheets.Options{SpreadsheetID: sheetID, Actor: "service-account"})
+	// Every refresh reads the whole sheet (no change check, a full read each time): these
+	// tests are of the hub; idle_test.go's are of what a refresh asks first.
+	store := sh.Store(sheets.Options{SpreadsheetID: sheetID, Actor: "service-account", FullReadEvery: time.Nanosecond})
 	client := &replay.Client{Sources: map[string]*replay.Source{"crm": {Name: "crm", URLPrefixes: []string{dst.URL + "/"}, Concurrency: conc}},
 		Base: time.Millisecond, Cap: 10 * time.Millisecond}
 	f := &fixture{emu: emu, store: store, rcv: rcv, gate: g, clock: &clock{now: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}, log: &testbed.Buffer{}}

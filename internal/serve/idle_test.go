@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,14 +140,16 @@ func TestIdleHubDoesNotPoll(t *testing.T) {
 	}
 }
 
-// With the change check, a refresh in which nothing changed costs one Drive files.get and no
-// read; a change (made outside triage) is read and pushed at the next refresh.
+// With the change check, a refresh in which nothing changed costs one Drive files.get and the
+// tail probe (one batchGet of the row after each tab's last); a change (made outside triage)
+// is read and pushed at the next refresh.
 func TestHubChangeCheck(t *testing.T) {
 	h, s := newAttachedIdleHub(t)
 	h.tick(3)
-	if c := h.emu.Counts(); c[mBatchGet] != 0 || c[mGet] != 0 || c[mDrive] != 3 {
-		t.Fatalf("3 refreshes of an unchanged sheet sent %v, want 3 %s and nothing else", c, mDrive)
+	if c := h.emu.Counts(); c[mBatchGet] != 3 || c[mGet] != 0 || c[mDrive] != 3 {
+		t.Fatalf("3 refreshes of an unchanged sheet sent %v, want 3 %s, 3 tail probes and nothing else", c, mDrive)
 	}
+	h.emu.ResetCounts()
 	if err := h.emu.SetCell(sheetID, "Inbox", 2, 1, "Changed"); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +163,7 @@ func TestHubChangeCheck(t *testing.T) {
 	// The read made the store current: the next idle refresh is a version check again.
 	h.emu.ResetCounts()
 	h.tick(1)
-	if c := h.emu.Counts(); c[mBatchGet] != 0 || c[mDrive] != 1 {
+	if c := h.emu.Counts(); c[mBatchGet] != 1 || c[mGet] != 0 || c[mDrive] != 1 {
 		t.Errorf("after the read, an unchanged refresh sent %v", c)
 	}
 	if mode := h.store.ChangeCheckMode(); mode[:6] != "change" {
@@ -168,16 +171,17 @@ func TestHubChangeCheck(t *testing.T) {
 	}
 }
 
-// Drive refusing the credential (403: no Drive scope) turns the check off, says so, and
-// every refresh reads the whole sheet.
+// Drive refusing the credential (403: no Drive scope) turns the check off and says so: that
+// refresh reads the whole sheet, and the next ones the tail probe alone (the whole sheet again
+// once full_refresh has passed).
 func TestHubChangeCheckRefused(t *testing.T) {
 	h, _ := newAttachedIdleHub(t)
 	h.emu.InjectFault(emulator.Fault{Method: mDrive, Status: 403, Message: "Request had insufficient authentication scopes."})
 	h.tick(2)
-	if c := h.emu.Counts(); c[mBatchGet] != 2 || c[mDrive] != 1 {
-		t.Errorf("2 refreshes after a refused check sent %v, want 2 reads and the one refused check", c)
+	if c := h.emu.Counts(); c[mBatchGet] != 2 || c[mGet] != 1 || c[mDrive] != 1 {
+		t.Errorf("2 refreshes after a refused check sent %v, want the one refused check, a read (get and batchGet) and a tail probe", c)
 	}
-	if mode := h.store.ChangeCheckMode(); mode[:10] != "full reads" {
-		t.Errorf("mode %q, want full reads", mode)
+	if mode := h.store.ChangeCheckMode(); !strings.HasPrefix(mode, "tail probe and full reads") {
+		t.Errorf("mode %q, want the tail probe and full reads", mode)
 	}
 }

@@ -57,7 +57,10 @@ func (h *Hub) Session(u User) *Session {
 	h.stale = false
 	h.mu.Unlock()
 	if stale {
-		// Refreshes were skipped while nobody looked: read now (pushed to every session).
+		// Refreshes were skipped while nobody looked: read now (pushed to every session), a
+		// real read, as after a write: the change check (Drive's lagging version, or only the
+		// rows after each tab's last) may not show what changed meanwhile.
+		h.wrote()
 		go h.load(h.ctx, 0)
 	}
 	out := &Session{

@@ -131,11 +131,13 @@ type Emulator struct {
 	faults  []Fault
 	latency time.Duration
 	quota   int
-	reads   []time.Time
-	writes  []time.Time
-	now     func() time.Time
-	hook    func(Request)
-	release chan struct{} // closed by ReleaseHeld
+	// versionLag is how long Drive's reported version lags (SetVersionLag).
+	versionLag time.Duration
+	reads      []time.Time
+	writes     []time.Time
+	now        func() time.Time
+	hook       func(Request)
+	release    chan struct{} // closed by ReleaseHeld
 }
 
 // Request is one entry of the request log (see RequestLogLimit).
@@ -308,6 +310,28 @@ func (e *Emulator) commit(work *book) error {
 		return fmt.Errorf("emulator: saving workbook %s: %w", work.id, err)
 	}
 	return nil
+}
+
+// SetVersionLag makes Drive's metadata of a Sheets file lag as Google's does: the version
+// files.get reports moves to the file's current one only when d has passed since it last
+// moved (Google refreshes it about every 3 minutes), so a change can stay unseen by a change
+// check for up to d. 0 (the default) reports every change at once.
+func (e *Emulator) SetVersionLag(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.versionLag = d
+}
+
+// driveVersion is the version Drive reports for b now; the caller holds e.mu.
+func (e *Emulator) driveVersion(b *book) int64 {
+	if e.versionLag <= 0 {
+		return b.version
+	}
+	now := e.now()
+	if b.shownVersion == 0 || now.Sub(b.shownAt) >= e.versionLag {
+		b.shownVersion, b.shownAt = b.version, now
+	}
+	return b.shownVersion
 }
 
 // Version returns the Drive version of a spreadsheet (0 if there is none): it starts at 1 and
@@ -1047,7 +1071,7 @@ func (e *Emulator) handle(c *call) (any, *apiError) {
 	case MethodDriveGet:
 		// Drive's int64 fields are JSON strings.
 		return map[string]any{"kind": "drive#file", "id": b.id, "name": b.title, "mimeType": "application/vnd.google-apps.spreadsheet",
-			"version": strconv.FormatInt(b.version, 10)}, nil
+			"version": strconv.FormatInt(e.driveVersion(b), 10)}, nil
 	case MethodGet:
 		return e.getSpreadsheet(b, c)
 	case MethodValuesGet:

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/triage-dev/triage/model"
@@ -263,8 +264,11 @@ type sheet struct {
 type book struct {
 	id, title, tz, locale string
 	sheets                []*sheet
-	// version is the file's Drive version (see Emulator.Version).
-	version int64
+	// version is the file's Drive version (see Emulator.Version); shownVersion the one
+	// files.get reports under a version lag, since shownAt (SetVersionLag).
+	version      int64
+	shownVersion int64
+	shownAt      time.Time
 	// meta is the spreadsheet's developer metadata, by ID (metadata.go).
 	meta []DeveloperMetadata
 }
