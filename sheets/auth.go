@@ -521,6 +521,9 @@ func tokenError(err error, id Identity, tokenURI string, metadata bool) error {
 		hint := "check the file, or create a new key"
 		if id.Kind == KindCachedLogin || id.Kind == KindAuthorizedUser {
 			hint = "the login may have expired or been revoked: run `triage auth login` again"
+			if advice := expiredLogin(rerr, loginMadeAt(id)); advice != "" && id.Kind == KindCachedLogin {
+				return &Error{Op: "sign in", Kind: ErrUnauthorized, Err: err, Msg: fmt.Sprintf("the token server at %s refused the saved login of %s. %s", tokenURI, id, advice)}
+			}
 		}
 		return &Error{Op: "sign in", Kind: ErrUnauthorized, Err: err,
 			Msg: fmt.Sprintf("the token server at %s refused the credentials of %s (%s): %s", tokenURI, id, tokenErrorText(rerr), hint)}
@@ -530,6 +533,45 @@ func tokenError(err error, id Identity, tokenURI string, metadata bool) error {
 	}
 	return &Error{Op: "sign in", Kind: ErrUnauthorized, Err: err,
 		Msg: fmt.Sprintf("couldn't get an access token for %s: %v", id, err)}
+}
+
+// loginTestingLife is how long Google keeps a refresh token of an OAuth client whose consent
+// screen is in Testing (the usual state of a Desktop client made for `triage auth login`).
+const loginTestingLife = 7 * 24 * time.Hour
+
+// expiredLogin is what to tell a person whose login Google refused as invalid_grant ("Token
+// has been expired or revoked."), "" for any other refusal: most often a client in Testing,
+// whose logins Google ends after 7 days, and the two ways to stop it. madeAt, when known, is
+// when the login was made.
+func expiredLogin(r *oauth2.RetrieveError, madeAt time.Time) string {
+	if r == nil || r.ErrorCode != "invalid_grant" {
+		return ""
+	}
+	when := ""
+	if !madeAt.IsZero() {
+		when = fmt.Sprintf(" This one was made %s", madeAt.Local().Format("2006-01-02 15:04"))
+		if time.Since(madeAt) >= loginTestingLife {
+			when += ", more than 7 days ago."
+		} else {
+			when += "; it may also have been revoked (a password change, the account's security page, `triage auth logout`)."
+		}
+	}
+	return fmt.Sprintf("Google ended it (%s). A login through an OAuth client whose consent screen is in Testing lasts 7 days.%s "+
+		"Run `triage auth login` again now; to stop it lapsing every week, publish the client's consent screen "+
+		"(Google Cloud console, Google Auth Platform, Audience: Publish app), or use a service account (--credentials key.json, the sheet shared with its address)",
+		tokenErrorText(r), when)
+}
+
+// loginMadeAt is when the saved login behind id was made (zero when unknown).
+func loginMadeAt(id Identity) time.Time {
+	if id.Kind != KindCachedLogin || id.Source == "" {
+		return time.Time{}
+	}
+	rec, err := ReadLoginRecord(id.Source)
+	if err != nil {
+		return time.Time{}
+	}
+	return rec.LoggedInAt
 }
 
 // fetchToken gets a token from ts, giving up when ctx is done.

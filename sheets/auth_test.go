@@ -24,6 +24,8 @@ import (
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
 	"golang.org/x/oauth2"
+
+	"github.com/triage-dev/triage/internal/testbed"
 )
 
 // isolateEnv makes sure no real credentials or emulator setting leak into a test.
@@ -398,4 +400,34 @@ func TestConnectRefusesPlainHTTPTokenURI(t *testing.T) {
 		}
 	}
 	checkBearer(t, emu, "ya29.loopback")
+}
+
+// A saved login Google refuses as invalid_grant ("Token has been expired or revoked.") says
+// what most often happened, a client in Testing whose logins Google ends after 7 days, when
+// this one was made, and the ways out: log in again now, publish the consent screen, or a
+// service account.
+func TestExpiredLoginIsExplained(t *testing.T) {
+	isolateEnv(t)
+	o := testbed.NewOAuthServer(t)
+	made := time.Now().Add(-8 * 24 * time.Hour).UTC().Truncate(time.Second)
+	rec := sheets.LoginRecord{CachedLogin: sheets.CachedLogin{ClientID: testbed.ClientID, ClientSecret: testbed.ClientSecret, TokenURI: o.URL + "/token",
+		Token: &oauth2.Token{AccessToken: "ya29.old", RefreshToken: "1//lapsed", Expiry: time.Now().Add(-time.Hour)}, Email: testbed.Email}, LoggedInAt: made}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "login.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: path, APIEndpoint: "http://127.0.0.1:1/"})
+	if !errors.Is(err, sheets.ErrUnauthorized) {
+		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	}
+	for _, want := range []string{"Token has been expired or revoked.", "in Testing lasts 7 days", made.Local().Format("2006-01-02 15:04"), "more than 7 days ago",
+		"triage auth login", "Publish app", "service account"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
 }

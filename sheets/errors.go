@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
@@ -93,6 +94,9 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 	case errors.As(err, &rerr):
 		e.Kind = ErrUnauthorized
 		e.Msg = fmt.Sprintf("couldn't get an access token (%s); check --credentials, or run `triage auth login` again", tokenErrorText(rerr))
+		if advice := expiredLogin(rerr, time.Time{}); advice != "" && strings.Contains(rerr.ErrorDescription, "expired or revoked") {
+			e.Msg = "the saved login stopped working: " + advice
+		}
 		if rerr.Response != nil {
 			e.Code = rerr.Response.StatusCode
 		}

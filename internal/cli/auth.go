@@ -236,6 +236,10 @@ func authStatus(g *globals, e *env) error {
 		}
 		if !rec.LoggedInAt.IsZero() {
 			fmt.Fprintf(w, "  signed in:     %s\n", rec.LoggedInAt.Local().Format(timeLayout))
+			// Google ends the logins of a client in Testing after 7 days; nothing here says
+			// which state the client is in, so say both.
+			lapse := rec.LoggedInAt.Add(7 * 24 * time.Hour)
+			fmt.Fprintf(w, "  lasts:         until revoked if the OAuth client's consent screen is published; until %s if it is in Testing (Google ends those after 7 days)\n", lapse.Local().Format(timeLayout))
 		}
 		fmt.Fprintf(w, "  OAuth client:  %s\n", rec.ClientID)
 		fmt.Fprintf(w, "  saved in:      %s\n", cache)

@@ -176,7 +176,9 @@ func TestAuthLoginLoopbackStatusLogout(t *testing.T) {
 		t.Fatalf("status: %d %s", code, errOut)
 	}
 	for _, want := range []string{"Signed in as " + testbed.Email, "auth/spreadsheets", "expires " + rec.Token.Expiry.Local().Format(timeLayout),
-		"(in 1 h)", cache, "triage uses", "the saved login"} {
+		"(in 1 h)", cache, "triage uses", "the saved login",
+		"signed in:     " + rec.LoggedInAt.Local().Format(timeLayout),
+		"until " + rec.LoggedInAt.Add(7*24*time.Hour).Local().Format(timeLayout) + " if it is in Testing (Google ends those after 7 days)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
