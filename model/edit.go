@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -249,3 +250,8 @@ func Requeue(t *Table, r *Record, now time.Time) (Edit, bool) {
 	}
 	return e, true
 }
+
+// ErrMayHaveLanded marks a store's Apply error after which its write may have landed (or did):
+// the edits' outcomes are unknown until the rows are read again. An Apply error without it
+// wrote nothing.
+var ErrMayHaveLanded = errors.New("a write of this call may have landed")

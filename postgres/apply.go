@@ -660,7 +660,7 @@ func (s *Store) commit(ctx context.Context, op string, tx pgx.Tx, token string, 
 	done, serr := s.settle(ctx, token)
 	switch {
 	case serr != nil:
-		return model.ApplyResult{}, fmt.Errorf("%s to %s: the commit's answer was lost (%w) and whether it landed can't be read now (%v): load again and check before retrying", op, s.url, err, serr)
+		return model.ApplyResult{}, fmt.Errorf("%s to %s: the commit's answer was lost (%w) and whether it landed can't be read now (%v): load again and check before retrying (%w)", op, s.url, err, serr, model.ErrMayHaveLanded)
 	case !done:
 		return model.ApplyResult{}, fmt.Errorf("%s to %s: %w; nothing was written (checked)", op, s.url, err)
 	}

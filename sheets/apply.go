@@ -873,6 +873,16 @@ func (w *writer) result() model.ApplyResult {
 	return res
 }
 
+// landedMark is model.ErrMayHaveLanded, wrapped without adding text (the message says it).
+var landedMark = silent{model.ErrMayHaveLanded}
+
+// silent is an error that wraps err but reads as nothing: %w of it marks an error without
+// changing its message.
+type silent struct{ err error }
+
+func (s silent) Error() string { return "" }
+func (s silent) Unwrap() error { return s.err }
+
 // abort ends a call on an error. After a write that may have landed, the error says so and
 // names what is still owed and where the journal shows it: nothing that depends on this
 // write may report success, and a person must know what to look at.
@@ -896,9 +906,9 @@ func (w *writer) abort(err error) (model.ApplyResult, error) {
 		left = append(left, fmt.Sprintf("the hidden sheet %q shows what a write whose answer was lost hit, if it landed", p.entry.title))
 	}
 	if len(left) == 0 {
-		return model.ApplyResult{}, fmt.Errorf("%w (a write of this call landed; refresh and check the rows you changed)", err)
+		return model.ApplyResult{}, fmt.Errorf("%w (a write of this call landed; refresh and check the rows you changed)%w", err, landedMark)
 	}
-	return model.ApplyResult{}, fmt.Errorf("%w; a write of this call may have landed on rows it was not meant for; check by hand: %s", err, strings.Join(left, "; "))
+	return model.ApplyResult{}, fmt.Errorf("%w; a write of this call may have landed on rows it was not meant for; check by hand: %s%w", err, strings.Join(left, "; "), landedMark)
 }
 
 func (s *Store) tabNames() string {

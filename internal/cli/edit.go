@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
@@ -31,7 +36,13 @@ type editDoc struct {
 	// Recovered are cells another triage's unfinished write (a killed process's) had left on
 	// rows it was not meant for, which this command put back first (model.Recovery).
 	Recovered []string `json:"recovered"`
-	ExitCode  int      `json:"exit_code"`
+	// Unknown are the rows a write that failed may have changed (its answer lost, the store
+	// gone mid-write): read them again before acting on them. NotWritten are the rows a
+	// write that failed did not change. Error says why the write failed.
+	Unknown    []string `json:"unknown"`
+	NotWritten []string `json:"not_written"`
+	Error      string   `json:"error,omitempty"`
+	ExitCode   int      `json:"exit_code"`
 }
 
 type editDocRow struct {
@@ -51,7 +62,33 @@ type editDocNote struct {
 }
 
 func newEditDoc(tab string) *editDoc {
-	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}, Damaged: []string{}, Recovered: []string{}}
+	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}, Damaged: []string{}, Recovered: []string{},
+		Unknown: []string{}, NotWritten: []string{}}
+}
+
+// failedWrite records a write that failed: every row it was to change is unknown (the store
+// says the write may have landed) or not written; the document is printed still, so a
+// script reads every row's state and the exit code, as after a write that ran.
+func (d *editDoc) failedWrite(e *env, edits []model.Edit, err error, asJSON bool) error {
+	werr := writeFailed(d.Tab, err)
+	var ee *exitError
+	if errors.As(werr, &ee) {
+		d.ExitCode = ee.code
+	}
+	d.Error = model.SanitizeLine(err.Error())
+	for _, ed := range edits {
+		if errors.Is(err, model.ErrMayHaveLanded) {
+			d.Unknown = append(d.Unknown, ed.ID)
+		} else {
+			d.NotWritten = append(d.NotWritten, ed.ID)
+		}
+	}
+	if asJSON {
+		if perr := d.print(e, true); perr != nil {
+			return perr
+		}
+	}
+	return werr
 }
 
 // notDone counts the rows the command was asked to change and didn't (damaged cells of
@@ -148,7 +185,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 	if len(edits) > 0 {
 		res, err := st.Apply(ctx, edits)
 		if err != nil {
-			return writeFailed(t.Config.Name, err)
+			return doc.failedWrite(e, edits, err, asJSON)
 		}
 		doc.addApply(e, res)
 	}
@@ -197,15 +234,27 @@ func describeSet(set map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// writeFailed maps a failed write to its exit code: a setup or connection problem
-// (read-only, unreachable, not shared, no access) is 2, like at startup; anything else
-// leaves the rows not done, which is 1.
+// writeFailed maps a failed write to its exit code: the store refusing service (read-only,
+// unreachable or cut off mid-write, not shared, no access, its quota spent) is 2, like at
+// startup; anything else leaves the rows not done, which is 1.
 func writeFailed(tab string, err error) error {
 	code := exitPartial
-	for _, setup := range []error{sheets.ErrReadOnly, postgres.ErrReadOnly, sheets.ErrUnreachable, sheets.ErrNotShared, sheets.ErrNotFound, sheets.ErrUnauthorized} {
+	for _, setup := range []error{sheets.ErrReadOnly, postgres.ErrReadOnly, sheets.ErrUnreachable, sheets.ErrNotShared, sheets.ErrNotFound, sheets.ErrUnauthorized, sheets.ErrRateLimited} {
 		if errors.Is(err, setup) {
 			code = exitUsage
 		}
 	}
+	if connectionLost(err) {
+		code = exitUsage
+	}
 	return &exitError{code: code, err: fmt.Errorf("write to %q: %w", tab, err)}
+}
+
+// connectionLost reports whether err is a store's connection failing: refused, reset, closed
+// mid-answer, a database connection that could not be made or was cut.
+func connectionLost(err error) bool {
+	var nerr net.Error
+	var cerr *pgconn.ConnectError
+	return errors.As(err, &nerr) || errors.As(err, &cerr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)
 }

@@ -145,7 +145,7 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 	}
 	res, err := st.Apply(ctx, edits)
 	if err != nil {
-		return writeFailed(t.Config.Name, err)
+		return doc.failedWrite(e, edits, err, asJSON)
 	}
 	doc.addApply(e, res)
 	for i := range doc.Changed {
@@ -174,10 +174,12 @@ func requeueDatabase(ctx context.Context, e *env, db *postgres.Store, name strin
 		th = 30 * time.Minute // model.Table.Stale's default
 	}
 	back, err := db.RequeueStale(ctx, th)
-	if err != nil {
-		return writeFailed(tc.Name, err)
-	}
 	doc := newEditDoc(tc.Name)
+	if err != nil {
+		// One statement, no rows named before it: which claims it would have returned is
+		// not known, so the document lists none, with the error and the exit code.
+		return doc.failedWrite(e, nil, err, asJSON)
+	}
 	if len(back) == 0 {
 		fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", humanDuration(th), tc.Name)
 		return doc.print(e, asJSON)
