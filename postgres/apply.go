@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -99,11 +100,12 @@ func (s *Store) applyTx(ctx context.Context, op string, edits []model.Edit, acto
 	fail := func(err error) (model.ApplyResult, error) {
 		return model.ApplyResult{}, fmt.Errorf("%s to %s: %w; nothing was written", op, s.url, err)
 	}
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after a commit it is a no-op
+	tx := &lazyTx{conn: conn}
+	defer tx.end(ctx)
 	w := &writeTx{s: s, tx: tx, actor: actor, now: now, out: make([]decision, len(edits))}
 	pending := make([]int, len(edits))
 	for i := range pending {
@@ -147,10 +149,92 @@ type decision struct {
 	row      int // applied: the row's number
 }
 
+// lazyTx is an Apply's transaction on its own connection, begun by its first batch: BEGIN
+// goes in that batch's pipeline rather than a round trip of its own.
+type lazyTx struct {
+	conn      *pgxpool.Conn
+	begun     bool
+	committed bool
+}
+
+// SendBatch sends b in the transaction, beginning it first if it isn't yet.
+func (t *lazyTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if t.begun {
+		return t.conn.SendBatch(ctx, b)
+	}
+	t.begun = true
+	nb := &pgx.Batch{QueuedQueries: append([]*pgx.QueuedQuery{{SQL: "BEGIN ISOLATION LEVEL READ COMMITTED"}}, b.QueuedQueries...)}
+	return &begunResults{BatchResults: t.conn.SendBatch(ctx, nb)}
+}
+
+// commit commits the transaction; a COMMIT the server answers ROLLBACK (the transaction had
+// failed) is an error.
+func (t *lazyTx) commit(ctx context.Context) error {
+	tag, err := t.conn.Exec(ctx, "COMMIT")
+	if err != nil {
+		return err
+	}
+	t.committed = true
+	if tag.String() != "COMMIT" {
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}
+
+// end rolls back what wasn't committed and gives the connection back (the pool closes one
+// still in a transaction: a ROLLBACK that didn't get through).
+func (t *lazyTx) end(ctx context.Context) {
+	if t.begun && !t.committed {
+		_, _ = t.conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
+	t.conn.Release()
+}
+
+// begunResults are a first batch's results with its BEGIN's taken first.
+type begunResults struct {
+	pgx.BatchResults
+	began bool
+	err   error
+}
+
+func (r *begunResults) begin() error {
+	if !r.began {
+		r.began = true
+		_, r.err = r.BatchResults.Exec()
+	}
+	return r.err
+}
+
+func (r *begunResults) Exec() (pgconn.CommandTag, error) {
+	if err := r.begin(); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return r.BatchResults.Exec()
+}
+
+func (r *begunResults) Query() (pgx.Rows, error) {
+	if err := r.begin(); err != nil {
+		return nil, err
+	}
+	return r.BatchResults.Query()
+}
+
+func (r *begunResults) QueryRow() pgx.Row {
+	if err := r.begin(); err != nil {
+		return errRow{err}
+	}
+	return r.BatchResults.QueryRow()
+}
+
+// errRow is a row that is an error.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
 // writeTx is one Apply's transaction.
 type writeTx struct {
 	s     *Store
-	tx    pgx.Tx
+	tx    *lazyTx
 	actor string
 	now   string
 	out   []decision // by edit index
@@ -652,8 +736,8 @@ func sortedFields[V any](m map[model.Field]V) []model.Field {
 
 // commit commits an Apply's transaction, which recorded token with its first write, and
 // settles a lost answer.
-func (s *Store) commit(ctx context.Context, op string, tx pgx.Tx, token string, res model.ApplyResult) (model.ApplyResult, error) {
-	err := tx.Commit(ctx)
+func (s *Store) commit(ctx context.Context, op string, tx *lazyTx, token string, res model.ApplyResult) (model.ApplyResult, error) {
+	err := tx.commit(ctx)
 	if err == nil {
 		return res, nil
 	}

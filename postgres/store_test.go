@@ -354,15 +354,15 @@ func TestOppositeOrdersDontDeadlock(t *testing.T) {
 	}
 }
 
-// counter counts the statements whose SQL starts with match (every one: ""), sent alone or
-// in a batch.
+// counter counts the statements whose SQL starts with match, in any case (every one: ""),
+// sent alone or in a batch.
 type counter struct {
 	match string
 	n     atomic.Int64
 }
 
 func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.HasPrefix(d.SQL, c.match) {
+	if strings.HasPrefix(strings.ToLower(d.SQL), c.match) {
 		c.n.Add(1)
 	}
 	return ctx
@@ -375,7 +375,7 @@ func (c *counter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceB
 }
 
 func (c *counter) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
-	if strings.HasPrefix(d.SQL, c.match) {
+	if strings.HasPrefix(strings.ToLower(d.SQL), c.match) {
 		c.n.Add(1)
 	}
 }
