@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,22 +15,6 @@ import (
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
 )
-
-// handlerTransport serves requests from a handler in memory: no network, so a synctest
-// bubble's fake clock can run the pacer's waits and the emulator's quota minutes together.
-type handlerTransport struct{ h http.Handler }
-
-func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	in := r.Clone(r.Context())
-	if in.Body == nil {
-		in.Body = http.NoBody // a server's request always has one
-	}
-	t.h.ServeHTTP(rec, in)
-	resp := rec.Result()
-	resp.Request = r
-	return resp, nil
-}
 
 // Eight people writing at once through one store (as `triage serve`'s sessions share the
 // server's store and its credential's quota) stay under the quota together: paced at 10 a
@@ -48,7 +31,7 @@ func TestSessionsSharingOnePacerStayUnderTheQuota(t *testing.T) {
 				answered.Add(1)
 			}
 		}}
-		conn, err := sheets.ConnectWithDrive(t.Context(), sheets.AuthOptions{Endpoint: "http://sheets.test/", HTTPClient: &http.Client{Transport: handlerTransport{emu}}, Pacer: pacer})
+		conn, err := sheets.ConnectWithDrive(t.Context(), sheets.AuthOptions{Endpoint: "http://sheets.test/", HTTPClient: &http.Client{Transport: testbed.HandlerTransport{Handler: emu}}, Pacer: pacer})
 		if err != nil {
 			t.Fatal(err)
 		}

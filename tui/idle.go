@@ -36,8 +36,10 @@ const (
 	// often: each interval doubles, up to idleCap.
 	idleAfter = 5 * time.Minute
 	idleCap   = 15 * time.Minute
-	// checkTimeout bounds one change check.
-	checkTimeout = 30 * time.Second
+	// checkTimeout bounds one change check: as long as a load, since a store pacing under the
+	// Sheets quota may hold the check for a quota minute, and a check given up on would be
+	// followed by a full read, which costs the quota more.
+	checkTimeout = loadTimeout
 )
 
 // autoRefresh decides when the auto refresh reads. Ticks carry the schedule's generation,
