@@ -133,8 +133,9 @@ type Emulator struct {
 	quota   int
 	// versionLag is how long Drive's reported version lags (SetVersionLag).
 	versionLag time.Duration
-	reads      []time.Time
-	writes     []time.Time
+	// reads and writes are each credential's requests of the last minute (SetQuotaPerMinute).
+	reads  map[string][]time.Time
+	writes map[string][]time.Time
 	now        func() time.Time
 	hook       func(Request)
 	release    chan struct{} // closed by ReleaseHeld
@@ -429,14 +430,17 @@ func (e *Emulator) ClearFaults() {
 // SetQuotaPerMinute limits requests per rolling minute, like Google's
 // per-user quota: read requests (spreadsheets.get, values.get,
 // values.batchGet) and write requests (everything else) are counted
-// separately, n each. Requests beyond it get 429 RESOURCE_EXHAUSTED
-// ("Quota exceeded for quota metric 'Read requests' ..."). Rejected
-// requests do not use quota. 0 means unlimited.
+// separately, n each, and each credential (the request's Authorization
+// header; none is one more) has its own, as each user has on Google.
+// Requests beyond it get 429 RESOURCE_EXHAUSTED with Google's body
+// ("Quota exceeded for quota metric 'Read requests' ...", its ErrorInfo
+// naming the quota_limit). Rejected requests do not use quota. 0 (the
+// default, the demo's) means unlimited.
 func (e *Emulator) SetQuotaPerMinute(n int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.quota = n
-	e.reads, e.writes = nil, nil
+	e.reads, e.writes = map[string][]time.Time{}, map[string][]time.Time{}
 }
 
 // ValueInputOptions returns how each write request received asked its
@@ -660,6 +664,9 @@ type call struct {
 	body   []byte
 	fields *maskNode
 	resp   reflect.Type // response type, for checking the field mask
+	// who is the credential the request came with (its Authorization header, "" for
+	// none): Google's per-user quota is counted per credential.
+	who string
 }
 
 var routeErr = errf(http.StatusNotFound, "Method not found.")
@@ -871,6 +878,9 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	c, rerr := route(r)
+	if c != nil {
+		c.who = r.Header.Get("Authorization")
+	}
 	if strings.HasPrefix(r.URL.Path, "/drive/") {
 		c, rerr = routeDrive(r)
 	}
@@ -1001,7 +1011,7 @@ func (e *Emulator) perform(c *call) (resp any, aerr *apiError, lost lostAnswer) 
 		}
 	}
 	if fault == nil {
-		if qerr := e.takeQuota(c.method); qerr != nil {
+		if qerr := e.takeQuota(c.method, c.who); qerr != nil {
 			return nil, qerr, lostAnswer{}
 		}
 	}
@@ -1034,27 +1044,29 @@ func applyMask(v any, m *maskNode) (any, error) {
 	return m.filter(generic), nil
 }
 
-// takeQuota uses one unit of the method's per-minute quota; the caller
+// takeQuota uses one unit of the method's per-minute quota of the credential who; the caller
 // holds e.mu.
-func (e *Emulator) takeQuota(method string) *apiError {
+func (e *Emulator) takeQuota(method, who string) *apiError {
 	if e.quota <= 0 {
 		return nil
 	}
-	q := &e.writes
+	byWho := e.writes
 	if isRead(method) {
-		q = &e.reads
+		byWho = e.reads
 	}
+	q := byWho[who]
 	now := e.now()
 	cut := now.Add(-time.Minute)
 	i := 0
-	for i < len(*q) && !(*q)[i].After(cut) {
+	for i < len(q) && !q[i].After(cut) {
 		i++
 	}
-	*q = (*q)[i:]
-	if len(*q) >= e.quota {
+	q = q[i:]
+	if len(q) >= e.quota {
+		byWho[who] = q
 		return quotaError(method, "", e.quota)
 	}
-	*q = append(*q, now)
+	byWho[who] = append(q, now)
 	return nil
 }
 

@@ -467,8 +467,17 @@ func TestLatency(t *testing.T) {
 	wg.Wait()
 }
 
+// bearer sends every request with a bearer token, as a client with credentials does.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
 func TestQuota(t *testing.T) {
-	e, svc, _ := newServer(t)
+	e, svc, srv := newServer(t)
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	e.mu.Lock()
 	e.now = func() time.Time { return now }
@@ -497,6 +506,14 @@ func TestQuota(t *testing.T) {
 	_, err := svc.Spreadsheets.Values.Clear(bookID, "Sparse!A1", &sheets.ClearValuesRequest{}).Do()
 	if ge := apiErr(t, err); ge.Code != 429 || !strings.Contains(ge.Message, "'Write requests'") {
 		t.Errorf("got %d %q", ge.Code, ge.Message)
+	}
+	// Another credential has its own quota, as another user has on Google.
+	other, err := sheets.NewService(context.Background(), option.WithEndpoint(srv.URL+"/"), option.WithHTTPClient(&http.Client{Transport: bearer{"ya29.other"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Spreadsheets.Values.BatchGet(bookID).Ranges("Inbox!A1").Do(); err != nil {
+		t.Errorf("another credential's first read: %v", err)
 	}
 	e.mu.Lock()
 	now = now.Add(61 * time.Second)
