@@ -134,11 +134,11 @@ type Emulator struct {
 	// versionLag is how long Drive's reported version lags (SetVersionLag).
 	versionLag time.Duration
 	// reads and writes are each credential's requests of the last minute (SetQuotaPerMinute).
-	reads  map[string][]time.Time
-	writes map[string][]time.Time
-	now        func() time.Time
-	hook       func(Request)
-	release    chan struct{} // closed by ReleaseHeld
+	reads   map[string][]time.Time
+	writes  map[string][]time.Time
+	now     func() time.Time
+	hook    func(Request)
+	release chan struct{} // closed by ReleaseHeld
 }
 
 // Request is one entry of the request log (see RequestLogLimit).
