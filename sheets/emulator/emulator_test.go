@@ -1161,3 +1161,37 @@ func rawGet(t *testing.T, u string, wantStatus int) string {
 	}
 	return string(b)
 }
+
+// updateSheetProperties takes its field mask with dots or with slashes, as Google does (a
+// client that sends gridProperties/rowCount gets its resize, not a 200 with nothing done); a
+// field Google has that the emulator doesn't update is refused with 501 naming it, and a
+// field no one has with 400.
+func TestUpdateSheetPropertiesMasks(t *testing.T) {
+	e, svc, _ := newServer(t)
+	upd := func(fields string, g *sheets.GridProperties) error {
+		_, err := svc.Spreadsheets.BatchUpdate(bookID, &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{{UpdateSheetProperties: &sheets.UpdateSheetPropertiesRequest{
+			Properties: &sheets.SheetProperties{SheetId: 0, GridProperties: g}, Fields: fields}}}}).Do()
+		return err
+	}
+	size := func() (int, int) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		sh, _ := e.books[bookID].sheetByID(0)
+		return sh.rowCount, sh.colCount
+	}
+	if err := upd("gridProperties/rowCount,gridProperties/columnCount", &sheets.GridProperties{RowCount: 40, ColumnCount: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if r, c := size(); r != 40 || c != 7 {
+		t.Fatalf("slash-form mask: grid %dx%d, want 40x7", r, c)
+	}
+	if err := upd("gridProperties.frozenRowCount", &sheets.GridProperties{FrozenRowCount: 1}); apiErr(t, err).Code != 501 || !strings.Contains(err.Error(), "frozenRowCount") {
+		t.Errorf("frozen rows: %v", err)
+	}
+	if err := upd("gridProperties.nonsense", &sheets.GridProperties{RowCount: 3}); apiErr(t, err).Code != 400 {
+		t.Errorf("an unknown field: %v", err)
+	}
+	if r, c := size(); r != 40 || c != 7 {
+		t.Fatalf("a refused update changed the grid: %dx%d", r, c)
+	}
+}

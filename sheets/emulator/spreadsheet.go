@@ -956,6 +956,9 @@ func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 	if sh == nil {
 		return nil, badRequest("No grid with id: %d", id)
 	}
+	if err := checkSheetPropsMask(in.Fields); err != nil {
+		return nil, err
+	}
 	has := fieldMask(in.Fields)
 	// Validate everything, then change.
 	title := sh.title
@@ -1005,19 +1008,58 @@ func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 }
 
 // fieldMask reads an update's "fields": whether it names field f (or a parent of it, or "*").
+// A path may be written with dots or slashes (gridProperties/rowCount), as Google takes both.
 func fieldMask(fields string) func(string) bool {
 	return func(f string) bool {
 		if fields == "*" {
 			return true
 		}
-		for _, x := range strings.Split(fields, ",") {
-			x = strings.TrimSpace(x)
+		for _, x := range maskPaths(fields) {
 			if x == f || strings.HasPrefix(f, x+".") {
 				return true
 			}
 		}
 		return false
 	}
+}
+
+// maskPaths are a field mask's paths, each in the dotted form.
+func maskPaths(fields string) []string {
+	var out []string
+	for _, x := range strings.Split(fields, ",") {
+		if x = strings.TrimSpace(strings.ReplaceAll(x, "/", ".")); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// sheetPropsEmulated are the SheetProperties fields updateSheetProperties does here;
+// sheetPropsNotEmulated the ones Google has that it doesn't (a mask naming one is refused
+// with 501, never answered 200 with nothing done).
+var (
+	sheetPropsEmulated    = []string{"title", "index", "hidden", "gridProperties", "gridProperties.rowCount", "gridProperties.columnCount"}
+	sheetPropsNotEmulated = []string{"sheetId", "sheetType", "tabColor", "tabColorStyle", "rightToLeft", "dataSourceSheetProperties",
+		"gridProperties.frozenRowCount", "gridProperties.frozenColumnCount", "gridProperties.hideGridlines",
+		"gridProperties.rowGroupControlAfter", "gridProperties.columnGroupControlAfter"}
+)
+
+// checkSheetPropsMask refuses an updateSheetProperties mask naming a field this emulator
+// doesn't update (501) or none Google knows (400).
+func checkSheetPropsMask(fields string) *apiError {
+	if strings.TrimSpace(fields) == "*" {
+		return nil
+	}
+	for _, p := range maskPaths(fields) {
+		switch {
+		case slices.Contains(sheetPropsEmulated, p):
+		case slices.Contains(sheetPropsNotEmulated, p) || strings.HasPrefix(p, "tabColor") || strings.HasPrefix(p, "dataSourceSheetProperties."):
+			return errf(501, "emulator: updateSheetProperties of %s is not emulated", p)
+		default:
+			return badRequest("Invalid requests[0].updateSheetProperties: Invalid field mask path: %q", p)
+		}
+	}
+	return nil
 }
 
 // checkRename refuses a title that is not one or that another tab has.
