@@ -15,7 +15,14 @@
 // columns), sortRange, setDataValidation (ONE_OF_LIST), updateCells,
 // appendCells, copyPaste (PASTE_NORMAL, PASTE_VALUES) and
 // addProtectedRange (kept and reported, not enforced). Any other kind is
-// answered 501.
+// answered 501, and so is a field it doesn't update (updateSheetProperties
+// of frozen rows, a tab colour) or a value it can't give: a formula cell
+// read as its value (Google computes it; valueRenderOption=FORMULA reads
+// its text). A field mask may name paths with dots or with slashes.
+//
+// Quotas and lag, as Google's: a per-minute read and write quota per
+// credential with Google's 429 body (SetQuotaPerMinute, off by default),
+// and Drive's lagging file version (SetVersionLag).
 //
 // Test hooks: request counts per method, a bounded request log and
 // ValueInputOptions log, added latency (SetLatency), injected faults

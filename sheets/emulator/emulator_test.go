@@ -222,15 +222,30 @@ func TestRawVersusUserEntered(t *testing.T) {
 	if e.Formula(bookID, "it's", 6, 4) {
 		t.Error(`USER_ENTERED "'=2+2" became a formula`)
 	}
-	vr, err := svc.Spreadsheets.Values.Get(bookID, "'it''s'!A5:F6").ValueRenderOption("UNFORMATTED_VALUE").Do()
-	if err != nil {
-		t.Fatal(err)
+	get := func(rng string) [][]any {
+		t.Helper()
+		vr, err := svc.Spreadsheets.Values.Get(bookID, rng).ValueRenderOption("UNFORMATTED_VALUE").Do()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vr.Values
 	}
-	want := [][]any{{"=1+1", "42", "TRUE", "- item"}, {"=1+1", 42.0, true, "=- item", "=2+2", "hello"}}
-	if !reflect.DeepEqual(vr.Values, want) {
-		t.Errorf("got  %#v\nwant %#v", vr.Values, want)
+	if got, want := get("'it''s'!A5:F5"), [][]any{{"=1+1", "42", "TRUE", "- item"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("RAW row: got %#v, want %#v", got, want)
 	}
-	vr, err = svc.Spreadsheets.Values.Get(bookID, "'it''s'!A5:A6").ValueRenderOption("FORMULA").Do()
+	if got, want := get("'it''s'!B6:C6"), [][]any{{42.0, true}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("USER_ENTERED values: got %#v, want %#v", got, want)
+	}
+	if got, want := get("'it''s'!E6:F6"), [][]any{{"=2+2", "hello"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("USER_ENTERED text: got %#v, want %#v", got, want)
+	}
+	// A formula's value is what Google computes; the emulator computes nothing, so it refuses
+	// rather than answer the formula's text as its value.
+	_, err := svc.Spreadsheets.Values.Get(bookID, "'it''s'!A5:F6").ValueRenderOption("UNFORMATTED_VALUE").Do()
+	if ge := apiErr(t, err); ge.Code != 501 || !strings.Contains(ge.Message, "'it''s'!A6") || !strings.Contains(ge.Message, "valueRenderOption=FORMULA") {
+		t.Errorf("a formula's value: %v", err)
+	}
+	vr, err := svc.Spreadsheets.Values.Get(bookID, "'it''s'!A5:A6").ValueRenderOption("FORMULA").Do()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -232,7 +232,27 @@ func readRange(b *book, rng string, o readOpts) (*valueRange, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	if o.render != "FORMULA" {
+		if err := formulaIn(sh, x); err != nil {
+			return nil, err
+		}
+	}
 	return &valueRange{Range: a1(sh.title, x), MajorDimension: o.major, Values: readValues(sh, x, o.major, o.render)}, nil
+}
+
+// formulaIn refuses to read a formula cell's value: Google returns what the formula computes,
+// and the emulator computes nothing, so answering its text as the value would be a wrong
+// answer, not an emulation. Its text is read with valueRenderOption=FORMULA.
+func formulaIn(sh *sheet, x rect) *apiError {
+	for r := x.r0; r < min(x.r1, len(sh.rows)); r++ {
+		for c := x.c0; c < min(x.c1, len(sh.rows[r])); c++ {
+			if v := sh.rows[r][c]; v.f {
+				return errf(501, "emulator: the value of the formula in %s (%v) is not computed (Google returns its result): read it with valueRenderOption=FORMULA, or write the cell RAW",
+					a1(sh.title, rect{r0: r, r1: r + 1, c0: c, c1: c + 1}), v.v)
+			}
+		}
+	}
+	return nil
 }
 
 func valuesGet(b *book, c *call) (any, *apiError) {
