@@ -8,7 +8,7 @@
 // Methods: spreadsheets.create, spreadsheets.get, spreadsheets.batchUpdate
 // (with includeSpreadsheetInResponse, responseRanges and
 // responseIncludeGridData) and values.get, batchGet, update, append,
-// batchUpdate, clear. The batchUpdate request kinds emulated, applied in
+// batchUpdate, clear, batchClear. The batchUpdate request kinds emulated, applied in
 // order and all or none: addSheet, deleteSheet, updateSheetProperties
 // (title, gridProperties, index, hidden), insertDimension,
 // deleteDimension, appendDimension, updateDimensionProperties (hidden
@@ -84,6 +84,7 @@ const (
 	MethodValuesAppend      = "values.append"
 	MethodValuesBatchUpdate = "values.batchUpdate"
 	MethodValuesClear       = "values.clear"
+	MethodValuesBatchClear  = "values.batchClear"
 
 	// MethodDriveGet is the Drive API v3 files.get the emulator answers for a spreadsheet
 	// (GET /drive/v3/files/{id}): its version, which every change bumps (a change check
@@ -719,6 +720,9 @@ func route(r *http.Request) (*call, *apiError) {
 		routed = segs[3] == "values" && c.routeRange(segs[4], m)
 	}
 	if !routed {
+		if m := notEmulated(segs); m != "" {
+			return nil, errf(http.StatusNotImplemented, "emulator: %s is not emulated", m)
+		}
 		return nil, routeErr
 	}
 	return c, nil
@@ -744,10 +748,32 @@ func (c *call) routeValues(seg, m string) bool {
 		c.method, c.resp = MethodValuesBatchGet, reflect.TypeFor[sheets.BatchGetValuesResponse]()
 	case seg == "values:batchUpdate" && m == http.MethodPost:
 		c.method, c.resp = MethodValuesBatchUpdate, reflect.TypeFor[sheets.BatchUpdateValuesResponse]()
+	case seg == "values:batchClear" && m == http.MethodPost:
+		c.method, c.resp = MethodValuesBatchClear, reflect.TypeFor[sheets.BatchClearValuesResponse]()
 	default:
 		return false
 	}
 	return true
+}
+
+// notEmulated names a Sheets API method Google has and the emulator doesn't serve, for its
+// path ("" for a path that is no method of Google's: 404 as Google answers it).
+func notEmulated(segs []string) string {
+	switch {
+	case len(segs) == 3 && strings.HasSuffix(segs[2], ":getByDataFilter"):
+		return "spreadsheets.getByDataFilter"
+	case len(segs) >= 4 && strings.HasPrefix(segs[3], "developerMetadata"):
+		return "spreadsheets.developerMetadata"
+	case len(segs) == 5 && segs[3] == "sheets" && strings.HasSuffix(segs[4], ":copyTo"):
+		return "spreadsheets.sheets.copyTo"
+	case len(segs) == 4:
+		for _, v := range []string{"batchGetByDataFilter", "batchUpdateByDataFilter", "batchClearByDataFilter"} {
+			if segs[3] == "values:"+v {
+				return "values." + v
+			}
+		}
+	}
+	return ""
 }
 
 // routeRange routes /v4/spreadsheets/{id}/values/{range}[:verb]: get, update, append and
@@ -1113,6 +1139,8 @@ func (e *Emulator) handle(c *call) (any, *apiError) {
 		resp, aerr = valuesAppend(work, c)
 	case MethodValuesBatchUpdate:
 		resp, aerr = valuesBatchUpdate(work, c)
+	case MethodValuesBatchClear:
+		resp, aerr = valuesBatchClear(work, c)
 	case MethodValuesClear:
 		resp, aerr = valuesClear(work, c)
 	default:

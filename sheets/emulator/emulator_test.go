@@ -1210,3 +1210,49 @@ func TestUpdateSheetPropertiesMasks(t *testing.T) {
 		t.Fatalf("a refused update changed the grid: %dx%d", r, c)
 	}
 }
+
+// values:batchClear clears every range it names, all or none, and says which; a method of
+// Google's the emulator doesn't serve is refused with 501 naming it, never answered as if it
+// were no method at all.
+func TestBatchClearAndMethodsNotEmulated(t *testing.T) {
+	e, svc, srv := newServer(t)
+	res, err := svc.Spreadsheets.Values.BatchClear(bookID, &sheets.BatchClearValuesRequest{Ranges: []string{"Inbox!A2:B2", "Inbox!F3"}}).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.ClearedRanges, []string{"Inbox!A2:B2", "Inbox!F3"}) {
+		t.Errorf("cleared %v", res.ClearedRanges)
+	}
+	cell := func(row, col int) any {
+		rows := e.Cells(bookID, "Inbox")
+		if row-1 >= len(rows) || col >= len(rows[row-1]) {
+			return nil
+		}
+		return rows[row-1][col]
+	}
+	if cell(2, 0) != nil || cell(2, 1) != nil || cell(3, 5) != nil {
+		t.Errorf("a range was not cleared: %v %v %v", cell(2, 0), cell(2, 1), cell(3, 5))
+	}
+	before := cell(3, 1)
+	if _, err := svc.Spreadsheets.Values.BatchClear(bookID, &sheets.BatchClearValuesRequest{Ranges: []string{"Inbox!B3", "Nope!A1"}}).Do(); apiErr(t, err).Code != 400 {
+		t.Errorf("a batch with a bad range: %v", err)
+	}
+	if before != "Bob" || cell(3, 1) != before {
+		t.Error("a refused batchClear cleared a range")
+	}
+	for path, method := range map[string]string{
+		"/v4/spreadsheets/" + bookID + "/values:batchGetByDataFilter": "values.batchGetByDataFilter",
+		"/v4/spreadsheets/" + bookID + ":getByDataFilter":             "spreadsheets.getByDataFilter",
+		"/v4/spreadsheets/" + bookID + "/developerMetadata:search":    "spreadsheets.developerMetadata",
+	} {
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 501 || !strings.Contains(string(body), method) {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}

@@ -734,3 +734,31 @@ func valuesClear(b *book, c *call) (any, *apiError) {
 		ClearedRange  string `json:"clearedRange"`
 	}{b.id, a1(sh.title, x)}, nil
 }
+
+// valuesBatchClear clears every range of the request, all or none (the caller applies it to
+// a copy), and names them as cleared.
+func valuesBatchClear(b *book, c *call) (any, *apiError) {
+	var in struct {
+		Ranges []string `json:"ranges"`
+	}
+	if err := decodeBody(c.body, &in); err != nil {
+		return nil, err
+	}
+	out := struct {
+		SpreadsheetID string   `json:"spreadsheetId"`
+		ClearedRanges []string `json:"clearedRanges,omitempty"`
+	}{SpreadsheetID: b.id}
+	for _, rng := range in.Ranges {
+		one := *c
+		one.rng, one.body = rng, nil
+		res, err := valuesClear(b, &one)
+		if err != nil {
+			return nil, err
+		}
+		out.ClearedRanges = append(out.ClearedRanges, res.(struct {
+			SpreadsheetID string `json:"spreadsheetId"`
+			ClearedRange  string `json:"clearedRange"`
+		}).ClearedRange)
+	}
+	return out, nil
+}
