@@ -1,9 +1,7 @@
 package replay_test
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,26 +13,6 @@ import (
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
 )
-
-// quotaClock is the clock of the Sheets quota: the emulator's minutes and the pacer's waits,
-// which move it on at once.
-type quotaClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *quotaClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *quotaClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
 
 // A replay of 100 dead letters whose write-back meets Google's quota (5 requests a minute
 // here) over and over: every quota answer is waited out within the command's budget, so every
@@ -49,7 +27,7 @@ func TestReplayWriteBackRidesOutTheSheetsQuota(t *testing.T) {
 		grid = append(grid, gridRow(r.cells()))
 	}
 	wb := &emulator.Workbook{SpreadsheetID: "replay-quota", Title: "Replay", Sheets: []*emulator.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}}
-	clk := &quotaClock{t: time.Now()}
+	clk := testbed.NewClock()
 	emu := emulator.New()
 	emu.AddWorkbook(wb)
 	emu.SetClock(clk.Now)

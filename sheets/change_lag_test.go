@@ -15,11 +15,6 @@ import (
 	"github.com/triage-dev/triage/sheets/emulator"
 )
 
-// lagClock is the emulator's and the store's clock, moved on by the test.
-type lagClock struct{ t time.Time }
-
-func (c *lagClock) now() time.Time { return c.t }
-
 // Drive's version lags by minutes (Google refreshes a Sheets file's every ~3): a row a form
 // appends at the end of a tab is seen by the next change check anyway (the tail probe),
 // with Drive and without; an edit in the middle is seen once Drive's version moves, or,
@@ -29,10 +24,10 @@ func TestNewRowsShowWhateverDriveSays(t *testing.T) {
 	for _, withDrive := range []bool{true, false} {
 		name := map[bool]string{true: "drive lags 180s", false: "no drive"}[withDrive]
 		t.Run(name, func(t *testing.T) {
-			clk := &lagClock{t: time.Date(2026, 3, 2, 4, 0, 0, 0, time.UTC)}
+			clk := testbed.NewClock()
 			emu := emulator.New()
 			emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: "lag", Title: "lag", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(100_000)}}})
-			emu.SetClock(clk.now)
+			emu.SetClock(clk.Now)
 			emu.SetVersionLag(180 * time.Second)
 			srv := testbed.Serve(t, emu)
 			wire := &netshape.Shaper{}
@@ -46,7 +41,7 @@ func TestNewRowsShowWhateverDriveSays(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := sheets.New(t.Context(), conn.Sheets, sheets.Options{SpreadsheetID: "lag", Tabs: []model.TabConfig{model.DefaultTabConfig(model.RoleInbox)},
-				HTTPClient: conn.HTTP, Now: clk.now, FullReadEvery: 10 * time.Minute})
+				HTTPClient: conn.HTTP, Now: clk.Now, FullReadEvery: 10 * time.Minute})
 			if withDrive {
 				dsvc, err := drive.NewService(context.Background(), option.WithEndpoint("http://"+addr+"/drive/v3/"), option.WithoutAuthentication())
 				if err != nil {
@@ -81,7 +76,7 @@ func TestNewRowsShowWhateverDriveSays(t *testing.T) {
 			}
 
 			// A form appends a row: seen at once, Drive's version notwithstanding.
-			clk.t = clk.t.Add(5 * time.Second)
+			clk.Add(5 * time.Second)
 			if err := emu.InsertRows("lag", "Inbox", 100_002, [][]any{{45000.5, "New", "n@example.com", "hi", "new", "m-new"}}); err != nil {
 				t.Fatal(err)
 			}
@@ -91,16 +86,16 @@ func TestNewRowsShowWhateverDriveSays(t *testing.T) {
 
 			// A person edits a row in the middle: Drive says so once its version moves;
 			// without Drive, the full-read interval does.
-			clk.t = clk.t.Add(5 * time.Second)
+			clk.Add(5 * time.Second)
 			if err := emu.SetCell("lag", "Inbox", 500, 4, "done"); err != nil {
 				t.Fatal(err)
 			}
 			changed(false, "an edit Drive's version doesn't show yet")
 			if withDrive {
-				clk.t = clk.t.Add(180 * time.Second)
+				clk.Add(180 * time.Second)
 				changed(true, "the edit, once Drive's version moved")
 			} else {
-				clk.t = clk.t.Add(10 * time.Minute)
+				clk.Add(10 * time.Minute)
 				changed(true, "the edit, once the full-read interval passed")
 			}
 		})

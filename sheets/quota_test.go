@@ -1,12 +1,10 @@
 package sheets_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,41 +15,11 @@ import (
 	"github.com/triage-dev/triage/sheets/emulator"
 )
 
-// fakeClock is the clock of a pacer and an emulator together: a pacer's wait moves it on at
-// once, so a minute of quota passes without a test waiting for it.
-type fakeClock struct {
-	mu    sync.Mutex
-	t     time.Time
-	slept time.Duration
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 2, 4, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.slept += d
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
-func (c *fakeClock) Slept() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.slept
-}
-
 // quotaStore is a store over an emulator that allows perMinute reads and perMinute writes a
 // minute, connected as triage connects (ConnectWithDrive) through pacer, on one fake clock.
-func quotaStore(t *testing.T, perMinute int, pacer *sheets.Pacer, wb *emulator.Workbook) (*sheets.Store, *emulator.Emulator, *fakeClock) {
+func quotaStore(t *testing.T, perMinute int, pacer *sheets.Pacer, wb *emulator.Workbook) (*sheets.Store, *emulator.Emulator, *testbed.Clock) {
 	t.Helper()
-	clk := newFakeClock()
+	clk := testbed.NewClock()
 	emu := emulator.New()
 	emu.AddWorkbook(wb)
 	emu.SetClock(clk.Now)
@@ -160,7 +128,7 @@ func TestQuotaBudgetEnds(t *testing.T) {
 
 // A quota answer with Retry-After is waited out for exactly that long.
 func TestRetryAfterIsHonoured(t *testing.T) {
-	clk := newFakeClock()
+	clk := testbed.NewClock()
 	emu := emulator.New()
 	emu.AddWorkbook(quotaInbox(2))
 	var refused atomic.Bool

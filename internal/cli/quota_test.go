@@ -1,50 +1,27 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets/emulator"
 )
 
-// fakeQuotaClock is one clock for the emulator's quota and the command's pacer: the pacer's
-// waits move it on at once.
-type fakeQuotaClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeQuotaClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeQuotaClock) sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
 // set-status against a sheet whose quota runs out mid-command (1 read a minute; the command
 // reads twice) waits the quota out, says so on stderr while it waits, and writes; with a
 // budget too short for the wait, it fails at once saying what to do, having written nothing.
 func TestSetStatusWaitsOutTheQuota(t *testing.T) {
-	clk := &fakeQuotaClock{t: time.Date(2026, 3, 2, 4, 0, 0, 0, time.UTC)}
+	clk := testbed.NewClock()
 	emu := emulator.New()
 	emu.AddWorkbook(smallWorkbook())
-	emu.SetClock(clk.now)
+	emu.SetClock(clk.Now)
 	srv := testbed.Serve(t, emu)
 	c := newCLI(t, srv.URL)
-	c.clock = &quotaClock{Now: clk.now, Sleep: clk.sleep}
+	c.clock = &quotaClock{Now: clk.Now, Sleep: clk.Sleep}
 	emu.SetQuotaPerMinute(1)
 	r := c.run("--spreadsheet", "s1", "set-status", "--tab", "Inbox", "--status", "read", "m1")
 	waiting := regexp.MustCompile(`triage: Sheets quota reached \(reads per minute per user\): waiting \d+ s\n`)
