@@ -211,6 +211,13 @@ func limitName(write bool) string {
 	return "reads per minute per user"
 }
 
+// isDriveRequest says r is a Drive API request (the change check's files.get): Drive has
+// quotas of its own, far above the Sheets API's, so it is not paced under them (a 429 from it
+// is still waited out).
+func isDriveRequest(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/drive/")
+}
+
 // isWriteRequest says which quota a request counts against, as Google counts them: a GET
 // and the batchGet (and data-filter) reads are reads, everything else a write.
 func isWriteRequest(r *http.Request) bool {
@@ -250,9 +257,12 @@ func (t *pacedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		spend = &quotaSpend{}
 	}
 	write := isWriteRequest(r)
+	paced := !isDriveRequest(r)
 	for attempt := 0; ; attempt++ {
-		if err := t.p.take(ctx, write); err != nil {
-			return nil, err
+		if paced {
+			if err := t.p.take(ctx, write); err != nil {
+				return nil, err
+			}
 		}
 		req := r
 		if attempt > 0 {

@@ -156,3 +156,35 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 		t.Fatalf("slept %v, told %v; want exactly the 7 s Retry-After asked", clk.Slept(), told)
 	}
 }
+
+// Drive's files.get (the change check) is not paced under the Sheets quota, which doesn't
+// count it: at 1 read a minute, three change checks go at once, and Sheets reads still wait.
+func TestDriveIsNotPacedUnderTheSheetsQuota(t *testing.T) {
+	clk := testbed.NewClock()
+	emu := emulator.New()
+	emu.AddWorkbook(quotaInbox(1))
+	emu.SetClock(clk.Now)
+	emu.SetQuotaPerMinute(1)
+	pacer := &sheets.Pacer{PerMinute: 1, Now: clk.Now, Sleep: clk.Sleep}
+	conn, err := sheets.ConnectWithDrive(t.Context(), sheets.AuthOptions{Endpoint: "http://sheets.test/",
+		HTTPClient: &http.Client{Transport: testbed.HandlerTransport{Handler: emu}}, Pacer: pacer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := conn.Drive.Files.Get("q").Fields("version").Do(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if clk.Slept() != 0 {
+		t.Fatalf("change checks waited %v for the Sheets quota", clk.Slept())
+	}
+	for range 2 {
+		if _, err := conn.Sheets.Spreadsheets.Values.Get("q", "Inbox!A1").Do(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if clk.Slept() < 50*time.Second {
+		t.Errorf("two Sheets reads at 1 a minute waited %v", clk.Slept())
+	}
+}

@@ -437,7 +437,8 @@ func (e *Emulator) ClearFaults() {
 
 // SetQuotaPerMinute limits requests per rolling minute, like Google's
 // per-user quota: read requests (spreadsheets.get, values.get,
-// values.batchGet) and write requests (everything else) are counted
+// values.batchGet) and write requests (everything else but Drive's
+// files.get, which Drive's own quota covers) are counted
 // separately, n each, and each credential (the request's Authorization
 // header; none is one more) has its own, as each user has on Google.
 // Requests beyond it get 429 RESOURCE_EXHAUSTED with Google's body
@@ -539,7 +540,7 @@ func statusName(code int) string {
 }
 
 func isRead(method string) bool {
-	return method == MethodGet || method == MethodValuesGet || method == MethodValuesBatchGet || method == MethodDriveGet
+	return method == MethodGet || method == MethodValuesGet || method == MethodValuesBatchGet
 }
 
 func quotaError(method, msg string, limit int) *apiError {
@@ -1044,8 +1045,11 @@ func (e *Emulator) perform(c *call) (resp any, aerr *apiError, lost lostAnswer) 
 		}
 	}
 	if fault == nil {
-		if qerr := e.takeQuota(c.method, c.who); qerr != nil {
-			return nil, qerr, lostAnswer{}
+		// Drive's quota is its own, not the Sheets API's: files.get is not counted.
+		if c.method != MethodDriveGet {
+			if qerr := e.takeQuota(c.method, c.who); qerr != nil {
+				return nil, qerr, lostAnswer{}
+			}
 		}
 	}
 	if fault != nil && !fault.After && !fault.Drop && !fault.Hold {
