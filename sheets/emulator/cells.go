@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -14,6 +15,29 @@ type gridCoordIn struct {
 
 type cellDataIn struct {
 	UserEnteredValue *extValueIn `json:"userEnteredValue"`
+	other            []string    // the names of the cell's other fields, which aren't stored
+}
+
+// UnmarshalJSON decodes a cell's userEnteredValue and names its other fields.
+func (c *cellDataIn) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*c = cellDataIn{}
+	for k, v := range m {
+		if strings.EqualFold(k, "userEnteredValue") || k == "user_entered_value" { // as the rest of a request decodes
+			if err := json.Unmarshal(v, &c.UserEnteredValue); err != nil {
+				return err
+			}
+			continue
+		}
+		if string(v) != "null" {
+			c.other = append(c.other, k)
+		}
+	}
+	slices.Sort(c.other)
+	return nil
 }
 
 type rowDataIn struct {
@@ -23,8 +47,8 @@ type rowDataIn struct {
 // updateCells is the batchUpdate request that writes cells by grid
 // position. It has no valueInputOption: a stringValue is stored as text,
 // never parsed (what RAW does for values.update), and only a formulaValue
-// makes a formula. Only the userEnteredValue field is emulated; other
-// fields in the mask (formats, notes) are accepted and change nothing.
+// makes a formula. Only the userEnteredValue field is emulated; another
+// field in the mask (a format, a note) is refused with 501 (see cellFields).
 //
 // As in Google: `fields` is required; with `start`, only the cells rows
 // cover are touched; with `range`, cells of the range that rows do not
@@ -40,7 +64,7 @@ func (b *book) updateCells(raw json.RawMessage) (any, *apiError) {
 	if err := decodeLoose(raw, &in); err != nil {
 		return nil, err
 	}
-	values, err := cellFields(in.Fields)
+	values, err := cellFields(in.Fields, in.Rows)
 	if err != nil {
 		return nil, err
 	}
@@ -103,20 +127,53 @@ func (b *book) updateCells(raw json.RawMessage) (any, *apiError) {
 }
 
 // cellFields reads the `fields` mask of updateCells and appendCells: it is
-// required, and says whether the values (userEnteredValue) are written.
-func cellFields(fields string) (values bool, err *apiError) {
+// required, and says whether the values (userEnteredValue) are written. A
+// field of a cell the emulator doesn't store (a note, a format, a data
+// validation) is refused with 501 naming it, rather than answered 200 and
+// dropped; so is "*" over rows that carry any such field. A name that is no
+// field of a cell is a 400, as Google answers it.
+func cellFields(fields string, rows []rowDataIn) (values bool, err *apiError) {
 	if strings.TrimSpace(fields) == "" {
 		return false, badRequest("At least one field must be specified in 'fields'.")
 	}
 	for _, f := range strings.Split(fields, ",") {
-		switch f = strings.TrimSpace(f); {
-		case f == "*" || f == "userEnteredValue" || strings.HasPrefix(f, "userEnteredValue."):
+		f = strings.TrimSpace(f)
+		top, _, _ := strings.Cut(strings.ReplaceAll(f, "/", "."), ".")
+		switch {
+		case f == "*":
+			if name := unstoredField(rows); name != "" {
+				return false, errf(501, "emulator: updateCells and appendCells store only userEnteredValue; a cell's %s is not emulated", name)
+			}
+			values = true
+		case top == "userEnteredValue":
 			values = true
 		case f == "":
 			return false, badRequest("Invalid field mask %q", fields)
+		case slices.Contains(unstoredCellFields, top):
+			return false, errf(501, "emulator: updateCells and appendCells store only userEnteredValue; fields %q is not emulated", f)
+		default:
+			return false, badRequest("Invalid requests.fields: %q is not a field of CellData", f)
 		}
 	}
 	return values, nil
+}
+
+// unstoredCellFields are the fields of Google's CellData the emulator doesn't store.
+var unstoredCellFields = []string{"note", "userEnteredFormat", "effectiveFormat", "effectiveValue",
+	"formattedValue", "hyperlink", "textFormatRuns", "dataValidation", "pivotTable", "dataSourceTable",
+	"dataSourceFormula", "chipRuns"}
+
+// unstoredField names the first field of a written cell the emulator doesn't store ("" when
+// every cell carries at most a userEnteredValue).
+func unstoredField(rows []rowDataIn) string {
+	for _, row := range rows {
+		for _, cd := range row.Values {
+			for _, name := range cd.other {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 // checkRows validates the cells of a write (50,000 characters a cell, no
@@ -163,7 +220,7 @@ func (b *book) appendCells(raw json.RawMessage) (any, *apiError) {
 	if in.TableID != "" {
 		return nil, errf(501, "emulator: appendCells to a table is not emulated")
 	}
-	values, err := cellFields(in.Fields)
+	values, err := cellFields(in.Fields, in.Rows)
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +262,9 @@ func (b *book) appendCells(raw json.RawMessage) (any, *apiError) {
 // formats: PASTE_NORMAL (the default) copies each cell as it is, a formula
 // staying a formula with its text unchanged (the emulator computes no
 // formula, so relative references are not adjusted); PASTE_VALUES copies
-// what each cell shows, a formula becoming a plain value (its text, since
-// the emulator computes no formula: what values.get renders for it). Data
+// what each cell holds, a formula becoming its value (what values.get
+// renders for it; a formula the emulator doesn't compute, see formula.go,
+// is refused with 501). Data
 // validation is not copied (the model keeps one rule per column). Empty
 // source cells empty the destination cells they land on.
 //
@@ -264,6 +322,13 @@ func (b *book) copyPaste(raw json.RawMessage) (any, *apiError) {
 	out := rect{dst.r0, dst.r0 + h*kr, dst.c0, dst.c0 + w*kc}
 	if err := checkRect(dsh, out); err != nil {
 		return nil, err
+	}
+	// PASTE_VALUES pastes what each formula computes: one whose value the emulator doesn't
+	// compute is refused rather than pasted as its text.
+	if values {
+		if err := formulaIn(ssh, src, "UNFORMATTED_VALUE"); err != nil {
+			return nil, err
+		}
 	}
 	// Read the source's stored cells first (the blocks may overlap).
 	buf := ssh.copyOut(src, values)

@@ -97,16 +97,28 @@ func TestUpdateCellsClearsACell(t *testing.T) {
 	if vr.Values != nil {
 		t.Errorf("E2 still holds %v", vr.Values)
 	}
-	// A mask without userEnteredValue changes no value.
+	// A field the emulator doesn't store (a note, a format) is refused, naming it, and
+	// nothing is written; "*" over a cell carrying one is too.
+	note := "a note"
+	for _, fields := range []string{"note", "userEnteredValue,userEnteredFormat.textFormat", "*"} {
+		err = batch(svc, bookID, updateCells(&sheets.UpdateCellsRequest{
+			Start: &sheets.GridCoordinate{SheetId: inboxID, RowIndex: 1, ColumnIndex: 1},
+			Rows:  []*sheets.RowData{row(&sheets.CellData{UserEnteredValue: &sheets.ExtendedValue{StringValue: ptr("Nope")}, Note: note})}, Fields: fields,
+		}))
+		if ge := apiErr(t, err); ge.Code != 501 || !strings.Contains(ge.Message, "not emulated") {
+			t.Errorf("fields=%s: %d %q, want 501 naming what isn't emulated", fields, ge.Code, ge.Message)
+		}
+		if got := e.Cells(bookID, "Inbox")[1][1]; got != "Ann" {
+			t.Errorf("B2 = %v under fields=%s", got, fields)
+		}
+	}
+	// A name that is no field of a cell is a 400.
 	err = batch(svc, bookID, updateCells(&sheets.UpdateCellsRequest{
 		Start: &sheets.GridCoordinate{SheetId: inboxID, RowIndex: 1, ColumnIndex: 1},
-		Rows:  []*sheets.RowData{row(str("Nope"))}, Fields: "note",
+		Rows:  []*sheets.RowData{row(str("Nope"))}, Fields: "colour",
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := e.Cells(bookID, "Inbox")[1][1]; got != "Ann" {
-		t.Errorf("B2 = %v under fields=note", got)
+	if ge := apiErr(t, err); ge.Code != 400 {
+		t.Errorf("fields=colour: %d %q, want 400", ge.Code, ge.Message)
 	}
 }
 

@@ -79,14 +79,21 @@ func TestCopyPasteValuesTurnsFormulasIntoValues(t *testing.T) {
 	if e.Formula(bookID, "journal", 1, 0) {
 		t.Error("PASTE_VALUES kept a formula")
 	}
-	// The emulator computes no formula: the value is what values.get
-	// renders for it, its text, now plain text.
+	// The value pasted is what the formula computes, a number now.
 	vr, err := svc.Spreadsheets.Values.Get(bookID, "journal!A1").ValueRenderOption("FORMULA").Do()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(vr.Values, [][]any{{"=1+1"}}) {
+	if !reflect.DeepEqual(vr.Values, [][]any{{2.0}}) {
 		t.Errorf("journal A1 %#v", vr.Values)
+	}
+	// A formula whose value the emulator doesn't compute is refused, not pasted as its text.
+	if err := e.SetFormula(bookID, "Inbox", 3, 3, "=A1&B1"); err != nil {
+		t.Fatal(err)
+	}
+	err = batch(svc, bookID, copyPaste(gr(inboxID, 2, 3, 3, 4), gr(journalID, 0, 1, 0, 1), "PASTE_VALUES"))
+	if ge := apiErr(t, err); ge.Code != 501 || !strings.Contains(ge.Message, "=A1&B1") {
+		t.Errorf("pasting an uncomputed formula's value: %v", err)
 	}
 	if e.ValueInputOptions() != nil {
 		t.Errorf("a copyPaste-only batch was logged: %q", e.ValueInputOptions())

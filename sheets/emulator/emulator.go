@@ -8,17 +8,34 @@
 // Methods: spreadsheets.create, spreadsheets.get, spreadsheets.batchUpdate
 // (with includeSpreadsheetInResponse, responseRanges and
 // responseIncludeGridData) and values.get, batchGet, update, append,
-// batchUpdate, clear, batchClear. The batchUpdate request kinds emulated, applied in
-// order and all or none: addSheet, deleteSheet, updateSheetProperties
-// (title, gridProperties, index, hidden), insertDimension,
-// deleteDimension, appendDimension, updateDimensionProperties (hidden
-// columns), sortRange, setDataValidation (ONE_OF_LIST), updateCells,
-// appendCells, copyPaste (PASTE_NORMAL, PASTE_VALUES) and
-// addProtectedRange (kept and reported, not enforced). Any other kind is
-// answered 501, and so is a field it doesn't update (updateSheetProperties
-// of frozen rows, a tab colour) or a value it can't give: a formula cell
-// read as its value (Google computes it; valueRenderOption=FORMULA reads
-// its text). A field mask may name paths with dots or with slashes.
+// batchUpdate, clear, batchClear; of the Drive API, files.get of a
+// spreadsheet (its name, version and times). The batchUpdate request kinds
+// emulated, applied in order and all or none: addSheet, deleteSheet,
+// updateSheetProperties (title, gridProperties rowCount and columnCount,
+// index, hidden), insertDimension, deleteDimension, appendDimension,
+// updateDimensionProperties (hidden columns), sortRange, setDataValidation
+// (ONE_OF_LIST), updateCells and appendCells (of userEnteredValue), copyPaste
+// (PASTE_NORMAL, PASTE_VALUES) and addProtectedRange (kept and reported, not
+// enforced).
+//
+// It answers as Google does, or refuses with 501 naming what it doesn't do:
+// any other request kind or method (a Drive call other than files.get
+// included), a field it doesn't update (updateSheetProperties of frozen rows
+// or a tab colour, updateCells of a note or a format), a value it can't give
+// (the value of a formula other than arithmetic on numbers: Google computes
+// it; valueRenderOption=FORMULA reads its text), and text written
+// USER_ENTERED that Google would store as a formatted number (a date, a time,
+// a percentage, an amount, a grouped number). A field mask may name paths
+// with dots or with slashes; a message on its path is kept even when empty,
+// as Google keeps it. values.append finds its table as Google does: the last
+// value in the range grown to its region.
+//
+// TestConformanceWithRecordedGoogleTraffic holds it to that: it replays the
+// real Google traffic gspread recorded for its own tests (testdata/gspread,
+// with gspread's MIT licence) and classes every answer as matched, refused,
+// diverged (after a refused write), outside (a spreadsheet the recording
+// didn't make) or silent (answered 200 otherwise than Google); none may be
+// silent. The figure per method is testdata/gspread/figure.txt.
 //
 // Quotas and lag, as Google's: a per-minute read and write quota per
 // credential with Google's 429 body (SetQuotaPerMinute, off by default),
@@ -240,6 +257,8 @@ func (e *Emulator) AddWorkbook(wb *Workbook) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	b.created = e.now()
+	b.modified = b.created
 	e.books[b.id] = b
 }
 
@@ -302,6 +321,7 @@ func (e *Emulator) commit(work *book) error {
 	if prev := e.books[work.id]; prev != nil {
 		work.version = prev.version + 1
 	}
+	work.modified = e.now()
 	path := e.persist[work.id]
 	if path == "" {
 		e.books[work.id] = work
@@ -808,19 +828,67 @@ func (c *call) routeRange(rs, m string) bool {
 	return true
 }
 
-// routeDrive routes the one Drive API v3 call the emulator answers: GET
-// /drive/v3/files/{id} (the spreadsheet's version).
+// routeDrive routes the one Drive API call the emulator answers: GET /drive/v3/files/{id}
+// (the spreadsheet's name, version and times). Any other Drive method is refused with 501
+// naming it; a path that is none of Drive's is a 404.
 func routeDrive(r *http.Request) (*call, *apiError) {
 	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
-	if len(segs) != 4 || segs[1] != "v3" || segs[2] != "files" || r.Method != http.MethodGet {
-		return nil, routeErr
+	if len(segs) == 4 && segs[1] == "v3" && segs[2] == "files" && r.Method == http.MethodGet {
+		id, err := url.PathUnescape(segs[3])
+		if err != nil || id == "" {
+			return nil, routeErr
+		}
+		return &call{method: MethodDriveGet, id: id, resp: reflect.TypeFor[drive.File]()}, nil
 	}
-	id, err := url.PathUnescape(segs[3])
-	if err != nil || id == "" {
-		return nil, routeErr
+	if m := driveMethod(r.Method, segs); m != "" {
+		return nil, errf(http.StatusNotImplemented, "emulator: the Drive API's %s is not emulated (only files.get of a spreadsheet is)", m)
 	}
-	return &call{method: MethodDriveGet, id: id, resp: reflect.TypeFor[drive.File]()}, nil
+	return nil, routeErr
 }
+
+// driveMethod names the Drive API method of a path under /drive or /upload/drive ("" for
+// none): files.list, create, delete, copy, export, update and the like, comments and
+// permissions.
+func driveMethod(verb string, segs []string) string {
+	if len(segs) > 0 && segs[0] == "upload" {
+		segs = segs[1:]
+	}
+	if len(segs) < 3 || segs[0] != "drive" || (segs[1] != "v2" && segs[1] != "v3") {
+		return ""
+	}
+	res := segs[2]
+	switch len(segs) {
+	case 3:
+		switch verb {
+		case http.MethodGet:
+			return res + ".list"
+		case http.MethodPost:
+			return res + ".create"
+		}
+	case 4:
+		switch verb {
+		case http.MethodGet:
+			return res + ".get"
+		case http.MethodPatch, http.MethodPut:
+			return res + ".update"
+		case http.MethodDelete:
+			return res + ".delete"
+		}
+	default:
+		sub := segs[4]
+		if len(segs) == 5 && (sub == "copy" || sub == "export" || sub == "watch") {
+			return res + "." + sub
+		}
+		if len(segs) == 5 {
+			return sub + ".list"
+		}
+		return sub + "." + strings.ToLower(verb)
+	}
+	return res + "." + strings.ToLower(verb)
+}
+
+// driveTime is how Drive writes its times (RFC 3339 in UTC, milliseconds).
+const driveTime = "2006-01-02T15:04:05.000Z"
 
 func isValueWrite(method string) bool {
 	return method == MethodValuesUpdate || method == MethodValuesAppend || method == MethodValuesBatchUpdate
@@ -915,7 +983,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c != nil {
 		c.who = r.Header.Get("Authorization")
 	}
-	if strings.HasPrefix(r.URL.Path, "/drive/") {
+	if strings.HasPrefix(r.URL.Path, "/drive/") || strings.HasPrefix(r.URL.Path, "/upload/drive/") {
 		c, rerr = routeDrive(r)
 	}
 	method := ""
@@ -1120,7 +1188,8 @@ func (e *Emulator) handle(c *call) (any, *apiError) {
 	case MethodDriveGet:
 		// Drive's int64 fields are JSON strings.
 		return map[string]any{"kind": "drive#file", "id": b.id, "name": b.title, "mimeType": "application/vnd.google-apps.spreadsheet",
-			"version": strconv.FormatInt(e.driveVersion(b), 10)}, nil
+			"version":     strconv.FormatInt(e.driveVersion(b), 10),
+			"createdTime": b.created.UTC().Format(driveTime), "modifiedTime": b.modified.UTC().Format(driveTime)}, nil
 	case MethodGet:
 		return e.getSpreadsheet(b, c)
 	case MethodValuesGet:

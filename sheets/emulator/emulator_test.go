@@ -239,10 +239,14 @@ func TestRawVersusUserEntered(t *testing.T) {
 	if got, want := get("'it''s'!E6:F6"), [][]any{{"=2+2", "hello"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("USER_ENTERED text: got %#v, want %#v", got, want)
 	}
-	// A formula's value is what Google computes; the emulator computes nothing, so it refuses
-	// rather than answer the formula's text as its value.
+	// A formula's value is what Google computes: the emulator computes arithmetic on numbers
+	// (=1+1 is 2) and refuses the value of any other formula ("- item", typed, is the
+	// formula =- item, an error in Sheets) rather than answer its text as its value.
+	if got, want := get("'it''s'!A6"), [][]any{{2.0}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("=1+1: got %#v, want %#v", got, want)
+	}
 	_, err := svc.Spreadsheets.Values.Get(bookID, "'it''s'!A5:F6").ValueRenderOption("UNFORMATTED_VALUE").Do()
-	if ge := apiErr(t, err); ge.Code != 501 || !strings.Contains(ge.Message, "'it''s'!A6") || !strings.Contains(ge.Message, "valueRenderOption=FORMULA") {
+	if ge := apiErr(t, err); ge.Code != 501 || !strings.Contains(ge.Message, "'it''s'!D6") || !strings.Contains(ge.Message, "valueRenderOption=FORMULA") {
 		t.Errorf("a formula's value: %v", err)
 	}
 	vr, err := svc.Spreadsheets.Values.Get(bookID, "'it''s'!A5:A6").ValueRenderOption("FORMULA").Do()
@@ -923,6 +927,38 @@ func TestAppend(t *testing.T) {
 	}
 }
 
+// values.append finds its table as Google's recorded answers show: the last value in the
+// range grown to its region, which a gap ends; no value in the range, no table.
+func TestAppendFindsTheTableAsGoogleDoes(t *testing.T) {
+	cases := []struct {
+		name, rng     string
+		rows          [][]any
+		table, update string
+	}{
+		{"a whole sheet, two tables in a row: the last", "T", [][]any{{"a", nil, "c"}}, "T!C1", "T!C2:D2"},
+		{"one cell: its own region, the gap ends it", "T!A1", [][]any{{"a", nil, "c"}}, "T!A1", "T!A2:B2"},
+		{"an empty cell beside data: no table", "T!B1", [][]any{{"a", nil, nil, "d"}, {"a"}}, "", "T!B1:C1"},
+		{"an empty row above data: no table", "T!A2", [][]any{{"a", "b"}, {}, {"c", "d"}}, "", "T!A2:B2"},
+		{"a full table", "T", [][]any{{"h1", "h2", "h3"}, {"1", "2", "3"}, {"4", "5", "6"}}, "T!A1:C3", "T!A4:B4"},
+		{"a region reaching past a one-cell range", "T!A1", [][]any{{"h1", "h2", "h3"}, {"1", nil, nil}, {nil, "5", nil}}, "T!A1:C3", "T!A4:B4"},
+		{"a table away from A1", "T", [][]any{{}, {}, {nil, "h1", "h2"}, {nil, "1", "2"}}, "T!B3:C4", "T!B5:C5"},
+		{"diagonal neighbours are one region", "T", [][]any{{"a"}, {nil, "b"}}, "T!A1:B2", "T!A3:B3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e, svc, _ := newServer(t)
+			e.AddWorkbook(&Workbook{SpreadsheetID: "tables", Sheets: []*Sheet{{Title: "T", Rows: tc.rows}}})
+			res, err := svc.Spreadsheets.Values.Append("tables", tc.rng, &sheets.ValueRange{Values: [][]any{{"x", "y"}}}).ValueInputOption("RAW").Do()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.TableRange != tc.table || res.Updates.UpdatedRange != tc.update {
+				t.Errorf("tableRange %q, updatedRange %q; want %q, %q", res.TableRange, res.Updates.UpdatedRange, tc.table, tc.update)
+			}
+		})
+	}
+}
+
 func TestWritesGrowAndBoundedRanges(t *testing.T) {
 	e, svc, _ := newServer(t)
 	_, err := svc.Spreadsheets.Values.Update(bookID, "Inbox!A1:B1", &sheets.ValueRange{Values: [][]any{{"a", "b", "c"}}}).ValueInputOption("RAW").Do()
@@ -1202,6 +1238,19 @@ func TestUpdateSheetPropertiesMasks(t *testing.T) {
 	}
 	if err := upd("gridProperties.frozenRowCount", &sheets.GridProperties{FrozenRowCount: 1}); apiErr(t, err).Code != 501 || !strings.Contains(err.Error(), "frozenRowCount") {
 		t.Errorf("frozen rows: %v", err)
+	}
+	// A mask covering a field without naming it ("gridProperties", "*") refuses it as well
+	// when the request sets it; left at its default, it changes nothing either way.
+	for _, mask := range []string{"gridProperties", "*"} {
+		if err := upd(mask, &sheets.GridProperties{RowCount: 40, ColumnCount: 7, FrozenRowCount: 1}); apiErr(t, err).Code != 501 || !strings.Contains(err.Error(), "frozenRowCount") {
+			t.Errorf("frozen rows under %q: %v", mask, err)
+		}
+	}
+	if err := upd("gridProperties", &sheets.GridProperties{RowCount: 41, ColumnCount: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := upd("gridProperties", &sheets.GridProperties{RowCount: 40, ColumnCount: 7}); err != nil {
+		t.Fatal(err)
 	}
 	if err := upd("gridProperties.nonsense", &sheets.GridProperties{RowCount: 3}); apiErr(t, err).Code != 400 {
 		t.Errorf("an unknown field: %v", err)

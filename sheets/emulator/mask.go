@@ -234,9 +234,12 @@ func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-// filter keeps only the selected parts of a decoded JSON value. Objects
-// left empty under a key are dropped; array elements are kept (as {}) so
-// indexes still line up, as Google does.
+// filter keeps only the selected parts of a decoded JSON value. A message
+// the value holds on the mask's path is kept even when none of the fields
+// selected under it is set (as {}), and array elements likewise, so indexes
+// still line up: Google's field masks copy a present message whether or not
+// anything under it is selected (fields=sheets.properties.tabColorStyle of a
+// tab without a colour answers {"sheets":[{"properties":{}}]}).
 func (n *maskNode) filter(v any) any {
 	if n == nil || n.all {
 		return v
@@ -249,11 +252,7 @@ func (n *maskNode) filter(v any) any {
 			if sub == nil {
 				continue
 			}
-			fv := sub.filter(val)
-			if m, ok := fv.(map[string]any); ok && len(m) == 0 {
-				continue
-			}
-			out[k] = fv
+			out[k] = sub.filter(val)
 		}
 		return out
 	case []any:

@@ -91,8 +91,8 @@ func shiftProtected(sh *sheet, rows bool, at, n, size int) {
 }
 
 // addProtectedRange protects a range of a tab. Only the range, its
-// description and warningOnly are modelled: editors and unprotected ranges
-// are accepted and dropped, named ranges and tables are not emulated.
+// description and warningOnly are modelled: editors (beyond an empty list),
+// unprotected ranges, named ranges and tables are not emulated (501).
 // Protection is recorded and reported, never enforced.
 func (b *book) addProtectedRange(raw json.RawMessage) (any, *apiError) {
 	var in struct {
@@ -103,9 +103,11 @@ func (b *book) addProtectedRange(raw json.RawMessage) (any, *apiError) {
 			Description  string     `json:"description"`
 			WarningOnly  bool       `json:"warningOnly"`
 			Editors      *struct {
-				Users  []string `json:"users"`
-				Groups []string `json:"groups"`
+				Users              []string `json:"users"`
+				Groups             []string `json:"groups"`
+				DomainUsersCanEdit bool     `json:"domainUsersCanEdit"`
 			} `json:"editors"`
+			UnprotectedRanges []json.RawMessage `json:"unprotectedRanges"`
 		} `json:"protectedRange"`
 	}
 	if err := decodeLoose(raw, &in); err != nil {
@@ -121,6 +123,10 @@ func (b *book) addProtectedRange(raw json.RawMessage) (any, *apiError) {
 		return nil, badRequest("protectedRange.range is required")
 	case p.WarningOnly && p.Editors != nil && (len(p.Editors.Users) > 0 || len(p.Editors.Groups) > 0):
 		return nil, badRequest("Cannot set editors on a warning-only protected range.")
+	case p.Editors != nil && (len(p.Editors.Users) > 0 || len(p.Editors.Groups) > 0 || p.Editors.DomainUsersCanEdit):
+		return nil, errf(501, "emulator: a protected range's editors are not emulated")
+	case len(p.UnprotectedRanges) > 0:
+		return nil, errf(501, "emulator: a protected range's unprotectedRanges are not emulated")
 	}
 	sh, _, err := b.gridSpan(*p.Range)
 	if err != nil {
@@ -131,6 +137,7 @@ func (b *book) addProtectedRange(raw json.RawMessage) (any, *apiError) {
 		StartRowIndex: deref(g.StartRowIndex, 0), EndRowIndex: deref(g.EndRowIndex, 0),
 		StartColumnIndex: deref(g.StartColumnIndex, 0), EndColumnIndex: deref(g.EndColumnIndex, 0),
 		Description: p.Description, WarningOnly: p.WarningOnly,
+		startRowGiven: g.StartRowIndex != nil, startColumnGiven: g.StartColumnIndex != nil,
 	}
 	if e := checkProtected(sh, pr); e != nil {
 		return nil, badRequest("Invalid protectedRange.range: %v", e)
@@ -156,30 +163,38 @@ func (b *book) protectedIDUsed(id int64) bool {
 	return false
 }
 
-// protOut is a ProtectedRange as the API answers it.
+// protOut is a ProtectedRange as the API answers it. Its editors are answered empty: who may
+// edit is the Google accounts', which the emulator has none of.
 type protOut struct {
 	ProtectedRangeID      int64    `json:"protectedRangeId"`
 	Range                 rangeOut `json:"range"`
 	Description           string   `json:"description,omitempty"`
 	WarningOnly           bool     `json:"warningOnly,omitempty"`
 	RequestingUserCanEdit bool     `json:"requestingUserCanEdit"`
+	Editors               struct{} `json:"editors"`
 }
 
-// rangeOut is a GridRange as Google answers it: indexes left out when 0
-// (a start of 0, an unbounded end).
+// rangeOut is a GridRange as Google answers it: a sheet ID of 0 left out (the proto's
+// default), a start listed when it was given or isn't 0, an end when bounded.
 type rangeOut struct {
-	SheetID          int64 `json:"sheetId"`
-	StartRowIndex    int   `json:"startRowIndex,omitempty"`
+	SheetID          int64 `json:"sheetId,omitempty"`
+	StartRowIndex    *int  `json:"startRowIndex,omitempty"`
 	EndRowIndex      int   `json:"endRowIndex,omitempty"`
-	StartColumnIndex int   `json:"startColumnIndex,omitempty"`
+	StartColumnIndex *int  `json:"startColumnIndex,omitempty"`
 	EndColumnIndex   int   `json:"endColumnIndex,omitempty"`
 }
 
 func protectedOut(sh *sheet, p ProtectedRange) protOut {
+	start := func(i int, given bool) *int {
+		if i == 0 && !given {
+			return nil
+		}
+		return &i
+	}
 	return protOut{
 		ProtectedRangeID: p.ProtectedRangeID,
-		Range: rangeOut{SheetID: sh.id, StartRowIndex: p.StartRowIndex, EndRowIndex: p.EndRowIndex,
-			StartColumnIndex: p.StartColumnIndex, EndColumnIndex: p.EndColumnIndex},
+		Range: rangeOut{SheetID: sh.id, StartRowIndex: start(p.StartRowIndex, p.startRowGiven), EndRowIndex: p.EndRowIndex,
+			StartColumnIndex: start(p.StartColumnIndex, p.startColumnGiven), EndColumnIndex: p.EndColumnIndex},
 		Description:           p.Description,
 		WarningOnly:           p.WarningOnly,
 		RequestingUserCanEdit: true,

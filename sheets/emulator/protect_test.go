@@ -180,6 +180,7 @@ func TestProtectedRangesMove(t *testing.T) {
 	for i := range want {
 		g := got[i]
 		g.ProtectedRangeID, g.Description, g.WarningOnly = 0, "", false
+		g.startRowGiven, g.startColumnGiven = false, false // how the answer lists them, not the range
 		if g != want[i] {
 			t.Errorf("%s: %+v, want %+v", desc[i], g, want[i])
 		}

@@ -127,8 +127,9 @@ func (s *sheet) cellData(r, c int) cellData {
 		if v.f {
 			f := v.v.(string)
 			cd.UserEnteredValue = &extValue{FormulaValue: &f}
-			// The emulator computes no formula: its value is what values.get
-			// renders for it, so both APIs agree on what the cell holds.
+			// Its value is what values.get renders for it, so both APIs agree on what the
+			// cell holds; a value the emulator doesn't compute is refused before this (see
+			// spreadsheet's formula check).
 			cd.EffectiveValue = extOf(render(v, "UNFORMATTED_VALUE"))
 		} else {
 			cd.UserEnteredValue = extOf(v.v)
@@ -191,7 +192,11 @@ func (s *sheet) grid(x rect, cells bool) gridData {
 
 // spreadsheet builds the Spreadsheet resource; withData adds GridData
 // (with cells when cells is set) for the whole sheets or for ranges.
-func (b *book) spreadsheet(withData, cells bool, ranges []string) (*spreadsheetOut, *apiError) {
+//
+// valueOpt is the render option whose values the answer holds ("" for none: the cells'
+// effective and formatted values aren't asked for): a formula cell whose value the emulator
+// doesn't compute is refused (501) when the answer would hold it.
+func (b *book) spreadsheet(withData, cells bool, ranges []string, valueOpt string) (*spreadsheetOut, *apiError) {
 	out := &spreadsheetOut{
 		SpreadsheetID:     b.id,
 		Properties:        ssProps{Title: b.title, Locale: b.locale, AutoRecalc: "ON_CHANGE", TimeZone: b.tz},
@@ -203,7 +208,13 @@ func (b *book) spreadsheet(withData, cells bool, ranges []string) (*spreadsheetO
 		for i, s := range b.sheets {
 			so := b.sheetOut(i)
 			if withData {
-				so.Data = []gridData{s.grid(rect{0, s.rowCount, 0, s.colCount}, cells)}
+				x := rect{0, s.rowCount, 0, s.colCount}
+				if cells && valueOpt != "" {
+					if err := formulaIn(s, x, valueOpt); err != nil {
+						return nil, err
+					}
+				}
+				so.Data = []gridData{s.grid(x, cells)}
 			}
 			out.Sheets = append(out.Sheets, so)
 		}
@@ -223,6 +234,11 @@ func (b *book) spreadsheet(withData, cells bool, ranges []string) (*spreadsheetO
 		}
 		g := gridData{}
 		if withData {
+			if cells && valueOpt != "" {
+				if err := formulaIn(sh, x, valueOpt); err != nil {
+					return nil, err
+				}
+			}
 			g = sh.grid(x, cells)
 		}
 		data[sh] = append(data[sh], g)
@@ -241,15 +257,32 @@ func (b *book) spreadsheet(withData, cells bool, ranges []string) (*spreadsheetO
 	return out, nil
 }
 
-func (e *Emulator) getSpreadsheet(b *book, c *call) (any, *apiError) {
-	withData := queryBool(c.query, "includeGridData")
-	cells := withData
-	if c.fields != nil {
-		// A field mask overrides includeGridData.
-		withData = c.fields.reaches("sheets", "data")
-		cells = c.fields.reaches("sheets", "data", "rowData")
+// gridWanted says what of the grid an answer holds: its GridData, its cells, and the render
+// option of the cells' values ("" when neither their formattedValue nor their effectiveValue
+// is asked for). Without a field mask, includeGridData says all or nothing; a mask (its paths
+// under prefix) decides alone.
+func gridWanted(includeGridData bool, mask *maskNode, prefix ...string) (withData, cells bool, valueOpt string) {
+	if mask == nil {
+		if includeGridData {
+			return true, true, "FORMATTED_VALUE"
+		}
+		return false, false, ""
 	}
-	out, err := b.spreadsheet(withData, cells, c.query["ranges"])
+	at := func(path ...string) bool { return mask.reaches(append(slices.Clone(prefix), path...)...) }
+	withData, cells = at("sheets", "data"), at("sheets", "data", "rowData")
+	switch {
+	case at("sheets", "data", "rowData", "values", "formattedValue"):
+		valueOpt = "FORMATTED_VALUE"
+	case at("sheets", "data", "rowData", "values", "effectiveValue"):
+		valueOpt = "UNFORMATTED_VALUE"
+	}
+	return withData, cells, valueOpt
+}
+
+func (e *Emulator) getSpreadsheet(b *book, c *call) (any, *apiError) {
+	// A field mask overrides includeGridData.
+	withData, cells, valueOpt := gridWanted(queryBool(c.query, "includeGridData"), c.fields)
+	out, err := b.spreadsheet(withData, cells, c.query["ranges"], valueOpt)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +353,9 @@ func (e *Emulator) create(c *call) (any, *apiError) {
 	if err := decodeLoose(c.body, &in); err != nil {
 		return nil, err
 	}
-	b := &book{id: newSpreadsheetID(), title: in.Properties.Title, tz: in.Properties.TimeZone, locale: in.Properties.Locale}
+	b := &book{id: newSpreadsheetID(), title: in.Properties.Title, tz: in.Properties.TimeZone, locale: in.Properties.Locale,
+		version: 1, created: e.now()}
+	b.modified = b.created
 	for e.books[b.id] != nil {
 		b.id = newSpreadsheetID()
 	}
@@ -376,7 +411,7 @@ func (e *Emulator) create(c *call) (any, *apiError) {
 		return nil, errf(500, "%s: it would create a workbook that does not load: %v", errUnloadable, err)
 	}
 	e.books[b.id] = b
-	out, _ := b.spreadsheet(false, false, nil)
+	out, _ := b.spreadsheet(false, false, nil, "")
 	return out, nil
 }
 
@@ -960,6 +995,9 @@ func (b *book) updateSheetProperties(raw json.RawMessage) (any, *apiError) {
 		return nil, err
 	}
 	has := fieldMask(in.Fields)
+	if p := unmodelledProps(raw, has); p != "" {
+		return nil, errf(501, "emulator: updateSheetProperties of %s is not emulated", p)
+	}
 	// Validate everything, then change.
 	title := sh.title
 	if has("title") {
@@ -1043,6 +1081,41 @@ var (
 		"gridProperties.frozenRowCount", "gridProperties.frozenColumnCount", "gridProperties.hideGridlines",
 		"gridProperties.rowGroupControlAfter", "gridProperties.columnGroupControlAfter"}
 )
+
+// unmodelledProps names a field the emulator doesn't update that an updateSheetProperties
+// request sets to something other than its default, under a mask that covers it without
+// naming it ("*", "gridProperties"): "" when there is none. Applied, such a field would change
+// nothing here where Google changes the sheet.
+func unmodelledProps(raw json.RawMessage, has func(string) bool) string {
+	var in struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(raw, &in) != nil {
+		return ""
+	}
+	var grid map[string]json.RawMessage
+	_ = json.Unmarshal(in.Properties["gridProperties"], &grid)
+	set := func(v json.RawMessage) bool {
+		switch strings.TrimSpace(string(v)) {
+		case "", "null", "0", "false", "{}", `""`:
+			return false
+		}
+		return true
+	}
+	for _, p := range sheetPropsNotEmulated {
+		if p == "sheetId" || p == "sheetType" || !has(p) {
+			continue // the sheet's ID names the sheet; its type is GRID either way
+		}
+		v := in.Properties[p]
+		if g, ok := strings.CutPrefix(p, "gridProperties."); ok {
+			v = grid[g]
+		}
+		if set(v) {
+			return p
+		}
+	}
+	return ""
+}
 
 // checkSheetPropsMask refuses an updateSheetProperties mask naming a field this emulator
 // doesn't update (501) or none Google knows (400).
@@ -1237,14 +1310,10 @@ func (e *Emulator) batchUpdate(b *book, c *call) (any, *apiError) {
 	}
 	out := map[string]any{"spreadsheetId": b.id, "replies": replies}
 	if in.IncludeSpreadsheetInResponse {
-		withData, cells := in.ResponseIncludeGridData, in.ResponseIncludeGridData
-		if c.fields != nil {
-			// As in spreadsheets.get, a field mask overrides the flag
-			// ("this parameter is ignored if a field mask was set").
-			withData = c.fields.reaches("updatedSpreadsheet", "sheets", "data")
-			cells = c.fields.reaches("updatedSpreadsheet", "sheets", "data", "rowData")
-		}
-		ss, err := b.spreadsheet(withData, cells, in.ResponseRanges)
+		// As in spreadsheets.get, a field mask overrides the flag ("this parameter is
+		// ignored if a field mask was set").
+		withData, cells, valueOpt := gridWanted(in.ResponseIncludeGridData, c.fields, "updatedSpreadsheet")
+		ss, err := b.spreadsheet(withData, cells, in.ResponseRanges, valueOpt)
 		if err != nil {
 			return nil, err
 		}

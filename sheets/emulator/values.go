@@ -91,6 +91,12 @@ func render(c cell, opt string) any {
 	case nil:
 		return ""
 	case string:
+		if c.f && opt != "FORMULA" {
+			// Callers check formulaShown first: this formula's result is computed.
+			if r, ok := formulaResult(v); ok {
+				return render(cell{v: r}, opt)
+			}
+		}
 		return v
 	case float64:
 		if opt == "FORMATTED_VALUE" {
@@ -232,22 +238,20 @@ func readRange(b *book, rng string, o readOpts) (*valueRange, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	if o.render != "FORMULA" {
-		if err := formulaIn(sh, x); err != nil {
-			return nil, err
-		}
+	if err := formulaIn(sh, x, o.render); err != nil {
+		return nil, err
 	}
 	return &valueRange{Range: a1(sh.title, x), MajorDimension: o.major, Values: readValues(sh, x, o.major, o.render)}, nil
 }
 
-// formulaIn refuses to read a formula cell's value: Google returns what the formula computes,
-// and the emulator computes nothing, so answering its text as the value would be a wrong
-// answer, not an emulation. Its text is read with valueRenderOption=FORMULA.
-func formulaIn(sh *sheet, x rect) *apiError {
+// formulaIn refuses to read the value of a formula cell of x the emulator doesn't compute (see
+// formula.go): Google returns what the formula computes, so answering its text as the value
+// would be a wrong answer, not an emulation. Its text is read with valueRenderOption=FORMULA.
+func formulaIn(sh *sheet, x rect, opt string) *apiError {
 	for r := x.r0; r < min(x.r1, len(sh.rows)); r++ {
 		for c := x.c0; c < min(x.c1, len(sh.rows[r])); c++ {
-			if v := sh.rows[r][c]; v.f {
-				return errf(501, "emulator: the value of the formula in %s (%v) is not computed (Google returns its result): read it with valueRenderOption=FORMULA, or write the cell RAW",
+			if v := sh.rows[r][c]; v.f && !formulaShown(v, opt) {
+				return errf(501, "emulator: the value of the formula in %s (%v) is not computed (Google returns its result; the emulator computes arithmetic on numbers only): read it with valueRenderOption=FORMULA, or write the cell RAW",
 					a1(sh.title, rect{r0: r, r1: r + 1, c0: c, c1: c + 1}), v.v)
 			}
 		}
@@ -323,6 +327,34 @@ func decodeBody(body []byte, v any) *apiError {
 
 var numberRE = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$`)
 
+// Typed text Google turns into a formatted number (en_US forms): dates (2020-01-01, 1/2,
+// 1/2/2020, Jan 2, 2 January 2020), times (10:30, 10:30:15 pm), percentages (12%), amounts
+// ($5, 5 €) and grouped numbers (2,000,000.01).
+var typedNumberREs = []*regexp.Regexp{
+	regexp.MustCompile(`^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$`),
+	regexp.MustCompile(`^\d{1,2}[-/.]\d{1,2}([-/.]\d{2,4})?([ T]\d{1,2}:\d{2}(:\d{2})?)?$`),
+	regexp.MustCompile(`(?i)^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?(\s*[ap]\.?m\.?)?$`),
+	regexp.MustCompile(`(?i)^(\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?(,?\s+\d{2,4})?|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(st|nd|rd|th)?(,?\s+\d{2,4})?)$`),
+	regexp.MustCompile(`^[-+]?(\d+[.,]?\d*|[.,]\d+)\s*%$`),
+	regexp.MustCompile(`^[-+]?\s*[$€£¥]\s*[-+]?[\d,]*\.?\d+$|^[-+]?[\d,]*\.?\d+\s*[$€£¥]$`),
+	regexp.MustCompile(`^[-+]?\d{1,3}(,\d{3})+(\.\d*)?$`),
+}
+
+// typedAsNumber reports whether USER_ENTERED text is one of the forms Google stores as a
+// formatted number (see typedNumberREs), which the emulator doesn't model.
+func typedAsNumber(s string) bool {
+	t := strings.TrimSpace(s)
+	if t == "" || t[0] == '\'' || t[0] == '=' || numberRE.MatchString(t) {
+		return false // text, a formula or a plain number: modelled
+	}
+	for _, re := range typedNumberREs {
+		if re.MatchString(t) {
+			return true
+		}
+	}
+	return false
+}
+
 // userEntered parses a string as if typed into the Sheets UI.
 func userEntered(s string) cell {
 	t := strings.TrimSpace(s)
@@ -379,7 +411,14 @@ type writePlan struct {
 	r0, c0 int
 	vals   [][]any
 	input  string
+	// written holds, once applied, the cells the write set, as row and column indexes of sh,
+	// when track is set (values.batchUpdate counts its totals from them).
+	track   bool
+	written []cellPos
 }
+
+// cellPos is a cell of a sheet, by row and column index.
+type cellPos struct{ r, c int }
 
 // prepare validates a write of vals (in major order) to the range r of sh.
 func prepare(sh *sheet, r Range, vals [][]any, major, input string) (*writePlan, *apiError) {
@@ -406,6 +445,9 @@ func prepare(sh *sheet, r Range, vals [][]any, major, input string) (*writePlan,
 			case string:
 				if len(x) > MaxCellChars && utf8.RuneCountInString(x) > MaxCellChars {
 					return nil, badRequest("Your input contains more than the maximum of %d characters in a single cell.", MaxCellChars)
+				}
+				if input == "USER_ENTERED" && typedAsNumber(x) {
+					return nil, errf(501, "emulator: USER_ENTERED %q (values[%d][%d]) is not emulated: Google reads it as a date, time, percentage, amount or grouped number, stored as a formatted number the emulator doesn't model; write it RAW (text) or as a number", x, i, j)
 				}
 			case map[string]any:
 				return nil, badRequest("Invalid values[%d][%d]: struct_value", i, j)
@@ -464,6 +506,9 @@ func (p *writePlan) apply(id string) *updateValuesResponse {
 			p.sh.set(p.r0+i, p.c0+j, cv)
 			rows[i], cols[j] = true, true
 			cells++
+			if p.track {
+				p.written = append(p.written, cellPos{p.r0 + i, p.c0 + j})
+			}
 		}
 	}
 	x := rect{p.r0, p.r0 + max(len(p.vals), 1), p.c0, p.c0 + max(width, 1)}
@@ -572,36 +617,11 @@ func valuesAppend(b *book, c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	// Find the table: the data in the range's columns (from its first row
-	// down); write on the row after its last row, from its first column.
-	c0, c1, r0, r1 := r.StartCol, r.EndCol, r.StartRow, r.EndRow
-	if r.Single || c1 < 0 {
-		c1 = sh.colCount
-	}
-	if r.Single || r1 < 0 {
-		r1 = sh.rowCount
-	}
-	top, last, left, right := -1, -1, -1, -1
-	for i := r0; i < min(r1, len(sh.rows)); i++ {
-		for j := c0; j < min(c1, len(sh.rows[i])); j++ {
-			if sh.rows[i][j].empty() {
-				continue
-			}
-			if top < 0 {
-				top = i
-			}
-			last = i
-			if left < 0 || j < left {
-				left = j
-			}
-			right = max(right, j)
-		}
-	}
-	target := Range{Sheet: sh.title, StartRow: r0, StartCol: c0, Single: true}
+	target := Range{Sheet: sh.title, StartRow: r.StartRow, StartCol: r.StartCol, Single: true}
 	tableRange := ""
-	if last >= 0 {
-		tableRange = a1(sh.title, rect{top, last + 1, left, right + 1})
-		target.StartRow, target.StartCol = last+1, left
+	if t, ok := findTable(sh, r); ok {
+		tableRange = a1(sh.title, t)
+		target.StartRow, target.StartCol = t.r1, t.c0
 	}
 	p, err := prepare(sh, target, in.Values, major, input)
 	if err != nil {
@@ -624,6 +644,71 @@ func valuesAppend(b *book, c *call) (any, *apiError) {
 		TableRange    string                `json:"tableRange,omitempty"`
 		Updates       *updateValuesResponse `json:"updates"`
 	}{b.id, tableRange, resp}, nil
+}
+
+// findTable finds the table values.append writes after, as Google finds it: the last cell
+// holding a value in the range (the bottom row's rightmost), grown to its region: the smallest
+// rectangle around it with no value in any cell touching it, diagonals included (what a
+// spreadsheet calls the current region; it may reach past the range). No value in the range
+// means no table: the append writes at the range's first cell. So "Sheet1" holding A1 and C1
+// (B1 empty) appends after C1, at C2; "Sheet1!A1" after A1, at A2; "Sheet1!B1" with B empty and
+// data beside it in A writes at B1, as Google's answers to these show.
+func findTable(sh *sheet, r Range) (rect, bool) {
+	r1, c1 := r.EndRow, r.EndCol
+	if r.Single {
+		r1, c1 = r.StartRow+1, r.StartCol+1
+	}
+	if r1 < 0 {
+		r1 = sh.rowCount
+	}
+	if c1 < 0 {
+		c1 = sh.colCount
+	}
+	seed := rect{-1, -1, -1, -1}
+	for i := min(r1, len(sh.rows)) - 1; i >= r.StartRow && seed.r0 < 0; i-- {
+		for j := min(c1, len(sh.rows[i])) - 1; j >= r.StartCol; j-- {
+			if !sh.rows[i][j].empty() {
+				seed = rect{i, i + 1, j, j + 1}
+				break
+			}
+		}
+	}
+	if seed.r0 < 0 {
+		return rect{}, false
+	}
+	t := seed
+	// Grow while a cell on the ring around the rectangle holds a value, each side as far as it
+	// goes before the next: a round costs about the cells it adds plus one scan of each side,
+	// and a round that adds nothing ends it.
+	for grew := true; grew; {
+		grew = false
+		for t.r0 > 0 && sh.anyValue(t.r0-1, t.r0, t.c0-1, t.c1+1) {
+			t.r0, grew = t.r0-1, true
+		}
+		for sh.anyValue(t.r1, t.r1+1, t.c0-1, t.c1+1) {
+			t.r1, grew = t.r1+1, true
+		}
+		for t.c0 > 0 && sh.anyValue(t.r0-1, t.r1+1, t.c0-1, t.c0) {
+			t.c0, grew = t.c0-1, true
+		}
+		for sh.anyValue(t.r0-1, t.r1+1, t.c1, t.c1+1) {
+			t.c1, grew = t.c1+1, true
+		}
+	}
+	return t, true
+}
+
+// anyValue reports whether a cell of rows [r0, r1) and columns [c0, c1) holds a value (indexes
+// outside the stored data hold none).
+func (s *sheet) anyValue(r0, r1, c0, c1 int) bool {
+	for i := max(r0, 0); i < min(r1, len(s.rows)); i++ {
+		for j := max(c0, 0); j < min(c1, len(s.rows[i])); j++ {
+			if !s.rows[i][j].empty() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // insertRows inserts n empty rows before row index at. Rows are stored only
@@ -694,18 +779,29 @@ func valuesBatchUpdate(b *book, c *call) (any, *apiError) {
 		TotalUpdatedSheets  int                     `json:"totalUpdatedSheets,omitempty"`
 		Responses           []*updateValuesResponse `json:"responses,omitempty"`
 	}{SpreadsheetID: b.id}
-	touched := map[*sheet]bool{}
+	// The totals count each row, column and cell where at least one cell was updated once,
+	// however many of the ranges wrote to it: two one-row writes to A1:D1 and A4:D4 are 2
+	// rows, 4 columns and 8 cells, as Google counts them.
+	type line struct {
+		sh *sheet
+		i  int
+	}
+	type cellOf struct {
+		sh  *sheet
+		pos cellPos
+	}
+	rows, cols, cells, touched := map[line]bool{}, map[line]bool{}, map[cellOf]bool{}, map[*sheet]bool{}
 	for _, p := range plans {
+		p.track = true
 		resp := p.apply(b.id)
 		withData(resp, p, in.IncludeValuesInResponse, respRender)
 		out.Responses = append(out.Responses, resp)
-		out.TotalUpdatedRows += resp.UpdatedRows
-		out.TotalUpdatedColumns += resp.UpdatedColumns
-		out.TotalUpdatedCells += resp.UpdatedCells
-		if resp.UpdatedCells > 0 {
+		for _, w := range p.written {
+			rows[line{p.sh, w.r}], cols[line{p.sh, w.c}], cells[cellOf{p.sh, w}] = true, true, true
 			touched[p.sh] = true
 		}
 	}
+	out.TotalUpdatedRows, out.TotalUpdatedColumns, out.TotalUpdatedCells = len(rows), len(cols), len(cells)
 	out.TotalUpdatedSheets = len(touched)
 	return out, nil
 }

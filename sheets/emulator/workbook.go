@@ -100,6 +100,10 @@ type ProtectedRange struct {
 	Description      string `json:"description,omitempty"`
 	// WarningOnly: editing shows a warning instead of being refused.
 	WarningOnly bool `json:"warningOnly,omitempty"`
+	// startRowGiven and startColumnGiven say that the request which protected the range gave
+	// its start (0 included): Google's answers list a start it was given, even 0, and leave
+	// out one it wasn't.
+	startRowGiven, startColumnGiven bool
 }
 
 // ParseWorkbook decodes and validates a JSON workbook. Its errors name what
@@ -269,6 +273,8 @@ type book struct {
 	version      int64
 	shownVersion int64
 	shownAt      time.Time
+	// created and modified are the file's Drive createdTime and modifiedTime.
+	created, modified time.Time
 	// meta is the spreadsheet's developer metadata, by ID (metadata.go).
 	meta []DeveloperMetadata
 }
