@@ -462,6 +462,14 @@ func (t *tabSet) current() *tabState {
 	return t.list[t.active]
 }
 
+// activeName is the selected tab's sheet name ("" before the first load).
+func (t *tabSet) activeName() string {
+	if ts := t.current(); ts != nil {
+		return ts.name()
+	}
+	return ""
+}
+
 // named finds a tab by its sheet name.
 func (t *tabSet) named(name string) *tabState {
 	for _, ts := range t.list {

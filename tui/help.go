@@ -46,7 +46,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	if ts := m.tabs.current(); ts != nil && ts.data != nil {
 		role = ts.cfg.Role
 	}
-	return tableShortHelp(m.c, role, m.replay.running(), m.replay.halt != nil)
+	return tableShortHelp(m.c, role, m.replay.running(), m.replay.bannerShown(m.tabs.activeName()))
 }
 
 // tableShortHelp is the table's footer hints: the most used keys first, since the footer keeps

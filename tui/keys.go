@@ -51,9 +51,13 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Suspend
 	}
 	if m.c.width < minWidth || m.c.height < minHeight || !m.load.hasData {
+		// Keys act only on what this screen shows (it names what is open, and back closes
+		// it) or are dropped: a key never reaches a dialog the user can't see.
 		switch {
 		case key.Matches(msg, k.Quit):
 			return m.requestQuit()
+		case key.Matches(msg, k.Back) && m.load.hasData:
+			return m.closeHidden()
 		case key.Matches(msg, k.Refresh) && !m.load.hasData && !m.load.loading:
 			return m.startLoad()
 		}
@@ -87,6 +91,34 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.tabs, a = m.tabs.Update(msg)
 	}
 	return m.onAction(a)
+}
+
+// hiddenOpen names what is open over the table while the too-small screen hides it ("" when
+// nothing is): the screen says so, and that back closes it.
+func (m *Model) hiddenOpen() string {
+	switch {
+	case m.dialog != nil:
+		return "a dialog"
+	case m.help.open:
+		return "the help"
+	case m.prompt.open:
+		return "the filter prompt"
+	}
+	return ""
+}
+
+// closeHidden closes what the too-small screen hides, the way back would (a dialog is
+// dismissed: nothing it offered happens); the filter prompt keeps its filter.
+func (m *Model) closeHidden() tea.Cmd {
+	switch {
+	case m.dialog != nil:
+		return m.onAction(closeAction{})
+	case m.help.open:
+		m.help.open = false
+	case m.prompt.open:
+		m.prompt.open = false
+	}
+	return nil
 }
 
 // onCtrlC: the first ctrl+c during a replay cancels the run (calls in flight finish and are
@@ -135,7 +167,7 @@ func (m *Model) onClearKey() {
 	ts := m.tabs.current()
 	switch {
 	case m.toasts.dismissErrors():
-	case m.replay.halt != nil:
+	case m.replay.bannerShown(m.tabs.activeName()):
 		m.replay.halt = nil
 	case ts != nil && ts.filter.query != "":
 		ts.applyFilter("")

@@ -15,7 +15,7 @@ func (m *Model) relayout() {
 	w, h := m.c.width, m.c.height
 	// The header is the title line and the tab bar, plus the halt banner while it is up; the
 	// footer the toasts, the status bar, the filter's note and the help (or prompt) line.
-	header := 2 + len(m.replay.bannerLines(w))
+	header := 2 + len(m.replay.bannerLines(w, m.tabs.activeName()))
 	footer := len(m.toasts.lines(m.c, w, h)) + 2 + len(m.tabs.filterNoteLines(m.c, w, m.help.open || m.detail != nil || m.replay.showRun))
 	m.geo.bodyH = max(1, h-header-footer)
 	m.c.bodyH = m.geo.bodyH

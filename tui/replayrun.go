@@ -31,7 +31,10 @@ type replayState struct {
 	run           *replayRun
 	showRun       bool // the progress view is on screen
 	halt          *model.Halt
-	quitAfterRun  bool // quit once the run has written back
+	// haltTab is the tab of the run that halted: the banner belongs to that run, so it shows
+	// on that tab (and over its progress view), not on others, and a new run takes it down.
+	haltTab      string
+	quitAfterRun bool // quit once the run has written back
 	runReload     bool // the load in flight is the reload after a run: say when it lands
 	// cancelToast is the toast that says the run is cancelling: stale once the run ends, so
 	// the end takes it down (0: none).
@@ -153,6 +156,7 @@ func (m *Model) startRun(seq int) tea.Cmd {
 		m.load.loading = false
 	}
 	m.writes.refreshQueued = false
+	m.replay.halt, m.replay.haltTab = nil, "" // the banner of an earlier run is not this one's
 	m.replay.runSeq++
 	ctx, cancel := context.WithCancel(m.life.ctx)
 	run := &replayRun{
@@ -238,7 +242,7 @@ func (s replayState) Update(msg tea.Msg) (replayState, action) {
 // applyProgress applies events to the run; a halt they bring goes up on the banner.
 func (s *replayState) applyProgress(events []model.ReplayEvent) {
 	if h := s.run.apply(events); h != nil {
-		s.halt = h
+		s.halt, s.haltTab = h, s.run.tab
 	}
 }
 
@@ -266,7 +270,7 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 	}
 	rep := msg.report
 	if h := r.finish(rep, m.c.now()); h != nil {
-		m.replay.halt = h
+		m.replay.halt, m.replay.haltTab = h, r.tab
 	}
 	// Rows whose status the run changed drop their marks; the rest keep them for a retry.
 	if ts := m.tabs.named(r.tab); ts != nil && ts.data != nil {

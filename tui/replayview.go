@@ -39,11 +39,18 @@ func (s *replayState) smallNotes() []string {
 // bannerMaxLines is how many lines the halt banner may take; past them it is cut.
 const bannerMaxLines = 3
 
+// bannerShown reports whether the halt banner is up on the tab named active: it belongs to
+// the run that halted, shown on that run's tab and over a progress view, until dismissed or
+// another run starts.
+func (s *replayState) bannerShown(active string) bool {
+	return s.halt != nil && (s.haltTab == "" || strings.EqualFold(s.haltTab, active) || s.showRun)
+}
+
 // bannerLines is the halt banner: loud, above the body, until esc dismisses it. It wraps over
 // as many lines as its text needs (up to bannerMaxLines), each one in the loud style, so the
 // cause and the fix are never cut at 80 columns.
-func (s *replayState) bannerLines(w int) []string {
-	if s.halt == nil {
+func (s *replayState) bannerLines(w int, active string) []string {
+	if !s.bannerShown(active) {
 		return nil
 	}
 	st := s.c.styles

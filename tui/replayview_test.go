@@ -14,7 +14,7 @@ func TestHaltBannerWrapsWholeAndLoud(t *testing.T) {
 	m := newLoaded(t, testWorkbook(t), 80, 24)
 	send(m, tea.BackgroundColorMsg{Color: black{}})
 	withHalt(m)
-	lines := m.replay.bannerLines(80)
+	lines := m.replay.bannerLines(80, m.tabs.activeName())
 	if len(lines) < 2 || len(lines) > bannerMaxLines {
 		t.Fatalf("banner of %d lines", len(lines))
 	}
@@ -37,7 +37,7 @@ func TestHaltBannerWrapsWholeAndLoud(t *testing.T) {
 	h := demoHalt
 	h.Detail = strings.Repeat("a very long explanation of what went wrong ", 10)
 	m.replay.halt = &h
-	lines = m.replay.bannerLines(80)
+	lines = m.replay.bannerLines(80, m.tabs.activeName())
 	if len(lines) != bannerMaxLines || !strings.Contains(ansi.Strip(lines[bannerMaxLines-1]), "…") {
 		t.Errorf("a banner past %d lines is cut there with …: %q", bannerMaxLines, lines)
 	}

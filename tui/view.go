@@ -62,7 +62,11 @@ func (m *Model) usable() bool {
 func (m *Model) render() string {
 	w, h := m.c.width, m.c.height
 	if w < minWidth || h < minHeight {
-		return renderTooSmall(m.c, m.replay.smallNotes(), w, h)
+		notes := m.replay.smallNotes()
+		if open := m.hiddenOpen(); open != "" {
+			notes = append([]string{open + " is open · " + firstKey(m.c.keys.Back) + " closes it"}, notes...)
+		}
+		return renderTooSmall(m.c, notes, w, h)
 	}
 	if !m.load.hasData {
 		return m.load.renderStart(m.c, m.spinner, m.opts.SpreadsheetID, w, h)
@@ -77,7 +81,7 @@ func (m *Model) render() string {
 	right := connState(m.c, m.spinner, cmp.Or(m.replay.activity(m.c, m.spinner), m.writes.activity(m.c, m.spinner)), m.load.loading,
 		m.load.err != nil || m.writes.lastErr != nil, m.load.at)
 	lines = append(lines, m.book.headerLines(m.c, &m.tabs, m.opts.SpreadsheetID, right, w)...)
-	lines = append(lines, m.replay.bannerLines(w)...)
+	lines = append(lines, m.replay.bannerLines(w, m.tabs.activeName())...)
 	var body []string
 	switch {
 	case m.replay.showRun && m.replay.run != nil:

@@ -106,7 +106,10 @@ type (
 	// myRunAction: the hub's word on this session's own run (who cancelled it).
 	myRunAction struct{ info RunInfo }
 	// haltAction: the halt banner shows h.
-	haltAction struct{ h *model.Halt }
+	haltAction struct {
+		h   *model.Halt
+		tab string // the tab of the run that halted
+	}
 	// dialogAction: open d.
 	dialogAction struct{ d dialog }
 	// cancelNoteAction: the toast saying a run is cancelling.
@@ -366,7 +369,7 @@ func (w *watchState) onEvents(msg watchEventsMsg) action {
 	}
 	var acts actions
 	if h := r.apply(msg.events); h != nil {
-		acts = append(acts, haltAction{h})
+		acts = append(acts, haltAction{h, r.tab})
 	}
 	if msg.sum == nil {
 		if msg.events == nil {
@@ -378,7 +381,7 @@ func (w *watchState) onEvents(msg watchEventsMsg) action {
 		r.cancelledBy = msg.cancelledBy
 	}
 	if h := r.finish(*msg.sum, w.c.now()); h != nil {
-		acts = append(acts, haltAction{h})
+		acts = append(acts, haltAction{h, r.tab})
 	}
 	w.w.Close()
 	// The run is over: the footer stops telling of it before the hub's notice says so.
@@ -495,7 +498,7 @@ func (m *Model) onEffect(a action) tea.Cmd {
 			return m.spinner.Tick
 		}
 	case haltAction:
-		m.replay.halt = a.h
+		m.replay.halt, m.replay.haltTab = a.h, a.tab
 	case dialogAction:
 		m.dialog = a.d
 	case cancelNoteAction:
