@@ -35,7 +35,7 @@ type replayState struct {
 	// on that tab (and over its progress view), not on others, and a new run takes it down.
 	haltTab      string
 	quitAfterRun bool // quit once the run has written back
-	runReload     bool // the load in flight is the reload after a run: say when it lands
+	runReload    bool // the load in flight is the reload after a run: say when it lands
 	// cancelToast is the toast that says the run is cancelling: stale once the run ends, so
 	// the end takes it down (0: none).
 	cancelToast int
