@@ -56,6 +56,16 @@ type clipboard struct {
 	// demo: the demo's spreadsheet exists nowhere (Options.Demo): no sheet link to copy.
 	demo bool
 	tmux tmuxClip
+	// pending are the copies waiting for tmux's answer: sent once it says it passes the
+	// clipboard on, else the advice instead.
+	pending []pendingCopy
+}
+
+// pendingCopy is a copy waiting for tmux's answer: the text, what to say once it is copied,
+// and what follows it (nil: nothing), told whether the copy went out.
+type pendingCopy struct {
+	s, said string
+	after   func(copied bool) action
 }
 
 // tmuxClip is what tmux said about passing the clipboard on, and its set-clipboard when it
@@ -65,34 +75,42 @@ type tmuxClip struct {
 	setClipboard string
 }
 
-// dropped says a copy can't arrive: tmux said it swallows OSC 52.
-func (cb *clipboard) dropped() bool { return cb.c.term.tmux && cb.tmux.clip == tmuxClipOff }
-
 // copyText copies s and says what was copied.
 func (cb *clipboard) copyText(what, s string) action {
 	return cb.copy(s, fmt.Sprintf("copied %s: %s", what, truncate(cellLine(s), 40)))
 }
 
-// copy copies s and toasts said, unless the copy can't arrive: inside tmux whose
-// set-clipboard isn't on (off, or external: tmux's default, which takes the clipboard from
-// tmux's own copy mode but drops OSC 52 from applications) and whose allow-passthrough is
-// off, tmux swallows OSC 52, and "copied" would be a lie. The first copy inside tmux asks
-// tmux (in a Cmd) and corrects itself if so.
-func (cb *clipboard) copy(s, said string) action {
-	copied := actions{cmdAction{cb.c.clipboardCmd(s)}, toastAction{toastInfo, said}}
-	if !cb.c.term.tmux {
-		return copied
+// copy copies s and toasts said (see copyThen).
+func (cb *clipboard) copy(s, said string) action { return cb.copyThen(s, said, nil) }
+
+// copyThen copies s, toasts said and carries on with after(true), unless the copy can't
+// arrive: inside tmux whose set-clipboard isn't on (off, or external: tmux's default, which
+// takes the clipboard from tmux's own copy mode but drops OSC 52 from applications) and whose
+// allow-passthrough is off, tmux swallows OSC 52, and "copied" would be a lie. So inside tmux
+// a copy waits for tmux's answer (asked in a Cmd) until tmux has said it passes copies on, and
+// is asked again at every copy while it said it doesn't: a person who follows the advice
+// (`tmux set -g set-clipboard on`) copies at the next try, without restarting. Refused, the
+// copy says what to set and carries on with after(false).
+func (cb *clipboard) copyThen(s, said string, after func(copied bool) action) action {
+	p := pendingCopy{s, said, after}
+	if !cb.c.term.tmux || cb.tmuxBin == "" || cb.tmux.clip == tmuxClipOn || cb.tmux.clip == tmuxClipNoAnswer {
+		return cb.send(p)
 	}
-	switch cb.tmux.clip {
-	case tmuxClipOff:
-		return toastAction{toastError, tmuxClipboardAdvice(cb.tmux.setClipboard)}
-	case tmuxClipUnknown:
-		if cb.tmuxBin != "" {
-			cb.tmux.clip = tmuxClipAsking
-			return append(copied, cmdAction{queryTmuxClipboard(cb.ctx, cb.tmuxBin)})
-		}
+	cb.pending = append(cb.pending, p)
+	if cb.tmux.clip == tmuxClipAsking {
+		return nil
 	}
-	return copied
+	cb.tmux.clip = tmuxClipAsking
+	return cmdAction{queryTmuxClipboard(cb.ctx, cb.tmuxBin)}
+}
+
+// send sends a copy to the terminal, says so and carries on.
+func (cb *clipboard) send(p pendingCopy) action {
+	acts := actions{cmdAction{cb.c.clipboardCmd(p.s)}, toastAction{toastInfo, p.said}}
+	if p.after != nil {
+		acts = append(acts, p.after(true))
+	}
+	return acts
 }
 
 // tmuxClipState is what tmux said about passing the clipboard on.
@@ -144,22 +162,36 @@ func queryTmuxClipboard(ctx context.Context, bin string) tea.Cmd {
 
 // Update takes tmux's answer (tmuxClipMsg). Only set-clipboard on passes an application's
 // OSC 52 on (external, the default, and off drop it), or allow-passthrough on/all the wrapped
-// copy: with neither, the copy that asked was lost: say so and what to set, once; every later
-// copy says it at once instead of "copied".
+// copy: with neither, the copies waiting are not sent, the advice says what to set (once for
+// them all) and each carries on as not copied; otherwise they are sent. tmux that can't be
+// asked is not asked again, and copies go out as usual.
 func (cb clipboard) Update(msg tea.Msg) (clipboard, action) {
 	a, ok := msg.(tmuxClipMsg)
-	switch {
-	case !ok:
+	if !ok {
 		return cb, nil
+	}
+	pending := cb.pending
+	cb.pending = nil
+	var acts actions
+	switch {
 	case a.err != nil:
 		cb.tmux.clip = tmuxClipNoAnswer
-		return cb, nil
 	case a.setClipboard != "on" && a.passthrough != "on" && a.passthrough != "all":
 		cb.tmux.clip, cb.tmux.setClipboard = tmuxClipOff, a.setClipboard
-		return cb, toastAction{toastError, tmuxClipboardAdvice(a.setClipboard)}
+		acts = append(acts, toastAction{toastError, tmuxClipboardAdvice(a.setClipboard)})
+		for _, p := range pending {
+			if p.after != nil {
+				acts = append(acts, p.after(false))
+			}
+		}
+		return cb, acts
+	default:
+		cb.tmux.clip = tmuxClipOn
 	}
-	cb.tmux.clip = tmuxClipOn
-	return cb, nil
+	for _, p := range pending {
+		acts = append(acts, cb.send(p))
+	}
+	return cb, acts
 }
 
 // copyID copies the ID of the cursor row of ts (`y` in the table).

@@ -19,9 +19,15 @@ const pasteEnd = "\x1b[201~"
 // message, and the base64 payload of any raw OSC 52 sequence (tmux and screen passthrough).
 func clipboardTexts(t *testing.T, cmd tea.Cmd) []string {
 	t.Helper()
+	return clipboardTextsOf(t, cmdMsgs(t, cmd))
+}
+
+// clipboardTextsOf is clipboardTexts of the messages a Cmd gave.
+func clipboardTextsOf(t *testing.T, msgs []tea.Msg) []string {
+	t.Helper()
 	var out []string
 	osc52 := regexp.MustCompile(`\]52;c;([A-Za-z0-9+/=]*)`)
-	for _, msg := range cmdMsgs(t, cmd) {
+	for _, msg := range msgs {
 		name := strings.ToLower(typeName(msg))
 		switch {
 		case strings.Contains(name, "clipboard"):

@@ -68,8 +68,9 @@ func TestDemoCopyLinkSaysNoSheet(t *testing.T) {
 
 // Inside tmux that drops OSC 52 (set-clipboard off, or external: tmux's default, which
 // takes the clipboard from its own copy mode only; no passthrough), y and m must not claim a copy:
-// the first copy asks tmux and corrects itself; later copies say it at once. A tmux that
-// passes it on (set-clipboard on, or allow-passthrough on/all) is left alone.
+// a copy waits for tmux's answer, and while tmux drops copies each one asks again, so the
+// advice (`tmux set -g set-clipboard on`) works at the next copy, without a restart. A tmux
+// that passes it on (set-clipboard on, or allow-passthrough on/all) is asked once.
 func TestTmuxClipboardOffIsSaid(t *testing.T) {
 	for _, c := range []struct {
 		setClipboard, passthrough string
@@ -80,59 +81,72 @@ func TestTmuxClipboardOffIsSaid(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		bin := filepath.Join(dir, "tmux")
-		script := "#!/bin/sh\ncase \"$3\" in\nset-clipboard) echo " + c.setClipboard + ";;\nallow-passthrough) echo " + c.passthrough + ";;\n*) exit 1;;\nesac\n"
-		if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Tmux = bin })
-		send(m, tea.EnvMsg(uv.Environ([]string{"TERM=screen-256color", "TMUX=/tmp/tmux-1000/default,1,0"})))
-		var answer tea.Msg
-		for _, msg := range cmdMsgs(t, send(m, press("y"))) {
-			if _, ok := msg.(tmuxClipMsg); ok {
-				answer = msg
+		tmuxSays := func(setClipboard, passthrough string) {
+			script := "#!/bin/sh\ncase \"$3\" in\nset-clipboard) echo " + setClipboard + ";;\nallow-passthrough) echo " + passthrough + ";;\n*) exit 1;;\nesac\n"
+			if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
 			}
 		}
-		if answer == nil {
+		tmuxSays(c.setClipboard, c.passthrough)
+		m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Tmux = bin })
+		send(m, tea.EnvMsg(uv.Environ([]string{"TERM=screen-256color", "TMUX=/tmp/tmux-1000/default,1,0"})))
+		// copyWith presses k, answers tmux's question the way tmux answers it, and returns
+		// whether tmux was asked and the texts sent to the clipboard.
+		copyWith := func(k string) (asked bool, texts []string) {
+			t.Helper()
+			msgs := cmdMsgs(t, send(m, press(k)))
+			texts = clipboardTextsOf(t, msgs)
+			for _, msg := range msgs {
+				if _, ok := msg.(tmuxClipMsg); ok {
+					asked = true
+					texts = append(texts, clipboardTexts(t, send(m, msg))...)
+				}
+			}
+			return asked, texts
+		}
+		asked, texts := copyWith("y")
+		if !asked {
 			t.Fatalf("%+v: the first copy in tmux doesn't ask tmux", c)
 		}
-		send(m, answer)
 		if got := strings.Contains(toastTexts(m), "tmux drops the clipboard sequence (set-clipboard "+c.setClipboard+")"); got != c.off {
 			t.Errorf("%+v: toasts %q", c, toastTexts(m))
 		}
+		if c.off == (len(texts) > 0) || c.off == strings.Contains(toastTexts(m), "copied ID") {
+			t.Errorf("%+v: sent %q, toasts %q", c, texts, toastTexts(m))
+		}
 		m.toasts.items = nil
-		msgs := cmdMsgs(t, send(m, press("y")))
-		asked := false
-		for _, msg := range msgs {
-			if _, ok := msg.(tmuxClipMsg); ok {
-				asked = true
-			}
+		asked, texts = copyWith("y")
+		if asked != c.off {
+			t.Errorf("%+v: asked again %v: tmux is asked again while it drops copies, and only then", c, asked)
 		}
-		if asked {
-			t.Errorf("%+v: tmux is asked once, not on every copy", c)
+		if c.off == (len(texts) > 0) {
+			t.Errorf("%+v: a later copy sent %q", c, texts)
 		}
-		if c.off && (!strings.Contains(toastTexts(m), "set -g set-clipboard on") || strings.Contains(toastTexts(m), "copied ")) {
-			t.Errorf("%+v: a later copy says what to set at once, not copied: %q", c, toastTexts(m))
-		}
-		sends := false
-		for _, msg := range msgs {
-			sends = sends || strings.Contains(strings.ToLower(typeName(msg)), "clipboard") || typeName(msg) == "tea.RawMsg"
-		}
-		if sends == c.off {
-			t.Errorf("%+v: a later copy sends the clipboard sequence: %v", c, sends)
-		}
-		if !c.off && !strings.Contains(toastTexts(m), "copied") {
-			t.Errorf("%+v: toasts %q", c, toastTexts(m))
-		}
-		// m (reply) copies a mailto: link the same way; when tmux drops it, it says so and
-		// offers no "replied" to answer for a link that isn't on the clipboard.
+		// m (reply) copies a mailto: link the same way; its question says whether the link
+		// is on the clipboard, and is asked either way.
 		m.toasts.items = nil
 		keys(m, "j") // msg-001, Grace Hopper, new
-		texts := clipboardTexts(t, send(m, press("m")))
-		if c.off && (len(texts) != 0 || m.dialog != nil || !strings.Contains(toastTexts(m), "set -g set-clipboard on") || strings.Contains(toastTexts(m), "copied a mailto")) {
-			t.Errorf("%+v: m copied %q, toasts %q, dialog %v: want the advice only", c, texts, toastTexts(m), m.dialog != nil)
+		_, texts = copyWith("m")
+		d, ok := m.dialog.(confirm)
+		if !ok {
+			t.Fatalf("%+v: m opened no question (dialog %T), toasts %q", c, m.dialog, toastTexts(m))
 		}
-		if !c.off && (len(texts) == 0 || !strings.Contains(toastTexts(m), "copied a mailto: reply") || m.dialog == nil) {
-			t.Errorf("%+v: m copied %q, toasts %q, dialog %v", c, texts, toastTexts(m), m.dialog != nil)
+		body := ansi.Strip(d.View())
+		if c.off && (len(texts) != 0 || strings.Contains(body, "on the clipboard") || !strings.Contains(body, "Nothing was copied") || !strings.Contains(toastTexts(m), "set -g set-clipboard on")) {
+			t.Errorf("%+v: m sent %q, toasts %q, question:\n%s", c, texts, toastTexts(m), body)
+		}
+		if !c.off && (len(texts) == 0 || !strings.Contains(toastTexts(m), "copied a mailto: reply") || !strings.Contains(body, "on the clipboard")) {
+			t.Errorf("%+v: m sent %q, toasts %q, question:\n%s", c, texts, toastTexts(m), body)
+		}
+		keys(m, "esc")
+		if !c.off {
+			continue
+		}
+		// The person follows the advice: the next copy goes out, no restart needed.
+		tmuxSays("on", c.passthrough)
+		m.toasts.items = nil
+		if _, texts := copyWith("y"); len(texts) == 0 || !strings.Contains(toastTexts(m), "copied ID") {
+			t.Errorf("%+v: after set-clipboard on, y sent %q, toasts %q", c, texts, toastTexts(m))
 		}
 	}
 }

@@ -141,22 +141,26 @@ func (ch *changes) reply(sc actionScope, cb *clipboard) action {
 		note = fmt.Sprintf(" (the quote is the first %d characters)", replyQuoteMax)
 	}
 	said := fmt.Sprintf("copied a mailto: reply to %s%s", truncate(cellLine(rl.to), 40), note)
-	if cb.dropped() {
-		// tmux swallows the link: say what to set, and offer nothing to answer.
+	if r.Status == statusReplied || r.ID == "" || !t.HasStatus(statusReplied) || ch.c.readOnly {
 		return cb.copy(rl.link, said)
 	}
-	acts := actions{cb.copy(rl.link, said)}
-	if r.Status == statusReplied || r.ID == "" || !t.HasStatus(statusReplied) || ch.c.readOnly {
-		return acts
-	}
 	if _, _, found := ts.data.record(r.ID); !found {
-		return acts
+		return cb.copy(rl.link, said)
 	}
 	if why := sc.busy; why != "" {
-		return append(acts, toastAction{toastInfo, fmt.Sprintf("not offering to set %s: %s", statusReplied, why)})
+		return actions{cb.copy(rl.link, said), toastAction{toastInfo, fmt.Sprintf("not offering to set %s: %s", statusReplied, why)}}
 	}
 	cur, _, _ := ts.data.record(r.ID)
 	op := writeOp{kind: writeSetStatus, tab: t.Config.Name, edits: []model.Edit{model.SetStatus(t, cur, statusReplied)}, status: statusReplied}
-	return append(acts, dialogAction{newConfirm(ch.c, fmt.Sprintf("Set %s to %s?", rowLabel(t, cur), statusReplied),
-		[]string{"The reply link is on the clipboard. Answer y once the reply is sent (" + firstKey(ch.c.keys.Undo) + " undoes it)."}, op)})
+	title := fmt.Sprintf("Set %s to %s?", rowLabel(t, cur), statusReplied)
+	undo := firstKey(ch.c.keys.Undo)
+	// The question says what is true of the clipboard: it comes once the copy went out, or
+	// didn't (tmux dropping it), never before.
+	return cb.copyThen(rl.link, said, func(copied bool) action {
+		body := "The reply link is on the clipboard. Answer y once the reply is sent (" + undo + " undoes it)."
+		if !copied {
+			body = "Nothing was copied (see the note below). Reply to " + cellLine(rl.to) + " another way, then answer y (" + undo + " undoes it)."
+		}
+		return dialogAction{newConfirm(ch.c, title, []string{body}, op)}
+	})
 }
