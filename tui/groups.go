@@ -409,12 +409,18 @@ func (m *Model) pickGroup(g groupRow) tea.Cmd {
 	ts.setCursor(0, m.geo.tableH)
 	name := truncate(cellLine(g.source), 20) + " × " + kindLabel(g.kind)
 	if !exact {
+		shown := "more rows"
+		if !ts.waiting() {
+			shown = countRows(len(ts.visible))
+		}
 		return m.toasts.sayf(toastError, "the filter can't spell the source %s exactly: it shows %s, the group has %d; mark the group's rows before acting on them",
-			truncate(cellLine(g.source), 20), countRows(len(ts.visible)), g.count)
+			truncate(cellLine(g.source), 20), shown, g.count)
 	}
-	s := fmt.Sprintf("showing %s: %s", name, countRows(len(ts.visible)))
+	// An exact filter shows the group's rows: their count is the group's, also while the
+	// tab's filter text is still being built (the table shows every row until it lands).
+	s := fmt.Sprintf("showing %s: %s", name, countRows(g.count))
 	if a := firstKey(m.c.keys.ReplayAll); a != "" && m.c.offers(m.c.keys.ReplayAll) {
-		s += " · " + a + " replays them all"
+		s += " · " + a + " replays them (a dry run first)"
 	}
 	return m.toasts.sayf(toastInfo, "%s", s)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -259,4 +260,50 @@ func groupRowsFrom(t *model.Table) [][]any {
 // TestGoldenMatrixGroups: the group view of the demo workbook, in every size and terminal.
 func TestGoldenMatrixGroups(t *testing.T) {
 	goldenMatrix(t, "groups", demoWorkbook, func(t *testing.T, m *Model) { keys(m, "2", "c", "j") })
+}
+
+// A pick made before the tab's filter text is built (a load of this TUI's own builds it
+// later, off the UI goroutine) says the group's count, not the whole tab's, and the table
+// shows that many rows once the text lands.
+func TestGroupPickCountsTheGroupWhileTheFilterTextIsBuilt(t *testing.T) {
+	wb := demoWorkbook(t)
+	m := New(Options{Store: nopStore{t: t}, SpreadsheetID: "sheet-1", Now: fixedNow})
+	send(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	msg := loadedMsg{seq: m.load.seq, wb: wb}
+	for _, tb := range wb.Tabs {
+		msg.tabs = append(msg.tabs, prepareScreen(tb))
+	}
+	send(m, msg)
+	keys(m, "2", "c")
+	if m.groups == nil {
+		t.Fatal("c opened no group view")
+	}
+	total := len(m.tabs.current().visible)
+	pick := -1
+	for i, g := range m.groups.rows {
+		if g.count < total {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 {
+		t.Fatalf("every group of the demo holds all %d rows", total)
+	}
+	g := m.groups.rows[pick]
+	for range pick {
+		keys(m, "j")
+	}
+	cmd := send(m, press("enter"))
+	want := fmt.Sprintf("%d %s", g.count, model.Plural(g.count, "row", "rows"))
+	if !strings.Contains(toastTexts(m), want) || strings.Contains(toastTexts(m), countRows(total)) {
+		t.Errorf("the pick of %s × %s (%d rows) says %q", g.source, g.kind, g.count, toastTexts(m))
+	}
+	for _, msg := range cmdMsgs(t, cmd) {
+		if _, ok := msg.(hayMsg); ok {
+			send(m, msg)
+		}
+	}
+	if n := len(m.tabs.current().visible); n != g.count {
+		t.Errorf("once the filter text landed the table shows %d rows, the toast said %d", n, g.count)
+	}
 }

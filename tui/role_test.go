@@ -162,7 +162,7 @@ func TestGroupHintsFollowTheRole(t *testing.T) {
 			t.Errorf("%s: the group view offers A: %v\n%s", c.name, !c.offers, out)
 		}
 		keys(m, "enter")
-		if got := toastTexts(m); !strings.Contains(got, "showing crm") || strings.Contains(got, "replays them all") != c.offers {
+		if got := toastTexts(m); !strings.Contains(got, "showing crm") || strings.Contains(got, "replays them") != c.offers {
 			t.Errorf("%s: enter on a group says %q", c.name, got)
 		}
 	}
