@@ -141,7 +141,8 @@ func fitCell(c *column, text string, cw int) string {
 }
 
 // mintedMark follows a minted key: it is not in the sheet until the first replay writes it.
-const mintedMark = "*"
+// Not "*", which marks a marked row; the help's Markers group says what each one means.
+const mintedMark = "~"
 
 // keyText is a dead-letter row's effective key as the KEY column shows it, sanitised; a minted
 // key (not written to the sheet yet) is marked.

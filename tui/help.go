@@ -62,19 +62,22 @@ func tableShortHelp(c *common, role model.Role, running, halted bool) []key.Bind
 	if halted {
 		hs = append(hs, withDesc(k.Clear, "dismiss halt"))
 	}
-	hs = append(hs, k.Detail, k.Filter, k.Mark)
-	if role == model.RoleDeadLetter {
-		// What the dead-letter tab is for comes before the rest.
-		hs = append(hs, withDesc(k.Replay, "replay"))
-	}
-	hs = append(hs, withDesc(k.SetStatus, "status"), withDesc(k.Undo, "undo"), withDesc(k.Copy, "copy"), k.Refresh, k.Quit)
+	hs = append(hs, withDesc(k.Detail, "open"), k.Filter)
+	// What the tab is for comes before the keys every tab has: at 80 columns the footer keeps
+	// the first six or seven.
 	switch role {
 	case model.RoleDeadLetter:
-		hs = append(hs, withDesc(k.ReplayAll, "replay all"), withDesc(k.ClearError, "clear error"), withDesc(k.Discard, "discard"))
+		hs = append(hs, withDesc(k.Replay, "replay"), withDesc(k.ReplayAll, "replay all"), withDesc(k.Groups, "groups"), withDesc(k.EditPayload, "edit"))
 	case model.RoleQueue:
-		hs = append(hs, withDesc(k.ClearError, "clear error"), withDesc(k.Requeue, "requeue"))
+		hs = append(hs, withDesc(k.Requeue, "requeue"), withDesc(k.ClearError, "clear error"))
+	case model.RoleInbox:
+		hs = append(hs, withDesc(k.Reply, "reply"))
 	}
-	hs = append(hs, withDesc(k.Sort, "sort"), k.Preview, k.NextTab, k.Help)
+	hs = append(hs, k.Mark, withDesc(k.SetStatus, "status"), withDesc(k.Undo, "undo"))
+	if role == model.RoleDeadLetter {
+		hs = append(hs, withDesc(k.ClearError, "clear error"), withDesc(k.Discard, "discard"))
+	}
+	hs = append(hs, withDesc(k.Copy, "copy"), k.Refresh, k.Quit, withDesc(k.Sort, "sort"), k.Preview, k.NextTab, k.Help)
 	// Read-only (--readonly), or a role over triage serve that doesn't allow it: the footer's
 	// room goes to what this person can do; the store refuses the rest anyway.
 	return slices.DeleteFunc(hs, func(b key.Binding) bool { return !c.offers(b) })

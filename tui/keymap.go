@@ -289,6 +289,12 @@ func (k KeyMap) fullHelp() []helpGroup {
 			entryOf(k.Back), joined("confirm: yes / no", k.ConfirmYes, k.ConfirmNo), entryOf(k.ConfirmList),
 			entryOf(k.PickerChoose), entryOf(k.GroupsFilter), entryOf(k.RunClose),
 		}, k.Back, k.ConfirmYes, k.ConfirmNo, k.ConfirmList, k.PickerChoose, k.GroupsFilter, k.RunClose),
+		// Not keys: what the table's markers mean (colour shows the cursor and the marks;
+		// without colour the markers do).
+		group("Markers", []helpEntry{
+			{">", "the cursor row (no colour)"}, {"*", "a marked row (no colour)"},
+			{"!", "a row with a problem (no colour)"}, {"~", "after a key: minted, not yet written"},
+		}),
 		group("Filter prompt", []helpEntry{
 			joined("keep / clear filter", k.FilterKeep, k.FilterCancel), joined("move while typing", k.FilterPrev, k.FilterNext),
 			entryOf(k.InputDeleteBack), entryOf(k.InputDelete), entryOf(k.InputDeleteWord),
