@@ -4,6 +4,8 @@
 package tui
 
 import (
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 )
@@ -149,10 +151,12 @@ func (t *tabSet) onPrompt(act action) {
 	}
 	switch a := act.(type) {
 	case filterQueryAction:
+		// A space typed at the end starts the next term: the filter is the same.
+		q := strings.TrimRight(a.query, " ")
 		if a.cleared {
 			ts.applyFilter("")
-		} else if a.query != ts.filter.query {
-			ts.applyFilter(a.query)
+		} else if q != ts.filter.query {
+			ts.applyFilter(q)
 			ts.scrollTo(t.tableH)
 		}
 	case filterMoveAction:
@@ -259,8 +263,14 @@ func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
 		vPreview: func(m *Model, _ bool) tea.Cmd { m.preview.show = !m.preview.show; return nil },
 		vClear:   func(m *Model, _ bool) tea.Cmd { m.onClearKey(); return nil },
 		vFilter: func(m *Model, _ bool) tea.Cmd {
+			// The prompt reopens on the filter shown, a space after it, so what is typed is
+			// one more term (narrowing), never glued to the last one.
 			m.prompt.open = true
-			m.prompt.input.SetValue(m.tabs.current().filter.query)
+			q := m.tabs.current().filter.query
+			if q != "" && !strings.HasSuffix(q, " ") {
+				q += " "
+			}
+			m.prompt.input.SetValue(q)
 			return nil
 		},
 		vDetail: func(m *Model, _ bool) tea.Cmd {
