@@ -45,6 +45,16 @@ type pendingAction struct {
 	gone   int      // targets no longer in the loaded sheet (the detail's record, refreshed away)
 	hidden int      // marked rows the filter hides: left alone
 	filter string   // the tab's filter the targets were picked under, "" without one
+	marked bool     // the targets are the marked rows the filter shows, not the cursor row
+}
+
+// filterNote is what the confirm of p says of the filter: only for marked rows, which it
+// decides among; the cursor row is the cursor row whatever the filter.
+func (p pendingAction) filterNote() string {
+	if !p.marked {
+		return ""
+	}
+	return filterNote(p.filter)
 }
 
 // goneNote is the toast for an action on a record a refresh removed (a detail view left
@@ -174,7 +184,7 @@ func (sc actionScope) targets() (*tabState, pendingAction, bool) {
 	if len(recs) == 0 {
 		return nil, pendingAction{}, false
 	}
-	p := pendingAction{tab: ts.name(), hidden: hidden, filter: ts.filterQuery()}
+	p := pendingAction{tab: ts.name(), hidden: hidden, filter: ts.filterQuery(), marked: ts.nMarked > 0}
 	for _, ri := range recs {
 		r := &ts.data.table.Records[ri]
 		if r.ID != "" {
@@ -440,7 +450,7 @@ func (ch *changes) setStatus(tabs *tabSet, status string) action {
 		return append(acts, writeAction{op})
 	}
 	var notes []string
-	if n := filterNote(p.filter); n != "" {
+	if n := p.filterNote(); n != "" {
 		notes = append(notes, n)
 	}
 	if p.hidden > 0 {
@@ -513,7 +523,7 @@ func (ch *changes) clearError(sc actionScope) action {
 	}
 	// Several rows, or marked rows some of which can't be changed: ask, naming what is left
 	// out, so no marked row is skipped unseen.
-	notes := []string{strings.TrimSpace(fmt.Sprintf("%s back to %s with %s blanked. %s", model.Plural(len(edits), "It goes", "They go"), back, blanked, filterNote(p.filter)))}
+	notes := []string{strings.TrimSpace(fmt.Sprintf("%s back to %s with %s blanked. %s", model.Plural(len(edits), "It goes", "They go"), back, blanked, p.filterNote()))}
 	if n := len(notSticky); n > 0 {
 		notes = append(notes, fmt.Sprintf("%s skipped: no sticky error (only %s rows have one); %s unmarked.", countRows(n), sticky, model.Plural(n, "it is", "they are")))
 	}
@@ -554,8 +564,8 @@ func (ch *changes) undo(sc actionScope, q *writeQueue) action {
 	return dialogAction{d}
 }
 
-// undoWhat names the rows an undo touches and what they go back to: "row 5 (ID 8f3a…):
-// status back to new" or "rows 5, 9, 12: status back to new".
+// undoWhat names the rows an undo touches, as rowLabel names them, and what they go back to:
+// "Grace Hopper: status back to new" or "crm, row 5, crm, row 9: status back to dead".
 func (t *tabSet) undoWhat(op writeOp) string {
 	ts := t.named(op.tab)
 	var rows []string
@@ -567,7 +577,8 @@ func (t *tabSet) undoWhat(op writeOp) string {
 		where := "ID " + shortID(e.ID)
 		if ts != nil && ts.data != nil {
 			if ri, ok := ts.data.byID[e.ID]; ok {
-				where = fmt.Sprintf("row %d (ID %s)", ts.data.table.Records[ri].Row, shortID(e.ID))
+				// Named as a reader knows the row: the sender, the source and row, the job.
+				where = rowLabel(ts.data.table, &ts.data.table.Records[ri])
 			}
 		}
 		rows = append(rows, where)
@@ -766,7 +777,7 @@ func (ch *changes) discard(sc actionScope) action {
 	if len(edits) == 1 && len(skipped) == 0 {
 		return append(acts, writeAction{op})
 	}
-	notes := []string{strings.TrimSpace("They are never replayed" + withHint("", " (", keySays(ch.c.keys.Undo, "undoes this)")) + ". " + filterNote(p.filter))}
+	notes := []string{strings.TrimSpace("They are never replayed" + withHint("", " (", keySays(ch.c.keys.Undo, "undoes this)")) + ". " + p.filterNote())}
 	if p.hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
 	}

@@ -89,17 +89,18 @@ func TestFilterNotesOnlyWithAFilter(t *testing.T) {
 		steps []step
 	}{
 		{"set status", loaded, []step{
-			{keys: []string{"space", "space", "s", "4"}, want: "Set status of 2 rows", not: "current filter", failure: "no filter, no filter note"},
-			{pre: []string{"esc", "V"}, filter: "status:new", keys: []string{"*", "s", "4"}, want: "(rows respect the current filter: status:new)", failure: "with a filter, the note names it"},
+			{keys: []string{"space", "space", "s", "4"}, want: "Set status of 2 rows", not: "the filter shows", failure: "no filter, no filter note"},
+			{pre: []string{"esc", "V"}, filter: "status:new", keys: []string{"*", "s", "4"}, want: "(only the rows the filter shows: status:new)", failure: "with a filter, the note names it"},
 		}},
 		{"replay all", replaying, []step{
 			{keys: []string{"2", "A"}, want: "All 8 rows of the tab.", not: "filter shows", failure: "A without a filter: every row of the tab"},
 			{pre: []string{"esc"}, filter: "source:crm", keys: []string{"A"}, want: "All 7 rows the filter shows (source:crm).", failure: "A with a filter names it"},
-			{keys: []string{"esc", "space", "space", "R"}, want: "(rows respect the current filter: source:crm)", failure: "R with a filter names it"},
+			{keys: []string{"esc", "space", "space", "R"}, want: "(only the rows the filter shows: source:crm)", failure: "R on marked rows with a filter names it"},
+			{keys: []string{"esc", "V", "R"}, want: "Replay 1 call", not: "rows the filter shows", failure: "R on the cursor row says nothing of the filter"},
 		}},
 		{"requeue", loaded, []step{
-			{keys: []string{"3", "Q"}, want: "Requeue 1 stale claim?", not: "current filter", failure: "no filter, no filter note"},
-			{pre: []string{"esc"}, filter: "email", keys: []string{"Q"}, want: "current filter: email)", failure: "with a filter, the note names it"},
+			{keys: []string{"3", "Q"}, want: "Requeue 1 stale claim?", not: "the filter shows", failure: "no filter, no filter note"},
+			{pre: []string{"esc"}, filter: "email", keys: []string{"Q"}, want: "the filter shows: email)", failure: "with a filter, the note names it"},
 		}},
 	}
 	for _, c := range cases {

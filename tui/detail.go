@@ -464,12 +464,12 @@ func (d *detail) focusLabel() string {
 	return cellLine(f.label)
 }
 
-// position says where the pager is: "all" when everything fits, else the lines shown, of
-// how many, and "top", "bot" or how far down in percent.
+// position says where the pager is: "all shown" when everything fits, else the lines shown,
+// of how many, and "top", "bot" or how far down in percent.
 func (d *detail) position() string {
 	total, h, y := len(d.lines), max(1, d.vp.Height()), d.vp.YOffset()
 	if total <= h {
-		return "all"
+		return "all shown"
 	}
 	where := itoa(int(d.vp.ScrollPercent()*100)) + "%"
 	switch {
@@ -478,7 +478,7 @@ func (d *detail) position() string {
 	case d.vp.AtBottom():
 		where = "bot"
 	}
-	return "lines " + itoa(y+1) + "-" + itoa(min(total, y+h)) + "/" + itoa(total) + " · " + where
+	return "lines " + itoa(y+1) + "-" + itoa(min(total, y+h)) + " of " + itoa(total) + " · " + where
 }
 
 // View is the title line (the record, the focused field, the position) and the scrolled
@@ -494,7 +494,7 @@ func (d *detail) View() string {
 	right := pos + " "
 	if f := d.focusLabel(); f != "" {
 		// The field goes first when the line is short: the position matters more.
-		if withField := "[" + truncate(f, 20) + "] " + right; textWidth(cellLine(d.title))+textWidth(withField)+3 <= d.width {
+		if withField := "field: " + truncate(f, 20) + " · " + right; textWidth(cellLine(d.title))+textWidth(withField)+3 <= d.width {
 			right = withField
 		}
 	}

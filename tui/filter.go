@@ -31,13 +31,13 @@ type filterStep struct {
 // filterQuery is the tab's filter as typed, trimmed: "" when no filter is active.
 func (ts *tabState) filterQuery() string { return strings.TrimSpace(ts.filter.query) }
 
-// filterNote is what a confirm says about the filter when one is active: a bulk action only
-// touches the rows it shows. Without a filter there is nothing to say ("" ).
+// filterNote is what a confirm of an action on the rows the filter shows says about the
+// filter, whole (the dialog wraps it). Without a filter there is nothing to say ("").
 func filterNote(q string) string {
 	if q = strings.TrimSpace(q); q == "" {
 		return ""
 	}
-	return "(rows respect the current filter: " + truncate(cellLine(q), 30) + ")"
+	return "(only the rows the filter shows: " + cellLine(q) + ")"
 }
 
 // applyFilter shows the rows matching q (model.ParseFilter syntax), in display order. The

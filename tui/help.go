@@ -24,9 +24,9 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{withDesc(k.FilterKeep, "keep filter"), withDesc(k.FilterCancel, "clear"),
 			bindingHelp(pairKeys(k.FilterPrev, k.FilterNext), "move"), bindingHelp(m.tabs.filterPlaceholder(), "syntax")}
 	case m.replay.showRun && m.replay.run != nil && !m.replay.run.finished:
-		return []key.Binding{withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll}
+		return append(m.replay.run.resultHint(), withDesc(k.Cancel, "cancel (in-flight calls finish)"), bindingHelp(back, "back (the run goes on)"), scroll)
 	case m.replay.showRun && m.replay.run != nil:
-		return []key.Binding{bindingHelp(hintKeys(append(k.RunClose.Keys(), k.backKeys()...)...), "back to the table"), scroll}
+		return append(m.replay.run.resultHint(), bindingHelp(hintKeys(append(k.RunClose.Keys(), k.backKeys()...)...), "back to the table"), scroll)
 	case m.watch.watching() && !m.watch.run.finished:
 		// Another person's run (watch.go): their run goes on whatever this session does; x
 		// only for who may cancel it.

@@ -117,7 +117,7 @@ func TestUndoAcrossTabsNamesTabAndRows(t *testing.T) {
 	tm.Send(press("3")) // Jobs
 	waitScreen(t, tm, "job-1")
 	tm.Send(press("u"))
-	waitScreen(t, tm, "Undo the last change, made on the Inbox tab (1 row)?", "row 9 (ID id-7): status back to new", "[y/N]")
+	waitScreen(t, tm, "Undo the last change, made on the Inbox tab (1 row)?", "Person 7: status back to new", "[y/N]")
 	if got := statusOf(t, emu, "id-7"); got != "done" {
 		t.Fatalf("asking must not undo: id-7 is %q", got)
 	}

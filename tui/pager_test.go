@@ -90,11 +90,11 @@ func TestPagerPosition(t *testing.T) {
 	title := func() string { return strings.SplitN(ansiStripLine(m.detail.View()), "\n", 2)[0] }
 	total := len(m.detail.lines)
 	h := m.detail.vp.Height()
-	if got, want := title(), fmt.Sprintf("lines 1-%d/%d · top", h, total); !strings.Contains(got, want) || !strings.Contains(got, "[Timestamp]") {
+	if got, want := title(), fmt.Sprintf("lines 1-%d of %d · top", h, total); !strings.Contains(got, want) || !strings.Contains(got, "field: Timestamp") {
 		t.Errorf("at the top the title is %q, want %q and the focused field", got, want)
 	}
 	keys(m, "G")
-	if got, want := title(), fmt.Sprintf("lines %d-%d/%d · bot", total-h+1, total, total); !strings.Contains(got, want) {
+	if got, want := title(), fmt.Sprintf("lines %d-%d of %d · bot", total-h+1, total, total); !strings.Contains(got, want) {
 		t.Errorf("at the bottom the title is %q, want %q", got, want)
 	}
 	keys(m, "g")
@@ -102,12 +102,12 @@ func TestPagerPosition(t *testing.T) {
 		keys(m, "space")
 	}
 	pct := fmt.Sprintf("%d%%", int(m.detail.vp.ScrollPercent()*100))
-	if got := title(); !strings.Contains(got, pct) || !strings.Contains(got, "[Message]") {
-		t.Errorf("in the middle the title is %q, want %s and [Message] (the focus follows the scroll)", got, pct)
+	if got := title(); !strings.Contains(got, pct) || !strings.Contains(got, "field: Message") {
+		t.Errorf("in the middle the title is %q, want %s and the Message field (the focus follows the scroll)", got, pct)
 	}
-	// A short record fits: "all".
+	// A short record fits: "all shown".
 	keys(m, "esc", "j", "enter")
-	if got := title(); !strings.Contains(got, "all") {
+	if got := title(); !strings.Contains(got, "all shown") {
 		t.Errorf("a record that fits says all: %q", got)
 	}
 }

@@ -43,6 +43,7 @@ type replayPlannedMsg struct {
 	recs   []*model.Record
 	hidden int    // marked rows the filter hides (left alone)
 	filter string // the tab's filter when the replay was asked for, "" without one
+	marked bool   // the rows are the marked rows the filter shows, not the cursor row
 	plan   model.ReplayPlan
 }
 
@@ -141,7 +142,7 @@ func (m *Model) startReplay(all, inDetail bool) tea.Cmd {
 	}
 	m.replay.planSeq++
 	snap, recs := snapshot(ts.data.table, idx)
-	msg := replayPlannedMsg{seq: m.replay.planSeq, tab: ts.name(), all: all, snap: snap, recs: recs, hidden: hidden}
+	msg := replayPlannedMsg{seq: m.replay.planSeq, tab: ts.name(), all: all, snap: snap, recs: recs, hidden: hidden, marked: !all && !inDetail && ts.nMarked > 0}
 	if !inDetail {
 		msg.filter = ts.filterQuery()
 	}
@@ -191,10 +192,10 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	var notes []string
 	switch {
 	case msg.all && msg.filter != "":
-		notes = append(notes, fmt.Sprintf("All %s the filter shows (%s).", countRows(len(msg.recs)), truncate(cellLine(msg.filter), 30)))
+		notes = append(notes, fmt.Sprintf("All %s the filter shows (%s).", countRows(len(msg.recs)), cellLine(msg.filter)))
 	case msg.all:
 		notes = append(notes, fmt.Sprintf("All %s of the tab.", countRows(len(msg.recs))))
-	case msg.filter != "":
+	case msg.marked && msg.filter != "":
 		notes = append(notes, filterNote(msg.filter))
 	}
 	if msg.hidden > 0 {

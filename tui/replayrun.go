@@ -66,6 +66,10 @@ type replayRun struct {
 
 	offset int  // scroll of the row list
 	follow bool // keep the rows being sent in view until the user scrolls
+	// cursor is the row of the list the user moved to (an index of prog.Rows), once moved
+	// is set: enter opens that row's whole result (its detail is cut in the list).
+	cursor int
+	moved  bool
 	listH  int  // the height of the row list, as last drawn (lines): the scroll keys' page
 }
 
@@ -486,6 +490,9 @@ func (r *replayRun) Update(msg tea.Msg) (*replayRun, action) {
 				return r, cancelRunAction{}
 			}
 			return r, hideRunAction{}
+		case key.Matches(msg, k.Detail) && r.moved:
+			// Once the cursor is on a row, enter opens its whole result.
+			return r, r.openResult()
 		case key.Matches(msg, k.Back, k.Clear, k.Quit, k.Progress) || (key.Matches(msg, k.RunClose) && r.finished):
 			return r, hideRunAction{goesOn: !r.finished}
 		case key.Matches(msg, k.Refresh):
@@ -497,11 +504,74 @@ func (r *replayRun) Update(msg tea.Msg) (*replayRun, action) {
 			if !r.finished {
 				return r, toastAction{toastInfo, "a replay is already running"}
 			}
+		case key.Matches(msg, k.Down, k.Up):
+			r.moveCursor(msg, k)
 		default:
 			r.scrollKey(msg, k, r.listH)
 		}
 	}
 	return r, nil
+}
+
+// moveCursor moves the list's cursor a row (the first move puts it on the first row shown)
+// and scrolls to keep it in view; the list stops following the rows in flight.
+func (r *replayRun) moveCursor(msg tea.KeyPressMsg, k *KeyMap) {
+	if len(r.prog.Rows) == 0 {
+		return
+	}
+	r.follow = false
+	switch {
+	case !r.moved:
+		r.cursor, r.moved = r.offset, true
+	case key.Matches(msg, k.Down):
+		r.cursor = min(r.cursor+1, len(r.prog.Rows)-1)
+	default:
+		r.cursor = max(r.cursor-1, 0)
+	}
+	h := max(1, r.listH)
+	if r.cursor < r.offset {
+		r.offset = r.cursor
+	} else if r.cursor >= r.offset+h {
+		r.offset = r.cursor - h + 1
+	}
+}
+
+// resultHint is the progress view's hint for the cursor row: enter shows its whole result,
+// once the cursor is on one (j/k put it there, as the scroll hint says).
+func (r *replayRun) resultHint() []key.Binding {
+	if !r.moved {
+		return nil
+	}
+	return []key.Binding{withDesc(r.c.keys.Detail, "whole result")}
+}
+
+// openResult is enter in the progress view once the cursor is on a row: that row's whole
+// result in a dialog: its state, row, ID, source, tries, URL and the detail the list cuts.
+func (r *replayRun) openResult() action {
+	i := r.cursor
+	if !r.moved || i >= len(r.prog.Rows) {
+		return nil
+	}
+	row := r.prog.Rows[i]
+	title := cellLine(string(row.State))
+	if row.Row > 0 {
+		title = "Row " + itoa(row.Row) + ": " + title
+	}
+	notes := []string{"ID " + cellLine(row.ID)}
+	if row.Source != "" {
+		notes = append(notes, "source "+cellLine(row.Source))
+	}
+	if row.Attempts > 0 {
+		notes = append(notes, fmt.Sprintf("%d %s", row.Attempts, model.Plural(row.Attempts, "try", "tries")))
+	}
+	if row.URL != "" {
+		notes = append(notes, "to "+cellLine(row.URL))
+	}
+	if d := strings.TrimSpace(row.Detail); d != "" {
+		notes = append(notes, model.SanitizeText(d))
+	}
+	d := confirm{c: r.c, question: title, notes: notes, wrapped: &wrapCache{}}
+	return dialogAction{d}
 }
 
 // scrollKey scrolls the row list for a movement key.
@@ -599,10 +669,15 @@ func (st *replayState) statusLine() string {
 	return s
 }
 
-// scroll moves the row list; scrolling by hand stops following the rows in flight.
+// scroll moves the row list (and the cursor with it, when it has one); scrolling by hand
+// stops following the rows in flight.
 func (r *replayRun) scroll(d, h int) {
 	r.follow = false
 	r.offset = max(0, min(r.offset+d, len(r.prog.Rows)-max(1, h)))
+	if r.moved {
+		r.cursor = max(0, min(r.cursor+d, len(r.prog.Rows)-1))
+		r.cursor = max(r.offset, min(r.cursor, r.offset+max(1, h)-1))
+	}
 }
 
 // requestQuit is q: plain quit; with a write in flight, quit once its result is in; during

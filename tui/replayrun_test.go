@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/x/ansi"
 	"reflect"
 	"strings"
 	"testing"
@@ -269,16 +270,35 @@ func TestRunViewReturnsActions(t *testing.T) {
 		}
 	}
 	r := newRun(false)
-	if _, a := r.Update(press("j")); a != nil || r.offset != 1 || r.follow {
-		t.Errorf("j scrolls and stops following: action %#v offset %d follow %v", a, r.offset, r.follow)
+	if _, a := r.Update(press("j")); a != nil || r.cursor != 0 || r.offset != 0 || r.follow {
+		t.Errorf("the first j puts the cursor on the first row shown and stops following: action %#v cursor %d offset %d follow %v", a, r.cursor, r.offset, r.follow)
+	}
+	for range 4 {
+		r.Update(press("j"))
+	}
+	if r.cursor != 4 || r.offset != 1 {
+		t.Errorf("j moves the cursor and the list keeps it in view: cursor %d offset %d", r.cursor, r.offset)
 	}
 	r.Update(press("G"))
-	if r.offset != 6 {
-		t.Errorf("G scrolls to the last page: offset %d, want 6", r.offset)
+	if r.offset != 6 || r.cursor < 6 {
+		t.Errorf("G scrolls to the last page: offset %d cursor %d", r.offset, r.cursor)
 	}
 	r.Update(press("g"))
 	if r.offset != 0 {
 		t.Errorf("g scrolls to the top: offset %d", r.offset)
+	}
+	// enter on the cursor row opens its whole result, the detail the list cuts included.
+	r.prog.Set(model.RowResult{ID: "k-0", State: "retryable", Attempts: 3, Detail: "503 Service Unavailable: the upstream is down for maintenance until 04:00 UTC"})
+	r.cursor, r.moved = 0, true
+	_, a := r.Update(press("enter"))
+	d, ok := a.(dialogAction)
+	if !ok {
+		t.Fatalf("enter on a result row: %#v", a)
+	}
+	r.c.width, r.c.height, r.c.bodyH = 80, 24, 20
+	r.c.restyle()
+	if v := ansi.Strip(d.d.View()); !strings.Contains(strings.Join(strings.Fields(v), " "), "until 04:00 UTC") || !strings.Contains(v, "3 tries") {
+		t.Errorf("the result dialog lacks the whole detail:\n%s", v)
 	}
 }
 

@@ -4,6 +4,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/x/ansi"
 	"strings"
 	"time"
 
@@ -274,7 +275,14 @@ func (r *replayRun) lines(c *common, spin busySpinner, w, h int) []string {
 		if row.Row > 0 {
 			sheetRow = itoa(row.Row)
 		}
-		line := "   " + state + " " + fitRight(sheetRow, 5) + " " + fit(cellLine(row.ID), idW) + " " + fit(cellLine(row.Source), srcW) + " " + fitRight(tries, 5) + "  " + cellLine(detail)
+		lead := "   "
+		if r.moved && i == r.cursor && st.NoColor {
+			lead = " > "
+		}
+		line := lead + state + " " + fitRight(sheetRow, 5) + " " + fit(cellLine(row.ID), idW) + " " + fit(cellLine(row.Source), srcW) + " " + fitRight(tries, 5) + "  " + cellLine(detail)
+		if r.moved && i == r.cursor && !st.NoColor {
+			line = st.CursorRow.Render(fit(ansi.Strip(line), w))
+		}
 		lines = append(lines, fitStyled(line, w))
 	}
 	return padLines(lines, w, h)

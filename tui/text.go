@@ -93,7 +93,9 @@ func wrapText(s string, w int) []string {
 	if s == "" {
 		return nil
 	}
-	wrapped := ansi.Wrap(s, w, "")
+	// A word longer than the line (a URL, a path, a key) breaks after a / or - when it can,
+	// rather than at any character.
+	wrapped := ansi.Wrap(s, w, "/-")
 	lines := strings.Split(wrapped, "\n")
 	for i, l := range lines {
 		// Wrap can leave a trailing space at a break; it would only cost bytes on the wire.

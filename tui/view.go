@@ -266,7 +266,10 @@ func connState(c *common, spin busySpinner, busy string, loading, failed bool, a
 	}
 	switch {
 	case busy != "":
+		// A run or a write is the news: the age of the rows comes back once it is done, and
+		// the title keeps the room (a run's header at 80 columns cut it to "… de…").
 		right = append(right, busy)
+		return strings.Join(right, st.paint(st.Muted, " · ")) + " "
 	case loading:
 		right = append(right, spin.view(c)+" refreshing")
 	case failed:
