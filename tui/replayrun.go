@@ -70,7 +70,7 @@ type replayRun struct {
 	// is set: enter opens that row's whole result (its detail is cut in the list).
 	cursor int
 	moved  bool
-	listH  int  // the height of the row list, as last drawn (lines): the scroll keys' page
+	listH  int // the height of the row list, as last drawn (lines): the scroll keys' page
 }
 
 // progressSink is the run's side of the progress channel: the Replayer's callback appends
