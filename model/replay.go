@@ -164,6 +164,13 @@ type ReplaySummary struct {
 	DryRun []PlannedCall
 	// Cancelled is set when the run's context was cancelled before every row was final.
 	Cancelled bool
+	// TimeUp is set when the run stopped starting sends because the time it was given was
+	// nearly up (replay.RunOptions.Deadline) and that left rows for the next run: the rows it
+	// never started (in NotAttempted) or whose retries it cut short.
+	TimeUp bool
+	// LeftOut are the rows a row limit (replay.RunOptions.Limit) left for the next run, each
+	// with its reason: rows the run would have sent, newer than the ones it took.
+	LeftOut []Refusal
 }
 
 // Skipped is how many rows were left out by rule (see Refusal.Skipped).
@@ -179,13 +186,13 @@ func (s ReplaySummary) Skipped() int {
 
 // ExitCode is the exit status of `triage replay` for the summary (DESIGN §7): 3 when the run
 // halted; 1 when some row isn't done (rejected, retryable, deferred, systemic, not attempted,
-// refused for a problem, a write-back conflict or error, or an outcome not written back);
-// else 0.
+// refused for a problem, left out by a row limit, a write-back conflict or error, or an
+// outcome not written back); else 0.
 func (s ReplaySummary) ExitCode() int {
 	if s.Halted != nil {
 		return 3
 	}
-	if len(s.NotAttempted) > 0 || len(s.WriteConflicts) > 0 || len(s.WriteErrors) > 0 || s.Cancelled {
+	if len(s.NotAttempted) > 0 || len(s.LeftOut) > 0 || len(s.WriteConflicts) > 0 || len(s.WriteErrors) > 0 || s.Cancelled {
 		return 1
 	}
 	for _, r := range s.Refused {

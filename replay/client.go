@@ -91,7 +91,8 @@ type Client struct {
 	Base, Cap time.Duration
 	// Rand returns a float in [0, 1) for the jitter (default math/rand/v2).
 	Rand func() float64
-	// Now is the clock for Retry-After dates and replayed_at (default time.Now).
+	// Now is the clock for Retry-After dates, replayed_at, key lifetimes and a run's deadline
+	// (RunOptions.Deadline) (default time.Now).
 	Now func() time.Time
 
 	once     sync.Once
@@ -275,6 +276,8 @@ func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 		why = "the run halted"
 	case errors.Is(context.Cause(ctx), ErrWriteBackStalled):
 		why = "the run stopped: the sheet kept moving under its write-back"
+	case errors.Is(context.Cause(ctx), ErrTimeUp):
+		why = "the run's time was nearly up"
 	}
 	if len(res.Attempts) == 0 {
 		res.Detail = "not sent: " + why

@@ -40,6 +40,10 @@
 //   - a systemic answer halts a run at once and three retryable final results in a row halt it,
 //     run-wide; after a halt nothing new is sent (requests already in flight finish and are
 //     written back; rows still waiting are not sent and are reported not attempted);
+//   - a run given a deadline (RunOptions.Deadline) stops the same way StopMargin before it,
+//     time enough for the requests in flight and the write-back, and says it left rows
+//     (ReplaySummary.TimeUp); a row limit (RunOptions.Limit) takes the oldest rows and names
+//     the rest (ReplaySummary.LeftOut), which are not leased, checked or sent;
 //   - until a source has answered a request of the run with success (delivered or duplicate),
 //     at most one request to it is in flight, so a broken integration costs one call before
 //     its systemic answer halts the run; the first success opens the source to its bounds;

@@ -25,6 +25,9 @@ type Job struct {
 	KeyCell string
 	// PrevAttempts is the attempts cell as loaded (0 when blank or not a number).
 	PrevAttempts int
+	// Time is the row's timestamp as loaded (zero when blank or unreadable): a row limit
+	// (RunOptions.Limit) takes the oldest rows first.
+	Time time.Time
 	// KeyOrigin is where the key came from: the key cell, the payload's key field, or minted.
 	KeyOrigin model.KeyOrigin
 	// SaveKey is set when the key is not in the row's key cell yet (it came from the payload
@@ -119,6 +122,7 @@ func (p *planner) plan(r *model.Record) (job Job, ok, skip bool, why string) {
 		Status:       t.Get(r, model.FStatus),
 		KeyCell:      t.Get(r, model.FKey),
 		PrevAttempts: max(prev, 0),
+		Time:         r.Time,
 		KeyOrigin:    origin,
 		SaveKey:      origin != model.KeyCell && hasKeyCol,
 	}, true, false, ""

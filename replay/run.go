@@ -58,6 +58,19 @@ type RunOptions struct {
 	FlushEvery int
 	// FlushInterval writes outcomes back at least this often while rows finish (default 2s).
 	FlushInterval time.Duration
+	// Deadline, when set, is when the run must be over (`triage replay --max-time`): from
+	// StopMargin before it, on the client's clock (Client.Now), no send starts, and the run
+	// ends as a cancel ends it: requests in flight finish or time out and their outcomes are
+	// written back, retries are not made, and the rows never started are NotAttempted, for
+	// the next run (ReplaySummary.TimeUp). Checked before each request leaves, and a timer
+	// ends the waits (backoff, a source's rate) that would outlast it.
+	Deadline time.Time
+	// Limit, when positive, replays at most Limit of the rows Plan would send (after every
+	// rule: the records given, rows not waiting skipped, refusals): the oldest by their rows'
+	// timestamps, ties by sheet row, undated rows last, sent oldest first. The others are
+	// ReplaySummary.LeftOut, for the next run; they are not leased, checked or sent. A dry
+	// run lists what it would send within the limit.
+	Limit int
 }
 
 // MaxConcurrency is the upper bound of RunOptions.Concurrency.
@@ -170,10 +183,12 @@ func (r *runner) emit(row model.RowResult, final bool, o Outcome) {
 // outcomes still arriving going into one final flush.
 //
 // A systemic result halts the run at once, three retryable final results in a row halt it;
-// the halt is run-wide. After a halt, or once ctx is cancelled, nothing new is sent: requests
-// already in flight (sent before it) finish or time out and their outcomes are written back,
-// rows waiting for their source's probe or a slot are not sent, and rows never sent are
-// NotAttempted. A source's first answer being systemic thus costs that source one call.
+// the halt is run-wide. After a halt, once ctx is cancelled, or once the time given is nearly
+// up (RunOptions.Deadline), nothing new is sent: requests already in flight (sent before it)
+// finish or time out and their outcomes are written back, rows waiting for their source's
+// probe or a slot are not sent, and rows never sent are NotAttempted. A source's first answer
+// being systemic thus costs that source one call. A row limit (RunOptions.Limit) is applied
+// to the plan, before anything is leased or sent.
 func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model.Record, opts RunOptions) model.ReplaySummary {
 	c.init()
 	opts = withRunDefaults(opts)
@@ -182,6 +197,7 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	for _, f := range refused {
 		sum.Counts[f.State()]++
 	}
+	jobs, sum.LeftOut = limitJobs(jobs, opts.Limit)
 	if opts.DryRun {
 		for _, j := range jobs {
 			sum.DryRun = append(sum.DryRun, model.PlannedCall{ID: j.ID, Row: j.Row, Method: j.Call.Method, URL: j.Call.URL,
@@ -198,25 +214,34 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	if counted {
 		writesBefore = counter.WriteRequests()
 	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	budget := timeBudget{now: c.now}
+	if !opts.Deadline.IsZero() {
+		budget.stopAt = opts.Deadline.Add(-StopMargin(t, recs, c.Sources))
+	}
+	if budget.up() {
+		// No time to send anything: no row is leased, checked or written either.
+		cancel(ErrTimeUp)
+	}
 	var leases *model.Leases
 	lr, leasing := st.(Leaser)
-	if leasing && ctx.Err() == nil && len(jobs) > 0 {
+	if leasing && runCtx.Err() == nil && len(jobs) > 0 {
 		jobs, leases = leaseRows(wctx, lr, t, jobs, &sum)
 		if leases != nil {
 			sum.WriteRequests += 2 // the lease, and its release
 		}
 	}
-	if ctx.Err() == nil {
+	if runCtx.Err() == nil {
 		jobs = checkRows(wctx, st, t, jobs, &sum)
 	}
 
 	r := &runner{c: c, t: t, opts: opts, total: len(jobs), counts: map[model.RowState]int{}}
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	r.cancel = cancel
 
 	results := make([]model.RowResult, len(jobs))
 	started := make([]bool, len(jobs))
+	cut := make([]bool, len(jobs)) // its retries cut short by a halt or a stop
 	w := newWriter(wctx, st, opts, len(jobs))
 	if leases != nil {
 		w.renew = func() error { return lr.Renew(wctx, *leases) }
@@ -225,6 +250,16 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	// and values of ours may be left where they were not meant) stops the run: outcomes it
 	// can't record would only pile up, and every row it sends now is one more to check.
 	w.stalled = func() { cancel(ErrWriteBackStalled) }
+
+	// The deadline's timer, stopped (and waited for) once every row is over.
+	watchCtx, stopWatch := context.WithCancel(runCtx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		if !budget.stopAt.IsZero() {
+			budget.watch(watchCtx, cancel)
+		}
+	}()
 
 	// One lane per source, in order of first appearance; each lane works through its rows in
 	// plan order with up to twice the bound it shares rows in progress (or the source's own
@@ -266,6 +301,13 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 				releaseLane()
 				return nil, err
 			}
+			// The last step before a request leaves: from the stop point on, none does.
+			if budget.up() {
+				cancel(ErrTimeUp)
+				releaseRun()
+				releaseLane()
+				return nil, ErrTimeUp
+			}
 			return func() { releaseRun(); releaseLane() }, nil
 		}
 		var next int
@@ -285,12 +327,14 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 					next++
 					nmu.Unlock()
 					started[i] = true
-					results[i] = r.one(runCtx, jobs[i], pr, acquire, w)
+					results[i], cut[i] = r.one(runCtx, jobs[i], pr, acquire, w)
 				}
 			})
 		}
 	}
 	wg.Wait()
+	stopWatch()
+	<-watched
 
 	sum.Halted = r.brk.halt()
 	for i, j := range jobs {
@@ -302,6 +346,9 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 			rr.Detail = "not sent: " + stopReason(runCtx)
 			sum.NotAttempted = append(sum.NotAttempted, j.ID)
 			r.emit(rr, true, 0)
+		}
+		if (rr.State == model.StateNotAttempted || cut[i]) && errors.Is(context.Cause(runCtx), ErrTimeUp) {
+			sum.TimeUp = true
 		}
 		if rr.State == model.StateRefused {
 			sum.Refused = append(sum.Refused, model.Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, rr.Detail)})
@@ -337,6 +384,8 @@ func stopReason(ctx context.Context) string {
 		return "the run halted before this row"
 	case errors.Is(context.Cause(ctx), ErrWriteBackStalled):
 		return "the run stopped before this row: the sheet kept moving under triage's write-back, so outcomes could not be recorded; replay again once it is quiet"
+	case errors.Is(context.Cause(ctx), ErrTimeUp):
+		return "the run's time was nearly up before this row; the next run sends it"
 	}
 	return "the run was cancelled before this row"
 }
@@ -470,8 +519,9 @@ func (p *probe) settle(res Result) {
 }
 
 // one replays a job and queues its write-back. Each request is admitted by the source's
-// probe, then takes its slots (acquire).
-func (r *runner) one(ctx context.Context, j Job, pr *probe, acquire func(context.Context) (func(), error), w *writer) model.RowResult {
+// probe, then takes its slots (acquire). It reports whether the run's stop cut the row's
+// attempts short (Result.Interrupted).
+func (r *runner) one(ctx context.Context, j Job, pr *probe, acquire func(context.Context) (func(), error), w *writer) (model.RowResult, bool) {
 	rr := model.RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key}
 	res := r.c.do(ctx, j.Call, hooks{
 		admit:   pr.admit,
@@ -516,7 +566,7 @@ func (r *runner) one(ctx context.Context, j Job, pr *probe, acquire func(context
 			w.add(e, j)
 		}
 	}
-	return rr
+	return rr, res.Interrupted
 }
 
 // outcomeEdit builds a row's write-back (invariant 5): only columns the tab has; the status

@@ -43,6 +43,9 @@ type env struct {
 	// quotaClock, when set, is the Sheets quota pacer's clock (tests: one shared with the
 	// emulator's quota, whose waits pass at once).
 	quotaClock *quotaClock
+	// replayClock, when set, is the replay client's clock, which --max-time is measured on
+	// (tests: a fake one their receivers move on); nil is time.Now.
+	replayClock func() time.Time
 }
 
 // quotaClock is a clock for the quota pacer.

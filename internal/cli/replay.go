@@ -18,17 +18,20 @@ import (
 )
 
 // newReplayCmd is `triage replay [--tab NAME] [--source S] [--all | ID...] [--dry-run]
-// [--concurrency N] [--json] [--force] [--report FILE.html|.md] [--notify URL]` (DESIGN §7): it selects dead-letter rows (replay.Select), hands them
-// to replay.Run (the one replay-then-write-back loop, shared with the TUI) and reports. Progress
+// [--concurrency N] [--json] [--force] [--max-time D] [--limit N] [--report FILE.html|.md]
+// [--notify URL]` (DESIGN §7): it selects dead-letter rows (replay.Select), hands them to
+// replay.Run (the one replay-then-write-back loop, shared with the TUI) and reports. Progress
 // goes to stderr; the summary goes to stderr, and with --json one JSON document goes to stdout.
 //
-// Exit codes (replay.Selection.ExitCode, replay.ExitAfterReport): 0 every selected row is done (delivered, duplicate, or skipped by rule); 1 some
-// row is not (rejected, retryable, deferred, refused for a problem, a write-back conflict or
-// error, an unknown ID, or the run was interrupted; or the --report asked for could not be
-// written after a clean run); 2 usage or config; 3 the run halted. A failed --notify never
-// changes it (report.Delivery).
-// Cancelling ctx (Ctrl-C) lets the requests in flight finish, starts nothing new, and still
-// writes their outcomes back and prints the summary.
+// Exit codes (replay.Selection.ExitCode, replay.ExitAfterReport): 0 every selected row is done
+// (delivered, duplicate, or skipped by rule); 1 some row is not (rejected, retryable,
+// deferred, refused for a problem, a write-back conflict or error, an unknown ID, left out by
+// --limit, not started because --max-time was nearly up, or the run was interrupted; or the
+// --report asked for could not be written after a clean run); 2 usage or config; 3 the run
+// halted. A failed --notify never changes it (report.Delivery).
+// Cancelling ctx (Ctrl-C, SIGTERM) lets the requests in flight finish, starts nothing new, and
+// still writes their outcomes back and prints the summary; --max-time
+// (replay.RunOptions.Deadline) stops the run the same way before its time is up.
 func newReplayCmd(g *globals, e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay [ID...]",
@@ -39,6 +42,14 @@ allowed url_prefixes, and the outcome (status, attempts, error, replayed_at) is 
 back by ID. Rows are the given IDs (their keys), or --all waiting rows (rejected and
 discarded rows are skipped). A systemic failure, or three retryable failures in a row,
 halts the run (exit 3); --dry-run shows what would be sent and changes nothing.
+
+For cron, --max-time and --limit bound a run. --max-time 55m stops starting sends when the
+time left is less than the longest request timeout of the selected rows' sources plus ` + goDuration(replay.WriteBackAllowance) + `
+for the write-back (with the default ` + goDuration(replay.DefaultTimeout) + ` timeout: ` + goDuration(replay.DefaultTimeout+replay.WriteBackAllowance) + ` before the end), lets the requests
+in flight finish, writes their outcomes back and names the rows not started; --limit 500
+replays the 500 oldest waiting rows (by timestamp) and says how many it left out. Rows left
+for the next run make the exit code 1; they keep their keys, so nothing is sent twice.
+SIGTERM or Ctrl-C stops a run the same way.
 
 Progress goes to stderr; the summary too, and with --json one JSON document goes to stdout.
 
@@ -52,6 +63,7 @@ code.`,
 		Example: `  triage replay --all --dry-run
   triage replay --all --source contact-form --concurrency 2
   triage replay 7f3c9a1e 0b44d2aa --json
+  triage replay --all --max-time 55m --limit 500
   triage replay --all --report replay.html --notify env:TRIAGE_NOTIFY_URL`,
 		Args: cobra.ArbitraryArgs,
 	}
@@ -65,6 +77,8 @@ code.`,
 	fs.IntVar(&f.conc, "concurrency", 0, fmt.Sprintf("requests in flight at once, at most %d (default: each source's own concurrency, and %d for the sources without one)", replay.MaxConcurrency, replay.DefaultConcurrency))
 	fs.BoolVar(&f.asJSON, "json", false, "one JSON document on stdout")
 	fs.BoolVar(&f.force, "force", false, "also replay rows older than their source's key_ttl (a duplicate may result)")
+	fs.StringVar(&f.maxTimeText, "max-time", "", fmt.Sprintf("the longest the run may take, e.g. 55m: sends stop when less is left than the longest request timeout of its sources plus %s for the write-back; what is in flight finishes and is written back, the rows not started are named (exit 1)", goDuration(replay.WriteBackAllowance)))
+	fs.IntVar(&f.limit, "limit", 0, "replay at most N rows, the oldest (by timestamp) first, after every other rule; the summary says how many were left out (exit 1 when some were)")
 	fs.StringVar(&f.reportPath, "report", "", "write a report of the run to FILE.html or FILE.md (the extension picks the format)")
 	fs.StringVar(&f.notify, "notify", "", "post an alert when the run halts or leaves rows not done: a URL under [notify] url_prefixes, or env:NAME (default: [notify] url)")
 	g.register(fs, gAll)
@@ -72,6 +86,7 @@ code.`,
 		// A --concurrency left out is no bound (0, replay.Run's default): a source's own
 		// concurrency in the config stands, where a default of ours would cap it.
 		f.concGiven = fs.Changed("concurrency")
+		f.limitGiven = fs.Changed("limit")
 		if err := f.check(ids); err != nil {
 			return err
 		}
@@ -88,6 +103,11 @@ type replayFlags struct {
 	conc               int
 	concGiven          bool
 	reportPath, notify string
+	// maxTimeText is --max-time as given, maxTime what check read from it (0: no limit).
+	maxTimeText string
+	maxTime     time.Duration
+	limit       int
+	limitGiven  bool
 }
 
 // check is the flags' cross-checks: usage errors before anything is read or sent.
@@ -102,6 +122,19 @@ func (f *replayFlags) check(ids []string) error {
 		return usageErr("replay: --concurrency %d: want a number of requests in flight from 1 to %d (leave it out for each source's own concurrency, else %d)", f.conc, replay.MaxConcurrency, replay.DefaultConcurrency)
 	case f.dry && (f.reportPath != "" || f.notify != ""):
 		return usageErr("replay: --report and --notify describe a run, and a dry run sends nothing (its list of calls is on stdout)")
+	case f.limitGiven && f.limit < 1:
+		// 0 would be a run that sends nothing, like --concurrency 0.
+		return usageErr("replay: --limit %d: want a number of rows from 1 up (leave it out to replay every selected row)", f.limit)
+	}
+	if f.maxTimeText != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(f.maxTimeText))
+		switch {
+		case err != nil:
+			return usageErr("replay: --max-time %q is not a duration: give one such as 55m or 1h30m (the longest the run may take, from start to summary)", f.maxTimeText)
+		case d <= 0:
+			return usageErr("replay: --max-time %s: want a positive duration such as 55m (leave it out for no time limit)", strings.TrimSpace(f.maxTimeText))
+		}
+		f.maxTime = d
 	}
 	if f.reportPath != "" {
 		if err := report.CheckPath(f.reportPath); err != nil {
@@ -114,6 +147,10 @@ func (f *replayFlags) check(ids []string) error {
 // runReplay opens the tab, selects its rows (replay.Select), runs them (replay.Run), prints
 // the summary and hands the run to its report and alert (report.Delivery).
 func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []string) error {
+	// A --max-time is counted from here, on the replay client's clock: a supervisor's
+	// timeout (cron's `timeout`, systemd's) counts the loading and settling too.
+	clock := e.replayNow()
+	begun := clock()
 	s, err := resolve(g, e)
 	if err != nil {
 		return err
@@ -134,6 +171,9 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 	srcFilter := strings.TrimSpace(f.source)
 	t, err := openReplayTab(ctx, st, f.tab, srcFilter, sources)
 	if err != nil {
+		return err
+	}
+	if err := f.checkMaxTime(t, replay.Select(t, ids, f.all, srcFilter), sources); err != nil {
 		return err
 	}
 	var settled model.ApplyResult
@@ -159,14 +199,19 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 		}
 	}
 
-	opts := replay.RunOptions{Concurrency: f.conc, DryRun: f.dry, Force: f.force}
+	opts := replay.RunOptions{Concurrency: f.conc, DryRun: f.dry, Force: f.force, Limit: f.limit}
+	if f.maxTime > 0 {
+		opts.Deadline = begun.Add(f.maxTime)
+	}
 	var prog *progressLine
 	if !f.dry {
 		prog = newProgressLine(e.stderr, isTerminal(e.stderr), func() int { return e.widthOf(e.stderr) }, time.Now)
 		opts.Progress = prog.event
 	}
 	started := time.Now()
-	sum := replay.Run(ctx, newReplayClient(sources, e.vars().secret), cst, t, sel.Records, opts)
+	client := newReplayClient(sources, e.vars().secret)
+	client.Now = clock
+	sum := replay.Run(ctx, client, cst, t, sel.Records, opts)
 	ended := time.Now()
 	sum.Recovered = append(settled.Recovered, sum.Recovered...)
 	for _, d := range settled.Damaged {
@@ -177,6 +222,7 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 	}
 
 	doc := newReplayDoc(t, sel, sum, f.dry)
+	doc.bounds(f, replay.StopMargin(t, sel.Records, sources))
 	if name := storeName(s); name != "" {
 		doc.WriteBack.Store = name
 	}
@@ -185,6 +231,44 @@ func runReplay(ctx context.Context, g *globals, e *env, f *replayFlags, ids []st
 	return out.Deliver(ctx, run, func(w report.Written) error {
 		return printReplay(e, f.asJSON, doc, run.ExitCode, w)
 	}, e.stderr)
+}
+
+// replayNow is the replay client's clock: the one --max-time is measured on (tests: a fake
+// one that their receivers move on).
+func (e *env) replayNow() func() time.Time {
+	if e.replayClock != nil {
+		return e.replayClock
+	}
+	return time.Now
+}
+
+// checkMaxTime refuses a --max-time too short to send anything: the run keeps the margin
+// replay.StopMargin at its end for the requests in flight and the write-back, which depends
+// on the selected rows' sources (sel), so it is checked once they are known, before anything
+// is written or sent.
+func (f *replayFlags) checkMaxTime(t *model.Table, sel replay.Selection, sources map[string]*replay.Source) error {
+	if f.maxTime <= 0 {
+		return nil
+	}
+	margin := replay.StopMargin(t, sel.Records, sources)
+	if f.maxTime > margin {
+		return nil
+	}
+	return usageErr("replay: --max-time %s leaves no time to send: the run stops starting sends %s before its end (the longest request timeout of the selected rows' sources, %s, plus %s to write outcomes back); give more than %s, or leave --max-time out",
+		goDuration(f.maxTime), goDuration(margin), goDuration(margin-replay.WriteBackAllowance), goDuration(replay.WriteBackAllowance), goDuration(margin))
+}
+
+// goDuration is d as a flag takes it, without the zero units Go's String adds: "55m",
+// "1m20s", "1h30m".
+func goDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // openReplayTab loads the workbook and finds the dead-letter tab to replay (name, else the
@@ -280,6 +364,18 @@ type replayDoc struct {
 	Recovered []string  `json:"recovered"`
 	Rows      []docRow  `json:"rows"`
 	WouldSend []docCall `json:"would_send,omitempty"`
+	// MaxTime is the --max-time given ("" without one) and StopMargin how long before its
+	// end the run stops starting sends (replay.StopMargin; "" without one). TimeUp is set when
+	// it stopped so and that left rows for the next run; NotStarted are the rows it never
+	// started then (each in not_attempted too).
+	MaxTime    string   `json:"max_time"`
+	StopMargin string   `json:"stop_margin"`
+	TimeUp     bool     `json:"time_up"`
+	NotStarted []string `json:"not_started"`
+	// Limit is the --limit given (0 without one); LeftOut are the rows it left for the next
+	// run, each with its reason (rows it would have sent, newer than the ones it took).
+	Limit   int          `json:"limit"`
+	LeftOut []docRefusal `json:"left_out"`
 	// Report is the path the --report was written to; ReportError why it was not.
 	Report      string `json:"report,omitempty"`
 	ReportError string `json:"report_error,omitempty"`
@@ -361,6 +457,15 @@ func newReplayDoc(t *model.Table, sel replay.Selection, sum model.ReplaySummary,
 		Recovered:    []string{},
 		Rows:         []docRow{},
 		Held:         []docHeld{},
+		TimeUp:       sum.TimeUp,
+		NotStarted:   []string{},
+		LeftOut:      []docRefusal{},
+	}
+	if sum.TimeUp {
+		d.NotStarted = append(d.NotStarted, sum.NotAttempted...)
+	}
+	for _, rf := range sum.LeftOut {
+		d.LeftOut = append(d.LeftOut, docRefusal{ID: rf.ID, Row: rf.Row, Reason: rf.Reason})
 	}
 	for _, g := range sum.Held {
 		d.Held = append(d.Held, docHeld{By: g.Holder.By, Since: g.Holder.Since, Until: g.Holder.Until, IDs: g.IDs, Line: g.String()})
@@ -411,10 +516,20 @@ func newReplayDoc(t *model.Table, sel replay.Selection, sum model.ReplaySummary,
 	return d
 }
 
+// bounds records the run's bounds as given: --max-time (and the margin the run keeps at its
+// end) and --limit.
+func (d *replayDoc) bounds(f *replayFlags, margin time.Duration) {
+	if f.maxTime > 0 {
+		d.MaxTime, d.StopMargin = goDuration(f.maxTime), goDuration(margin)
+	}
+	d.Limit = f.limit
+}
+
 // notDone counts the selected rows that did not end delivered, duplicate or skipped, or
-// whose outcome could not be written back to their row (the sheet still says they wait).
+// whose outcome could not be written back to their row (the sheet still says they wait),
+// the rows left out by --limit among them.
 func (d *replayDoc) notDone() int {
-	n := len(d.Refused) + len(d.UnknownIDs) + len(d.Excluded)
+	n := len(d.Refused) + len(d.UnknownIDs) + len(d.Excluded) + len(d.LeftOut)
 	for _, r := range d.Rows {
 		switch r.State {
 		case model.StateDelivered, model.StateDuplicate:
@@ -496,6 +611,17 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 	} else if d.Cancelled {
 		fmt.Fprintf(w, "interrupted: requests in flight finished and their outcomes were written back; %s not attempted: run the same command again to continue (every row keeps its key, so nothing is applied twice)\n",
 			model.Count(len(d.NotAttempted), "row", "rows"))
+	} else if d.TimeUp {
+		left := model.Count(len(d.NotStarted), "row", "rows") + " not started: the next run sends them"
+		if len(d.NotStarted) == 0 {
+			left = "the rows whose retries it cut short are the next run's"
+		}
+		fmt.Fprintf(w, "time is up: --max-time %s was nearly over (sends stop %s before its end, for the requests in flight and the write-back); requests in flight finished and their outcomes were written back; %s (every row keeps its key, so nothing is applied twice)\n",
+			d.MaxTime, d.StopMargin, left)
+	}
+	if n := len(d.LeftOut); n > 0 {
+		fmt.Fprintf(w, "limit: --limit %d left out %s (the oldest go first): the next run replays them\n",
+			d.Limit, model.Count(n, "eligible row", "eligible rows"))
 	}
 	list := func(label string, items []string) {
 		for i, s := range items {
@@ -516,7 +642,16 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 		}
 	}
 	list("failed:", failed)
-	list("not attempted:", notAttempted)
+	if d.TimeUp && d.Halt == nil && !d.Cancelled {
+		list("not started:", notAttempted)
+	} else {
+		list("not attempted:", notAttempted)
+	}
+	var leftOut []string
+	for _, r := range d.LeftOut {
+		leftOut = append(leftOut, fmt.Sprintf("row %d (%s)", r.Row, r.ID))
+	}
+	list("left out:", leftOut)
 	reasons := func(rs []docRefusal) []string {
 		out := make([]string, len(rs))
 		for i, r := range rs {

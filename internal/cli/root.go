@@ -32,7 +32,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		_ = out.Flush()
 		_ = errw.Flush()
 	}()
-	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, termWidth: e.termWidth, dbTracer: e.dbTracer, quotaNotice: e.quotaNotice, quotaClock: e.quotaClock}
+	e = &env{stdin: e.stdin, stdout: out, stderr: errw, getenv: e.getenv, environ: e.environ, termWidth: e.termWidth, dbTracer: e.dbTracer, quotaNotice: e.quotaNotice, quotaClock: e.quotaClock,
+		replayClock: e.replayClock}
 	// A command waits on the Sheets quota for one budget in all ([quota] budget), however
 	// many requests it sends; the TUI and serve give each request its own (tui.go, serve.go).
 	ctx = sheets.WithQuotaBudget(ctx, 0)

@@ -56,6 +56,11 @@ func notDoneCases(t *testing.T) map[string]struct {
 		"unwritten": {Run{Tab: "failed_calls", Selected: 2, ExitCode: 1, Summary: model.ReplaySummary{Rows: []model.RowResult{
 			{ID: "w1", Row: 4, State: model.StateDelivered, Attempts: 1, WriteBack: "the write-back failed: 503"},
 			{ID: "w2", Row: 5, State: model.StateDelivered, Attempts: 1}}}}, 1},
+		// `replay --all --limit 1`: one row delivered, two left for the next run (exit 1).
+		"left-out": {Run{Tab: "failed_calls", Selected: 3, ExitCode: 1, Summary: model.ReplaySummary{
+			Rows: []model.RowResult{{ID: "l1", Row: 2, Source: "crm", State: model.StateDelivered, Attempts: 1}},
+			LeftOut: []model.Refusal{{ID: "l2", Row: 3, Reason: "row 3: left out by the limit of 1 row"},
+				{ID: "l3", Row: 4, Reason: "row 4: left out by the limit of 1 row"}}}}, 2},
 		// k4-k7 and k8, then per hostile text: an unknown ID, a rejected row, an excluded
 		// one, and every other one refused (the rest skipped).
 		"hostile": {hostileRun(t), 5 + 3*len(hostile) + len(hostile)/2},

@@ -198,6 +198,9 @@ const (
 	// LabelNotWritten marks a row the destination acted on whose outcome could not be written
 	// back to its row.
 	LabelNotWritten = "not written back"
+	// LabelLeftOut: a row the run would have sent, left for the next run by its row limit
+	// (--limit).
+	LabelLeftOut = "left out"
 )
 
 // NotDoneRows is the one list of the selected rows that are not done: the report's stat card,
@@ -235,6 +238,9 @@ func (r *Run) NotDoneRows() []NotDoneRow {
 	}
 	for _, rf := range r.Excluded {
 		out = append(out, NotDoneRow{Row: rf.Row, ID: rf.ID, Label: LabelExcluded, Detail: rf.Reason})
+	}
+	for _, rf := range r.Summary.LeftOut {
+		out = append(out, NotDoneRow{Row: rf.Row, ID: rf.ID, Label: LabelLeftOut, Detail: rf.Reason})
 	}
 	return out
 }
