@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -209,7 +210,7 @@ func Parse(data []byte) (*Config, []Problem) {
 		}
 		key := lastKeyIn(err.Error())
 		line := lines.exact(key)
-		probs = append(probs, Problem{Line: lines.lineOf(key), Msg: typeMessage(key, err)})
+		probs = append(probs, Problem{Key: key, Line: lines.lineOf(key), Msg: typeMessage(key, err)})
 		if line == 0 || attempt >= 50 {
 			return c, probs
 		}
@@ -227,7 +228,7 @@ func Parse(data []byte) (*Config, []Problem) {
 		if len(k) == 2 && k[0] == "keys" {
 			continue
 		}
-		probs = append(probs, Problem{Line: c.lines.lineOf(key), Msg: fmt.Sprintf("unknown key %q", key)})
+		probs = append(probs, Problem{Key: key, Line: c.lines.lineOf(key), Msg: fmt.Sprintf("unknown key %q", key)})
 	}
 	probs = append(probs, c.check()...)
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
@@ -560,16 +561,40 @@ func bracketDepth(line []byte) int {
 }
 
 // typeMessage turns the TOML library's type error into one naming the key and what it wants.
+// typeMessage says what a value of the wrong type should have been, in the config's words:
+// `mouse = "yes"` is "mouse must be true or false, not a string", where the decoder says
+// "TOML value has type string; destination has type boolean".
 func typeMessage(key string, err error) string {
 	msg := err.Error()
-	if i := strings.Index(msg, "incompatible types: "); i >= 0 {
+	if m := typeMismatchRE.FindStringSubmatch(msg); m != nil {
+		want, got := tomlKinds[m[2]], tomlKinds[m[1]]
+		if want != "" && got != "" {
+			msg = fmt.Sprintf("must be %s, not %s", want, got)
+		}
+	} else if m := tableMismatchRE.FindStringSubmatch(msg); m != nil {
+		if got := tomlKinds[m[1]]; got != "" {
+			msg = "must be a table ([" + key + "] with its keys under it), not " + got
+		}
+	} else if i := strings.Index(msg, "incompatible types: "); i >= 0 {
 		msg = msg[i+len("incompatible types: "):]
 	}
 	if key == "" {
 		return msg
 	}
-	return fmt.Sprintf("%s: %s", key, msg)
+	return fmt.Sprintf("%s %s", key, msg)
 }
+
+// The decoder's words for a value of the wrong type, and what they are in a config file.
+var (
+	typeMismatchRE  = regexp.MustCompile(`TOML value has type (\w+); destination has type (\w+)`)
+	tableMismatchRE = regexp.MustCompile(`expected table but found (\w+)`)
+	tomlKinds       = map[string]string{
+		"string": "a string", "boolean": "true or false", "bool": "true or false",
+		"integer": "a whole number", "int64": "a whole number", "float64": "a number", "float": "a number",
+		"slice": "a list (in brackets: [\"a\", \"b\"])", "array": "a list", "map": "a table", "table": "a table",
+		"time.Time": "a date", "datetime": "a date",
+	}
+)
 
 func lastKeyIn(msg string) string {
 	// BurntSushi's type errors read: toml: line N (last key "a.b"): ... where the key is

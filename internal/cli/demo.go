@@ -51,7 +51,7 @@ func runDemo(ctx context.Context, g *globals, e *env) error {
 // demoOptions starts the demo (emulator, receivers, store) and returns the TUI's options with
 // the config's terminal settings applied, and how to stop the demo.
 func demoOptions(ctx context.Context, g *globals, e *env) (tui.Options, func(), error) {
-	s, err := resolve(g, e)
+	s, err := resolveFor(g, e, forDemo)
 	if err != nil {
 		return tui.Options{}, nil, err
 	}

@@ -79,3 +79,63 @@ func TestBadKeysStopTheTUIWithTheirLines(t *testing.T) {
 		}
 	}
 }
+
+// A config with problems in several places: the TUI lists them all at once, [keys] among
+// them, as `triage config check` does (it used to list [keys] only once the rest was
+// fixed); the demo stops only for the settings it uses and says the rest isn't in its way;
+// a value of the wrong type says what it should be in the config's words.
+func TestConfigProblemsAllAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	cfg := "mouse = \"yes\"\nrefresh = \"soon\"\n[sources.crm]\nurl_prefixes = [\"ftp://x\"]\ntimeout = \"forever\"\n[keys]\nqiut = [\"x\"]\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	g := &globals{config: path}
+	checkErr := runConfigCheck(g, e)
+	var ee *exitError
+	if !errors.As(checkErr, &ee) || ee.code != exitUsage {
+		t.Fatalf("config check: %v", checkErr)
+	}
+	checked := strings.Count(stdout.String(), path+":")
+	if !strings.Contains(stdout.String(), `mouse must be true or false, not a string`) {
+		t.Errorf("the type problem is the decoder's words:\n%s", stdout.String())
+	}
+
+	_, err := resolveFor(g, e, forTUI)
+	if err == nil {
+		t.Fatal("the TUI starts on a config with problems")
+	}
+	if got := strings.Count(err.Error(), path+":"); got != checked {
+		t.Errorf("the TUI lists %d problems, config check %d:\n%v\n--- config check\n%s", got, checked, err, stdout.String())
+	}
+	if !strings.Contains(err.Error(), `unknown key action "qiut"`) {
+		t.Errorf("the TUI's error lacks the [keys] problem:\n%v", err)
+	}
+
+	stderr.Reset()
+	_, err = resolveFor(g, e, forDemo)
+	if err == nil {
+		t.Fatal("the demo starts with a bad mouse, refresh and [keys]")
+	}
+	for _, want := range []string{"mouse must be", "refresh", "qiut"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the demo's error lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "sources") {
+		t.Errorf("the demo refuses for [sources], which it doesn't use:\n%v", err)
+	}
+	if !strings.Contains(stderr.String(), "the demo doesn't use sources") {
+		t.Errorf("the demo doesn't say the [sources] problems aren't in its way: %q", stderr.String())
+	}
+
+	// Only [sources] wrong: the demo starts.
+	if err := os.WriteFile(path, []byte("[sources.crm]\nurl_prefixes = [\"ftp://x\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resolveFor(g, e, forDemo); err != nil {
+		t.Errorf("the demo refuses a config whose only problems are in [sources]: %v", err)
+	}
+}

@@ -50,7 +50,7 @@ func cmdServe(ctx context.Context, g *globals, e *env, addr, hostKey string) err
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	s, err := resolve(g, e)
+	s, err := resolveFor(g, e, forTUI)
 	if err != nil {
 		return err
 	}

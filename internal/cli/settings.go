@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 )
 
@@ -112,6 +116,37 @@ func (e *env) vars() *environment {
 	return e.environ
 }
 
+// demoProblems is the demo's part of the config's problems: those of the settings it uses,
+// as an error (nil when there are none); the others are said once on stderr, as not used.
+func demoProblems(e *env, ce *config.Error) error {
+	var used, other []config.Problem
+	for _, p := range ce.Problems {
+		if p.Warning {
+			continue
+		}
+		if demoUses(p) {
+			used = append(used, p)
+		} else {
+			other = append(other, p)
+		}
+	}
+	if len(other) > 0 {
+		var sections []string
+		for _, p := range other {
+			top, _, _ := strings.Cut(p.Key, ".")
+			if !slices.Contains(sections, top) {
+				sections = append(sections, top)
+			}
+		}
+		fmt.Fprintf(e.stderr, "triage: the demo doesn't use %s of %s: %s there %s not in its way (`triage config check` lists %s)\n",
+			strings.Join(sections, ", "), ce.Path, model.Count(len(other), "problem", "problems"), model.Plural(len(other), "is", "are"), model.Plural(len(other), "it", "them"))
+	}
+	if len(used) == 0 {
+		return nil
+	}
+	return &config.Error{Path: ce.Path, Problems: used}
+}
+
 // configPath is the config file to read and whether it was asked for (--config or
 // TRIAGE_CONFIG: then a missing file is an error; the default place may have none).
 func configPath(g *globals, e *env) (path string, explicit bool) {
@@ -121,11 +156,46 @@ func configPath(g *globals, e *env) (path string, explicit bool) {
 	return e.vars().defaultConfigPath, false
 }
 
-func resolve(g *globals, e *env) (*settings, error) {
+// purpose says what a command reads the config for, and so which of its problems stop it:
+// every command refuses a config with problems; one that starts the TUI also checks [keys]
+// (so its error lists everything at once, as `triage config check` does); the demo uses
+// only the terminal settings, and only their problems stop it.
+type purpose int
+
+const (
+	forCLI  purpose = iota // every problem but [keys], which only the TUI uses
+	forTUI                 // every problem, [keys] included
+	forDemo                // [keys], mouse, refresh and readonly; the rest is not used
+)
+
+// demoUses reports whether the demo uses the config entry a problem is about: the terminal
+// settings. A problem with no key (the file doesn't parse) stops it too.
+func demoUses(p config.Problem) bool {
+	top, _, _ := strings.Cut(p.Key, ".")
+	switch top {
+	case "", "keys", "mouse", "refresh", "readonly":
+		return true
+	}
+	return false
+}
+
+func resolve(g *globals, e *env) (*settings, error) { return resolveFor(g, e, forCLI) }
+
+// resolveFor is resolve for a purpose: which problems of the config stop the command.
+func resolveFor(g *globals, e *env, why purpose) (*settings, error) {
 	path, explicit := configPath(g, e)
 	cfg := &config.Config{}
 	if path != "" {
 		c, err := config.Load(path, explicit)
+		var ce *config.Error
+		if errors.As(err, &ce) && c != nil && why != forCLI {
+			_, kps := keyBindings(c)
+			ce.Problems = append(ce.Problems, kps...)
+			sort.SliceStable(ce.Problems, func(i, j int) bool { return ce.Problems[i].Line < ce.Problems[j].Line })
+		}
+		if ce != nil && why == forDemo {
+			err = demoProblems(e, ce)
+		}
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%w\nrun `triage config check` after fixing it", err)}
 		}

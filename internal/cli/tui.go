@@ -19,7 +19,7 @@ import (
 // terminal is taken over, so a wrong ID, an unshared sheet or a dead network is a clear
 // message and exit code 2, not a broken screen.
 func cmdTUI(ctx context.Context, g *globals, e *env) error {
-	s, err := resolve(g, e)
+	s, err := resolveFor(g, e, forTUI)
 	if err != nil {
 		return err
 	}
