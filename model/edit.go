@@ -195,8 +195,10 @@ func SetStatus(t *Table, r *Record, status string) Edit {
 }
 
 // ClearError builds the edit a person makes to release a sticky error: a rejected dead
-// letter goes back to dead with its error blanked; an error job goes back to pending with
-// lastError and its claim (claimedBy, claimedAt) blanked and updatedAt set to now. ok is false when the record is not sticky.
+// letter goes back to dead; an error job goes back to pending with its claim (claimedBy,
+// claimedAt) blanked and updatedAt set to now. The error text stays: it is why the row
+// stopped, which whoever looks at it next wants to know; the next attempt writes its own
+// outcome over it. ok is false when the record is not sticky.
 func ClearError(t *Table, r *Record, now time.Time) (Edit, bool) {
 	if !t.Sticky(r) {
 		return Edit{}, false
@@ -211,10 +213,8 @@ func ClearError(t *Table, r *Record, now time.Time) (Edit, bool) {
 	switch t.Config.Role {
 	case RoleDeadLetter:
 		put(FStatus, t.StatusValue(StatusDead))
-		put(FError, "")
 	case RoleQueue:
 		put(FStatus, t.StatusValue(StatusPending))
-		put(FLastError, "")
 		// A pending job has no worker: the failed worker's claim goes with the error.
 		put(FClaimedBy, "")
 		put(FClaimedAt, "")

@@ -507,9 +507,9 @@ func (ch *changes) clearError(sc actionScope) action {
 	}
 	sticky := model.StatusRejected
 	back := model.StatusDead
-	blanked := "the error"
+	blanked := "the error text kept (why it stopped; the next attempt writes its own)"
 	if t.Config.Role == model.RoleQueue {
-		sticky, back, blanked = model.StatusError, model.StatusPending, "the error and the failed claim"
+		sticky, back, blanked = model.StatusError, model.StatusPending, "the failed claim released and the error text kept"
 	}
 	if len(edits) == 0 {
 		if n := len(notSticky); n > 0 {
@@ -523,7 +523,7 @@ func (ch *changes) clearError(sc actionScope) action {
 	}
 	// Several rows, or marked rows some of which can't be changed: ask, naming what is left
 	// out, so no marked row is skipped unseen.
-	notes := []string{strings.TrimSpace(fmt.Sprintf("%s back to %s with %s blanked. %s", model.Plural(len(edits), "It goes", "They go"), back, blanked, p.filterNote()))}
+	notes := []string{strings.TrimSpace(fmt.Sprintf("%s back to %s, %s. %s", model.Plural(len(edits), "It goes", "They go"), back, blanked, p.filterNote()))}
 	if n := len(notSticky); n > 0 {
 		notes = append(notes, fmt.Sprintf("%s skipped: no sticky error (only %s rows have one); %s unmarked.", countRows(n), sticky, model.Plural(n, "it is", "they are")))
 	}

@@ -266,6 +266,29 @@ func group(title string, entries []helpEntry, bindings ...key.Binding) helpGroup
 	return helpGroup{title: title, bindings: bindings, entries: entries}
 }
 
+// KeyGroup is one area of the TUI's keys as its help (`?`) lists them.
+type KeyGroup struct {
+	Title   string
+	Entries []KeyEntry
+}
+
+// KeyEntry is one line of a KeyGroup: the keys, and what they do.
+type KeyEntry struct{ Keys, Desc string }
+
+// HelpGroups is every key of km by area, as the `?` screen lists them on a table with every
+// tab's actions: what the man page prints.
+func HelpGroups(km KeyMap) []KeyGroup {
+	var out []KeyGroup
+	for _, g := range km.fullHelp() {
+		kg := KeyGroup{Title: g.title}
+		for _, e := range g.entries {
+			kg.Entries = append(kg.Entries, KeyEntry{Keys: e.key, Desc: e.desc})
+		}
+		out = append(out, kg)
+	}
+	return out
+}
+
 // fullHelp groups every binding by area for the `?` overlay.
 func (k KeyMap) fullHelp() []helpGroup {
 	return []helpGroup{

@@ -86,8 +86,8 @@ func TestQueueClearErrorAndRequeueOverTheWire(t *testing.T) {
 	after := snapshot()
 	now := model.FormatTime(queueNow)
 	for id, want := range map[string]map[int]string{
-		"job-1": {3: "pending", 4: "", 5: "", 6: "", 7: now}, // error cleared, claim released
-		"job-3": {3: "pending", 4: "", 5: "", 6: "", 7: now},
+		"job-1": {3: "pending", 4: "", 5: "", 7: now}, // pending, claim released, the error text kept
+		"job-3": {3: "pending", 4: "", 5: "", 7: now},
 		"job-4": {3: "pending", 4: "", 5: "", 7: now}, // the claim is released
 	} {
 		for col, v := range want {

@@ -16,14 +16,16 @@ func newClearErrorCmd(g *globals, e *env) *cobra.Command {
 		Short: "Release rows held by a sticky error",
 		Long: `Release rows of a dead-letter or queue tab that a sticky error (rejected, discarded,
 error) holds, so that a replay or a worker picks them up again. Rows are found by ID;
-automation never does this, only you.`,
+automation never does this, only you. The error text stays, as why the row stopped, until
+the next attempt writes its own.`,
 		Example: `  triage clear-error --tab failed_calls 7f3c9a1e
   triage clear-error --tab Jobs --json j-17 j-18`,
 		Args: minArgs(1, "row ID"),
 	}
 	fs := cmd.Flags()
 	tab := fs.String("tab", "", "tab name or role (deadletter or queue)")
-	completeTabs(cmd)
+	completeTabs(cmd, g, e)
+	completeIDs(cmd, g, e, model.RoleDeadLetter)
 	asJSON := fs.Bool("json", false, "one JSON document on stdout")
 	g.register(fs, gAll)
 	cmd.RunE = func(cmd *cobra.Command, ids []string) error {

@@ -34,7 +34,7 @@ language is the TUI's (/ in the TUI): field:value terms, free text, "quoted phra
 	}
 	fs := cmd.Flags()
 	tab := fs.String("tab", "", "tab name or role (inbox, deadletter, queue)")
-	completeTabs(cmd)
+	completeTabs(cmd, g, e)
 	status := fs.String("status", "", "only rows with this status")
 	filter := fs.String("filter", "", "filter query, as in the TUI, e.g. 'source:crm !status:done'")
 	asJSON := fs.Bool("json", false, "one JSON document on stdout")

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/triage-dev/triage/tui"
 )
 
 // newManCmd prints the man page (section 1) on stdout: `triage man > triage.1`.
@@ -27,7 +29,8 @@ func newManCmd() *cobra.Command {
 
 // manPage renders the command tree as a section-1 man page, from the same texts as --help:
 // NAME and SYNOPSIS, the root's description as DESCRIPTION, its flags as OPTIONS, then every
-// command (COMMANDS: usage, description, flags, examples), EXIT STATUS and ENVIRONMENT.
+// command (COMMANDS: usage, description, flags, examples), EXIT STATUS, the TUI's KEYS (its
+// help's groups), CONFIGURATION, FILES and ENVIRONMENT.
 //
 // The title line is `.TH TRIAGE 1 DATE "triage VERSION" "User Commands"`: the centre of the
 // header is the short manual name, so it never runs into "TRIAGE(1)" on either side, and the
@@ -105,6 +108,45 @@ func manPage(root *cobra.Command, bi buildInfo) string {
 	} {
 		line(".TP")
 		line(".B " + s[0])
+		line(roffText(s[1]))
+	}
+
+	line(".SH KEYS")
+	manParagraphs(line, "The terminal UI (triage, triage demo, triage serve) answers these keys, the defaults; [keys] in the config rebinds any of them. ? shows the ones that work where you are.")
+	for _, g := range tui.HelpGroups(tui.DefaultKeyMap()) {
+		line(".SS " + roffArg(g.Title))
+		for _, e := range g.Entries {
+			line(".TP")
+			line(".B " + roffText(e.Keys))
+			line(roffText(e.Desc))
+		}
+	}
+
+	line(".SH CONFIGURATION")
+	manParagraphs(line, "One TOML file, optional: --config FILE, else TRIAGE_CONFIG, else $XDG_CONFIG_HOME/triage/config.toml. triage config check validates it and names every problem with its line; triage init writes a first one. Its parts:")
+	for _, s := range [][2]string{
+		{"spreadsheet, refresh, full_refresh, readonly, mouse, oauth_client", "The sheet, how often the TUI refreshes and reads the whole sheet, read-only, mouse reporting, the OAuth client for triage auth login."},
+		{"[tabs.inbox], [tabs.deadletter], [tabs.queue]", "Each tab's name, statuses, columns (by header) and, for the queue, stale_after."},
+		{"[sources.NAME]", "What a replay of a source's failed calls may send and to where: url_prefixes, method, headers (secrets as env:NAME), key, timeout, concurrency, rate, outcomes."},
+		{"[keys]", "Rebound keys: action = [\"key\", ...]."},
+		{"[quota]", "per_minute and budget: pacing under the Sheets API quota."},
+		{"[notify]", "The alert a replay posts when a run halts or leaves rows not done."},
+		{"[store]", "url: a PostgreSQL database instead of the sheet."},
+		{"[serve]", "triage serve: the address, host key, people and their roles, authorized keys."},
+	} {
+		line(".TP")
+		line(".B " + roffText(s[0]))
+		line(roffText(s[1]))
+	}
+
+	line(".SH FILES")
+	for _, s := range [][2]string{
+		{"$XDG_CONFIG_HOME/triage/config.toml", "The config (~/.config when XDG_CONFIG_HOME is unset)."},
+		{"$XDG_STATE_HOME/triage/token.json", "The login triage auth login saved (~/.local/state when XDG_STATE_HOME is unset); triage auth logout removes it."},
+		{"$XDG_STATE_HOME/triage/ssh_host_ed25519", "triage serve's host key, made at its first start unless [serve] host_key names another."},
+	} {
+		line(".TP")
+		line(".B " + roffText(s[0]))
 		line(roffText(s[1]))
 	}
 

@@ -70,7 +70,8 @@ code.`,
 	fs := cmd.Flags()
 	f := &replayFlags{}
 	fs.StringVar(&f.tab, "tab", "", "name of the dead-letter tab (default: the configured deadletter tab)")
-	completeTabs(cmd)
+	completeTabs(cmd, g, e)
+	completeIDs(cmd, g, e, model.RoleDeadLetter)
 	fs.StringVar(&f.source, "source", "", "only rows of this source")
 	fs.BoolVar(&f.all, "all", false, "every row of the tab (delivered, rejected and discarded rows are skipped)")
 	fs.BoolVar(&f.dry, "dry-run", false, "list what would be sent (method, URL, key, source, redacted headers); send and write nothing")

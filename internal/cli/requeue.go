@@ -26,7 +26,7 @@ database it is one statement, deciding staleness by the same rule.`,
 	}
 	fs := cmd.Flags()
 	tab := fs.String("tab", "", "name of the queue tab (default: the configured queue tab)")
-	completeTabs(cmd)
+	completeTabs(cmd, g, e)
 	older := fs.Duration("older-than", 0, "stale threshold, a positive duration such as 30m or 2h (default: the tab's stale_after, 30m)")
 	dry := fs.Bool("dry-run", false, "list the stale claims, change nothing")
 	asJSON := fs.Bool("json", false, "one JSON document on stdout")

@@ -1,17 +1,22 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/triage-dev/triage/sheets"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
+	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/sheets"
 )
 
 // Run executes one invocation (args without the program name) with the given standard
@@ -127,6 +132,12 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	if cmd.HasSubCommands() {
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			cmd.SuggestionsMinimumDistance = 2 // "lst" is list, "logn" is login
+		}
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			return usageErr("unknown command %q for %q: did you mean %s? (see %s --help)", args[0], cmdName(cmd), strings.Join(s, " or "), cmd.CommandPath())
+		}
 		return usageErr("unknown command %q for %q (see %s --help)", args[0], cmdName(cmd), cmd.CommandPath())
 	}
 	return usageErr("%s takes no arguments, got %q (see %s --help)", cmdName(cmd), args[0], cmd.CommandPath())
@@ -158,9 +169,108 @@ func Main(ctx context.Context) int {
 	return run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
 }
 
-// completeTabs offers the tab roles for a command's --tab (a tab's name works too).
-func completeTabs(cmd *cobra.Command) {
+// completeTabs offers the tabs' names for a command's --tab, as the config names them (the
+// defaults otherwise), each described by its role; the role names work too.
+func completeTabs(cmd *cobra.Command, g *globals, e *env) {
 	_ = cmd.RegisterFlagCompletionFunc("tab", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"inbox\tthe contact-form inbox", "deadletter\tthe failed calls", "queue\tthe job queue"}, cobra.ShellCompDirectiveNoFileComp
+		var out []string
+		for _, tc := range completionTabs(g, e) {
+			out = append(out, tc.Name+"\t"+roleWords[tc.Role])
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	})
+}
+
+// roleWords describes each role's tab in a completion list.
+var roleWords = map[model.Role]string{
+	model.RoleInbox: "the contact-form inbox", model.RoleDeadLetter: "the failed calls", model.RoleQueue: "the job queue",
+}
+
+// completionTabs is the tabs as the config names them: the defaults when the config can't be
+// read (a completion never fails loudly).
+func completionTabs(g *globals, e *env) []model.TabConfig {
+	cfg := &config.Config{}
+	if path, explicit := configPath(g, e); path != "" {
+		if c, err := config.Load(path, explicit); c != nil && err == nil {
+			cfg = c
+		}
+	}
+	return cfg.TabConfigs()
+}
+
+// completionTab is the tab a command line being completed names with --tab (by name or
+// role), or the role's default tab when it names none.
+func completionTab(cmd *cobra.Command, g *globals, e *env, def model.Role) (model.TabConfig, bool) {
+	want, _ := cmd.Flags().GetString("tab")
+	for _, tc := range completionTabs(g, e) {
+		if (want == "" && tc.Role == def) || (want != "" && (strings.EqualFold(tc.Name, want) || strings.EqualFold(string(tc.Role), want))) {
+			return tc, true
+		}
+	}
+	return model.TabConfig{}, false
+}
+
+// completeStatuses offers the statuses of the tab --tab names for a command's --status.
+func completeStatuses(cmd *cobra.Command, g *globals, e *env) {
+	_ = cmd.RegisterFlagCompletionFunc("status", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		tc, ok := completionTab(cmd, g, e, model.RoleInbox)
+		if !ok {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		statuses := tc.Statuses
+		if len(statuses) == 0 {
+			statuses = model.DefaultStatuses(tc.Role)
+		}
+		return statuses, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// completionLoadTimeout bounds reading the sheet for a completion: a shell waiting on TAB
+// longer than this is worse than no list.
+const completionLoadTimeout = 5 * time.Second
+
+// completeIDs offers the row IDs of the tab --tab names (of role def without one) as the
+// command's arguments, newest first, each with what a person knows the row by, leaving out
+// the IDs already given. It reads the sheet (as the command would); without a spreadsheet,
+// credentials or network it offers nothing.
+func completeIDs(cmd *cobra.Command, g *globals, e *env, def model.Role) {
+	cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		tc, ok := completionTab(cmd, g, e, def)
+		if !ok {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), completionLoadTimeout)
+		defer cancel()
+		quiet := *e
+		quiet.stderr = io.Discard
+		_, t, err := openTab(ctx, g, &quiet, tc.Name)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []string
+		for i := len(t.Records) - 1; i >= 0 && len(out) < maxCompletedIDs; i-- {
+			r := &t.Records[i]
+			if r.ID == "" || slices.Contains(args, r.ID) {
+				continue
+			}
+			out = append(out, model.SanitizeLine(r.ID)+"\t"+completionWords(t, r))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// maxCompletedIDs is how many IDs a completion offers: the newest rows, enough to pick from.
+const maxCompletedIDs = 200
+
+// completionWords describes a row in a completion list: its status and who or what it is.
+func completionWords(t *model.Table, r *model.Record) string {
+	what := ""
+	switch t.Config.Role {
+	case model.RoleInbox:
+		what = cmp.Or(t.Get(r, model.FName), t.Get(r, model.FEmail))
+	case model.RoleDeadLetter:
+		what = t.Get(r, model.FSource)
+	}
+	words := strings.TrimSpace(r.Status + " " + what)
+	return ansi.Truncate(model.SanitizeLine(words), 60, "…")
 }

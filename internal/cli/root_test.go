@@ -262,11 +262,12 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-// TestCompleteTab: the shell completion offers the tab roles for --tab.
+// TestCompleteTab: the shell completion offers the tabs by name for --tab, each with what
+// it holds (the defaults without a config).
 func TestCompleteTab(t *testing.T) {
 	c := &cli{t: t, env: map[string]string{}}
 	r := c.run("__complete", "list", "--tab", "")
-	if r.code != exitOK || !strings.Contains(r.stdout, "inbox") || !strings.Contains(r.stdout, "deadletter") || !strings.Contains(r.stdout, "queue") {
+	if r.code != exitOK || !strings.Contains(r.stdout, "Inbox\tthe contact-form inbox") || !strings.Contains(r.stdout, "failed_calls\t") || !strings.Contains(r.stdout, "Jobs\t") {
 		t.Errorf("%+v", r)
 	}
 }

@@ -23,8 +23,10 @@ reported, and nothing is written elsewhere. The status must be one of the tab's 
 	}
 	fs := cmd.Flags()
 	tab := fs.String("tab", "", "tab name or role (inbox, deadletter, queue)")
-	completeTabs(cmd)
+	completeTabs(cmd, g, e)
+	completeIDs(cmd, g, e, model.RoleInbox)
 	status := fs.String("status", "", "the new status (one of the tab's statuses)")
+	completeStatuses(cmd, g, e)
 	asJSON := fs.Bool("json", false, "one JSON document on stdout")
 	g.register(fs, gAll)
 	cmd.RunE = func(cmd *cobra.Command, ids []string) error {
