@@ -92,8 +92,11 @@ pager_page_down   | PagerDown       | space f pgdown       | space/f/pgdn | page
 pager_page_up     | PagerUp         | b pgup               | b/pgup       | page up
 next_field        | NextField       | tab                  | tab          | next field
 prev_field        | PrevField       | shift+tab            | shift+tab    | previous field
-next_row          | NextRow         | n                    | n            | next row
-prev_row          | PrevRow         | N                    | N            | previous row
+next_row          | NextRow         | J                    | J            | next row
+prev_row          | PrevRow         | K                    | K            | previous row
+search            | Search          | /                    | /            | search the text
+search_next       | SearchNext      | n                    | n            | next match
+search_prev       | SearchPrev      | N                    | N            | previous match
 
 # Copy (OSC 52) and reply: the table and the detail view
 copy              | Copy            | y                    | y            | copy ID / field

@@ -59,6 +59,7 @@ type detail struct {
 	lines   []string
 	problem []string
 	gone    bool // the record vanished in a refresh: this is its last copy
+	search  pagerSearch // `/` in the view (pagersearch.go)
 }
 
 func newDetail(c *common, t *model.Table, r *model.Record) *detail {
@@ -269,6 +270,13 @@ func (d *detail) render() {
 	}
 	d.lines = lines
 	d.vp.SetContentLines(lines)
+	if d.search.query != "" {
+		// Drawn again (a resize, a refresh): the matches are found again in the new lines.
+		cur := d.search.cur
+		d.search.find(lines)
+		d.search.cur = min(cur, max(0, len(d.search.hits)-1))
+		d.showSearch()
+	}
 }
 
 func noteWidth(n string) int {
@@ -285,8 +293,18 @@ func noteWidth(n string) int {
 // `y` copies something you can see. The view's other keys (back, help, copy, the next or
 // previous row, the actions on this record) go up as actions.
 func (d *detail) Update(msg tea.Msg) (*detail, action) {
+	if d.search.typing {
+		switch msg.(type) {
+		case tea.KeyPressMsg, tea.PasteMsg:
+			d.onSearchKey(msg)
+			return d, nil
+		}
+	}
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
+		if d.searchKey(msg) {
+			return d, nil
+		}
 		if a, ok := d.actionKey(msg); ok {
 			return d, a
 		}
@@ -491,6 +509,9 @@ func (d *detail) View() string {
 	}
 	left := st.paint(st.Section, " "+cellLine(d.title)) + gone
 	pos := d.position()
+	if s := d.search.status(); s != "" {
+		pos = s + " · " + pos
+	}
 	right := pos + " "
 	if f := d.focusLabel(); f != "" {
 		// The field goes first when the line is short: the position matters more.
@@ -499,5 +520,16 @@ func (d *detail) View() string {
 		}
 	}
 	title := spread(left, st.paint(st.Muted, right), d.width)
-	return title + "\n" + d.vp.View()
+	body := d.vp.View()
+	if d.search.typing {
+		// The prompt takes the view's last line, as less's does.
+		lines := strings.Split(body, "\n")
+		cursor := "█"
+		if d.c.ascii {
+			cursor = "_"
+		}
+		lines[len(lines)-1] = fit("/"+d.search.input.withCursor(max(1, d.width-3), cursor), d.width)
+		body = strings.Join(lines, "\n")
+	}
+	return title + "\n" + body
 }

@@ -22,7 +22,8 @@ func (t *tabSet) roleOf(d *detail) model.Role {
 }
 
 // detailShortHelp is the footer of the detail view, most used first: back, scroll a line,
-// a page, the next and previous row, copy, status, then the actions of its tab's role.
+// a page, search, the next and previous row, copy, status, then the actions of its tab's
+// role; while a search is kept, n/N for its matches come first.
 func detailShortHelp(c *common, role model.Role, back string) []key.Binding {
 	k := c.keys
 	pair := func(a, b key.Binding, desc string) key.Binding {
@@ -33,7 +34,7 @@ func detailShortHelp(c *common, role model.Role, back string) []key.Binding {
 		return bindingHelp(x+"/"+y, desc)
 	}
 	hs := []key.Binding{k.Help, bindingHelp(back, "back"), bindingHelp(k.scrollHint(), "scroll"),
-		pair(k.PagerDown, k.PagerUp, "page"), pair(k.NextRow, k.PrevRow, "next/prev row"),
+		pair(k.PagerDown, k.PagerUp, "page"), withDesc(k.Search, "search"), pair(k.NextRow, k.PrevRow, "next/prev row"),
 		withDesc(k.Copy, "copy field"), k.SetStatus}
 	switch role {
 	case model.RoleInbox:
@@ -98,6 +99,7 @@ func (k KeyMap) detailHelp(r model.Role) []helpGroup {
 			joined("line down/up", k.Down, k.Up), entryOf(k.PagerDown), entryOf(k.PagerUp),
 			joined("half page", k.HalfDown, k.HalfUp), joined("top / bottom", k.Top, k.Bottom),
 		}, k.Down, k.Up, k.PagerDown, k.PagerUp, k.HalfDown, k.HalfUp, k.Top, k.Bottom),
+		group("Search", nil, k.Search, k.SearchNext, k.SearchPrev),
 		group("Fields and rows", []helpEntry{
 			{entryKey(k.NextField), "next field"}, {entryKey(k.PrevField), "prev field"},
 			{entryKey(k.NextRow), "next row"}, {entryKey(k.PrevRow), "prev row"},

@@ -39,8 +39,14 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{bindingHelp(hintKeys(append(k.RunClose.Keys(), k.backKeys()...)...), "back to the table"), scroll}
 	case m.groups != nil:
 		return []key.Binding{withDesc(k.GroupsFilter, "filter to group"), bindingHelp(hintKeys(slices.Concat(k.Back.Keys(), k.Clear.Keys())...), "back"), k.Help, scroll}
+	case m.detail != nil && m.detail.search.typing:
+		return []key.Binding{withDesc(k.FilterKeep, "keep search"), withDesc(k.FilterCancel, "drop search")}
 	case m.detail != nil:
-		return detailShortHelp(m.c, m.tabs.roleOf(m.detail), back)
+		hs := detailShortHelp(m.c, m.tabs.roleOf(m.detail), back)
+		if m.detail.search.query != "" {
+			hs = append([]key.Binding{bindingHelp(hintKeys(slices.Concat(k.SearchNext.Keys(), k.SearchPrev.Keys())...), "next/prev match")}, hs...)
+		}
+		return hs
 	}
 	role := model.Role("")
 	if ts := m.tabs.current(); ts != nil && ts.data != nil {

@@ -98,6 +98,13 @@ func (in *lineInput) Update(msg tea.Msg, k *KeyMap) {
 	}
 }
 
+// withCursor is View with the cursor drawn as the glyph cursor at its column, for a prompt
+// the terminal's own cursor doesn't mark.
+func (in *lineInput) withCursor(w int, cursor string) string {
+	text, x := in.View(w)
+	return ansi.Cut(text, 0, x) + cursor + ansi.Cut(text, x, w)
+}
+
 // View renders the line scrolled so the cursor is visible within w cells, and the cursor's
 // column in it.
 func (in *lineInput) View(w int) (string, int) {

@@ -88,6 +88,11 @@ type KeyMap struct {
 	PrevField key.Binding
 	NextRow   key.Binding
 	PrevRow   key.Binding
+	// Search searches the detail view's text (less's /); SearchNext and SearchPrev go to the
+	// next and the previous match, as less's n and N do.
+	Search     key.Binding
+	SearchNext key.Binding
+	SearchPrev key.Binding
 
 	// Reply copies a mailto: link answering an inbox message (OSC 52), then offers to set
 	// the row to replied.
@@ -395,7 +400,8 @@ var (
 
 	// dialogOnly are the actions of a view or dialog over the table: the table doesn't answer them.
 	dialogOnly = []string{
-		"pager_page_down", "pager_page_up", "next_field", "prev_field", "next_row", "prev_row", "back",
+		"pager_page_down", "pager_page_up", "next_field", "prev_field", "next_row", "prev_row",
+		"search", "search_next", "search_prev", "back",
 		"confirm_yes", "confirm_no", "confirm_list", "picker_choose", "groups_filter", "run_close",
 		"filter_keep", "filter_cancel", "filter_prev", "filter_next",
 		"input_delete_back", "input_delete", "input_left", "input_right", "input_home", "input_end",
@@ -407,7 +413,7 @@ var (
 		{ // the detail view
 			actions: slices.Concat(anyView, []string{"up", "down", "top", "bottom", "half_down", "half_up",
 				"pager_page_down", "pager_page_up", "next_field", "prev_field", "next_row", "prev_row",
-				"back", "clear", "help", "quit", "copy", "copy_link", "set_status", "clear_error", "discard",
+				"search", "search_next", "search_prev", "back", "clear", "help", "quit", "copy", "copy_link", "set_status", "clear_error", "discard",
 				"replay", "edit_payload", "cancel", "replay_progress", "undo", "refresh", "reply"}),
 			alike: []string{"back", "clear", "quit"},
 		},

@@ -62,12 +62,15 @@ func DefaultKeyMap() KeyMap {
 		Interrupt: b("ctrl+c", "stop run / quit", "ctrl+c"),
 
 		// The detail view's pager (as in less and neomutt)
-		PagerDown: b("space/f/pgdn", "page down", "space", "f", "pgdown"),
-		PagerUp:   b("b/pgup", "page up", "b", "pgup"),
-		NextField: b("tab", "next field", "tab"),
-		PrevField: b("shift+tab", "previous field", "shift+tab"),
-		NextRow:   b("n", "next row", "n"),
-		PrevRow:   b("N", "previous row", "N"),
+		PagerDown:  b("space/f/pgdn", "page down", "space", "f", "pgdown"),
+		PagerUp:    b("b/pgup", "page up", "b", "pgup"),
+		NextField:  b("tab", "next field", "tab"),
+		PrevField:  b("shift+tab", "previous field", "shift+tab"),
+		NextRow:    b("J", "next row", "J"),
+		PrevRow:    b("K", "previous row", "K"),
+		Search:     b("/", "search the text", "/"),
+		SearchNext: b("n", "next match", "n"),
+		SearchPrev: b("N", "previous match", "N"),
 
 		// Copy (OSC 52) and reply: the table and the detail view
 		Copy:     b("y", "copy ID / field", "y"),
@@ -147,6 +150,9 @@ func (k *KeyMap) actions() []namedBinding {
 		{"prev_field", &k.PrevField},
 		{"next_row", &k.NextRow},
 		{"prev_row", &k.PrevRow},
+		{"search", &k.Search},
+		{"search_next", &k.SearchNext},
+		{"search_prev", &k.SearchPrev},
 		{"copy", &k.Copy},
 		{"copy_link", &k.CopyLink},
 		{"reply", &k.Reply},

@@ -231,23 +231,23 @@ func TestPagerNextPrevRow(t *testing.T) {
 	for i := 0; i < len(want); i++ {
 		got = append(got, m.detail.rec.ID)
 		if i < len(want)-1 {
-			keys(m, "n")
+			keys(m, "J")
 		}
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("n walks %v, want the filtered rows %v", got, want)
+		t.Errorf("J walks %v, want the filtered rows %v", got, want)
 	}
-	keys(m, "n")
+	keys(m, "J")
 	if m.detail == nil || m.detail.rec.ID != want[len(want)-1] || !strings.Contains(toastTexts(m), "no next row") {
-		t.Errorf("n on the last row stays and says so: %q", toastTexts(m))
+		t.Errorf("J on the last row stays and says so: %q", toastTexts(m))
 	}
-	keys(m, "N", "N")
+	keys(m, "K", "K")
 	if m.detail.rec.ID != want[len(want)-3] {
-		t.Errorf("N N went to %s, want %s", m.detail.rec.ID, want[len(want)-3])
+		t.Errorf("K K went to %s, want %s", m.detail.rec.ID, want[len(want)-3])
 	}
 	keys(m, "tab", "tab") // the focused field carries over to the next row
 	label := m.detail.focusLabel()
-	keys(m, "n")
+	keys(m, "J")
 	if m.detail.focusLabel() != label {
 		t.Errorf("n focused %q, want %q kept", m.detail.focusLabel(), label)
 	}
@@ -257,10 +257,10 @@ func TestPagerNextPrevRow(t *testing.T) {
 	}
 	keys(m, "enter")
 	for range want {
-		keys(m, "N")
+		keys(m, "K")
 	}
 	if m.detail.rec.ID != want[0] || !strings.Contains(toastTexts(m), "no previous row") {
-		t.Errorf("N stops at the first row: %s, %q", m.detail.rec.ID, toastTexts(m))
+		t.Errorf("K stops at the first row: %s, %q", m.detail.rec.ID, toastTexts(m))
 	}
 }
 
@@ -307,14 +307,14 @@ func TestMarkReadOnOpen(t *testing.T) {
 		m := open(t, withMarkRead(testWorkbook(t)), 0) // msg-000: "" reads as new
 		checkEdit(t, m, "msg-000", "")
 	})
-	t.Run("n marks the next one", func(t *testing.T) {
+	t.Run("J marks the next one", func(t *testing.T) {
 		m := open(t, withMarkRead(testWorkbook(t)), 0)
 		op := *m.writes.inflight
 		send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0]}}}})
 		if m.writes.writing || m.detail.rec.Status != "read" {
 			t.Fatalf("after the write: writing=%v, status %q", m.writes.writing, m.detail.rec.Status)
 		}
-		keys(m, "n")
+		keys(m, "J")
 		checkEdit(t, m, "msg-001", "new")
 		if len(m.writes.undo) != 1 {
 			t.Errorf("the first mark is undoable: %d on the stack", len(m.writes.undo))
@@ -518,20 +518,20 @@ func TestDetailHelp(t *testing.T) {
 // TestPagerKeysRebind: the pager's keys are bindings: rebound, they move; a key may mean one
 // thing in the table and another in the detail, but not two things in one view.
 func TestPagerKeysRebind(t *testing.T) {
-	km := reboundKeyMap(t, map[string][]string{"next_row": {"J"}, "pager_page_down": {"ctrl+f"}})
+	km := reboundKeyMap(t, map[string][]string{"next_row": {"L"}, "pager_page_down": {"ctrl+f"}})
 	if c := km.Conflicts(); c != nil {
 		t.Fatal(c)
 	}
 	m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.KeyMap = km })
-	keys(m, "enter", "J")
+	keys(m, "enter", "L")
 	if m.detail.rec.ID != "msg-001" {
-		t.Errorf("J (next_row) opened %s", m.detail.rec.ID)
+		t.Errorf("L (next_row) opened %s", m.detail.rec.ID)
 	}
-	keys(m, "n")
+	keys(m, "J")
 	if m.detail.rec.ID != "msg-001" {
-		t.Error("n is no longer next_row")
+		t.Error("J is no longer next_row")
 	}
-	if out := plainScreen(m); !strings.Contains(out, "J/N next/prev row") || !strings.Contains(out, "ctrl+f/b page") {
+	if out := plainScreen(m); !strings.Contains(out, "L/K next/prev row") || !strings.Contains(out, "ctrl+f/b page") {
 		t.Errorf("the footer names the bound keys:\n%s", out)
 	}
 	km = DefaultKeyMap()
