@@ -88,7 +88,7 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 		t.Config.StaleAfter = older
 	}
 	now := time.Now()
-	doc := newEditDoc(t.Config.Name)
+	doc := newEditDoc(t.Config.Name, columnNames(t))
 	doc.DryRun = dry
 	doc.addApply(e, settled)
 	var edits []model.Edit
@@ -112,7 +112,7 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 		notes[r.ID] = fmt.Sprintf("claimed by %s %s ago", first(t.Get(r, model.FClaimedBy), "?"), model.Age(now.Sub(r.Time)))
 		edits = append(edits, ed)
 		if dry {
-			doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: setFields(ed), Note: notes[r.ID]})
+			doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: doc.setFields(ed), Note: notes[r.ID]})
 		}
 	}
 	finish := func() error {
@@ -174,7 +174,7 @@ func requeueDatabase(ctx context.Context, e *env, db *postgres.Store, name strin
 		th = 30 * time.Minute // model.Table.Stale's default
 	}
 	back, err := db.RequeueStale(ctx, th)
-	doc := newEditDoc(tc.Name)
+	doc := newEditDoc(tc.Name, schemaColumnNames(tc.Role))
 	if err != nil {
 		// One statement, no rows named before it: which claims it would have returned is
 		// not known, so the document lists none, with the error and the exit code.
@@ -186,7 +186,7 @@ func requeueDatabase(ctx context.Context, e *env, db *postgres.Store, name strin
 	}
 	for _, r := range back {
 		set := model.Edit{Set: map[model.Field]string{model.FStatus: model.StatusPending, model.FClaimedBy: "", model.FClaimedAt: "", model.FUpdatedAt: r.UpdatedAt}}
-		doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: setFields(set),
+		doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: doc.setFields(set),
 			Note: fmt.Sprintf("claimed by %s %s ago", first(r.ClaimedBy, "?"), model.Age(r.Age))})
 	}
 	fmt.Fprintf(e.stderr, "requeued %s\n", model.Count(len(back), "claim", "claims"))
