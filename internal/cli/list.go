@@ -28,10 +28,11 @@ language is the TUI's (/ in the TUI): field:value terms, free text, "quoted phra
 !negation. A field the tab doesn't have is a usage error that lists the tab's fields.
 
 On a terminal the table fits its width ($COLUMNS, when set, says how wide): long text
-(messages, URLs, errors) is cut first, with …, then names and IDs; when even that doesn't fit,
-the least useful columns are hidden (the row number first, then e-mail, worker, attempts), and a
-line on stderr says so: nothing is lost, -o wide shows every cell whole. Piped, the table is
-what it always was (cells over 60 characters cut), unless -o says otherwise.
+(messages, URLs, errors) is cut first, with …, but while it would be hard to read, the least
+useful columns are hidden instead (the row number first, then a row's problems, e-mail, the
+worker, attempts, URLs, times, names), and names and IDs are cut; a line on stderr says what
+was cut or hidden: nothing is lost, -o wide shows every cell whole. Piped, the table is what
+it always was (cells over 60 characters cut), unless -o says otherwise.
 
 -o table: the table fitted to the terminal, the default there (piped, to $COLUMNS, else 80
 columns).

@@ -67,19 +67,22 @@ func TestListPipedOutputUnchanged(t *testing.T) {
 	golden.RequireEqual(t, out.String())
 }
 
-// TestFitColumns: long text gives way first, the widest first; then the other columns, the
-// widest first; then columns are hidden, the lowest keep first; the last one standing is cut
-// to the width. At every width from 1 to 200 the columns fit.
+// TestFitColumns: every column at its natural width when that fits. Else the long text is
+// cut, but not below its want while a less useful column can be hidden (lowest keep first);
+// then below it, down to its minimum; then the essential columns are hidden; the last
+// column standing is cut to the width. What is left goes, narrowest first, to the long text
+// up to its want, the short columns up to theirs, the short columns whole, the long text
+// whole. At every width from 1 to 250 the columns fit.
 func TestFitColumns(t *testing.T) {
 	// ROW, ID, STATUS, TIME, NAME, MESSAGE, URL
 	cols := []fitCol{
-		{natural: 3, min: 3, keep: 10},
-		{natural: 36, min: 8, keep: 100},
-		{natural: 7, min: 7, keep: 90},
-		{natural: 20, min: 20, keep: 50},
-		{natural: 12, min: 8, keep: 60},
-		{natural: 90, min: 10, flex: true, keep: 80},
-		{natural: 60, min: 10, flex: true, keep: 45},
+		{natural: 3, min: 3, want: 3, keep: 10},
+		{natural: 36, min: 8, want: 14, keep: 100},
+		{natural: 7, min: 7, want: 7, keep: 90},
+		{natural: 20, min: 20, want: 20, keep: 50},
+		{natural: 12, min: 8, want: 12, keep: 60},
+		{natural: 90, min: 10, want: 30, flex: true, keep: 80},
+		{natural: 60, min: 10, want: 24, flex: true, keep: 45},
 	}
 	for _, tc := range []struct {
 		width int
@@ -88,21 +91,27 @@ func TestFitColumns(t *testing.T) {
 		// everything whole: 3+36+7+20+12+90+60 and 6 gaps of 2 make 240
 		{240, []int{3, 36, 7, 20, 12, 90, 60}},
 		{300, []int{3, 36, 7, 20, 12, 90, 60}},
-		// 40 over: the message, the widest, gives way to the URL's width, then both do
+		// the minimums make 78; the 122 over go to the text (its wants), the ID and the name
+		// (theirs), the ID (whole), then the text, evenly: the message is cut first
 		{200, []int{3, 36, 7, 20, 12, 55, 55}},
-		{120, []int{3, 36, 7, 20, 12, 15, 15}},
-		// the text at its minimum, the ID (the widest other column) gives way, then the
-		// name with it; the row number, status and time keep their whole width
-		{80, []int{3, 9, 7, 20, 9, 10, 10}},
-		{78, []int{3, 8, 7, 20, 8, 10, 10}},
-		// every minimum is 78 cells: at 77 the row number (keep 10) is hidden, and the ID
-		// and name get their room back
-		{77, []int{0, 10, 7, 20, 10, 10, 10}},
-		// then the URL (45), then the time (50): the ID has room again
-		{60, []int{0, 25, 7, 0, 12, 10, 0}},
-		{40, []int{0, 8, 7, 0, 9, 10, 0}},
-		// then the name (60)
-		{30, []int{0, 9, 7, 0, 0, 10, 0}},
+		// the text at its wants, the ID and the name share the rest, narrowest first
+		{120, []int{3, 12, 7, 20, 12, 30, 24}},
+		{112, []int{3, 8, 7, 20, 8, 30, 24}},
+		// one cell short of the text's wants: the row number (keep 10) is hidden, and the
+		// ID and the name get its room
+		{111, []int{0, 10, 7, 20, 10, 30, 24}},
+		// then the URL (45): the ID gets the room back, whole up to what is left
+		{100, []int{0, 23, 7, 20, 12, 30, 0}},
+		// then the time (50)
+		{80, []int{0, 25, 7, 0, 12, 30, 0}},
+		{60, []int{0, 9, 7, 0, 8, 30, 0}},
+		// then the name (60): what is left is essential, and the message is cut below its
+		// want, down to its minimum
+		{50, []int{0, 9, 7, 0, 0, 30, 0}},
+		{40, []int{0, 8, 7, 0, 0, 21, 0}},
+		{29, []int{0, 8, 7, 0, 0, 10, 0}},
+		// even the minimums don't fit: the message goes, then the status
+		{28, []int{0, 19, 7, 0, 0, 0, 0}},
 		// the ID alone, cut to the width whatever its minimum: a column that can't fit
 		{12, []int{0, 12, 0, 0, 0, 0, 0}},
 		{5, []int{0, 5, 0, 0, 0, 0, 0}},
@@ -241,12 +250,12 @@ func TestListFitsTheTerminal(t *testing.T) {
 		}
 	}
 
-	// 80 columns: the inbox hides the row number and e-mail, and says so; the message, the
-	// status and the times are there.
+	// 80 columns: the inbox hides the row number, the problems and e-mail, and says so; the
+	// message, the status and the times are there.
 	c.width = 80
 	r := c.run("--spreadsheet", "s1", "list", "--tab", "Inbox")
-	if !strings.Contains(r.stderr, "ROW and EMAIL hidden") || strings.Contains(r.stdout, "EMAIL") || !strings.Contains(r.stdout, "MESSAGE") || !strings.Contains(r.stdout, "2025-12-09 12:00 UTC") {
-		t.Errorf("at 80 columns the inbox should hide ROW and EMAIL and keep the rest:\n%s%s", r.stdout, r.stderr)
+	if !strings.Contains(r.stderr, "ROW, EMAIL and PROBLEMS hidden") || strings.Contains(r.stdout, "EMAIL") || !strings.Contains(r.stdout, "MESSAGE") || !strings.Contains(r.stdout, "2025-12-09 12:00 UTC") {
+		t.Errorf("at 80 columns the inbox should hide ROW, EMAIL and PROBLEMS and keep the rest:\n%s%s", r.stdout, r.stderr)
 	}
 	// The same at 200: nothing hidden, the long message cut.
 	c.width = 200

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,121 +25,161 @@ const listGap = 2
 type fitCol struct {
 	natural int  // its widest cell or title (capped: listColSpec's max, the terminal's width)
 	min     int  // the narrowest it is cut to before it is hidden (natural: never cut)
-	flex    bool // long text (a message, a URL, an error): cut before any other column
+	want    int  // the width it still reads at, between min and natural
+	flex    bool // long text (a message, a URL, an error): cut first, down to its want
 	keep    int  // columns are hidden lowest keep first; the highest is hidden last of all
 }
 
+// essentialKeep is the keep of the columns hidden only when nothing else is left to hide:
+// the ID, the status and the tab's main text.
+const essentialKeep = 80
+
 // fitColumns gives each column its width so that the columns, listGap apart, fit in width
-// cells; 0 hides a column. Every column starts at its natural width; long text is cut first,
-// the widest first (so two long columns end up sharing the room), down to its min; then the
-// other columns, the same way (a long ID or e-mail before a short one: short IDs, statuses
-// and times keep their whole width as long as anything else can give); and when even every
-// column at its min doesn't fit, the column with the lowest keep is hidden and the fitting
-// starts again without it, rather than showing columns a character or two wide. The last
-// column standing is cut to width, whatever its min.
+// cells; 0 hides a column. When every column's natural width fits, that is all. Else, as in
+// the TUI, long text is cut first, but not below its want (the width at which it still reads)
+// while there is a less useful column to hide: columns are hidden, lowest keep first, until
+// the long text at its want and every other column at its min fit. Only then is long text cut
+// below its want, down to its min; when even the minimums don't fit, the essential columns
+// go too, lowest keep first, rather than show columns a character or two wide, and the last
+// column standing is cut to width, whatever its min. The room left over is handed out one
+// cell at a time to the narrowest column that can take it: the long text up to its want,
+// then the other columns up to theirs (short IDs and names whole), then to their whole
+// width (statuses, times and row numbers always have theirs: their min is their width),
+// then the long text, sharing what is left.
 func fitColumns(cols []fitCol, width int) []int {
 	width = max(width, 1)
+	widths := make([]int, len(cols))
+	total := listGap * (len(cols) - 1)
+	for _, c := range cols {
+		total += c.natural
+	}
+	if total <= width {
+		for i, c := range cols {
+			widths[i] = c.natural
+		}
+		return widths
+	}
 	shown := make([]bool, len(cols))
 	for i := range shown {
 		shown[i] = true
 	}
-	widths := make([]int, len(cols))
-	for {
-		n, total := 0, 0
+	// hide is the shown column with the lowest keep, below below (-1: none).
+	hide := func(below int) int {
+		h := -1
 		for i, c := range cols {
-			widths[i] = 0
-			if shown[i] {
-				widths[i] = c.natural
-				total += c.natural
-				n++
+			if shown[i] && c.keep < below && (h < 0 || c.keep < cols[h].keep) {
+				h = i
+			}
+		}
+		return h
+	}
+	spare := 0
+	for {
+		n, mins, wants, last := 0, 0, 0, -1
+		for i, c := range cols {
+			if !shown[i] {
+				continue
+			}
+			n, mins, last = n+1, mins+c.min, i
+			if c.flex {
+				wants += c.want
+			} else {
+				wants += c.min
 			}
 		}
 		if n == 0 {
 			return widths
 		}
-		over := total + listGap*(n-1) - width
-		over = shrinkColumns(widths, cols, shown, true, over)
-		over = shrinkColumns(widths, cols, shown, false, over)
-		if over <= 0 {
-			return widths
+		gaps := listGap * (n - 1)
+		if h := hide(essentialKeep); wants+gaps > width && h >= 0 {
+			shown[h] = false
+			continue
 		}
-		if n == 1 {
-			for i := range widths {
-				if shown[i] {
-					widths[i] = min(cols[i].natural, width)
-				}
-			}
-			return widths
-		}
-		hide := -1
-		for i, c := range cols {
-			if shown[i] && (hide < 0 || c.keep < cols[hide].keep) {
-				hide = i
-			}
-		}
-		shown[hide] = false
-	}
-}
-
-// shrinkColumns takes over cells from the shown columns that are long text (flex) or not,
-// one cell at a time from the widest above its min, and returns what is still over.
-func shrinkColumns(widths []int, cols []fitCol, shown []bool, flex bool, over int) int {
-	for over > 0 {
-		widest := -1
-		for i, c := range cols {
-			if shown[i] && c.flex == flex && widths[i] > c.min && (widest < 0 || widths[i] > widths[widest]) {
-				widest = i
-			}
-		}
-		if widest < 0 {
+		if mins+gaps <= width {
+			spare = width - mins - gaps
 			break
 		}
-		widths[widest]--
-		over--
+		if n == 1 {
+			widths[last] = min(cols[last].natural, width)
+			return widths
+		}
+		shown[hide(math.MaxInt)] = false
 	}
-	return over
+	for i, c := range cols {
+		if shown[i] {
+			widths[i] = c.min
+		}
+	}
+	want := func(c fitCol) int { return c.want }
+	natural := func(c fitCol) int { return c.natural }
+	spare = growColumns(widths, cols, shown, true, want, spare)
+	spare = growColumns(widths, cols, shown, false, want, spare)
+	spare = growColumns(widths, cols, shown, false, natural, spare)
+	growColumns(widths, cols, shown, true, natural, spare)
+	return widths
+}
+
+// growColumns hands spare cells one at a time to the narrowest shown column that is long
+// text (flex) or not, up to upTo of it, and returns the cells it could not place.
+func growColumns(widths []int, cols []fitCol, shown []bool, flex bool, upTo func(fitCol) int, spare int) int {
+	for spare > 0 {
+		narrowest := -1
+		for i, c := range cols {
+			if shown[i] && c.flex == flex && widths[i] < upTo(c) && (narrowest < 0 || widths[i] < widths[narrowest]) {
+				narrowest = i
+			}
+		}
+		if narrowest < 0 {
+			break
+		}
+		widths[narrowest]++
+		spare--
+	}
+	return spare
 }
 
 // colSpec is how a column of the fitted table gives way on a narrow terminal.
 type colSpec struct {
 	min  int  // the narrowest it is cut to (0: never cut, hidden instead)
+	want int  // as wide as it is comfortable to read (0: its natural width)
 	max  int  // its natural width at most (0: the terminal's)
 	flex bool // long text, cut first
 	keep int  // the columns with the lowest keep are hidden first
 }
 
-// The row number is hidden first (the ID is what the commands take); a row's problems are
-// long text, kept nearly as long as the tab's main text.
+// The row number is hidden first (the ID is what the commands take), then a row's problems
+// (long text, but most rows have none, and a command on such a row says what is wrong).
 var (
 	rowSpec      = colSpec{keep: 10}
-	problemsSpec = colSpec{min: 10, flex: true, keep: 75}
+	problemsSpec = colSpec{min: 10, want: 20, flex: true, keep: 35}
 )
 
-// listColSpec is the colSpec of the column of field f. After the row number, what the TUI
-// also hides first goes first: e-mail, the worker, attempts, URLs, times; the ID, the status
-// and the tab's main text (message, error) go last.
+// listColSpec is the colSpec of the column of field f. After the row number and problems,
+// what the TUI also hides first goes first: e-mail, the worker, attempts, URLs, times; the
+// ID, the status and the tab's main text (message, error) go last. Wants and minimums are
+// near the TUI's.
 func listColSpec(f model.Field) colSpec {
 	switch f {
 	case model.FID:
-		return colSpec{min: 8, max: 40, keep: 100}
+		return colSpec{min: 8, want: 14, max: 40, keep: 100}
 	case model.FStatus:
 		return colSpec{min: 9, max: 20, keep: 90}
 	case model.FMessage, model.FError, model.FLastError:
-		return colSpec{min: 10, flex: true, keep: 80}
+		return colSpec{min: 10, want: 24, flex: true, keep: essentialKeep}
 	case model.FName, model.FSource, model.FType:
-		return colSpec{min: 8, max: 30, keep: 60}
+		return colSpec{min: 8, want: 16, max: 30, keep: 60}
 	case model.FTimestamp, model.FClaimedAt:
 		return colSpec{max: 60, keep: 50}
 	case model.FURL:
-		return colSpec{min: 10, flex: true, keep: 50}
+		return colSpec{min: 10, want: 20, flex: true, keep: 50}
 	case model.FEmail:
-		return colSpec{min: 10, max: 40, keep: 40}
+		return colSpec{min: 10, want: 24, max: 40, keep: 40}
 	case model.FClaimedBy:
-		return colSpec{min: 8, max: 30, keep: 40}
+		return colSpec{min: 8, want: 14, max: 30, keep: 40}
 	case model.FAttempts:
 		return colSpec{max: 8, keep: 40}
 	}
-	return colSpec{min: 8, max: 30, keep: 30}
+	return colSpec{min: 8, want: 16, max: 30, keep: 30}
 }
 
 // listFit is what fitting the table to the terminal did, for the line it prints on stderr.
@@ -204,7 +245,7 @@ func writeListFitted(w io.Writer, t *model.Table, recs []*model.Record, width in
 		if sp.max > 0 {
 			caps[i] = min(sp.max, width)
 		}
-		cols[i] = fitCol{natural: min(cellWidth(titles[i]), caps[i]), min: sp.min, flex: sp.flex, keep: sp.keep}
+		cols[i] = fitCol{natural: min(cellWidth(titles[i]), caps[i]), min: sp.min, want: sp.want, flex: sp.flex, keep: sp.keep}
 	}
 	var cell []byte
 	for _, r := range recs {
@@ -217,9 +258,14 @@ func writeListFitted(w io.Writer, t *model.Table, recs []*model.Record, width in
 		}
 	}
 	for i := range cols {
-		if cols[i].min == 0 || cols[i].min > cols[i].natural {
-			cols[i].min = cols[i].natural
+		c := &cols[i]
+		if c.min == 0 || c.min > c.natural {
+			c.min = c.natural
 		}
+		if c.want == 0 || c.want > c.natural {
+			c.want = c.natural
+		}
+		c.want = max(c.want, c.min)
 	}
 	widths := fitColumns(cols, width)
 	fit := listFit{width: width}
