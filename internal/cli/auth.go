@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/spf13/cobra"
+	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 )
 
@@ -273,9 +274,9 @@ func describeExpiry(t *oauth2.Token, now time.Time) string {
 	}
 	d := t.Expiry.Sub(now)
 	if d > 0 {
-		return fmt.Sprintf("expires %s (in %s)", t.Expiry.Local().Format(timeLayout), humanDuration(d))
+		return fmt.Sprintf("expires %s (in %s)", t.Expiry.Local().Format(timeLayout), model.Age(d))
 	}
-	return fmt.Sprintf("expired %s (%s ago; renewed at the next use)", t.Expiry.Local().Format(timeLayout), humanDuration(-d))
+	return fmt.Sprintf("expired %s (%s ago; renewed at the next use)", t.Expiry.Local().Format(timeLayout), model.Age(-d))
 }
 
 func authLogout(ctx context.Context, e *env) error {

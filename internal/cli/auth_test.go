@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -176,12 +177,17 @@ func TestAuthLoginLoopbackStatusLogout(t *testing.T) {
 		t.Fatalf("status: %d %s", code, errOut)
 	}
 	for _, want := range []string{"Signed in as " + testbed.Email, "auth/spreadsheets", "expires " + rec.Token.Expiry.Local().Format(timeLayout),
-		"(in 1 h)", cache, "triage uses", "the saved login",
+		cache, "triage uses", "the saved login",
 		"signed in:     " + rec.LoggedInAt.Local().Format(timeLayout),
 		"until " + rec.LoggedInAt.Add(7*24*time.Hour).Local().Format(timeLayout) + " if it is in Testing (Google ends those after 7 days)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+	// The token was issued for an hour: by now it expires in a little less, which reads as
+	// the TUI would read it, in one compact unit.
+	if !regexp.MustCompile(`\(in (59m|1h)\)`).MatchString(out) {
+		t.Errorf("status should say when the token expires, compactly (in 59m or in 1h):\n%s", out)
 	}
 	noSecrets(t, "status", out+errOut)
 	t.Logf("status output:\n%s", out)

@@ -43,11 +43,16 @@ type editDoc struct {
 	NotWritten []string `json:"not_written"`
 	Error      string   `json:"error,omitempty"`
 	ExitCode   int      `json:"exit_code"`
+
+	// column names a field as the tab names its column (columnNames): the keys of set.
+	column func(model.Field) string
 }
 
 type editDocRow struct {
-	ID  string            `json:"id"`
-	Row int               `json:"row"`
+	ID  string `json:"id"`
+	Row int    `json:"row"`
+	// Set is what the row was (or would be) set to, by column name as the tab's header
+	// row spells it ("claimedAt"), the keys of list --json's fields.
 	Set map[string]string `json:"set"`
 	// Note says more about the row (requeue-stale: who claimed it and how long ago).
 	Note string `json:"note,omitempty"`
@@ -61,9 +66,33 @@ type editDocNote struct {
 	Done bool `json:"done"`
 }
 
-func newEditDoc(tab string) *editDoc {
+// newEditDoc is the empty document of a command on tab, whose columns column names.
+func newEditDoc(tab string, column func(model.Field) string) *editDoc {
 	return &editDoc{Tab: tab, Changed: []editDocRow{}, Unchanged: []editDocNote{}, Conflicts: []string{}, Missing: []string{}, Damaged: []string{}, Recovered: []string{},
-		Unknown: []string{}, NotWritten: []string{}}
+		Unknown: []string{}, NotWritten: []string{}, column: column}
+}
+
+// columnNames names a table's fields as its header row does ("claimedAt", "lastError"), so
+// what an edit command says it set reads as the sheet's columns and as list --json's fields;
+// a field the tab has no column for is named as triage init would create it.
+func columnNames(t *model.Table) func(model.Field) string {
+	return func(f model.Field) string {
+		if c := t.Header.Col(f); c >= 0 && c < len(t.Header.Headers) && t.Header.Headers[c] != "" {
+			return t.Header.Headers[c]
+		}
+		return schemaColumnNames(t.Config.Role)(f)
+	}
+}
+
+// schemaColumnNames names a role's fields by the headers of its schema: the columns of a
+// database's tables, which list --json's fields are keyed by there.
+func schemaColumnNames(role model.Role) func(model.Field) string {
+	return func(f model.Field) string {
+		if c, ok := model.SchemaFor(role).Column(f); ok {
+			return c.Header
+		}
+		return string(f)
+	}
 }
 
 // failedWrite records a write that failed: every row it was to change is unknown (the store
@@ -106,7 +135,7 @@ func (d *editDoc) notDone() int {
 // addApply records a write's outcome and prints the conflicts and missing IDs to stderr.
 func (d *editDoc) addApply(e *env, res model.ApplyResult) {
 	for _, a := range res.Applied {
-		d.Changed = append(d.Changed, editDocRow{ID: a.Edit.ID, Row: a.Row, Set: setFields(a.Edit)})
+		d.Changed = append(d.Changed, editDocRow{ID: a.Edit.ID, Row: a.Row, Set: d.setFields(a.Edit)})
 	}
 	for _, c := range res.Conflicts {
 		d.Conflicts = append(d.Conflicts, c.String())
@@ -133,7 +162,7 @@ func (d *editDoc) print(e *env, asJSON bool) error {
 		return writeJSON(e.stdout, d)
 	}
 	for _, c := range d.Changed {
-		what := describeSet(c.Set)
+		what := d.describeSet(c.Set)
 		if c.Note != "" {
 			what = c.Note
 		}
@@ -161,7 +190,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 			return err
 		}
 	}
-	doc := newEditDoc(t.Config.Name)
+	doc := newEditDoc(t.Config.Name, columnNames(t))
 	doc.addApply(e, settled)
 	var edits []model.Edit
 	for _, id := range ids {
@@ -214,20 +243,21 @@ func (d *editDoc) damagedNote() string {
 	return fmt.Sprintf("; %s of rows inserted meanwhile cleared (see \"damaged:\" above): check them", model.Count(len(d.Damaged), "cell", "cells"))
 }
 
-// setFields is what an edit writes, by field name.
-func setFields(ed model.Edit) map[string]string {
+// setFields is what an edit writes, by column name.
+func (d *editDoc) setFields(ed model.Edit) map[string]string {
 	out := make(map[string]string, len(ed.Set))
 	for f, v := range ed.Set {
-		out[string(f)] = v
+		out[d.column(f)] = v
 	}
 	return out
 }
 
-// describeSet renders what an edit writes, for the text output: `status="done" error=""`.
-func describeSet(set map[string]string) string {
+// describeSet renders what an edit writes (set, by column name), for the text output, by
+// triage's field names as it always has: `status="done" error=""`.
+func (d *editDoc) describeSet(set map[string]string) string {
 	var parts []string
 	for _, f := range []model.Field{model.FStatus, model.FError, model.FLastError, model.FUpdatedAt, model.FKey} {
-		if v, ok := set[string(f)]; ok {
+		if v, ok := set[d.column(f)]; ok {
 			parts = append(parts, fmt.Sprintf("%s=%q", f, v))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -66,7 +67,7 @@ func TestEditCommandsSanitiseOutput(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("set-status --json: %v\n%s", err, r.stdout)
 	}
-	if len(doc.Changed) != 1 || doc.Changed[0].ID != id || doc.Changed[0].Set["status"] != "done" || doc.ExitCode != exitPartial {
+	if len(doc.Changed) != 1 || doc.Changed[0].ID != id || doc.Changed[0].Set["Status"] != "done" || doc.ExitCode != exitPartial {
 		t.Errorf("set-status --json: %+v", doc)
 	}
 	// An ID no row has is missing (as the README says), not unchanged, and decodes as given.
@@ -256,5 +257,53 @@ func TestRequeueStaleJSON(t *testing.T) {
 	r := c.run("requeue-stale")
 	if r.code != 0 || !strings.Contains(r.stderr, "no claims older than") {
 		t.Errorf("second run: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The set of an edit command's --json names each column as the tab's header row does (as
+// list --json's fields do), whatever spelling the sheet uses: a script reads a row with
+// list --json and what a command set on it with the same keys.
+func TestEditDocSetKeysAreColumnNames(t *testing.T) {
+	_, url := startEmu(t, &emulator.Workbook{SpreadsheetID: "s1", Title: "Ops", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{
+		{Title: "Jobs", Rows: [][]any{
+			{"id", "type", "payload", "Status", "claimed_by", "Claimed At", "last_error", "updatedAt"},
+			{"j1", "sync", "{}", "error", "w1", "", "boom", ""},
+			{"j2", "sync", "{}", "claimed", "w1", model.FormatTime(time.Now().Add(-2 * time.Hour)), "", ""},
+		}},
+	}})
+	c := newCLI(t, url)
+	c.env["TRIAGE_SPREADSHEET"] = "s1"
+	var list struct {
+		Rows []struct {
+			Fields map[string]string `json:"fields"`
+		} `json:"rows"`
+	}
+	r := c.run("list", "--tab", "Jobs", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list.Rows) == 0 {
+		t.Fatalf("list --json: exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"requeue-stale", "--dry-run", "--json"},
+		{"clear-error", "--tab", "Jobs", "--json", "j1"},
+	} {
+		r := c.run(args...)
+		var doc editDoc
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 || len(doc.Changed) != 1 {
+			t.Fatalf("%v: exit %d, %v\n%s\n%s", args, r.code, err, r.stdout, r.stderr)
+		}
+		want := map[string][]string{
+			"requeue-stale": {"Status", "claimed_by", "Claimed At", "updatedAt"},
+			"clear-error":   {"Status", "claimed_by", "Claimed At", "updatedAt"},
+		}[args[0]]
+		for _, k := range want {
+			if _, ok := doc.Changed[0].Set[k]; !ok {
+				t.Errorf("%v: set has no %q: %v", args, k, doc.Changed[0].Set)
+			}
+		}
+		for k := range doc.Changed[0].Set {
+			if _, ok := list.Rows[0].Fields[k]; !ok {
+				t.Errorf("%v: set key %q is not a column of the tab (list --json fields: %v)", args, k, list.Rows[0].Fields)
+			}
+		}
 	}
 }

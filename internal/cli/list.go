@@ -25,10 +25,29 @@ func newListCmd(g *globals, e *env) *cobra.Command {
 		Long: `Print the rows of one tab (inbox, dead-letter or queue), sanitised, as a table on stdout,
 or as one JSON document with --json. --status (exact) and --filter narrow the rows; the filter
 language is the TUI's (/ in the TUI): field:value terms, free text, "quoted phrases", a|b,
-!negation. A field the tab doesn't have is a usage error that lists the tab's fields.`,
+!negation. A field the tab doesn't have is a usage error that lists the tab's fields.
+
+On a terminal the table fits its width ($COLUMNS, when set, says how wide): long text
+(messages, URLs, errors) is cut first, with …, but while it would be hard to read, the least
+useful columns are hidden instead (the row number first, then a row's problems, e-mail, the
+worker, attempts, URLs, times, names), and names and IDs are cut; a line on stderr says what
+was cut or hidden: nothing is lost, -o wide shows every cell whole. Piped, the table is what
+it always was (cells over 60 characters cut), unless -o says otherwise.
+
+-o table: the table fitted to the terminal, the default there (piped, to $COLUMNS, else 80
+columns).
+
+-o wide: every column and every cell whole, however wide the lines get.
+
+-o tsv, for scripts: a header line, then one line per row, tab-separated, never cut. In a cell
+a backslash is written \\, a tab \t, a newline \n, a carriage return \r, any other control or
+bidi character \uXXXX and a byte that isn't UTF-8 \xHH, so each cell reads back exactly. Times
+are RFC 3339, as in --json.`,
 		Example: `  triage list --tab Inbox --status new
   triage list --tab deadletter --filter 'source:crm !status:delivered'
   triage list --tab deadletter --filter 'source:crm|billing kind:503|timeout'
+  triage list --tab Inbox -o wide | less -S
+  triage list --tab Inbox -o tsv | cut -f2,7
   triage list --tab queue --json | jq '.rows[].id'`,
 		Args: noArgs,
 	}
@@ -38,14 +57,81 @@ language is the TUI's (/ in the TUI): field:value terms, free text, "quoted phra
 	status := fs.String("status", "", "only rows with this status")
 	filter := fs.String("filter", "", "filter query, as in the TUI, e.g. 'source:crm !status:done'")
 	asJSON := fs.Bool("json", false, "one JSON document on stdout")
+	output := fs.StringP("output", "o", "", "the table's form: "+listFormatNames()+" (see above)")
+	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		out := make([]string, len(listFormats))
+		for i, f := range listFormats {
+			out[i] = string(f.name) + "\t" + f.about
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
 	g.register(fs, gConnect)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runList(cmd.Context(), g, e, *tab, *status, *filter, *asJSON)
+		format, err := listFormatOf(*output, cmd.Flags().Changed("output"), *asJSON)
+		if err != nil {
+			return err
+		}
+		return runList(cmd.Context(), g, e, *tab, *status, *filter, format)
 	}
 	return cmd
 }
 
-func runList(ctx context.Context, g *globals, e *env, tab, status, filter string, asJSON bool) error {
+// listFormat is the form `list` prints its rows in (-o, --json).
+type listFormat string
+
+const (
+	// listAuto is no -o: fitted on a terminal, the piped table elsewhere.
+	listAuto listFormat = ""
+	// listFitted is the table cut to the terminal's width (-o table).
+	listFitted listFormat = "table"
+	// listWide is the table with every cell whole (-o wide).
+	listWide listFormat = "wide"
+	// listTSV is tab-separated, escaped cells for scripts (-o tsv).
+	listTSV listFormat = "tsv"
+	// listJSON is the one JSON document (--json).
+	listJSON listFormat = "json"
+)
+
+// listFormats are the values -o takes, with what each prints (shell completion shows it).
+var listFormats = []struct {
+	name  listFormat
+	about string
+}{
+	{listFitted, "the table fitted to the terminal's width (the default on a terminal)"},
+	{listWide, "every cell whole, however wide the lines get"},
+	{listTSV, "tab-separated cells, escaped, with a header line, for scripts"},
+}
+
+// listFormatNames is "table, wide or tsv".
+func listFormatNames() string {
+	names := make([]string, len(listFormats))
+	for i, f := range listFormats {
+		names[i] = string(f.name)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// listFormatOf is the form -o (given says whether it was) and --json ask for, or the usage
+// error that says what -o takes.
+func listFormatOf(output string, given, asJSON bool) (listFormat, error) {
+	if !given {
+		if asJSON {
+			return listJSON, nil
+		}
+		return listAuto, nil
+	}
+	if asJSON {
+		return "", usageErr("list: -o and --json both choose what list prints: give one (-o takes %s)", listFormatNames())
+	}
+	for _, f := range listFormats {
+		if output == string(f.name) {
+			return f.name, nil
+		}
+	}
+	return "", usageErr("list: -o %q is not a form list prints: use %s, or --json for one JSON document", output, listFormatNames())
+}
+
+func runList(ctx context.Context, g *globals, e *env, tab, status, filter string, format listFormat) error {
 	st, t, err := openTab(ctx, g, e, tab)
 	if err != nil {
 		return err
@@ -75,13 +161,30 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 			recs = append(recs, r)
 		}
 	}
-	if asJSON {
-		return writeListJSON(e.stdout, t, recs)
+	width, terminal := e.stdoutWidth()
+	if format == listAuto && terminal {
+		format = listFitted
 	}
-	if err := writeListTable(e.stdout, t, recs); err != nil {
+	var fitted listFit
+	switch format {
+	case listJSON:
+		return writeListJSON(e.stdout, t, recs)
+	case listTSV:
+		err = writeListTSV(e.stdout, t, recs)
+	case listWide:
+		err = writeListWide(e.stdout, t, recs)
+	case listFitted:
+		fitted, err = writeListFitted(e.stdout, t, recs, width)
+	default:
+		err = writeListTable(e.stdout, t, recs)
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "%s of %d in %q\n", model.Count(len(recs), "row", "rows"), len(t.Records), t.Config.Name)
+	if note := fitted.note(); note != "" {
+		fmt.Fprintln(e.stderr, note)
+	}
 	return nil
 }
 
@@ -181,11 +284,24 @@ const listOutBuffer = 64 << 10
 // Two passes over the rows, the first for the widths, the second to write, each line into a
 // buffer as it is made: no cell is kept, and plain cells cost no allocation.
 func writeListTable(w io.Writer, t *model.Table, recs []*model.Record) error {
+	return writeAligned(w, newListTable(t), recs)
+}
+
+// writeListWide is -o wide: the table of writeListTable with every cell whole (none cut at 60
+// characters), its columns as wide as their widest cell in terminal cells, so wide
+// characters and emoji line up on a terminal.
+func writeListWide(w io.Writer, t *model.Table, recs []*model.Record) error {
 	lt := newListTable(t)
+	lt.whole = true
+	return writeAligned(w, lt, recs)
+}
+
+// writeAligned is writeListTable's layout of lt's cells.
+func writeAligned(w io.Writer, lt *listTable, recs []*model.Record) error {
 	n := len(lt.header)
 	widths := make([]int, n) // of every column but the last, over every line
 	for i, h := range lt.header[:n-1] {
-		widths[i] = utf8.RuneCountInString(h)
+		widths[i] = lt.width([]byte(h))
 	}
 	lastWidths := make([]int, len(recs)) // the last column's, for the rows with problems
 	var cell []byte
@@ -194,9 +310,9 @@ func writeListTable(w io.Writer, t *model.Table, recs []*model.Record) error {
 			cell = lt.appendCell(cell[:0], r, i)
 			switch {
 			case i < n-1:
-				widths[i] = max(widths[i], utf8.RuneCount(cell))
+				widths[i] = max(widths[i], lt.width(cell))
 			case len(r.Problems) > 0:
-				lastWidths[ri] = utf8.RuneCount(cell)
+				lastWidths[ri] = lt.width(cell)
 			}
 		}
 	}
@@ -222,7 +338,7 @@ func writeListTable(w io.Writer, t *model.Table, recs []*model.Record) error {
 		start := len(line)
 		line = append(line, h...)
 		if i < n-1 {
-			line = pad(line, start, widths[i])
+			line = lt.pad(line, start, widths[i])
 		}
 	}
 	line = append(line, '\n')
@@ -232,9 +348,9 @@ func writeListTable(w io.Writer, t *model.Table, recs []*model.Record) error {
 			line = lt.appendCell(line, r, i)
 			switch {
 			case i < n-1:
-				line = pad(line, start, widths[i])
+				line = lt.pad(line, start, widths[i])
 			case len(r.Problems) > 0:
-				line = pad(line, start, lastWidths[ri])
+				line = lt.pad(line, start, lastWidths[ri])
 				line = append(line, "! "...)
 				line = append(line, model.SanitizeLine(strings.Join(r.Problems, "; "))...)
 			}
@@ -259,6 +375,10 @@ type listTable struct {
 	header  []string // ROW, ID, STATUS and the columns' headers, sanitised
 	cols    []int    // the columns after STATUS
 	timeCol int
+	// whole keeps every cell whole (-o wide, and the fitted table before it cuts) and
+	// measures it in terminal cells; else cells are cut at 40 (ID), 20 (status) or 60
+	// characters and measured in characters, as the piped table always was.
+	whole bool
 }
 
 func newListTable(t *model.Table) *listTable {
@@ -272,22 +392,23 @@ func newListTable(t *model.Table) *listTable {
 	return lt
 }
 
-// appendCell appends cell i of r's line as shown: sanitised to one line and clipped.
+// appendCell appends cell i of r's line as shown: sanitised to one line and clipped (unless
+// lt.whole).
 func (lt *listTable) appendCell(dst []byte, r *model.Record, i int) []byte {
 	switch i {
 	case 0:
 		return strconv.AppendInt(dst, int64(r.Row), 10)
 	case 1:
-		return append(dst, clip(model.SanitizeLine(r.ID), 40)...)
+		return append(dst, lt.clip(model.SanitizeLine(r.ID), 40)...)
 	case 2:
-		return append(dst, clip(model.SanitizeLine(r.Status), 20)...)
+		return append(dst, lt.clip(model.SanitizeLine(r.Status), 20)...)
 	}
 	c := lt.cols[i-3]
 	if c == lt.timeCol && !r.Time.IsZero() {
 		start := len(dst)
 		dst = r.Time.In(lt.t.Location).AppendFormat(dst, listTimeLayout)
 		if ts := dst[start:]; len(ts) > 60 || !printableASCII(ts) { // a zone with an odd name
-			return append(dst[:start], clip(model.SanitizeLine(string(ts)), 60)...)
+			return append(dst[:start], lt.clip(model.SanitizeLine(string(ts)), 60)...)
 		}
 		return dst
 	}
@@ -295,24 +416,46 @@ func (lt *listTable) appendCell(dst []byte, r *model.Record, i int) []byte {
 	if c < len(r.Cells) {
 		v = r.Cells[c]
 	}
-	return append(dst, clip(model.SanitizeLine(v), 60)...)
+	return append(dst, lt.clip(model.SanitizeLine(v), 60)...)
 }
 
-func printableASCII(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 || c >= 0x7f {
+// clip is clip(s, n), or s whole when the table keeps cells whole.
+func (lt *listTable) clip(s string, n int) string {
+	if lt.whole {
+		return s
+	}
+	return clip(s, n)
+}
+
+// width is how wide a sanitised cell is: in terminal cells when the table keeps cells whole,
+// else in characters (the piped table's measure, kept so its output stays as it was).
+func (lt *listTable) width(cell []byte) int {
+	switch {
+	case !lt.whole:
+		return utf8.RuneCount(cell)
+	case printableASCII(cell):
+		return len(cell)
+	}
+	return cellWidth(string(cell))
+}
+
+// pad appends the blanks that make the cell that starts at line[start:] width+2 wide (as
+// lt.width measures).
+func (lt *listTable) pad(line []byte, start, width int) []byte {
+	for n := width + 2 - lt.width(line[start:]); n > 0; n-- {
+		line = append(line, ' ')
+	}
+	return line
+}
+
+// printableASCII reports whether b is printable ASCII only: one byte, one character, one cell.
+func printableASCII[T string | []byte](b T) bool {
+	for i := 0; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c >= 0x7f {
 			return false
 		}
 	}
 	return true
-}
-
-// pad appends the blanks that make the cell that starts at line[start:] width+2 characters wide.
-func pad(line []byte, start, width int) []byte {
-	for n := width + 2 - utf8.RuneCount(line[start:]); n > 0; n-- {
-		line = append(line, ' ')
-	}
-	return line
 }
 
 // writeListJSON writes rows as one indented JSON document, {"tab", "role", "rows": [{"row",

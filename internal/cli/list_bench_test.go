@@ -89,6 +89,9 @@ func BenchmarkListOutput100k(b *testing.B) {
 	}{
 		{"text", func(w io.Writer) error { return writeListTable(w, tab, recs) }},
 		{"json", func(w io.Writer) error { return writeListJSON(w, tab, recs) }},
+		{"fitted-80", func(w io.Writer) error { _, err := writeListFitted(w, tab, recs, 80); return err }},
+		{"wide", func(w io.Writer) error { return writeListWide(w, tab, recs) }},
+		{"tsv", func(w io.Writer) error { return writeListTSV(w, tab, recs) }},
 		{"text-tabwriter-before", func(w io.Writer) error { _, err := io.WriteString(w, refListTable(tab, recs)); return err }},
 		{"json-encoding-json-before", func(w io.Writer) error { _, err := io.WriteString(w, refListJSON(tab, recs)); return err }},
 	} {

@@ -88,7 +88,7 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 		t.Config.StaleAfter = older
 	}
 	now := time.Now()
-	doc := newEditDoc(t.Config.Name)
+	doc := newEditDoc(t.Config.Name, columnNames(t))
 	doc.DryRun = dry
 	doc.addApply(e, settled)
 	var edits []model.Edit
@@ -109,10 +109,10 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 			stuck++
 			continue
 		}
-		notes[r.ID] = fmt.Sprintf("claimed by %s %s ago", first(t.Get(r, model.FClaimedBy), "?"), humanDuration(now.Sub(r.Time)))
+		notes[r.ID] = fmt.Sprintf("claimed by %s %s ago", first(t.Get(r, model.FClaimedBy), "?"), model.Age(now.Sub(r.Time)))
 		edits = append(edits, ed)
 		if dry {
-			doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: setFields(ed), Note: notes[r.ID]})
+			doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: doc.setFields(ed), Note: notes[r.ID]})
 		}
 	}
 	finish := func() error {
@@ -135,7 +135,7 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 	}
 	if len(edits) == 0 {
 		if stuck == 0 {
-			fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", humanDuration(t.Config.StaleAfter), t.Config.Name)
+			fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", model.ShortDuration(t.Config.StaleAfter), t.Config.Name)
 		}
 		return finish()
 	}
@@ -174,20 +174,20 @@ func requeueDatabase(ctx context.Context, e *env, db *postgres.Store, name strin
 		th = 30 * time.Minute // model.Table.Stale's default
 	}
 	back, err := db.RequeueStale(ctx, th)
-	doc := newEditDoc(tc.Name)
+	doc := newEditDoc(tc.Name, schemaColumnNames(tc.Role))
 	if err != nil {
 		// One statement, no rows named before it: which claims it would have returned is
 		// not known, so the document lists none, with the error and the exit code.
 		return doc.failedWrite(e, nil, err, asJSON)
 	}
 	if len(back) == 0 {
-		fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", humanDuration(th), tc.Name)
+		fmt.Fprintf(e.stderr, "no claims older than %s in %q\n", model.ShortDuration(th), tc.Name)
 		return doc.print(e, asJSON)
 	}
 	for _, r := range back {
 		set := model.Edit{Set: map[model.Field]string{model.FStatus: model.StatusPending, model.FClaimedBy: "", model.FClaimedAt: "", model.FUpdatedAt: r.UpdatedAt}}
-		doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: setFields(set),
-			Note: fmt.Sprintf("claimed by %s %s ago", first(r.ClaimedBy, "?"), humanDuration(r.Age))})
+		doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: doc.setFields(set),
+			Note: fmt.Sprintf("claimed by %s %s ago", first(r.ClaimedBy, "?"), model.Age(r.Age))})
 	}
 	fmt.Fprintf(e.stderr, "requeued %s\n", model.Count(len(back), "claim", "claims"))
 	return doc.print(e, asJSON)

@@ -91,7 +91,7 @@ func TestRequeueStaleOnADatabaseIsOneStatement(t *testing.T) {
 			t.Errorf("%v sent %d statements on jobs, want one UPDATE:\n%s", args, len(onJobs), strings.Join(onJobs, "\n---\n"))
 		}
 	}
-	if r := c.run("requeue-stale", "--database-url", db); r.code != 0 || !strings.Contains(r.stderr, "no claims older than 30 min") {
+	if r := c.run("requeue-stale", "--database-url", db); r.code != 0 || !strings.Contains(r.stderr, "no claims older than 30m") {
 		t.Errorf("nothing left: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

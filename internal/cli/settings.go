@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -60,6 +61,7 @@ type environment struct {
 	ssh               bool   // SSH_CONNECTION or SSH_TTY: a remote session
 	display           bool   // DISPLAY or WAYLAND_DISPLAY: a local browser can open
 	tmux              bool   // TMUX: the TUI runs inside tmux (whose clipboard option matters)
+	columns           int    // COLUMNS, when a positive number: how wide the terminal is, as the shell says
 	// colorEnv is what decides whether help may be drawn in colour (colorprofile.Detect):
 	// TERM, COLORTERM, NO_COLOR, CLICOLOR, CLICOLOR_FORCE, TTY_FORCE, TMUX, as KEY=VALUE.
 	colorEnv []string
@@ -89,6 +91,7 @@ func readEnvironment(getenv func(string) string) environment {
 		ssh:               getenv("SSH_CONNECTION") != "" || getenv("SSH_TTY") != "",
 		display:           getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "",
 		tmux:              getenv("TMUX") != "",
+		columns:           positiveInt(getenv("COLUMNS")),
 		secret:            getenv,
 	}
 	for _, k := range []string{"TERM", "COLORTERM", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TTY_FORCE", "TMUX"} {
@@ -105,6 +108,15 @@ func readEnvironment(getenv func(string) string) environment {
 		v.stateHome = filepath.Join(v.home, ".local", "state")
 	}
 	return v
+}
+
+// positiveInt is s as a positive number, or 0 when it is not one.
+func positiveInt(s string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
 }
 
 // vars is the environment of this invocation (read on first use).

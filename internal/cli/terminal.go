@@ -40,3 +40,26 @@ func (e *env) widthOf(w io.Writer) int {
 	}
 	return terminalWidth(w)
 }
+
+// listPipedWidth is the width `list -o table` fits to when stdout is not a terminal and
+// $COLUMNS doesn't say, or when the terminal's width can't be read.
+const listPipedWidth = 80
+
+// stdoutWidth says whether stdout is a terminal, and the width a table printed there may
+// take: $COLUMNS when it is a positive number (a shell's or a user's override), else the
+// terminal's width, else listPipedWidth. Tests set e.termWidth (0: not a terminal).
+func (e *env) stdoutWidth() (width int, terminal bool) {
+	if e.termWidth != nil {
+		width = e.termWidth(e.stdout)
+		terminal = width > 0
+	} else if terminal = isTerminal(e.stdout); terminal {
+		width = terminalWidth(e.stdout)
+	}
+	if c := e.vars().columns; c > 0 {
+		width = c
+	}
+	if width <= 0 {
+		width = listPipedWidth
+	}
+	return width, terminal
+}
