@@ -58,7 +58,7 @@ type detail struct {
 	ends    []int // last content line of each field
 	lines   []string
 	problem []string
-	gone    bool // the record vanished in a refresh: this is its last copy
+	gone    bool        // the record vanished in a refresh: this is its last copy
 	search  pagerSearch // `/` in the view (pagersearch.go)
 }
 
