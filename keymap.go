@@ -60,6 +60,9 @@ filter            | Filter          | /                    | /            | filt
 sort              | Sort            | S                    | S            | sort by column
 clear             | Clear           | esc                  | esc          | clear / back
 groups            | Groups          | c                    | c            | groups: source × error
+next_view         | NextView        | ]                    | ]            | next saved view
+prev_view         | PrevView        | [                    | [            | previous saved view
+command           | Command         | :                    | :            | command line (:inbox, :view NAME, :q)
 
 # Select
 mark              | Mark            | space                | space        | mark
@@ -126,4 +129,5 @@ input_end         | InputEnd        | end ctrl+e           | end          | end 
 input_kill_before | InputKillBefore | ctrl+u               | ctrl+u       | delete to start
 input_kill_after  | InputKillAfter  | ctrl+k               | ctrl+k       | delete to end
 input_delete_word | InputDeleteWord | ctrl+w alt+backspace | ctrl+w       | delete word
+input_complete    | InputComplete   | tab                  | tab          | complete (command line)
 `

@@ -66,6 +66,15 @@ type TabSection struct {
 	StaleAfter string            `toml:"stale_after"`
 	// MarkReadOnOpen (inbox only): opening a new message in the TUI sets it to read.
 	MarkReadOnOpen bool `toml:"mark_read_on_open"`
+	// Views are the tab's saved filters, `[[tabs.inbox.views]]` with a name and a filter:
+	// the TUI's view bar switches between them ([ and ], or `:view NAME`).
+	Views []ViewSection `toml:"views"`
+}
+
+// ViewSection is one saved view of a tab: a name and a filter in the TUI's filter language.
+type ViewSection struct {
+	Name   string `toml:"name"`
+	Filter string `toml:"filter"`
 }
 
 // SourceSection is `[sources.<name>]`: where a dead-letter source may be replayed to and how.
@@ -353,6 +362,9 @@ func (c *Config) TabConfigs() []model.TabConfig {
 				tc.StaleAfter = d
 			}
 			tc.MarkReadOnOpen = ts.MarkReadOnOpen && r == model.RoleInbox
+			for _, v := range ts.Views {
+				tc.Views = append(tc.Views, model.View{Name: strings.TrimSpace(v.Name), Filter: strings.TrimSpace(v.Filter)})
+			}
 		}
 		if r == model.RoleDeadLetter {
 			tc.BodyKeyFields = bodyKeys
@@ -431,6 +443,7 @@ func indexLines(data []byte) lineIndex {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	table := ""
+	entries := map[string]int{} // how many [[name]] entries of an array of tables so far
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -441,6 +454,12 @@ func indexLines(data []byte) lineIndex {
 			table = unquoteKey(name)
 			if _, ok := idx[table]; !ok {
 				idx[table] = n
+			}
+			if strings.HasPrefix(line, "[[") {
+				// An entry of an array of tables is also found as name[i]
+				// ("tabs.inbox.views[1]"), so a problem with one names its line.
+				idx[fmt.Sprintf("%s[%d]", table, entries[table])] = n
+				entries[table]++
 			}
 			// A quoted part may hold escapes ([serve.users."eve\u001b"]): index the name
 			// as TOML reads it too, so a problem about it finds its line.

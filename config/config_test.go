@@ -199,3 +199,28 @@ func TestMarkReadOnOpen(t *testing.T) {
 		}
 	}
 }
+
+// A tab's saved views: a name and a filter each, in the config's order; a view without a
+// name or a filter, two of one name, or one called "all" (the tab without a filter) is a
+// problem on its line.
+func TestTabViews(t *testing.T) {
+	c, probs := Parse([]byte("[tabs.inbox]\n[[tabs.inbox.views]]\nname = \"urgent\"\nfilter = \"status:new urgent\"\n[[tabs.inbox.views]]\nname = \"waiting\"\nfilter = \"status:read\"\n"))
+	if len(probs) != 0 {
+		t.Fatal(probs)
+	}
+	tc := c.TabConfigs()[0]
+	if len(tc.Views) != 2 || tc.Views[0] != (model.View{Name: "urgent", Filter: "status:new urgent"}) || tc.Views[1].Name != "waiting" {
+		t.Errorf("views %+v", tc.Views)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"[[tabs.inbox.views]]\nfilter = \"x\"\n", "has no name"},
+		{"[[tabs.inbox.views]]\nname = \"a\"\n", `view "a" has no filter`},
+		{"[[tabs.inbox.views]]\nname = \"All\"\nfilter = \"x\"\n", `may not be called "All"`},
+		{"[[tabs.inbox.views]]\nname = \"a\"\nfilter = \"x\"\n[[tabs.inbox.views]]\nname = \"A\"\nfilter = \"y\"\n", `two views are called "A"`},
+	} {
+		_, probs := Parse([]byte(bad.text))
+		if len(probs) != 1 || !strings.Contains(probs[0].Msg, bad.want) || probs[0].Line == 0 {
+			t.Errorf("%q: %v, want one problem with its line saying %q", bad.text, probs, bad.want)
+		}
+	}
+}

@@ -130,6 +130,27 @@ func CheckTab(role string, ts TabSection) []Problem {
 			add(".mark_read_on_open", "mark_read_on_open sets a message to \"read\", which statuses doesn't list: add it, or turn the option off")
 		}
 	}
+	names := map[string]bool{}
+	for i, v := range ts.Views {
+		key := fmt.Sprintf(".views[%d]", i)
+		n := strings.ToLower(strings.TrimSpace(v.Name))
+		switch {
+		case n == "":
+			add(key, "tab %s: view %d has no name", role, i+1)
+		case n == "all":
+			add(key, "tab %s: a view may not be called %q: that is the tab without a filter", role, v.Name)
+		case names[n]:
+			add(key, "tab %s: two views are called %q", role, v.Name)
+		case strings.ContainsFunc(v.Name, func(r rune) bool { return r < ' ' || r == 0x7f }):
+			add(key, "tab %s: view %q has a control character in its name", role, v.Name)
+		}
+		names[n] = true
+		// The filter's field names are the sheet's columns, known once it is read: the TUI says
+		// what is wrong with one as it says it of a filter typed.
+		if strings.TrimSpace(v.Filter) == "" {
+			add(key, "tab %s: view %q has no filter (the tab without one is \"all\", always there)", role, v.Name)
+		}
+	}
 	seen := map[string]bool{}
 	for _, s := range ts.Statuses {
 		n := strings.ToLower(strings.TrimSpace(s))

@@ -181,6 +181,14 @@ type TabConfig struct {
 	// MarkReadOnOpen (inbox only) sets a new message to read when the TUI opens it in the
 	// detail view. Off by default: reading is not triaging unless the owner says so.
 	MarkReadOnOpen bool
+	// Views are the tab's saved filters, in the config's order.
+	Views []View
+}
+
+// View is a saved filter of a tab: what the TUI's view bar offers by name.
+type View struct {
+	Name   string
+	Filter string
 }
 
 // DefaultTabConfig returns the configuration of a role with every default applied.

@@ -134,6 +134,7 @@ type Model struct {
 	writes writeQueue // the write in flight, the undo stack, quit-after-write (writes.go)
 
 	prompt  filterPrompt // the filter's line (`/`), while it is open (filter.go)
+	cmd     cmdLine      // the command line (`:`), while it is open (views.go)
 	preview previewPane  // the preview pane: shown or not, and its cached rendering (preview.go)
 	detail  *detail
 	groups  *groupsView   // the dead-letter group view, while it is open (groups.go)
@@ -212,7 +213,7 @@ func New(opts Options) *Model {
 	c.readOnlyWhy = opts.ReadOnlyWhy
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
-	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{c: c, brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}}
+	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{c: c, brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}, cmd: cmdLine{c: c}}
 	m.watch.c, m.replay.c, m.writes.c, m.changes.c = c, c, c, c
 	m.clip = clipboard{c: c, ctx: ctx, tmuxBin: opts.Tmux, demo: opts.Demo}
 	m.edit = payloadEditor{c: c, tabs: &m.tabs, remote: opts.Remote}

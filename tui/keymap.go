@@ -43,6 +43,11 @@ type KeyMap struct {
 	Sort    key.Binding
 	Clear   key.Binding
 	Groups  key.Binding // dead letters: rows waiting for replay by source × kind of error
+	// NextView and PrevView switch the tab's saved views (views.go); Command opens the
+	// command line (`:`).
+	NextView key.Binding
+	PrevView key.Binding
+	Command  key.Binding
 
 	// Selection.
 	Mark      key.Binding
@@ -129,6 +134,8 @@ type KeyMap struct {
 	FilterNext   key.Binding
 
 	// Editing the filter's line (emacs-style, as readline and most prompts have them).
+	// InputComplete completes the command line's text (again: the next candidate).
+	InputComplete   key.Binding
 	InputDeleteBack key.Binding
 	InputDelete     key.Binding
 	InputLeft       key.Binding
@@ -301,7 +308,7 @@ func (k KeyMap) fullHelp() []helpGroup {
 			joined("up / down", k.Up, k.Down), joined("top / bottom", k.Top, k.Bottom),
 			joined("half page down / up", k.HalfDown, k.HalfUp), joined("page down / up", k.PageDown, k.PageUp),
 		}, k.Up, k.Down, k.Top, k.Bottom, k.HalfDown, k.HalfUp, k.PageDown, k.PageUp),
-		group("View", nil, k.Detail, k.Preview, k.Filter, k.Sort, k.Clear, k.Groups),
+		group("View", nil, k.Detail, k.Preview, k.Filter, k.Sort, k.Clear, k.Groups, k.NextView, k.PrevView, k.Command),
 		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
 		group("Tabs", []helpEntry{
@@ -327,9 +334,9 @@ func (k KeyMap) fullHelp() []helpGroup {
 			joined("keep / clear filter", k.FilterKeep, k.FilterCancel), joined("move while typing", k.FilterPrev, k.FilterNext),
 			entryOf(k.InputDeleteBack), entryOf(k.InputDelete), entryOf(k.InputDeleteWord),
 			joined("cursor left / right", k.InputLeft, k.InputRight), joined("start / end of line", k.InputHome, k.InputEnd),
-			joined("delete to start / end", k.InputKillBefore, k.InputKillAfter),
+			joined("delete to start / end", k.InputKillBefore, k.InputKillAfter), entryOf(k.InputComplete),
 		}, k.FilterKeep, k.FilterCancel, k.FilterPrev, k.FilterNext, k.InputDeleteBack, k.InputDelete, k.InputDeleteWord,
-			k.InputLeft, k.InputRight, k.InputHome, k.InputEnd, k.InputKillBefore, k.InputKillAfter),
+			k.InputLeft, k.InputRight, k.InputHome, k.InputEnd, k.InputKillBefore, k.InputKillAfter, k.InputComplete),
 	}
 }
 
@@ -405,7 +412,7 @@ var (
 		"confirm_yes", "confirm_no", "confirm_list", "picker_choose", "groups_filter", "run_close",
 		"filter_keep", "filter_cancel", "filter_prev", "filter_next",
 		"input_delete_back", "input_delete", "input_left", "input_right", "input_home", "input_end",
-		"input_kill_before", "input_kill_after", "input_delete_word",
+		"input_kill_before", "input_kill_after", "input_delete_word", "input_complete",
 	}
 
 	// viewScopes are the views and dialogs over the table, each with the actions it answers.
@@ -438,10 +445,10 @@ var (
 				"run_close", "refresh", "replay", "replay_all"}),
 			alike: []string{"back", "clear", "quit", "replay_progress", "run_close"},
 		},
-		{ // the filter prompt
+		{ // the filter prompt and the command line
 			actions: slices.Concat(anyView, []string{"filter_keep", "filter_cancel", "filter_prev", "filter_next",
 				"input_delete_back", "input_delete", "input_left", "input_right", "input_home", "input_end",
-				"input_kill_before", "input_kill_after", "input_delete_word"}),
+				"input_kill_before", "input_kill_after", "input_delete_word", "input_complete"}),
 		},
 	}
 )

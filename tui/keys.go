@@ -81,6 +81,12 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.replay, a = m.replay.Update(msg)
 	case m.watch.watching():
 		m.watch, a = m.watch.Update(msg)
+	case m.cmd.open:
+		m.cmd, a = m.cmd.Update(msg, m.commandCandidates)
+		if run, ok := a.(runCommandAction); ok {
+			return m.runCommand(run.text)
+		}
+		return nil
 	case m.prompt.open:
 		m.prompt, a = m.prompt.Update(msg)
 		m.tabs.onPrompt(a)
@@ -105,6 +111,8 @@ func (m *Model) hiddenOpen() string {
 		return "the help"
 	case m.prompt.open:
 		return "the filter prompt"
+	case m.cmd.open:
+		return "the command line"
 	}
 	return ""
 }
@@ -119,6 +127,8 @@ func (m *Model) closeHidden() tea.Cmd {
 		m.help.open = false
 	case m.prompt.open:
 		m.prompt.open = false
+	case m.cmd.open:
+		m.cmd.open = false
 	}
 	return nil
 }
@@ -210,6 +220,9 @@ const (
 	vPrevRow
 	vCloseDetail
 	vCloseGroups
+	vNextView
+	vPrevView
+	vCommand
 )
 
 // keyAction: carry out v; inDetail: the key was pressed in the detail view (the action applies
@@ -304,6 +317,13 @@ func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
 		vPrevRow:     func(m *Model, _ bool) tea.Cmd { return m.stepDetail(-1) },
 		vCloseDetail: func(m *Model, _ bool) tea.Cmd { m.detail = nil; return nil },
 		vCloseGroups: func(m *Model, _ bool) tea.Cmd { m.groups = nil; return nil },
+		vNextView:    func(m *Model, _ bool) tea.Cmd { return m.saidInfo(m.tabs.stepView(1)) },
+		vPrevView:    func(m *Model, _ bool) tea.Cmd { return m.saidInfo(m.tabs.stepView(-1)) },
+		vCommand: func(m *Model, _ bool) tea.Cmd {
+			m.cmd.open, m.cmd.cycle = true, nil
+			m.cmd.input.SetValue("")
+			return nil
+		},
 	}
 }
 
@@ -318,6 +338,9 @@ var (
 		{func(k *KeyMap) key.Binding { return k.Progress }, vProgress},
 		{func(k *KeyMap) key.Binding { return k.Preview }, vPreview},
 		{func(k *KeyMap) key.Binding { return k.Clear }, vClear},
+		{func(k *KeyMap) key.Binding { return k.Command }, vCommand},
+		{func(k *KeyMap) key.Binding { return k.NextView }, vNextView},
+		{func(k *KeyMap) key.Binding { return k.PrevView }, vPrevView},
 	}
 	tableRowVerbs = []keyVerb{
 		{func(k *KeyMap) key.Binding { return k.Filter }, vFilter},

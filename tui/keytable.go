@@ -28,12 +28,15 @@ func DefaultKeyMap() KeyMap {
 		Tab3:    b("3", "third tab", "3"),
 
 		// Views over the table
-		Detail:  b("enter", "detail", "enter"),
-		Preview: b("p", "preview", "p"),
-		Filter:  b("/", "filter", "/"),
-		Sort:    b("S", "sort by column", "S"),
-		Clear:   b("esc", "clear / back", "esc"),
-		Groups:  b("c", "groups: source × error", "c"),
+		Detail:   b("enter", "detail", "enter"),
+		Preview:  b("p", "preview", "p"),
+		Filter:   b("/", "filter", "/"),
+		Sort:     b("S", "sort by column", "S"),
+		Clear:    b("esc", "clear / back", "esc"),
+		Groups:   b("c", "groups: source × error", "c"),
+		NextView: b("]", "next saved view", "]"),
+		PrevView: b("[", "previous saved view", "["),
+		Command:  b(":", "command line (:inbox, :view NAME, :q)", ":"),
 
 		// Select
 		Mark:      b("space", "mark", "space"),
@@ -100,6 +103,7 @@ func DefaultKeyMap() KeyMap {
 		InputKillBefore: b("ctrl+u", "delete to start", "ctrl+u"),
 		InputKillAfter:  b("ctrl+k", "delete to end", "ctrl+k"),
 		InputDeleteWord: b("ctrl+w", "delete word", "ctrl+w", "alt+backspace"),
+		InputComplete:   b("tab", "complete (command line)", "tab"),
 	}
 }
 
@@ -126,6 +130,9 @@ func (k *KeyMap) actions() []namedBinding {
 		{"sort", &k.Sort},
 		{"clear", &k.Clear},
 		{"groups", &k.Groups},
+		{"next_view", &k.NextView},
+		{"prev_view", &k.PrevView},
+		{"command", &k.Command},
 		{"mark", &k.Mark},
 		{"mark_all", &k.MarkAll},
 		{"unmark_all", &k.UnmarkAll},
@@ -176,5 +183,6 @@ func (k *KeyMap) actions() []namedBinding {
 		{"input_kill_before", &k.InputKillBefore},
 		{"input_kill_after", &k.InputKillAfter},
 		{"input_delete_word", &k.InputDeleteWord},
+		{"input_complete", &k.InputComplete},
 	}
 }

@@ -16,6 +16,9 @@ func (m *Model) relayout() {
 	// The header is the title line and the tab bar, plus the halt banner while it is up; the
 	// footer the toasts, the status bar, the filter's note and the help (or prompt) line.
 	header := 2 + len(m.replay.bannerLines(w, m.tabs.activeName()))
+	if m.detail == nil && !m.replay.showRun && m.groups == nil {
+		header += len(m.tabs.viewBarLines(m.c, w))
+	}
 	footer := len(m.toasts.lines(m.c, w, h)) + 2 + len(m.tabs.filterNoteLines(m.c, w, m.help.open || m.detail != nil || m.replay.showRun))
 	m.geo.bodyH = max(1, h-header-footer)
 	m.c.bodyH = m.geo.bodyH

@@ -42,7 +42,12 @@ func (m *Model) View() tea.View {
 	if m.opts.Mouse {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
-	if m.prompt.open && m.usable() && !m.help.open && m.dialog == nil && !m.replay.showRun {
+	if m.cmd.open && m.usable() && !m.help.open && m.dialog == nil && !m.replay.showRun {
+		_, x := m.cmd.input.View(max(1, m.c.width-filterPromptWidth-1))
+		v.Cursor = tea.NewCursor(filterPromptWidth+x, m.c.height-1)
+		v.Cursor.Shape = tea.CursorBar
+		v.Cursor.Blink = false
+	} else if m.prompt.open && m.usable() && !m.help.open && m.dialog == nil && !m.replay.showRun {
 		_, x := m.prompt.input.View(m.prompt.inputWidth())
 		v.Cursor = tea.NewCursor(filterPromptWidth+x, m.c.height-1)
 		v.Cursor.Shape = tea.CursorBar
@@ -81,6 +86,9 @@ func (m *Model) render() string {
 	right := connState(m.c, m.spinner, cmp.Or(m.replay.activity(m.c, m.spinner), m.writes.activity(m.c, m.spinner)), m.load.loading,
 		m.load.err != nil || m.writes.lastErr != nil, m.load.at)
 	lines = append(lines, m.book.headerLines(m.c, &m.tabs, m.opts.SpreadsheetID, right, w)...)
+	if m.detail == nil && !m.replay.showRun && m.groups == nil {
+		lines = append(lines, m.tabs.viewBarLines(m.c, w)...)
+	}
 	lines = append(lines, m.replay.bannerLines(w, m.tabs.activeName())...)
 	var body []string
 	switch {
@@ -443,6 +451,9 @@ func (m *Model) footerLines(w int) []string {
 	}
 	lines = append(lines, m.tabs.statusBar(m.c, left, hint, w))
 	lines = append(lines, m.tabs.filterNoteLines(m.c, w, m.help.open || m.detail != nil || m.replay.showRun)...)
+	if m.cmd.open {
+		return append(lines, m.cmd.line(w))
+	}
 	if m.prompt.open {
 		return append(lines, m.prompt.line(m.tabs.filterPlaceholder(), w))
 	}
