@@ -85,9 +85,9 @@ type Options struct {
 	// Initial, when set, is a workbook already loaded from Store; the first screen shows it
 	// instead of loading again.
 	Initial *model.Workbook
-	// Mouse turns on mouse reporting, for wheel scrolling in terminals that don't turn the
-	// wheel into arrow keys. Off by default: with it on, selecting text needs shift. Nothing
-	// needs the mouse either way.
+	// Mouse turns on mouse reporting: the wheel scrolls, and a click picks a tab, sorts by a
+	// column or a row (mouse.go). Off by default: with it on, selecting text needs shift.
+	// Nothing needs the mouse either way.
 	Mouse bool
 	// Updates are workbooks pushed by a hub that loads for many TUIs at once (`triage
 	// serve`): each is put in place as a load of this TUI's own would be, keeping each tab's
@@ -317,6 +317,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onAction(a)
 	case tea.MouseWheelMsg:
 		return m.onWheel(msg)
+	case tea.MouseClickMsg:
+		return m.onClick(msg)
 	case tea.PasteMsg:
 		if m.prompt.open {
 			var a action

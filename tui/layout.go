@@ -7,6 +7,9 @@ package tui
 type geometry struct {
 	bodyH, tableW, tableH, previewW, previewH int
 	previewRight                              bool
+	// headerH is how many lines the header takes: the body (a table's column titles first)
+	// starts on that line of the screen, which a mouse click is told by.
+	headerH int
 }
 
 // relayout computes the body geometry from the terminal size and what is on screen, so View
@@ -21,6 +24,7 @@ func (m *Model) relayout() {
 	}
 	footer := len(m.toasts.lines(m.c, w, h)) + 2 + len(m.tabs.filterNoteLines(m.c, w, m.help.open || m.detail != nil || m.replay.showRun))
 	m.geo.bodyH = max(1, h-header-footer)
+	m.geo.headerH = header
 	m.c.bodyH = m.geo.bodyH
 	m.geo.tableW, m.geo.tableH = w, m.geo.bodyH-1 // minus the column header
 	m.geo.previewW, m.geo.previewH, m.geo.previewRight = 0, 0, false
