@@ -63,6 +63,9 @@ groups            | Groups          | c                    | c            | grou
 next_view         | NextView        | ]                    | ]            | next saved view
 prev_view         | PrevView        | [                    | [            | previous saved view
 command           | Command         | :                    | :            | command line (:inbox, :view NAME, :q)
+wide              | Wide            | ctrl+w               | ctrl+w       | wide: every column, cells whole
+scroll_left       | ScrollLeft      | left h               | ←/h          | wide: scroll left
+scroll_right      | ScrollRight     | right l              | →/l          | wide: scroll right
 
 # Select
 mark              | Mark            | space                | space        | mark

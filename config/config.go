@@ -69,6 +69,10 @@ type TabSection struct {
 	// Views are the tab's saved filters, `[[tabs.inbox.views]]` with a name and a filter:
 	// the TUI's view bar switches between them ([ and ], or `:view NAME`).
 	Views []ViewSection `toml:"views"`
+	// Table lists the columns the TUI's table shows, in order (`table = ["age", "name",
+	// "message", "status", "Phone"]`): a column of the tab by its title or field, or any other
+	// of the sheet's by its header. Unset: the role's columns.
+	Table []string `toml:"table"`
 }
 
 // ViewSection is one saved view of a tab: a name and a filter in the TUI's filter language.
@@ -362,6 +366,9 @@ func (c *Config) TabConfigs() []model.TabConfig {
 				tc.StaleAfter = d
 			}
 			tc.MarkReadOnOpen = ts.MarkReadOnOpen && r == model.RoleInbox
+			for _, c := range ts.Table {
+				tc.TableColumns = append(tc.TableColumns, strings.TrimSpace(c))
+			}
 			for _, v := range ts.Views {
 				tc.Views = append(tc.Views, model.View{Name: strings.TrimSpace(v.Name), Filter: strings.TrimSpace(v.Filter)})
 			}

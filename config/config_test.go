@@ -224,3 +224,18 @@ func TestTabViews(t *testing.T) {
 		}
 	}
 }
+
+// [tabs.ROLE] table lists the TUI's columns in order; an empty or repeated entry is a problem.
+func TestTabTable(t *testing.T) {
+	c, probs := Parse([]byte("[tabs.inbox]\ntable = [\"age\", \"Name\", \"message\", \"Phone\"]\n"))
+	if len(probs) != 0 {
+		t.Fatal(probs)
+	}
+	if got := c.TabConfigs()[0].TableColumns; strings.Join(got, ",") != "age,Name,message,Phone" {
+		t.Errorf("table %q", got)
+	}
+	_, probs = Parse([]byte("[tabs.inbox]\ntable = [\"age\", \"AGE\"]\n"))
+	if len(probs) != 1 || !strings.Contains(probs[0].Msg, `repeated column "AGE"`) || probs[0].Line != 2 {
+		t.Errorf("a repeated column: %v", probs)
+	}
+}

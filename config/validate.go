@@ -130,6 +130,14 @@ func CheckTab(role string, ts TabSection) []Problem {
 			add(".mark_read_on_open", "mark_read_on_open sets a message to \"read\", which statuses doesn't list: add it, or turn the option off")
 		}
 	}
+	shown := map[string]bool{}
+	for _, c := range ts.Table {
+		n := model.NormHeader(c)
+		if n == "" || shown[n] {
+			add(".table", "tab %s: table lists an empty or repeated column %q", role, c)
+		}
+		shown[n] = true
+	}
 	names := map[string]bool{}
 	for i, v := range ts.Views {
 		key := fmt.Sprintf(".views[%d]", i)

@@ -183,6 +183,9 @@ type TabConfig struct {
 	MarkReadOnOpen bool
 	// Views are the tab's saved filters, in the config's order.
 	Views []View
+	// TableColumns, when set, are the columns the TUI's table shows and their order: a
+	// column of the role by its title or field, or another of the sheet's by its header.
+	TableColumns []string
 }
 
 // View is a saved filter of a tab: what the TUI's view bar offers by name.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,21 @@ type column struct {
 	// drop orders the columns to hide when even their minimum widths don't fit (1 first);
 	// 0 never hides.
 	drop int
+	// cell is the sheet column an extra column (one the config's table list names that no
+	// field of the role is) shows, when extra is set; others show their field's.
+	cell  int
+	extra bool
+}
+
+// raw is the cell a column shows for a record, as the sheet holds it.
+func (c *column) raw(t *model.Table, r *model.Record) string {
+	if c.extra {
+		if c.cell >= 0 && c.cell < len(r.Cells) {
+			return r.Cells[c.cell]
+		}
+		return ""
+	}
+	return t.Get(r, c.field)
 }
 
 // flex reports whether a column is free text (takes a share of the spare width).
@@ -96,8 +112,68 @@ func roleColumns(t *model.Table) []column {
 			cols = append(cols, c)
 		}
 	}
+	if len(t.Config.TableColumns) > 0 {
+		cols, _ = chosenColumns(t, cols, t.Config.TableColumns)
+	}
 	return cols
 }
+
+// chosenColumns are the columns the config's table list names ([tabs.ROLE] table = [...]),
+// in its order: a column of the role by its title or its field ("AGE", "message", "claimedAt"),
+// or any other of the sheet's columns by its header ("Phone"), shown as text. unknown are the
+// names that are none of these (the tab lacks them): left out.
+func chosenColumns(t *model.Table, role []column, names []string) (cols []column, unknown []string) {
+	for _, name := range names {
+		n := strings.TrimSpace(name)
+		i := slices.IndexFunc(role, func(c column) bool {
+			return strings.EqualFold(c.title, n) || strings.EqualFold(string(c.field), strings.ReplaceAll(n, "_", ""))
+		})
+		if i >= 0 {
+			cols = append(cols, role[i])
+			continue
+		}
+		j := slices.IndexFunc(t.Header.Headers, func(h string) bool { return model.NormHeader(h) == model.NormHeader(n) })
+		if j < 0 {
+			unknown = append(unknown, n)
+			continue
+		}
+		cols = append(cols, column{title: strings.ToUpper(cellLine(t.Header.Headers[j])), kind: kindText, min: 6, max: 24, drop: 1, cell: j, extra: true})
+	}
+	return cols, unknown
+}
+
+// wideColumns is every column of the sheet for the wide view (ctrl+w), in the sheet's order:
+// the role's columns where their fields are, each other column as text; none is capped, so
+// cells show whole (long text up to wideTextMax cells), and the table scrolls sideways.
+func wideColumns(t *model.Table) []column {
+	role := roleColumns(&model.Table{Config: model.TabConfig{Role: t.Config.Role}, Header: t.Header})
+	var cols []column
+	keyShown := false
+	for j, h := range t.Header.Headers {
+		if strings.TrimSpace(h) == "" {
+			continue
+		}
+		c := column{title: strings.ToUpper(cellLine(h)), kind: kindText, cell: j, extra: true}
+		if i := slices.IndexFunc(role, func(c column) bool { return t.Header.Col(c.field) == j }); i >= 0 {
+			c = role[i]
+			keyShown = keyShown || c.kind == kindKey
+		}
+		c.share, c.want, c.drop, c.min = 0, 0, 0, 1
+		c.max = wideTextMax
+		cols = append(cols, c)
+	}
+	// A dead letter's key is shown even when it isn't in a column of its own (the payload's
+	// key field, or minted): it is what `triage replay KEY` takes.
+	if i := slices.IndexFunc(role, func(c column) bool { return c.kind == kindKey }); i >= 0 && !keyShown {
+		k := role[i]
+		k.drop, k.min, k.max = 0, 1, wideTextMax
+		cols = append([]column{k}, cols...)
+	}
+	return cols
+}
+
+// wideTextMax is how wide a cell grows in the wide view: long text is shown whole up to it.
+const wideTextMax = 120
 
 // cellText is what a column shows for a record, sanitised, before fitting.
 func cellText(t *model.Table, r *model.Record, c *column, now time.Time) string {
@@ -112,18 +188,18 @@ func cellText(t *model.Table, r *model.Record, c *column, now time.Time) string 
 		}
 		return a
 	case kindTime:
-		if tm, ok := model.ParseTime(t.Get(r, c.field), t.Location); ok {
+		if tm, ok := model.ParseTime(c.raw(t, r), t.Location); ok {
 			return age(now, inZone(tm, t.Location))
 		}
-		return cellLine(t.Get(r, c.field))
+		return cellLine(c.raw(t, r))
 	case kindFirstLine:
-		return firstLine(t.Get(r, c.field))
+		return firstLine(c.raw(t, r))
 	case kindURL:
-		return stripScheme(cellLine(t.Get(r, c.field)))
+		return stripScheme(cellLine(c.raw(t, r)))
 	case kindKey:
 		return keyText(r)
 	}
-	return cellLine(t.Get(r, c.field))
+	return cellLine(c.raw(t, r))
 }
 
 // fitCell fits a column's text to cw cells: numbers and ages right-aligned, URLs and keys
@@ -277,9 +353,9 @@ func naturalText(t *model.Table, r *model.Record, c *column) string {
 	case kindKey:
 		return keyText(r)
 	case kindURL:
-		return stripScheme(cellLine(t.Get(r, c.field)))
+		return stripScheme(cellLine(c.raw(t, r)))
 	}
-	return cellLine(t.Get(r, c.field))
+	return cellLine(c.raw(t, r))
 }
 
 // naturalWidths measures each column over every record, once per load (in the load Cmd, off

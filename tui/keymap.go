@@ -48,6 +48,11 @@ type KeyMap struct {
 	NextView key.Binding
 	PrevView key.Binding
 	Command  key.Binding
+	// Wide shows every column of the sheet with its cells whole (widetable.go);
+	// ScrollLeft and ScrollRight move it sideways.
+	Wide        key.Binding
+	ScrollLeft  key.Binding
+	ScrollRight key.Binding
 
 	// Selection.
 	Mark      key.Binding
@@ -308,7 +313,7 @@ func (k KeyMap) fullHelp() []helpGroup {
 			joined("up / down", k.Up, k.Down), joined("top / bottom", k.Top, k.Bottom),
 			joined("half page down / up", k.HalfDown, k.HalfUp), joined("page down / up", k.PageDown, k.PageUp),
 		}, k.Up, k.Down, k.Top, k.Bottom, k.HalfDown, k.HalfUp, k.PageDown, k.PageUp),
-		group("View", nil, k.Detail, k.Preview, k.Filter, k.Sort, k.Clear, k.Groups, k.NextView, k.PrevView, k.Command),
+		group("View", nil, k.Detail, k.Preview, k.Filter, k.Sort, k.Clear, k.Groups, k.NextView, k.PrevView, k.Command, k.Wide, k.ScrollLeft, k.ScrollRight),
 		group("Select", nil, k.Mark, k.MarkAll, k.UnmarkAll),
 		group("Change", nil, k.SetStatus, k.ClearError, k.Discard, k.Requeue, k.Undo),
 		group("Tabs", []helpEntry{

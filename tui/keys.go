@@ -223,6 +223,9 @@ const (
 	vNextView
 	vPrevView
 	vCommand
+	vWide
+	vScrollLeft
+	vScrollRight
 )
 
 // keyAction: carry out v; inDetail: the key was pressed in the detail view (the action applies
@@ -317,8 +320,26 @@ func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
 		vPrevRow:     func(m *Model, _ bool) tea.Cmd { return m.stepDetail(-1) },
 		vCloseDetail: func(m *Model, _ bool) tea.Cmd { m.detail = nil; return nil },
 		vCloseGroups: func(m *Model, _ bool) tea.Cmd { m.groups = nil; return nil },
-		vNextView:    func(m *Model, _ bool) tea.Cmd { return m.saidInfo(m.tabs.stepView(1)) },
-		vPrevView:    func(m *Model, _ bool) tea.Cmd { return m.saidInfo(m.tabs.stepView(-1)) },
+		vWide: func(m *Model, _ bool) tea.Cmd {
+			if ts := m.tabs.current(); ts != nil {
+				ts.toggleWide()
+			}
+			return nil
+		},
+		vScrollLeft: func(m *Model, _ bool) tea.Cmd {
+			if ts := m.tabs.current(); ts != nil {
+				ts.scrollSideways(-max(8, m.geo.tableW/3), m.geo.tableW)
+			}
+			return nil
+		},
+		vScrollRight: func(m *Model, _ bool) tea.Cmd {
+			if ts := m.tabs.current(); ts != nil {
+				ts.scrollSideways(max(8, m.geo.tableW/3), m.geo.tableW)
+			}
+			return nil
+		},
+		vNextView: func(m *Model, _ bool) tea.Cmd { return m.saidInfo(m.tabs.stepView(1)) },
+		vPrevView: func(m *Model, _ bool) tea.Cmd { return m.saidInfo(m.tabs.stepView(-1)) },
 		vCommand: func(m *Model, _ bool) tea.Cmd {
 			m.cmd.open, m.cmd.cycle = true, nil
 			m.cmd.input.SetValue("")
@@ -339,6 +360,9 @@ var (
 		{func(k *KeyMap) key.Binding { return k.Preview }, vPreview},
 		{func(k *KeyMap) key.Binding { return k.Clear }, vClear},
 		{func(k *KeyMap) key.Binding { return k.Command }, vCommand},
+		{func(k *KeyMap) key.Binding { return k.Wide }, vWide},
+		{func(k *KeyMap) key.Binding { return k.ScrollLeft }, vScrollLeft},
+		{func(k *KeyMap) key.Binding { return k.ScrollRight }, vScrollRight},
 		{func(k *KeyMap) key.Binding { return k.NextView }, vNextView},
 		{func(k *KeyMap) key.Binding { return k.PrevView }, vPrevView},
 	}

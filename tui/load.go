@@ -130,8 +130,23 @@ func (m *Model) adoptTabs(tabs []*tabState) (newMsgs int, cmds []tea.Cmd) {
 			m.tabs.brokenOK[ts.name()] = true
 			cmds = append(cmds, m.toasts.sayf(toastError, "%v", ts.err))
 		}
+		if ts.data != nil && len(ts.cfg.TableColumns) > 0 && !m.tabs.brokenOK["table "+ts.name()] {
+			// Names the config's table list has that the sheet has no column for: said once.
+			if unknown := unknownNames(ts); len(unknown) > 0 {
+				m.tabs.brokenOK["table "+ts.name()] = true
+				cmds = append(cmds, m.toasts.sayf(toastError, "%s: the config's table lists columns the sheet doesn't have, left out: %s", cellLine(ts.name()), cellLine(strings.Join(unknown, ", "))))
+			}
+		}
 	}
 	return newMsgs, cmds
+}
+
+// unknownNames are the names ts's table list ([tabs.ROLE] table) has that neither a column of
+// its role nor one of its sheet's headers is.
+func unknownNames(ts *tabState) []string {
+	role := roleColumns(&model.Table{Config: model.TabConfig{Role: ts.cfg.Role}, Header: ts.data.table.Header})
+	_, unknown := chosenColumns(ts.data.table, role, ts.cfg.TableColumns)
+	return unknown
 }
 
 // newMessages counts the inbox rows of ts whose ID the previous load of the tab (old) didn't

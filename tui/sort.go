@@ -79,13 +79,13 @@ func sortKey(t *model.Table, c *column, ri int32, rank map[string]int64) sortIte
 		// Young first: the newer time, then the later row, first.
 		it.k, it.k2 = -r.Time.UnixNano(), -int64(ri)
 	case kindTime:
-		tm, ok := model.ParseTime(t.Get(r, c.field), t.Location)
+		tm, ok := model.ParseTime(c.raw(t, r), t.Location)
 		if !ok {
-			return textKey(it, t.Get(r, c.field))
+			return textKey(it, c.raw(t, r))
 		}
 		it.k = -tm.UnixNano()
 	case kindNumber:
-		v := strings.TrimSpace(t.Get(r, c.field))
+		v := strings.TrimSpace(c.raw(t, r))
 		if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(f) {
 			it.f = f
 			return it
@@ -103,9 +103,9 @@ func sortKey(t *model.Table, c *column, ri int32, rank map[string]int64) sortIte
 	case kindKey:
 		return textKey(it, r.ID)
 	case kindURL:
-		return textKey(it, stripScheme(strings.TrimSpace(t.Get(r, c.field))))
+		return textKey(it, stripScheme(strings.TrimSpace(c.raw(t, r))))
 	default:
-		return textKey(it, t.Get(r, c.field))
+		return textKey(it, c.raw(t, r))
 	}
 	return it
 }

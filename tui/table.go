@@ -25,15 +25,23 @@ func (s *Styles) paint(st lipgloss.Style, text string) string {
 
 // layoutKey is what a tab's column widths depend on besides its data: the width, how wide an
 // age reads now, and the sorted column (its title has room for the arrow).
-type layoutKey struct{ width, ageW, sorted int }
+type layoutKey struct {
+	width, ageW, sorted int
+	wide                bool
+}
 
 // relayout recomputes column widths when something they depend on changed.
 func (ts *tabState) relayout(c *common, w int) {
 	if ts.data == nil {
 		return
 	}
-	k := layoutKey{w, ts.data.ageWidth(c.now()), ts.sort.col}
+	k := layoutKey{w, ts.data.ageWidth(c.now()), ts.sort.col, ts.wide}
 	if ts.widths != nil && ts.laidOut == k {
+		return
+	}
+	if ts.wide {
+		ts.widths = ts.wideWidths(c)
+		ts.laidOut = k
 		return
 	}
 	cols := ts.data.cols
@@ -62,7 +70,12 @@ func (ts *tabState) tableLines(c *common, w, h int) []string {
 		return lines
 	}
 	ts.relayout(c, w)
-	lines = append(lines, ts.headerLine(c, w))
+	full := w
+	if ts.wide {
+		full = max(w, ts.wideWidth())
+		ts.xoff = max(0, min(ts.xoff, full-w))
+	}
+	lines = append(lines, ts.sideways(ts.headerLine(c, full), w))
 	rows := h - 1
 	ts.scrollTo(rows)
 	if len(ts.visible) == 0 {
@@ -79,8 +92,8 @@ func (ts *tabState) tableLines(c *common, w, h int) []string {
 	var b strings.Builder
 	for i := ts.offset; i < end; i++ {
 		b.Reset()
-		ts.rowLine(c, &b, ts.visible[i], i == ts.cursor, w)
-		lines = append(lines, b.String())
+		ts.rowLine(c, &b, ts.visible[i], i == ts.cursor, full)
+		lines = append(lines, ts.sideways(b.String(), w))
 	}
 	blank := strings.Repeat(" ", w)
 	for len(lines) < h {
@@ -95,8 +108,9 @@ func (ts *tabState) headerLine(c *common, w int) string {
 	var b strings.Builder
 	b.WriteString(strings.Repeat(" ", gutterWidth))
 	first := true
-	for i := range ts.data.cols {
-		col := &ts.data.cols[i]
+	cols := ts.cols()
+	for i := range cols {
+		col := &cols[i]
 		cw := ts.widths[i]
 		if cw == 0 {
 			continue
@@ -106,7 +120,7 @@ func (ts *tabState) headerLine(c *common, w int) string {
 		}
 		first = false
 		title := col.title
-		if i == ts.sort.col {
+		if ts.sortedTitle() == col.title {
 			title = truncate(title, cw-2) + " " + ts.sort.arrow()
 		}
 		if col.kind == kindNumber || col.kind == kindAge || col.kind == kindTime {
@@ -138,8 +152,9 @@ func (ts *tabState) rowLine(c *common, b *strings.Builder, ri int32, cursor bool
 	}
 	used := gutterWidth
 	first := true
-	for i := range ts.data.cols {
-		col := &ts.data.cols[i]
+	cols := ts.cols()
+	for i := range cols {
+		col := &cols[i]
 		cw := ts.widths[i]
 		if cw == 0 {
 			continue

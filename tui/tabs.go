@@ -121,6 +121,15 @@ type tabState struct {
 	widths  []int     // column widths as laid out for laidOut
 	laidOut layoutKey // what widths were computed for
 
+	// wide is the wide view (ctrl+w, widetable.go): every column of the sheet, cells whole,
+	// scrolled sideways by xoff cells.
+	wide bool
+	xoff int
+	// wideCols are the wide view's columns, made for the data wideFor the first time it is
+	// shown (a tab's data may be shared with other sessions: this is the TUI's own).
+	wideCols []column
+	wideFor  *tabData
+
 	// hist is the tab's reach into history on a store that loads only part of its rows
 	// (history.go): the search its filter asks for, and the loaded rows while history's are
 	// shown.
@@ -290,6 +299,7 @@ func (ts *tabState) adopt(old *tabState, height int) {
 		}
 	}
 	ts.adoptSort(old)
+	ts.wide, ts.xoff = old.wide, old.xoff // the wide view stays, its columns made for the new rows
 	ts.applyFilter(old.filter.query)
 	screenRow := old.cursor - old.offset
 	cur, _ := old.current()

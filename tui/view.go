@@ -496,6 +496,9 @@ func (t *tabSet) position(c *common, promptOpen bool) string {
 	if ts.waiting() {
 		left = append(left, st.paint(st.Muted, "filtering…")) // the filter text is on its way
 	}
+	if ts.wide {
+		left = append(left, st.paint(st.FilterPrompt, "wide")+st.paint(st.Muted, " "+pairKeys(c.keys.ScrollLeft, c.keys.ScrollRight)))
+	}
 	if note := ts.historyNote(); note != "" {
 		left = append(left, st.paint(st.FilterPrompt, note)) // rows from the store's history (history.go)
 	}
