@@ -43,6 +43,7 @@ func (m *Model) stepDetail(delta int) tea.Cmd {
 	if r == nil {
 		return nil
 	}
+	query := d.search.query
 	m.detail = newDetail(m.c, ts.data.table, r)
 	for i, f := range m.detail.fields {
 		if cellLine(f.label) == label {
@@ -51,6 +52,13 @@ func (m *Model) stepDetail(delta int) tea.Cmd {
 		}
 	}
 	m.relayout()
+	if query != "" {
+		// The search goes on in the next row, as neomutt's does: n finds it there.
+		m.detail.search.query = query
+		m.detail.search.find(m.detail.lines)
+		m.detail.search.first(0)
+		m.detail.showSearch()
+	}
 	return m.markReadOnOpen(ts, r)
 }
 

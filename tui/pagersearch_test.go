@@ -89,6 +89,9 @@ func TestPagerSearch(t *testing.T) {
 	if m.detail.rec.ID == id {
 		t.Error("J doesn't go to the next row")
 	}
+	if m.detail.search.query != "zebra" {
+		t.Errorf("the search doesn't go on in the next row: %q", m.detail.search.query)
+	}
 }
 
 // On a TERM=dumb terminal the matches take no escapes: a line holding one starts with "/".
