@@ -50,6 +50,8 @@ type Config struct {
 	Notify NotifySection `toml:"notify"`
 	// Quota is `[quota]`: pacing under the Sheets API's per-minute quota (quota.go).
 	Quota QuotaSection `toml:"quota"`
+	// Mail is `[mail]`: replies to inbox messages, composed in an editor and sent (mail.go).
+	Mail MailSection `toml:"mail"`
 	// Warnings are problems that Load let through (see Problem.Warning).
 	Warnings []Problem `toml:"-"`
 
@@ -279,6 +281,7 @@ func (c *Config) check() []Problem {
 	probs = append(probs, c.checkNotify()...)
 	probs = append(probs, c.checkQuota()...)
 	probs = append(probs, c.checkStore()...)
+	probs = append(probs, c.checkMail()...)
 	return probs
 }
 
