@@ -352,6 +352,12 @@ func (m *Model) onAction(a action) tea.Cmd {
 		m.dialog = nil
 		m.replay.pendingReplay = nil
 		return nil
+	case sendReplyAction:
+		m.dialog = nil
+		return m.sendReply(a.reply)
+	case reopenReplyAction:
+		m.dialog = nil
+		return m.editReply(a.reply)
 	case pickStatusAction:
 		m.dialog = nil
 		return m.onAction(m.changes.setStatus(&m.tabs, a.status))

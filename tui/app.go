@@ -82,6 +82,9 @@ type Options struct {
 	// Replayer replays dead letters from the TUI (R, A). Nil: those keys say which
 	// `triage replay` command would do it.
 	Replayer Replayer
+	// Mailer, when set, makes m a real reply: drafted in the editor, sent, the row set to
+	// replied (replymail.go). Nil (no [mail] in the config): m copies a mailto: link.
+	Mailer Mailer
 	// Initial, when set, is a workbook already loaded from Store; the first screen shows it
 	// instead of loading again.
 	Initial *model.Workbook
@@ -148,6 +151,7 @@ type Model struct {
 	hub hubState // what a hub pushed, and whether the first screen waits for it (shared.go)
 
 	replay replayState // the plan, the run and the halt banner (replay.go, replayrun.go)
+	reply  replyState  // replies being written and sent, drafts kept (replymail.go)
 	watch  watchState  // other people's runs, and the one watched (watch.go)
 	clip   clipboard   // copying, and whether tmux passes OSC 52 on (clipboard.go)
 	end    endState    // told to end, and what to print once the screen is gone
@@ -215,6 +219,7 @@ func New(opts Options) *Model {
 	c.setBackground(true)
 	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{c: c, brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}, cmd: cmdLine{c: c}}
 	m.watch.c, m.replay.c, m.writes.c, m.changes.c = c, c, c, c
+	m.reply.kept = map[string]replyMail{}
 	m.clip = clipboard{c: c, ctx: ctx, tmuxBin: opts.Tmux, demo: opts.Demo}
 	m.edit = payloadEditor{c: c, tabs: &m.tabs, remote: opts.Remote}
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
@@ -303,6 +308,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		var a action
 		m.edit, a = m.edit.Update(msg)
 		return m.onAction(a)
+	case replyEditedMsg:
+		return m.onReplyEdited(msg)
+	case replySentMsg:
+		return m.onReplySent(msg)
 	case replayPlannedMsg:
 		return m.onReplayPlanned(msg)
 	case replayProgressMsg:

@@ -311,7 +311,15 @@ func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
 			r, _ := ts.current()
 			return m.onAction(m.clip.copyLink(ts, r, m.book.id))
 		},
-		vReply:       func(m *Model, inDetail bool) tea.Cmd { return m.onAction(m.changes.reply(m.scope(inDetail), &m.clip)) },
+		vReply: func(m *Model, inDetail bool) tea.Cmd {
+			switch {
+			case m.replyOffered():
+				return m.mailReply(inDetail)
+			case m.opts.Mailer != nil:
+				return tea.Batch(m.toasts.sayf(toastInfo, "%s", replyUnavailable), m.onAction(m.changes.reply(m.scope(inDetail), &m.clip)))
+			}
+			return m.onAction(m.changes.reply(m.scope(inDetail), &m.clip))
+		},
 		vReplay:      func(m *Model, inDetail bool) tea.Cmd { return m.startReplay(false, inDetail) },
 		vReplayAll:   func(m *Model, _ bool) tea.Cmd { return m.startReplay(true, false) },
 		vGroups:      func(m *Model, _ bool) tea.Cmd { return m.openGroups() },

@@ -56,7 +56,11 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 		return err
 	}
 	rp := newReplayRunner(sources, e.vars().secret, st)
-	opts := tui.Options{Store: st, SpreadsheetID: st.SpreadsheetID(), Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb}
+	mailer, err := newReplyMailer(s.cfg.Mail, e.getenv)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	opts := tui.Options{Store: st, SpreadsheetID: st.SpreadsheetID(), Refresh: s.cfg.RefreshInterval(), Replayer: rp, Initial: wb, Mailer: mailer}
 	if db, ok := st.(*postgres.Store); ok {
 		// A database tells of every change: no polling.
 		updates, err := liveUpdates(ctx, db)
