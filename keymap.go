@@ -110,6 +110,7 @@ copy_link         | CopyLink        | o                    | o            | copy
 reply             | Reply           | m                    | m            | reply (mailto: link)
 
 # Dialogs and views over the table
+compose_send      | ComposeSend     | ctrl+s               | ctrl+s       | reply composer: end, then send
 back              | Back            | esc                  | esc          | back / close
 confirm_yes       | ConfirmYes      | y Y                  | y            | confirm: yes
 confirm_no        | ConfirmNo       | n N enter q          | N            | confirm: no

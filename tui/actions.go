@@ -355,6 +355,13 @@ func (m *Model) onAction(a action) tea.Cmd {
 	case sendReplyAction:
 		m.dialog = nil
 		return m.sendReply(a.reply)
+	case composeDoneAction:
+		m.compose = nil
+		return m.onReplyEdited(replyEditedMsg{reply: a.reply})
+	case composeLeaveAction:
+		m.compose = nil
+		m.reply.kept[a.reply.id] = a.reply
+		return m.toasts.sayf(toastInfo, "reply not sent: the draft is kept, %s opens it again", firstKey(m.c.keys.Reply))
 	case reopenReplyAction:
 		m.dialog = nil
 		return m.editReply(a.reply)

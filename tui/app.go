@@ -152,9 +152,11 @@ type Model struct {
 
 	replay replayState // the plan, the run and the halt banner (replay.go, replayrun.go)
 	reply  replyState  // replies being written and sent, drafts kept (replymail.go)
-	watch  watchState  // other people's runs, and the one watched (watch.go)
-	clip   clipboard   // copying, and whether tmux passes OSC 52 on (clipboard.go)
-	end    endState    // told to end, and what to print once the screen is gone
+	// compose is the reply being written in the TUI (over triage serve: composer.go).
+	compose *composer
+	watch   watchState // other people's runs, and the one watched (watch.go)
+	clip    clipboard  // copying, and whether tmux passes OSC 52 on (clipboard.go)
+	end     endState   // told to end, and what to print once the screen is gone
 
 	geo geometry // the body's layout, recomputed at the end of every Update (layout.go)
 }

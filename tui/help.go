@@ -39,6 +39,8 @@ func (m *Model) ShortHelp() []key.Binding {
 		return []key.Binding{bindingHelp(hintKeys(append(k.RunClose.Keys(), k.backKeys()...)...), "back to the table"), scroll}
 	case m.groups != nil:
 		return []key.Binding{withDesc(k.GroupsFilter, "filter to group"), bindingHelp(hintKeys(slices.Concat(k.Back.Keys(), k.Clear.Keys())...), "back"), k.Help, scroll}
+	case m.compose != nil:
+		return []key.Binding{withDesc(k.ComposeSend, "end, then send"), withDesc(k.Back, "leave (draft kept)")}
 	case m.detail != nil && m.detail.search.typing:
 		return []key.Binding{withDesc(k.FilterKeep, "keep search"), withDesc(k.FilterCancel, "drop search")}
 	case m.detail != nil:

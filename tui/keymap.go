@@ -108,6 +108,9 @@ type KeyMap struct {
 	// the row to replied.
 	Reply key.Binding
 
+	// ComposeSend ends a reply written in the TUI's composer (over triage serve): the
+	// question to send it comes next.
+	ComposeSend key.Binding
 	// Back leaves whatever is open over the table (the help, the detail view, the progress
 	// view, the group view, a picker, a dialog), whatever clear and quit are bound to.
 	Back key.Binding
@@ -327,8 +330,8 @@ func (k KeyMap) fullHelp() []helpGroup {
 		// also name; at 80x24 the help scrolls to them.
 		group("Dialogs and views", []helpEntry{
 			entryOf(k.Back), joined("confirm: yes / no", k.ConfirmYes, k.ConfirmNo), entryOf(k.ConfirmList),
-			entryOf(k.PickerChoose), entryOf(k.GroupsFilter), entryOf(k.RunClose),
-		}, k.Back, k.ConfirmYes, k.ConfirmNo, k.ConfirmList, k.PickerChoose, k.GroupsFilter, k.RunClose),
+			entryOf(k.PickerChoose), entryOf(k.GroupsFilter), entryOf(k.RunClose), entryOf(k.ComposeSend),
+		}, k.Back, k.ConfirmYes, k.ConfirmNo, k.ConfirmList, k.PickerChoose, k.GroupsFilter, k.RunClose, k.ComposeSend),
 		// Not keys: what the table's markers mean (colour shows the cursor and the marks;
 		// without colour the markers do).
 		group("Markers", []helpEntry{
@@ -414,7 +417,7 @@ var (
 	dialogOnly = []string{
 		"pager_page_down", "pager_page_up", "next_field", "prev_field", "next_row", "prev_row",
 		"search", "search_next", "search_prev", "back",
-		"confirm_yes", "confirm_no", "confirm_list", "picker_choose", "groups_filter", "run_close",
+		"confirm_yes", "confirm_no", "confirm_list", "picker_choose", "groups_filter", "run_close", "compose_send",
 		"filter_keep", "filter_cancel", "filter_prev", "filter_next",
 		"input_delete_back", "input_delete", "input_left", "input_right", "input_home", "input_end",
 		"input_kill_before", "input_kill_after", "input_delete_word", "input_complete",
@@ -449,6 +452,9 @@ var (
 			actions: slices.Concat(anyView, nav, []string{"help", "cancel", "back", "clear", "quit", "replay_progress",
 				"run_close", "refresh", "replay", "replay_all"}),
 			alike: []string{"back", "clear", "quit", "replay_progress", "run_close"},
+		},
+		{ // the reply composer (its text area's own keys edit the text)
+			actions: slices.Concat(anyView, []string{"compose_send", "back"}),
 		},
 		{ // the filter prompt and the command line
 			actions: slices.Concat(anyView, []string{"filter_keep", "filter_cancel", "filter_prev", "filter_next",

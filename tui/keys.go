@@ -70,6 +70,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.dialog = d
 		return m.onAction(act)
 	}
+	if m.compose != nil {
+		var act action
+		m.compose, act = m.compose.Update(msg)
+		return m.onAction(act)
+	}
 	if m.help.open {
 		var act action
 		m.help, act = m.help.Update(msg)
@@ -107,6 +112,8 @@ func (m *Model) hiddenOpen() string {
 	switch {
 	case m.dialog != nil:
 		return "a dialog"
+	case m.compose != nil:
+		return "the reply you are writing"
 	case m.help.open:
 		return "the help"
 	case m.prompt.open:
@@ -123,6 +130,8 @@ func (m *Model) closeHidden() tea.Cmd {
 	switch {
 	case m.dialog != nil:
 		return m.onAction(closeAction{})
+	case m.compose != nil:
+		return m.onAction(composeLeaveAction{m.compose.reply})
 	case m.help.open:
 		m.help.open = false
 	case m.prompt.open:
@@ -312,11 +321,8 @@ func rootVerbs() map[verb]func(m *Model, inDetail bool) tea.Cmd {
 			return m.onAction(m.clip.copyLink(ts, r, m.book.id))
 		},
 		vReply: func(m *Model, inDetail bool) tea.Cmd {
-			switch {
-			case m.replyOffered():
+			if m.replyOffered() {
 				return m.mailReply(inDetail)
-			case m.opts.Mailer != nil:
-				return tea.Batch(m.toasts.sayf(toastInfo, "%s", replyUnavailable), m.onAction(m.changes.reply(m.scope(inDetail), &m.clip)))
 			}
 			return m.onAction(m.changes.reply(m.scope(inDetail), &m.clip))
 		},

@@ -84,6 +84,7 @@ func DefaultKeyMap() KeyMap {
 		Reply:    b("m", "reply (mailto: link)", "m"),
 
 		// Dialogs and views over the table
+		ComposeSend:  b("ctrl+s", "reply composer: end, then send", "ctrl+s"),
 		Back:         b("esc", "back / close", "esc"),
 		ConfirmYes:   b("y", "confirm: yes", "y", "Y"),
 		ConfirmNo:    b("N", "confirm: no", "n", "N", "enter", "q"),
@@ -169,6 +170,7 @@ func (k *KeyMap) actions() []namedBinding {
 		{"copy", &k.Copy},
 		{"copy_link", &k.CopyLink},
 		{"reply", &k.Reply},
+		{"compose_send", &k.ComposeSend},
 		{"back", &k.Back},
 		{"confirm_yes", &k.ConfirmYes},
 		{"confirm_no", &k.ConfirmNo},

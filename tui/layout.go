@@ -48,6 +48,9 @@ func (m *Model) relayout() {
 	if m.detail != nil {
 		m.detail.setSize(w, m.geo.bodyH)
 	}
+	if m.compose != nil {
+		m.compose.setSize(w, m.geo.bodyH)
+	}
 	if m.groups != nil {
 		m.groups.listH = groupsListHeight(m.geo.bodyH)
 	}

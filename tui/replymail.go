@@ -4,8 +4,9 @@
 // whether to send it, sends it in a Cmd, and then sets the row to replied (its triaged_by and
 // triaged_at stamped as for any change, and u undoes the status). A draft left as it was is
 // not sent; one that can't be sent says why and reopens on a yes; a send that fails keeps the
-// draft, and `m` on the row opens it again. Without a Mailer, or over `triage serve` (an
-// editor there would run on the shared host), `m` copies the mailto: link as before.
+// draft, and `m` on the row opens it again. Over `triage serve` the draft is written in the
+// TUI's composer instead (composer.go): an editor there would run on the shared host. Without
+// a Mailer, `m` copies the mailto: link as before.
 
 package tui
 
@@ -110,8 +111,13 @@ func (m *Model) mailReply(inDetail bool) tea.Cmd {
 	return m.editReply(rm)
 }
 
-// editReply suspends the TUI and runs the editor on the reply's text.
+// editReply suspends the TUI and runs the editor on the reply's text; over triage serve it
+// opens the composer instead (an editor would run on the shared host).
 func (m *Model) editReply(rm replyMail) tea.Cmd {
+	if m.opts.Remote {
+		m.compose = newComposer(m.c, rm, m.c.width, m.geo.bodyH)
+		return nil
+	}
 	run := &editorRun{editor: cmp.Or(m.c.editor, defaultEditor), text: rm.edited}
 	return tea.Exec(run, func(err error) tea.Msg {
 		rm.edited = run.out
@@ -202,11 +208,6 @@ func (m *Model) onReplySent(msg replySentMsg) tea.Cmd {
 	return tea.Batch(said, m.onAction(writeAction{op}))
 }
 
-// replyOffered reports whether `m` writes and sends a reply here (a Mailer, and not over
-// triage serve), else copies the mailto: link; over serve it says why once.
-func (m *Model) replyOffered() bool {
-	return m.opts.Mailer != nil && !m.opts.Remote
-}
-
-// replyUnavailable is what `m` over triage serve says before copying the mailto: link.
-const replyUnavailable = "over triage serve a reply is a mailto: link: an editor would run on the shared host"
+// replyOffered reports whether `m` writes and sends a reply here (a Mailer), else copies the
+// mailto: link.
+func (m *Model) replyOffered() bool { return m.opts.Mailer != nil }

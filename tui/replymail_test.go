@@ -103,12 +103,36 @@ func TestReplyMailSteps(t *testing.T) {
 	}
 }
 
-// Over triage serve, m copies the mailto: link (an editor would run on the shared host) and
-// says why.
-func TestReplyOverServeIsTheLink(t *testing.T) {
-	m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Mailer = &fakeMailer{}; o.Remote = true })
-	texts := clipboardTexts(t, send(m, press("m")))
-	if len(texts) == 0 || !strings.HasPrefix(texts[0], "mailto:") || !strings.Contains(toastTexts(m), "an editor would run on the shared host") {
-		t.Errorf("over serve m copied %q, toasts %q", texts, toastTexts(m))
+// Over triage serve the reply is written in the TUI's composer (an editor there would run on
+// the shared host): m opens it on the draft, what is typed goes in, ctrl+s ends it and the
+// question comes, y sends; esc leaves it with the draft kept, and m opens that again.
+func TestReplyComposerOverServe(t *testing.T) {
+	fm := &fakeMailer{}
+	m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Mailer = fm; o.Remote = true })
+	keys(m, "m")
+	if m.compose == nil {
+		t.Fatalf("over serve m opened no composer; toasts %q", toastTexts(m))
+	}
+	if out := plainScreen(m); !strings.Contains(out, "Reply · ctrl+s ends it") || !strings.Contains(out, "To: ") {
+		t.Errorf("the composer:\n%s", out)
+	}
+	typeText(m, "Thanks, Ann!")
+	keys(m, "esc")
+	if m.compose != nil || !strings.Contains(toastTexts(m), "the draft is kept") {
+		t.Fatalf("esc: composer %v, toasts %q", m.compose != nil, toastTexts(m))
+	}
+	keys(m, "m")
+	if m.compose == nil || !strings.Contains(m.compose.ta.Value(), "Thanks, Ann!") {
+		t.Fatal("m doesn't open the kept draft again")
+	}
+	keys(m, "ctrl+s")
+	if d, ok := m.dialog.(confirm); !ok || !strings.Contains(d.question, "Send the reply to") {
+		t.Fatalf("ctrl+s: %T", m.dialog)
+	}
+	for _, msg := range cmdMsgs(t, send(m, press("y"))) {
+		send(m, msg)
+	}
+	if len(fm.sent) != 1 || !strings.HasPrefix(fm.sent[0], "Thanks, Ann!") {
+		t.Errorf("sent %q", fm.sent)
 	}
 }

@@ -92,6 +92,8 @@ func (m *Model) render() string {
 	lines = append(lines, m.replay.bannerLines(w, m.tabs.activeName())...)
 	var body []string
 	switch {
+	case m.compose != nil:
+		body = padLines(strings.Split(m.compose.View(w), "\n"), w, m.geo.bodyH)
 	case m.replay.showRun && m.replay.run != nil:
 		body = m.replay.run.lines(m.c, m.spinner, w, m.geo.bodyH)
 	case m.watch.watching():
