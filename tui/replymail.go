@@ -100,6 +100,12 @@ func (m *Model) mailReply(inDetail bool) tea.Cmd {
 	if m.reply.sending {
 		return m.toasts.sayf(toastInfo, "a reply is being sent; try again when it is")
 	}
+	if !roleAllows(m.c.role, model.AccessTriager) {
+		// Mail in the site's name is a triager's to send: a viewer gets the link to send
+		// from their own mail, if at all.
+		return tea.Batch(m.toasts.sayf(toastInfo, "%s is a %s: only %s sends a reply from here; the mailto: link instead", cellLine(m.c.user), m.c.role, rolesThatCan(model.AccessTriager)),
+			m.onAction(m.changes.reply(m.scope(inDetail), &m.clip)))
+	}
 	rm, ok := m.reply.kept[r.ID]
 	if !ok {
 		draft, err := m.opts.Mailer.Draft(t, r)

@@ -136,3 +136,15 @@ func TestReplyComposerOverServe(t *testing.T) {
 		t.Errorf("sent %q", fm.sent)
 	}
 }
+
+// Over triage serve, a viewer doesn't send mail in the site's name: m copies the link and says
+// who can send.
+func TestReplyByAViewerIsTheLink(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) {
+		o.Mailer, o.Remote, o.Access, o.User = &fakeMailer{}, true, model.AccessViewer, "vera"
+	})
+	texts := clipboardTexts(t, send(m, press("m")))
+	if m.compose != nil || len(texts) == 0 || !strings.HasPrefix(texts[0], "mailto:") || !strings.Contains(toastTexts(m), "vera is a viewer: only a triager or an operator sends a reply") {
+		t.Errorf("a viewer's m: composer %v, copied %q, toasts %q", m.compose != nil, texts, toastTexts(m))
+	}
+}

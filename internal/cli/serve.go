@@ -147,6 +147,10 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 		return nil, err
 	}
 	rp := newReplayRunner(sources, e.vars().secret, st)
+	mailer, err := newReplyMailer(s.cfg.Mail, e.getenv)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
 	// The hub's reads outlive the signal: during the shutdown grace a write that lands is
 	// followed by its read, which must not fail as "context canceled". Its loop stops with ctx.
 	opts := serve.HubOptions{Store: st, Replayer: rp, Refresh: s.cfg.RefreshInterval(), Logger: log, Initial: wb}
@@ -163,7 +167,7 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 		sess := hub.Session(u)
 		// Remote: the program runs on the jump host, not on the person's machine, so it
 		// neither suspends itself nor runs an editor there.
-		return sess.Options(tui.Options{SpreadsheetID: st.SpreadsheetID(), KeyMap: km, Mouse: s.cfg.Mouse, Remote: true}), sess.Close
+		return sess.Options(tui.Options{SpreadsheetID: st.SpreadsheetID(), KeyMap: km, Mouse: s.cfg.Mouse, Remote: true, Mailer: mailer}), sess.Close
 	}, nil
 }
 
