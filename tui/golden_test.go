@@ -48,6 +48,25 @@ func TestGolden(t *testing.T) {
 		{name: "dumb_80x24", w: 80, h: 24, keys: []string{"j", "space", "2"}, setup: []func(*Model){env("TERM=dumb"), profile(colorprofile.NoTTY)}},
 		{name: "dumb_confirm_80x24", w: 80, h: 24, keys: []string{"space", "space", "s", "4"}, setup: []func(*Model){env("TERM=dumb"), profile(colorprofile.NoTTY)}},
 		{name: "toosmall_50x12", w: 50, h: 12},
+		// A dialog hidden by the too-small screen is named, with the key that closes it.
+		{name: "toosmall_dialog_50x12", w: 50, h: 12, setup: []func(*Model){func(m *Model) {
+			send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+			keys(m, "s")
+			send(m, tea.WindowSizeMsg{Width: 50, Height: 12})
+		}}},
+
+		// The wide view scrolled sideways, the detail view's search, the command line, the
+		// saved views' bar, a run's result opened.
+		{name: "wide_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{"ctrl+w", "l"}},
+		{name: "wide_120x40", w: 120, h: 40, keys: []string{"2", "ctrl+w"}},
+		{name: "search_80x24", w: 80, h: 24, keys: []string{"enter", "/", "m", "e", "s", "s", "a", "g", "e", "enter"}},
+		{name: "search_80x24_dumb", w: 80, h: 24, keys: []string{"enter", "/", "m", "e", "s", "s", "a", "g", "e", "enter"}, setup: []func(*Model){env("TERM=dumb"), profile(colorprofile.NoTTY)}},
+		{name: "command_80x24_nocolor", w: 80, h: 24, noColor: true, keys: []string{":", "v", "i", "e", "w", " "}},
+		{name: "views_120x40", w: 120, h: 40, keys: []string{"]"}, setup: []func(*Model){func(m *Model) {
+			if ts := m.tabs.current(); ts != nil {
+				ts.cfg.Views = []model.View{{Name: "new", Filter: "status:new"}, {Name: "spam", Filter: "status:spam"}}
+			}
+		}}},
 		{name: "nocolor_env_deadletter_80x24", w: 80, h: 24, keys: []string{"2", "j", "space"}, setup: []func(*Model){env("TERM=xterm-256color", "NO_COLOR=1")}},
 
 		// Dead letters and the queue.
