@@ -6,6 +6,8 @@
 package tui
 
 import (
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
@@ -27,8 +29,9 @@ type composeLeaveAction struct{ reply replyMail }
 func (composeDoneAction) isAction()  {}
 func (composeLeaveAction) isAction() {}
 
-// newComposer opens the composer on the reply's text, the cursor at its top (where the reply
-// is written, above the quote).
+// newComposer opens the composer on the reply's text, the cursor where the reply is written:
+// the first line of the message, after the headers and the blank line below them (above the
+// quote).
 func newComposer(c *common, rm replyMail, w, h int) *composer {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
@@ -42,8 +45,23 @@ func newComposer(c *common, rm replyMail, w, h int) *composer {
 	ta.SetHeight(max(3, h-2))
 	ta.SetValue(rm.edited)
 	ta.MoveToBegin()
+	for range bodyLine(rm.edited) {
+		ta.CursorDown()
+	}
+	ta.CursorStart()
 	ta.Focus()
 	return &composer{c: c, reply: rm, ta: ta}
+}
+
+// bodyLine is the index of a draft's first body line: the one after the blank line that ends
+// its headers (0 when it has none).
+func bodyLine(draft string) int {
+	for i, l := range strings.Split(strings.ReplaceAll(draft, "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // Update edits the text; ctrl+s ends it, esc leaves it.

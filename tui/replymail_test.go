@@ -132,7 +132,8 @@ func TestReplyComposerOverServe(t *testing.T) {
 	for _, msg := range cmdMsgs(t, send(m, press("y"))) {
 		send(m, msg)
 	}
-	if len(fm.sent) != 1 || !strings.HasPrefix(fm.sent[0], "Thanks, Ann!") {
+	// What was typed went where the reply is written: below the headers, above the quote.
+	if len(fm.sent) != 1 || !strings.HasPrefix(fm.sent[0], "To: ada@example.com\nSubject: Re: hi\n\nThanks, Ann!") {
 		t.Errorf("sent %q", fm.sent)
 	}
 }

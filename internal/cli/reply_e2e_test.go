@@ -5,90 +5,24 @@ import (
 	"io"
 	"mime"
 	"mime/quotedprintable"
-	"net"
 	"net/mail"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/emersion/go-smtp"
-
+	"github.com/triage-dev/triage/internal/replymail"
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
-
-// relay is a real SMTP server (go-smtp) on 127.0.0.1, a relay on this machine: no TLS, no
-// login. It keeps every message it takes.
-type relay struct {
-	addr string
-	mu   sync.Mutex
-	got  []relayed
-}
-
-type relayed struct {
-	from  string
-	rcpts []string
-	data  []byte
-}
-
-func startRelay(t *testing.T) *relay {
-	t.Helper()
-	rl := &relay{}
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &relaySession{rl: rl}, nil }))
-	srv.Domain = "localhost"
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl.addr = l.Addr().String()
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(l) }()
-	t.Cleanup(func() { srv.Close(); l.Close(); <-done })
-	return rl
-}
-
-func (rl *relay) messages() []relayed {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return append([]relayed(nil), rl.got...)
-}
-
-type relaySession struct {
-	rl  *relay
-	cur relayed
-}
-
-func (s *relaySession) Mail(from string, _ *smtp.MailOptions) error {
-	s.cur = relayed{from: from}
-	return nil
-}
-func (s *relaySession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	s.cur.rcpts = append(s.cur.rcpts, to)
-	return nil
-}
-func (s *relaySession) Data(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	s.cur.data = b
-	s.rl.mu.Lock()
-	s.rl.got = append(s.rl.got, s.cur)
-	s.rl.mu.Unlock()
-	return nil
-}
-func (s *relaySession) Reset()        { s.cur = relayed{} }
-func (s *relaySession) Logout() error { return nil }
 
 // m on an inbox message, with [mail] in the config: the editor opens on a draft (To, Re:,
 // the message quoted), the person writes a line, says yes, and a real SMTP server receives
 // the reply, to the sender, with their words and the quote; the row is then replied in the
 // sheet. A hostile name (CR LF and a Bcc in it) adds no header and no recipient.
 func TestReplyIsSentAndTheRowReplied(t *testing.T) {
-	rl := startRelay(t)
+	rl := testbed.StartSMTPRelay(t)
 	wb := &emulator.Workbook{SpreadsheetID: "s1", Title: "Test", TimeZone: "Etc/UTC", Sheets: []*emulator.Sheet{
 		{Title: "Inbox", Validations: map[string][]string{"E": {"new", "read", "replied", "done"}}, Rows: [][]any{
 			{"Timestamp", "Name", "Email", "Message", "Status", "ID"},
@@ -98,7 +32,7 @@ func TestReplyIsSentAndTheRowReplied(t *testing.T) {
 	emu, url := startEmu(t, wb)
 	c := newCLI(t, url)
 	cfgPath := filepath.Join(t.TempDir(), "config.toml")
-	cfg := "[mail]\nfrom = \"Acme <hello@acme.example>\"\nsmtp = \"" + rl.addr + "\"\ntls = \"none\"\nsignature = \"Acme Studio\"\n"
+	cfg := "[mail]\nfrom = \"Acme <hello@acme.example>\"\nsmtp = \"" + rl.Addr + "\"\ntls = \"none\"\nsignature = \"Acme Studio\"\n"
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +49,7 @@ func TestReplyIsSentAndTheRowReplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mailer, err := newReplyMailer(s.cfg.Mail, e.getenv)
+	mailer, err := replymail.New(s.cfg.Mail, e.getenv)
 	if err != nil || mailer == nil {
 		t.Fatalf("no mailer: %v", err)
 	}
@@ -129,23 +63,23 @@ func TestReplyIsSentAndTheRowReplied(t *testing.T) {
 	p.WaitScreen(t, "Ann")
 	p.Keys("m")
 	p.WaitScreen(t, "Send the reply to", "ann@example.com", "Subject: Re: Is the shop open on Sunday?")
-	if len(rl.messages()) != 0 {
+	if len(rl.Messages()) != 0 {
 		t.Fatal("sent before the yes")
 	}
 	p.Keys("y")
-	if !testbed.Until(t, func() bool { return len(rl.messages()) == 1 }) {
-		t.Fatalf("the relay got %d messages; the screen:\n%s", len(rl.messages()), p.Screen(t))
+	if !testbed.Until(t, func() bool { return len(rl.Messages()) == 1 }) {
+		t.Fatalf("the relay got %d messages; the screen:\n%s", len(rl.Messages()), p.Screen(t))
 	}
-	got := rl.messages()[0]
-	if strings.Join(got.rcpts, ",") != "ann@example.com" || got.from != "hello@acme.example" {
-		t.Errorf("envelope from %q to %q: the hostile name added a recipient?", got.from, got.rcpts)
+	got := rl.Messages()[0]
+	if strings.Join(got.To, ",") != "ann@example.com" || got.From != "hello@acme.example" {
+		t.Errorf("envelope from %q to %q: the hostile name added a recipient?", got.From, got.To)
 	}
-	msg, err := mail.ReadMessage(strings.NewReader(string(got.data)))
+	msg, err := mail.ReadMessage(strings.NewReader(string(got.Data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg.Header.Get("Bcc") != "" || strings.Contains(string(got.data), "\r\nBcc:") {
-		t.Errorf("a header from the name: %q", got.data)
+	if msg.Header.Get("Bcc") != "" || strings.Contains(string(got.Data), "\r\nBcc:") {
+		t.Errorf("a header from the name: %q", got.Data)
 	}
 	if subj, _ := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject")); subj != "Re: Is the shop open on Sunday?" {
 		t.Errorf("subject %q", subj)

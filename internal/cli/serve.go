@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"github.com/triage-dev/triage/sheets"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -13,8 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/internal/replymail"
 	"github.com/triage-dev/triage/internal/serve"
 	"github.com/triage-dev/triage/postgres"
+	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -147,7 +148,7 @@ func sessionFactory(ctx context.Context, s *settings, e *env, log *slog.Logger) 
 		return nil, err
 	}
 	rp := newReplayRunner(sources, e.vars().secret, st)
-	mailer, err := newReplyMailer(s.cfg.Mail, e.getenv)
+	mailer, err := replymail.New(s.cfg.Mail, e.getenv)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

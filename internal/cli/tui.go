@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/internal/replymail"
 	"github.com/triage-dev/triage/postgres"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/tui"
@@ -56,7 +57,7 @@ func cmdTUI(ctx context.Context, g *globals, e *env) error {
 		return err
 	}
 	rp := newReplayRunner(sources, e.vars().secret, st)
-	mailer, err := newReplyMailer(s.cfg.Mail, e.getenv)
+	mailer, err := replymail.New(s.cfg.Mail, e.getenv)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

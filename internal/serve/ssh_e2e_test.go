@@ -124,6 +124,12 @@ func (p *panes) waitFor(name string, within time.Duration, what ...string) {
 // address.
 func serveHub(tb testing.TB, f *fixture, auth *config.ServeAuth, logs io.Writer) string {
 	tb.Helper()
+	return serveHubMailing(tb, f, auth, logs, nil)
+}
+
+// serveHubMailing is serveHub whose sessions send replies with mailer (nil: none).
+func serveHubMailing(tb testing.TB, f *fixture, auth *config.ServeAuth, logs io.Writer, mailer tui.Mailer) string {
+	tb.Helper()
 	log := slog.New(slog.DiscardHandler)
 	if logs != nil {
 		log = slog.New(slog.NewTextHandler(logs, nil))
@@ -132,7 +138,7 @@ func serveHub(tb testing.TB, f *fixture, auth *config.ServeAuth, logs io.Writer)
 		IdleTimeout: time.Minute, MaxAuthFailures: 10, ShutdownGrace: 2 * time.Second, Auth: auth},
 		func(u User, _ []string) (tui.Options, func()) {
 			s := f.hub.Session(u)
-			return s.Options(tui.Options{SpreadsheetID: sheetID, Remote: true}), s.Close
+			return s.Options(tui.Options{SpreadsheetID: sheetID, Remote: true, Mailer: mailer}), s.Close
 		}, log)
 	if err != nil {
 		tb.Fatal(err)

@@ -1,4 +1,6 @@
-package cli
+// Package replymail is the TUI's Mailer (tui.Mailer: m as a real reply) made of the mail
+// package: the one adapter between the two, for triage, triage serve and their tests.
+package replymail
 
 import (
 	"context"
@@ -13,13 +15,12 @@ import (
 	"github.com/triage-dev/triage/tui"
 )
 
-// replyMailer is the TUI's Mailer (m as a real reply): the mail package, built from the
-// config's [mail].
+// replyMailer is the TUI's Mailer: the mail package, built from the config's [mail].
 type replyMailer struct{ m *triagemail.Mailer }
 
-// newReplyMailer is the TUI's Mailer for a config, nil when [mail] doesn't say how to send
-// (the TUI then copies a mailto: link).
-func newReplyMailer(sec config.MailSection, getenv func(string) string) (tui.Mailer, error) {
+// New is the TUI's Mailer for a config's [mail], nil when it doesn't say how to send (the TUI
+// then copies a mailto: link); an error when the section has a problem.
+func New(sec config.MailSection, getenv func(string) string) (tui.Mailer, error) {
 	m, err := triagemail.New(sec, getenv)
 	if err != nil {
 		return nil, err
