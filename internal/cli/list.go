@@ -41,7 +41,8 @@ columns).
 
 -o tsv, for scripts: a header line, then one line per row, tab-separated, never cut. In a cell
 a backslash is written \\, a tab \t, a newline \n, a carriage return \r, any other control or
-bidi character \uXXXX and a byte that isn't UTF-8 \xHH, so each cell reads back exactly. Times
+bidi character \u and its four hex digits (\u202e), and a byte that isn't UTF-8 \x and its two
+(\xff), so each cell reads back exactly. Times
 are RFC 3339, as in --json.`,
 		Example: `  triage list --tab Inbox --status new
   triage list --tab deadletter --filter 'source:crm !status:delivered'

@@ -411,8 +411,8 @@ func writeListTSV(w io.Writer, t *model.Table, recs []*model.Record) error {
 
 // appendTSV appends s as a -o tsv cell: a backslash as \\, a tab \t, a newline \n, a carriage
 // return \r, every other character the sanitiser replaces (C0 and C1 controls, DEL, bidi
-// controls, invisible breaks: model.Unsafe) as \uXXXX (\UXXXXXXXX past U+FFFF), and each byte
-// that isn't UTF-8 as \xHH; the rest as it is. So a cell holds no tab or newline to break
+// controls, invisible breaks: model.Unsafe) as \u and four hex digits (\u202e; \U and eight
+// past U+FFFF), and each byte that isn't UTF-8 as \x and two (\xff); the rest as it is. So a cell holds no tab or newline to break
 // the line, nothing a terminal would act on (the sanitising writer finds nothing to replace),
 // and reads back byte for byte.
 func appendTSV(dst []byte, s string) []byte {
