@@ -98,27 +98,6 @@ func Subject(t *model.Table, r *model.Record, max int) string {
 
 // Quote is a message as "> " lines (">" for a blank one), sanitised (model.Sanitize: a
 // control character or a bidi override becomes a visible placeholder): at most limit
-// characters of it (0: all), then "> […]", with shortened true, when there was more.
-func Quote(msg string, limit int) (lines []string, shortened bool) {
-	s := strings.TrimSpace(model.Sanitize(strings.ReplaceAll(msg, "\r\n", "\n")))
-	if limit > 0 && utf8.RuneCountInString(s) > limit {
-		s = string([]rune(s)[:limit])
-		shortened = true
-	}
-	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimRight(l, " ")
-		if l == "" {
-			lines = append(lines, ">")
-			continue
-		}
-		lines = append(lines, "> "+l)
-	}
-	if shortened {
-		lines = append(lines, "> […]")
-	}
-	return lines, shortened
-}
-
 // Attribution is the line above the quote: "On Mon, 2 Mar 2026 at 14:05, Ada wrote:" (the
 // message's time in the tab's zone; without a time, "Ada wrote:"; without a name, "you").
 func Attribution(t *model.Table, r *model.Record) string {
@@ -167,7 +146,7 @@ func (m *Mailer) Draft(t *model.Table, r *model.Record, template string) (string
 		b.WriteString("\n\n") // a line to write on, and a blank one before the quote
 	}
 	b.WriteString(Attribution(t, r) + "\n")
-	quote, _ := Quote(t.Get(r, model.FMessage), 0)
+	quote, _ := model.QuoteLines(t.Get(r, model.FMessage), 0)
 	for _, l := range quote {
 		b.WriteString(l + "\n")
 	}

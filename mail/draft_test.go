@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/model"
 )
 
 func draftMailer(t *testing.T) *Mailer {
@@ -112,7 +113,7 @@ func TestToSubjectQuote(t *testing.T) {
 			t.Errorf("error carries a control: %q", err)
 		}
 	}
-	lines, short := Quote("one\n\n"+strings.Repeat("é", 20), 10)
+	lines, short := model.QuoteLines("one\n\n"+strings.Repeat("é", 20), 10)
 	if !short || strings.Join(lines, "|") != "> one|>|> ééééé|> […]" {
 		t.Errorf("Quote %q %v", lines, short)
 	}

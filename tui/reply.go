@@ -8,7 +8,6 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/triage-dev/triage/model"
 )
@@ -59,7 +58,7 @@ func mailtoReply(t *model.Table, r *model.Record) (replyLink, error) {
 	if !strings.HasPrefix(strings.ToLower(subject), "re:") {
 		subject = strings.TrimSpace("Re: " + subject)
 	}
-	quote, shortened := quoteMessage(msg, replyQuoteMax)
+	quote, shortened := model.QuoteLines(msg, replyQuoteMax)
 	var body []string
 	if name := cellLine(t.Get(r, model.FName)); name != "" {
 		body = append(body, "", name+" wrote:")
@@ -71,30 +70,6 @@ func mailtoReply(t *model.Table, r *model.Record) (replyLink, error) {
 	link := "mailto:" + strings.ReplaceAll(mailtoEscape(addr.Address), "%40", "@") +
 		"?subject=" + mailtoEscape(subject) + "&body=" + mailtoEscape(strings.Join(body, "\r\n"))
 	return replyLink{link: link, to: addr.Address, shortened: shortened}, nil
-}
-
-// quoteMessage is the message, sanitised, as "> " lines: at most max characters of it, then
-// "> […]" when there was more.
-func quoteMessage(msg string, limit int) ([]string, bool) {
-	s := strings.TrimSpace(model.Sanitize(strings.ReplaceAll(msg, "\r\n", "\n")))
-	shortened := false
-	if utf8.RuneCountInString(s) > limit {
-		s = string([]rune(s)[:limit])
-		shortened = true
-	}
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimRight(l, " ")
-		if l == "" {
-			out = append(out, ">")
-			continue
-		}
-		out = append(out, "> "+l)
-	}
-	if shortened {
-		out = append(out, "> […]")
-	}
-	return out, shortened
 }
 
 // mailtoEscape percent-encodes a mailto: header value (RFC 6068): everything but the
@@ -114,10 +89,9 @@ func headerCol(t *model.Table, name string) int {
 	return -1
 }
 
-// reply answers `m`: on an inbox row (the cursor's, or the detail's), copy the reply
-// link, then offer (default No) to set the row to replied, where the tab has that status and a
-// write could start.
-func (ch *changes) reply(sc actionScope, cb *clipboard) action {
+// replyRow is the row m answers: the detail view's record, else the cursor row; a nil record
+// when there is none.
+func (sc actionScope) replyRow() (*tabState, *model.Record) {
 	var ts *tabState
 	var r *model.Record
 	if sc.detail != nil {
@@ -125,7 +99,18 @@ func (ch *changes) reply(sc actionScope, cb *clipboard) action {
 	} else if ts = sc.tabs.current(); ts != nil && ts.data != nil {
 		r, _ = ts.current()
 	}
-	if ts == nil || ts.data == nil || r == nil {
+	if ts == nil || ts.data == nil {
+		return nil, nil
+	}
+	return ts, r
+}
+
+// reply answers `m`: on an inbox row (the cursor's, or the detail's), copy the reply
+// link, then offer (default No) to set the row to replied, where the tab has that status and a
+// write could start.
+func (ch *changes) reply(sc actionScope, cb *clipboard) action {
+	ts, r := sc.replyRow()
+	if r == nil {
 		return nil
 	}
 	t := ts.data.table

@@ -82,15 +82,8 @@ func (reopenReplyAction) isAction() {}
 // mailReply is `m` with a Mailer: the editor on the row's draft (a kept one if a send of it
 // failed), or why not.
 func (m *Model) mailReply(inDetail bool) tea.Cmd {
-	sc := m.scope(inDetail)
-	var ts *tabState
-	var r *model.Record
-	if sc.detail != nil {
-		ts, r = sc.tabs.named(sc.detail.tab), &sc.detail.rec
-	} else if ts = sc.tabs.current(); ts != nil && ts.data != nil {
-		r, _ = ts.current()
-	}
-	if ts == nil || ts.data == nil || r == nil {
+	ts, r := m.scope(inDetail).replyRow()
+	if r == nil {
 		return nil
 	}
 	t := ts.data.table

@@ -44,8 +44,8 @@ discarded rows are skipped). A systemic failure, or three retryable failures in 
 halts the run (exit 3); --dry-run shows what would be sent and changes nothing.
 
 For cron, --max-time and --limit bound a run. --max-time 55m stops starting sends when the
-time left is less than the longest request timeout of the selected rows' sources plus ` + goDuration(replay.WriteBackAllowance) + `
-for the write-back (with the default ` + goDuration(replay.DefaultTimeout) + ` timeout: ` + goDuration(replay.DefaultTimeout+replay.WriteBackAllowance) + ` before the end), lets the requests
+time left is less than the longest request timeout of the selected rows' sources plus ` + model.ShortDuration(replay.WriteBackAllowance) + `
+for the write-back (with the default ` + model.ShortDuration(replay.DefaultTimeout) + ` timeout: ` + model.ShortDuration(replay.DefaultTimeout+replay.WriteBackAllowance) + ` before the end), lets the requests
 in flight finish, writes their outcomes back and names the rows not started; --limit 500
 replays the 500 oldest waiting rows (by timestamp) and says how many it left out. Rows left
 for the next run make the exit code 1; they keep their keys, so nothing is sent twice.
@@ -78,7 +78,7 @@ code.`,
 	fs.IntVar(&f.conc, "concurrency", 0, fmt.Sprintf("requests in flight at once, at most %d (default: each source's own concurrency, and %d for the sources without one)", replay.MaxConcurrency, replay.DefaultConcurrency))
 	fs.BoolVar(&f.asJSON, "json", false, "one JSON document on stdout")
 	fs.BoolVar(&f.force, "force", false, "also replay rows older than their source's key_ttl (a duplicate may result)")
-	fs.StringVar(&f.maxTimeText, "max-time", "", fmt.Sprintf("the longest the run may take, e.g. 55m: sends stop when less is left than the longest request timeout of its sources plus %s for the write-back; what is in flight finishes and is written back, the rows not started are named (exit 1)", goDuration(replay.WriteBackAllowance)))
+	fs.StringVar(&f.maxTimeText, "max-time", "", fmt.Sprintf("the longest the run may take, e.g. 55m: sends stop when less is left than the longest request timeout of its sources plus %s for the write-back; what is in flight finishes and is written back, the rows not started are named (exit 1)", model.ShortDuration(replay.WriteBackAllowance)))
 	fs.IntVar(&f.limit, "limit", 0, "replay at most N rows, the oldest (by timestamp) first, after every other rule; the summary says how many were left out (exit 1 when some were)")
 	fs.StringVar(&f.reportPath, "report", "", "write a report of the run to FILE.html or FILE.md (the extension picks the format)")
 	fs.StringVar(&f.notify, "notify", "", "post an alert when the run halts or leaves rows not done: a URL under [notify] url_prefixes, or env:NAME (default: [notify] url)")
@@ -256,20 +256,7 @@ func (f *replayFlags) checkMaxTime(t *model.Table, sel replay.Selection, sources
 		return nil
 	}
 	return usageErr("replay: --max-time %s leaves no time to send: the run stops starting sends %s before its end (the longest request timeout of the selected rows' sources, %s, plus %s to write outcomes back); give more than %s, or leave --max-time out",
-		goDuration(f.maxTime), goDuration(margin), goDuration(margin-replay.WriteBackAllowance), goDuration(replay.WriteBackAllowance), goDuration(margin))
-}
-
-// goDuration is d as a flag takes it, without the zero units Go's String adds: "55m",
-// "1m20s", "1h30m".
-func goDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+		model.ShortDuration(f.maxTime), model.ShortDuration(margin), model.ShortDuration(margin-replay.WriteBackAllowance), model.ShortDuration(replay.WriteBackAllowance), model.ShortDuration(margin))
 }
 
 // openReplayTab loads the workbook and finds the dead-letter tab to replay (name, else the
@@ -521,7 +508,7 @@ func newReplayDoc(t *model.Table, sel replay.Selection, sum model.ReplaySummary,
 // end) and --limit.
 func (d *replayDoc) bounds(f *replayFlags, margin time.Duration) {
 	if f.maxTime > 0 {
-		d.MaxTime, d.StopMargin = goDuration(f.maxTime), goDuration(margin)
+		d.MaxTime, d.StopMargin = model.ShortDuration(f.maxTime), model.ShortDuration(margin)
 	}
 	d.Limit = f.limit
 }
