@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,5 +56,45 @@ func TestPackagingFiles(t *testing.T) {
 	}
 	if out, err := exec.Command(sa, "verify", p).CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) > 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// The README's Installing section names the package's paths, as the package lays them out
+// (packaging/deb-contents.txt, which packaging/check holds the built .deb to): a path it names
+// that the package doesn't install would send an operator looking for nothing. The one
+// exception is the key file the operator puts there.
+func TestReadmeInstallPathsAreThePackages(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(readme)
+	start := strings.Index(r, "## Installing")
+	end := strings.Index(r[start+1:], "\n## ")
+	if start < 0 || end < 0 {
+		t.Fatal("the README has no Installing section")
+	}
+	section := r[start : start+1+end]
+	contents, err := os.ReadFile(filepath.Join("packaging", "deb-contents.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	installed := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(contents)), "\n") {
+		f := strings.Fields(l)
+		installed[strings.TrimSuffix(f[len(f)-1], "/")] = true
+	}
+	named := regexp.MustCompile("(/(?:usr|etc|var)/[A-Za-z0-9._/-]*[A-Za-z0-9])").FindAllString(section, -1)
+	if len(named) < 5 {
+		t.Fatalf("the Installing section names %d paths: %q", len(named), named)
+	}
+	made := map[string]bool{
+		"/etc/triage/service-account.json": true, // the operator's key
+		"/var/lib/triage":                  true, // made by the tmpfiles entry at install
+	}
+	for _, p := range named {
+		if !installed[p] && !made[p] {
+			t.Errorf("the README's Installing section names %s, which the package does not install", p)
+		}
 	}
 }
