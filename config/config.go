@@ -143,10 +143,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// DefaultPath is $XDG_CONFIG_HOME/triage/config.toml (~/.config when unset).
-func DefaultPath() string { return DefaultPathFrom(os.Getenv) }
-
-// DefaultPathFrom is DefaultPath reading the environment through getenv.
+// DefaultPathFrom is the config's default path, $XDG_CONFIG_HOME/triage/config.toml (~/.config
+// when unset), reading the environment through getenv (the settings resolver's, never the
+// process's own: internal/cli is the only reader of the environment).
 func DefaultPathFrom(getenv func(string) string) string {
 	dir := getenv("XDG_CONFIG_HOME")
 	if dir == "" {

@@ -33,6 +33,20 @@ func (s *Store) Work(ctx context.Context, worker string, fn func(context.Context
 // included). A lost claim doesn't stop it (the job is another worker's now); it stops at the
 // first other queue error, or when ctx ends. A long-running worker calls it whenever it is
 // told of new jobs (Watch), or on its own schedule.
+//
+// A worker's loop: take every pending job, one at a time, each recorded done or error as the
+// work says. Run as many such workers as you like, anywhere: no two get the same job.
+//
+//	st, err := postgres.Open(ctx, os.Getenv("TRIAGE_DATABASE_URL"), postgres.Options{})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer st.Close()
+//	host, _ := os.Hostname()
+//	n, err := st.WorkAll(ctx, host, func(ctx context.Context, job postgres.Job) error {
+//		log.Printf("running %s (%s), attempt %d", job.ID, job.Type, job.Attempts)
+//		return nil // an error is recorded in the job's row: status error, its text in lastError
+//	})
 func (s *Store) WorkAll(ctx context.Context, worker string, fn func(context.Context, Job) error) (n int, err error) {
 	for ctx.Err() == nil {
 		ran, err := s.Work(ctx, worker, fn)

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -184,11 +183,8 @@ func (s *Source) Validate() error {
 
 // Redact describes a source's configured headers without their values, for dry runs and
 // logs: "Authorization: env:CRM_TOKEN (set)", "X-Api-Key: (from config, hidden)". Whether an
-// env variable is set is read from the process environment.
-func Redact(src *Source) []string { return redact(src, os.Getenv) }
-
-// Redact is like the package-level Redact but reads the environment through the client's
-// Getenv, as its sends do, so a preview says "(set)" exactly when a send would find the secret.
+// env variable is set is read through the client's Getenv, as its sends do, so a preview says
+// "(set)" exactly when a send would find the secret.
 func (c *Client) Redact(src *Source) []string { return redact(src, c.getenv) }
 
 func redact(src *Source, getenv func(string) string) []string {

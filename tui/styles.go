@@ -120,10 +120,8 @@ func (s *Styles) buildSpans() {
 	}
 }
 
-// NewStyles builds the style tree for a background (dark or light), or with no color at all.
-func NewStyles(dark, noColor bool) *Styles { return newStylesFor(dark, noColor, false) }
-
-// newStylesFor is NewStyles with ASCII borders when ascii is set (TERM=dumb).
+// newStylesFor builds the style tree for a background (dark or light), or with no color at
+// all, with ASCII borders when ascii is set (TERM=dumb).
 func newStylesFor(dark, noColor, ascii bool) *Styles {
 	st := newStyles(dark, noColor, ascii)
 	st.buildSpans()

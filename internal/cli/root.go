@@ -19,14 +19,9 @@ import (
 	"github.com/triage-dev/triage/sheets"
 )
 
-// Run executes one invocation (args without the program name) with the given standard
-// streams and environment, and returns its exit code (DESIGN §7). Tests call it; Main calls
-// it with the process's own.
-func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv})
-}
-
-// run executes one invocation and returns its exit code. Everything a command prints goes
+// run executes one invocation (args without the program name) with e's standard streams and
+// environment, and returns its exit code (DESIGN §7); Main calls it with the process's own,
+// the tests with theirs. Everything a command prints goes
 // through the one sanitising writer (jsonout.go), stdout and stderr alike, errors included;
 // only cobra's own text (help, completion, man), which holds no sheet data, reaches stdout
 // as it is; the TUI draws on the terminal itself, not through e.

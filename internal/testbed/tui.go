@@ -160,9 +160,3 @@ func Press(k string) tea.KeyPressMsg {
 	r := []rune(k)[0]
 	return tea.KeyPressMsg{Code: r, Text: k}
 }
-
-// Final is the model after the program ended, unwrapped.
-func (p *Program) Final(t testing.TB) tea.Model {
-	t.Helper()
-	return p.FinalModel(t, teatest.WithFinalTimeout(Wait)).(probed).m
-}
