@@ -6,7 +6,7 @@ import (
 )
 
 // TestCheckReportsWhatTheRuntimeRefuses: the problems `config check` used to pass and the
-// runtime then refused (issue 7) are each reported, on their own line.
+// runtime then refused are each reported, on their own line.
 func TestCheckReportsWhatTheRuntimeRefuses(t *testing.T) {
 	data := `[tabs.deadletter.columns]
 key = "url"

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// The retry arithmetic shared by the Sheets store and the replay client (seed 003): one
-// full-jitter schedule, written once. Pure, apart from Sleep's timer.
+// The retry arithmetic shared by the Sheets store and the replay client: one full-jitter
+// schedule, written once. Pure, apart from Sleep's timer.
 
 // BackoffCeil is the ceiling of the full-jitter wait before attempt n+1 after n failed
 // attempts: min(capD, base·2^(n-1)), without overflow. n < 1 counts as 1; a non-positive
@@ -23,7 +23,7 @@ func BackoffCeil(n int, base, capD time.Duration) time.Duration {
 }
 
 // FullJitter is the wait drawn from [0, ceil] by u, a number uniform in [0, 1) (a u outside
-// [0, 1] is clamped): uniform over the whole band, as seed 003's "full jitter" says.
+// [0, 1] is clamped): uniform over the whole band, the "full jitter" of exponential backoff.
 func FullJitter(ceil time.Duration, u float64) time.Duration {
 	if ceil <= 0 || u <= 0 || u != u {
 		return 0

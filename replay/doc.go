@@ -77,8 +77,8 @@
 //
 // # Sending calls in the first place: Producer
 //
-// The client that replays is the one callers should use to begin with (DESIGN §10, seed 003's
-// safeFetch). A Producer sends a Call through a Client, so the same outcome table and
+// The client that replays is the one callers should use to begin with (DESIGN §10, the Apps Script
+// drop-in's safeFetch). A Producer sends a Call through a Client, so the same outcome table and
 // presets, backoff, Retry-After, rate limits, timeouts and allowlist apply, and hands every
 // call that is not delivered to a DeadLetterSink (*sheets.Store appends it to failed_calls).
 // The contract:

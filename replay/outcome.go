@@ -81,7 +81,7 @@ func ParseOutcome(s string) (Outcome, error) {
 const (
 	// PresetREST is the default outcome table.
 	PresetREST = "rest"
-	// PresetAppsScript is the table of a Google Apps Script web app (seed 000).
+	// PresetAppsScript is the table of a Google Apps Script web app.
 	PresetAppsScript = "apps-script"
 )
 

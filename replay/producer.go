@@ -34,8 +34,8 @@ var DefaultDeadLetterOn = []Outcome{Retryable, Systemic, Rejected, Refused}
 // Producer.Concurrency is 0, as a bulk replay's default does.
 const DefaultProducerConcurrency = DefaultConcurrency
 
-// Producer sends calls for the code that makes them in the first place (seed 003's
-// safeFetch): through Client (the same keys, outcome table, backoff, Retry-After, rate
+// Producer sends calls for the code that makes them in the first place (the Apps Script
+// drop-in's safeFetch): through Client (the same keys, outcome table, backoff, Retry-After, rate
 // limits and timeouts as `triage replay`), handing every call that is not delivered to Sink
 // with exactly the key it was sent with. Set the fields, then use it from any number of
 // goroutines.
@@ -50,7 +50,7 @@ type Producer struct {
 	// this says: nothing has been decided about it.
 	DeadLetterOn []Outcome
 	// KeyFields maps a source to the top-level payload field a call's key is read from when
-	// Call.Key is empty ("id" for seed 000's `{"id": ...}`). A source that carries its key in
+	// Call.Key is empty ("id" for an Apps Script web app's `{"id": ...}`). A source that carries its key in
 	// a body field (Source.Key {In: "body", Name: "id"}, config `key = "body:id"`) reads that
 	// field without being listed, as a replay reads its rows.
 	KeyFields map[string]string

@@ -257,7 +257,7 @@ func TestApplyQuotedTabNames(t *testing.T) {
 }
 
 // Queue edits built from a load meet workers that moved on before the write (DESIGN §2,
-// seed 002): a re-claimed or finished job is not requeued, an error job a person already
+// stale claims): a re-claimed or finished job is not requeued, an error job a person already
 // re-queued is not clobbered, a requeue lands on its job wherever the row moved, and a
 // claim younger than the threshold is never requeued.
 func TestQueueConflictsBetweenLoadAndWrite(t *testing.T) {

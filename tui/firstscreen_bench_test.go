@@ -17,7 +17,7 @@ import (
 	"github.com/triage-dev/triage/sheets/emulator"
 )
 
-// BenchmarkFirstScreen100k is issue 18's "TUI first screen at 100k rows" against "a plain
+// BenchmarkFirstScreen100k is the "TUI first screen at 100k rows" figure against "a plain
 // curl of the same batchGet", in one run, alternately: the TUI's own load of a 100,000-row
 // Inbox through the real store on the emulator (connected as triage connects: streaming
 // reads, gzip), its preparation and the first View; and the raw GET of the same values the

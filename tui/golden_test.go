@@ -131,7 +131,7 @@ type black struct{}
 
 func (black) RGBA() (r, g, b, a uint32) { return 0, 0, 0, 0xffff }
 
-// goldenSizes are the terminals issue 9 asks every screen to be drawn at: the SSH default,
+// goldenSizes are the terminals every screen is drawn at: the SSH default,
 // a roomy one and the smallest the UI accepts.
 var goldenSizes = []struct{ w, h int }{{80, 24}, {120, 40}, {60, 15}}
 

@@ -2,7 +2,7 @@ package tui
 
 import "testing"
 
-// TestGoldenMatrix holds the screens issue 9 lists, each at every size and terminal.
+// TestGoldenMatrix holds every screen, each at every size and terminal.
 func TestGoldenMatrix(t *testing.T) {
 	t.Run("inbox", func(t *testing.T) {
 		goldenMatrix(t, "inbox", nil, func(t *testing.T, m *Model) { keys(m, "j", "space", "k") })

@@ -3,7 +3,7 @@ package tui
 import "testing"
 
 // BenchmarkPrepare100k is what the load Cmd derives from a 100,000-row inbox before the first
-// screen (preparedMsg: display order, ID index, counts, widths; before issue 18 also the
+// screen (preparedMsg: display order, ID index, counts, widths; once also the
 // filter text of every row). It runs off the UI goroutine, but the first screen waits for it.
 func BenchmarkPrepare100k(b *testing.B) {
 	wb := bigWorkbook(b, 100_000)
@@ -27,7 +27,7 @@ func BenchmarkPrepareFilterText100k(b *testing.B) {
 }
 
 // BenchmarkPrepareWithFilterText100k is prepare with the filter text of every row, what the
-// load Cmd did before the first screen until issue 18 (and what a workbook shared by `triage
+// load Cmd once did before the first screen (and what a workbook shared by `triage
 // serve` still gets once for all its sessions): BenchmarkPrepare100k plus
 // BenchmarkPrepareFilterText100k, measured in the same run as both.
 func BenchmarkPrepareWithFilterText100k(b *testing.B) {

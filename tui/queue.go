@@ -9,7 +9,7 @@ import (
 	"github.com/triage-dev/triage/model"
 )
 
-// The queue tab (seed 002): jobs are pending, claimed by a worker, done, or in sticky error.
+// The queue tab: jobs are pending, claimed by a worker, done, or in sticky error.
 // A claim older than the tab's stale_after (default 30 minutes) is stale: its worker most
 // likely died. Q lists exactly which claims are stale, with their worker and age, and asks
 // before sending them back to pending; a claim that is not older than the threshold is never

@@ -3,7 +3,7 @@
 // round trip, 50 Mbit/s each way by default), and prints what each costs in time and bytes:
 // a 100,000-row load, an idle refresh, set-status of 1,000 IDs on a 10,000-row tab. Ratios,
 // not absolute times, are what it is for: both clients run in the same run, alternately.
-// docs/BENCHMARKS.md (issue 18) has the numbers and bench/netshape.sh the whole procedure.
+// docs/BENCHMARKS.md has the numbers and bench/netshape.sh the whole procedure.
 //
 //	go build -o /tmp/triage . && go run ./bench/netshape -triage /tmp/triage -node /tmp/benchnode
 package main

@@ -463,7 +463,7 @@ func printableASCII[T string | []byte](b T) bool {
 // "id", "status", "time", "fields", "problems"}]}, the document writeJSON would write for
 // it (fields by header, in sorted order; time and problems only when there are any), but row
 // by row into a buffer and escaped as it is written (appendJSONString): no document in memory
-// and no second pass over it (docs/BENCHMARKS.md, issue 8). It is the one encoder besides
+// and no second pass over it (docs/BENCHMARKS.md, load). It is the one encoder besides
 // writeJSON, held byte for byte equal to it by TestListStreamedOutputMatchesBefore and
 // FuzzListJSONMatchesWriteJSON (list_test.go).
 func writeListJSON(w io.Writer, t *model.Table, recs []*model.Record) error {

@@ -353,7 +353,7 @@ func TestAppendUnicodeEscapeReadsBack(t *testing.T) {
 // FuzzListJSONMatchesWriteJSON holds list --json's streamed encoder (writeListJSON) and the
 // CLI's one JSON encoder (writeJSON, through refListJSON) byte for byte equal for any header,
 // cell and problem text: streaming is what keeps `list --json` at 100,000 rows within its
-// budget (docs/BENCHMARKS.md, issue 8), so the second encoder stays, and this is its guard.
+// budget (docs/BENCHMARKS.md, load), so the second encoder stays, and this is its guard.
 func FuzzListJSONMatchesWriteJSON(f *testing.F) {
 	for _, s := range []string{"", "plain", hostile, "<b>&</b>", "\"\\", "\x00\x1f\x7f", "\u0085\u202e\u2028\ufeff", "\xff\xfe", "日本語 😀", "2026-01-01T10:00:00Z", "46000.5"} {
 		f.Add(s, s, s, s)

@@ -50,7 +50,7 @@ func producerFault(i, attempt int) (receiver.Fault, bool) {
 	return receiver.Fault{}, false
 }
 
-// The producer contract end to end (issue 11): a caller sends 1,000 calls through
+// The producer contract end to end: a caller sends 1,000 calls through
 // replay.Producer to the reference receiver with faults on; every call that is not delivered
 // lands in failed_calls on the emulator (through sheets.Store's sink) with exactly the key its
 // attempts carried; `triage replay --all` with the faults off then delivers every row under

@@ -11,7 +11,7 @@ import (
 // `triage set-status` of 1,000 IDs on a 10,000-row tab with a Status dropdown, the dead-letter
 // and queue tabs missing: the tab is read once, and the command sends its metadata and
 // dropdown, that read, the write, and (as it exits) the deletion of the write's journal sheet:
-// four requests, none for a missing tab (issue 18; it was 6 before the journal's deletion).
+// four requests, none for a missing tab (it was 6 before the journal's deletion).
 func TestSetStatusReadsOnce(t *testing.T) {
 	rows := [][]any{{"Timestamp", "Name", "Email", "Message", "Status", "ID"}}
 	for i := 1; i <= 10_000; i++ {

@@ -14,7 +14,7 @@ import (
 	"github.com/triage-dev/triage/model"
 )
 
-// What an unattended run leaves behind (issue 11): `triage replay --report FILE` and
+// What an unattended run leaves behind: `triage replay --report FILE` and
 // `--notify URL`. The report is written whatever the run's outcome (a halt, --json, an
 // interrupt); the alert is posted only when the run halted or left rows not done.
 //

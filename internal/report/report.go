@@ -1,6 +1,5 @@
 // Package report writes what an unattended `triage replay` run leaves for the people who
-// read it (issue 11, seed 001's "make it good"): a run report in HTML (for a mail client) or
-// Markdown, and the one short alert posted to a chat webhook when a run halts or leaves rows
+// read it: a run report in HTML (for a mail client) or Markdown, and the one short alert posted to a chat webhook when a run halts or leaves rows
 // not done.
 //
 // Everything shown comes from the sheet, a destination's answer or the config, so every text

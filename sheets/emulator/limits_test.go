@@ -56,7 +56,7 @@ func cols(sheet int64, start, end int64) *sheets.DimensionRange {
 	return &sheets.DimensionRange{SheetId: sheet, Dimension: "COLUMNS", StartIndex: start, EndIndex: end}
 }
 
-// absurd is every request of issue 7 point 6 that asks the workbook to pass
+// absurd is every request that asks the workbook to pass
 // Google's 10,000,000-cell limit, from 2e9 rows to just one cell too many.
 func absurd() []struct {
 	name string
