@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/triage-dev/triage/internal/backoff"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -70,7 +71,7 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 			// gets it, and the same deadlock comes round again. Or a key another writer put on
 			// its row after this transaction read the keys taken (a unique violation): run
 			// again, the read sees that key and the edit is a conflict.
-			if err := model.Sleep(ctx, deadlockPause(try)); err != nil {
+			if err := backoff.Sleep(ctx, deadlockPause(try)); err != nil {
 				return model.ApplyResult{}, fmt.Errorf("%s to %s: %w; nothing was written", op, s.url, err)
 			}
 			continue

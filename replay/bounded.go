@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/triage-dev/triage/internal/backoff"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -77,7 +78,7 @@ func (b timeBudget) watch(ctx context.Context, stop func(error)) {
 			stop(ErrTimeUp)
 			return
 		}
-		if model.Sleep(ctx, left) != nil {
+		if backoff.Sleep(ctx, left) != nil {
 			return
 		}
 	}

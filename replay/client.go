@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/triage-dev/triage/internal/backoff"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -161,7 +162,7 @@ func (c *Client) rand() float64 {
 // Backoff is the full-jitter wait before attempt n+1 after attempt n failed:
 // uniform(0, min(Cap, Base·2^(n-1))).
 func (c *Client) Backoff(n int) time.Duration {
-	return model.FullJitter(model.BackoffCeil(n, c.base(), c.cap()), c.rand())
+	return backoff.FullJitter(backoff.Ceil(n, c.base(), c.cap()), c.rand())
 }
 
 // limiter returns the source's rate limiter, nil when it has no rate.
@@ -264,7 +265,7 @@ func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 		}
 		release()
 		res.Attempts[len(res.Attempts)-1].Wait = wait
-		if err := model.Sleep(ctx, wait); err != nil {
+		if err := backoff.Sleep(ctx, wait); err != nil {
 			res.Attempts[len(res.Attempts)-1].Wait = 0
 			res.Interrupted = true
 			break

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/internal/backoff"
 )
 
 func TestBackoffScheduleProperty(t *testing.T) {
@@ -23,7 +23,7 @@ func TestBackoffScheduleProperty(t *testing.T) {
 		c := &Client{Base: tc.base, Cap: tc.cap, Rand: r.Float64}
 		for n := 1; n <= 12; n++ {
 			ceil := time.Duration(math.Min(float64(tc.cap), float64(tc.base)*math.Pow(2, float64(n-1))))
-			if got := model.BackoffCeil(n, tc.base, tc.cap); got != ceil {
+			if got := backoff.Ceil(n, tc.base, tc.cap); got != ceil {
 				t.Fatalf("base %v cap %v n %d: ceiling %v, want %v", tc.base, tc.cap, n, got, ceil)
 			}
 			const samples = 4000

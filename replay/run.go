@@ -199,13 +199,7 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	}
 	jobs, sum.LeftOut = limitJobs(jobs, opts.Limit)
 	if opts.DryRun {
-		for _, j := range jobs {
-			sum.DryRun = append(sum.DryRun, model.PlannedCall{ID: j.ID, Row: j.Row, Method: j.Call.Method, URL: j.Call.URL,
-				Key: j.Call.Key, Source: j.Call.Source, Headers: redact(c.Sources[j.Call.Source], c.getenv)})
-			sum.Rows = append(sum.Rows, model.RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: model.StateQueued})
-		}
-		sum.Counts[model.StateQueued] = len(jobs)
-		return sum
+		return dryRun(c, jobs, sum)
 	}
 	// Writes must land even after a cancel: the outcomes of in-flight calls are facts.
 	wctx := context.WithoutCancel(ctx)
@@ -239,9 +233,6 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 	r := &runner{c: c, t: t, opts: opts, total: len(jobs), counts: map[model.RowState]int{}}
 	r.cancel = cancel
 
-	results := make([]model.RowResult, len(jobs))
-	started := make([]bool, len(jobs))
-	cut := make([]bool, len(jobs)) // its retries cut short by a halt or a stop
 	w := newWriter(wctx, st, opts, len(jobs))
 	if leases != nil {
 		w.renew = func() error { return lr.Renew(wctx, *leases) }
@@ -261,101 +252,12 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 		}
 	}()
 
-	// One lane per source, in order of first appearance; each lane works through its rows in
-	// plan order with up to twice the bound it shares rows in progress (or the source's own
-	// bound, which then also bounds its requests in flight: see runBounds). Only a request in
-	// flight holds one of the run's slots (and of the pool its source shares, if any): rows
-	// waiting for their source's rate or sleeping in backoff hold none, so a throttled source
-	// doesn't slow the others and a sleeping row doesn't idle a slot. Each lane also has a
-	// probe (see probe): until its source has answered a call of this run with success, one
-	// request of the lane is in flight at a time, whatever its bounds.
-	var order []string
-	lanes := map[string][]int{}
-	for i, j := range jobs {
-		if _, ok := lanes[j.Call.Source]; !ok {
-			order = append(order, j.Call.Source)
-		}
-		lanes[j.Call.Source] = append(lanes[j.Call.Source], i)
-	}
-	b := runBounds(opts.Concurrency, order, c.Sources)
-	runSem := make(chan struct{}, b.run)
-	var wg sync.WaitGroup
-	for _, name := range order {
-		idx := lanes[name]
-		width := b.width[name]
-		laneSem := b.shared[name]
-		pr := newProbe()
-		// A request takes its lane's slot (when it has one) first, then the run's: none
-		// holds a run slot while it waits for its lane.
-		acquire := func(ctx context.Context) (func(), error) {
-			releaseLane := func() {}
-			if laneSem != nil {
-				r, err := take(ctx, laneSem)
-				if err != nil {
-					return nil, err
-				}
-				releaseLane = r
-			}
-			releaseRun, err := take(ctx, runSem)
-			if err != nil {
-				releaseLane()
-				return nil, err
-			}
-			// The last step before a request leaves: from the stop point on, none does.
-			if budget.up() {
-				cancel(ErrTimeUp)
-				releaseRun()
-				releaseLane()
-				return nil, ErrTimeUp
-			}
-			return func() { releaseRun(); releaseLane() }, nil
-		}
-		var next int
-		var nmu sync.Mutex
-		for range width {
-			wg.Go(func() {
-				for {
-					if runCtx.Err() != nil {
-						return
-					}
-					nmu.Lock()
-					if next >= len(idx) {
-						nmu.Unlock()
-						return
-					}
-					i := idx[next]
-					next++
-					nmu.Unlock()
-					started[i] = true
-					results[i], cut[i] = r.one(runCtx, jobs[i], pr, acquire, w)
-				}
-			})
-		}
-	}
-	wg.Wait()
+	sent := r.sendLanes(runCtx, jobs, opts.Concurrency, budget, cancel, w)
 	stopWatch()
 	<-watched
 
 	sum.Halted = r.brk.halt()
-	for i, j := range jobs {
-		rr := results[i]
-		if !started[i] || rr.State == "" {
-			rr = model.RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: model.StateNotAttempted}
-		}
-		if rr.State == model.StateNotAttempted {
-			rr.Detail = "not sent: " + stopReason(runCtx)
-			sum.NotAttempted = append(sum.NotAttempted, j.ID)
-			r.emit(rr, true, 0)
-		}
-		if (rr.State == model.StateNotAttempted || cut[i]) && errors.Is(context.Cause(runCtx), ErrTimeUp) {
-			sum.TimeUp = true
-		}
-		if rr.State == model.StateRefused {
-			sum.Refused = append(sum.Refused, model.Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, rr.Detail)})
-		}
-		sum.Counts[rr.State]++
-		sum.Rows = append(sum.Rows, rr)
-	}
+	r.summarise(runCtx, jobs, sent, &sum)
 	sum.Cancelled = ctx.Err() != nil
 	w.close()
 	if leases != nil {
@@ -363,17 +265,9 @@ func Run(ctx context.Context, c *Client, st Store, t *model.Table, recs []*model
 			sum.WriteErrors = append(sum.WriteErrors, fmt.Sprintf("releasing this run's leases failed (%v): other runs skip its rows until the lease runs out", err))
 		}
 	}
-	sum.WriteRequests += w.requests
+	w.account(&sum)
 	if counted {
 		sum.WriteRequests = counter.WriteRequests() - writesBefore
-	}
-	sum.WriteConflicts = append(sum.WriteConflicts, w.conflicts...)
-	sum.WriteErrors = append(sum.WriteErrors, w.errors...)
-	sum.Recovered = append(sum.Recovered, w.recovered...)
-	for i := range sum.Rows {
-		if why, ok := w.unwritten[sum.Rows[i].ID]; ok {
-			sum.Rows[i].WriteBack = why
-		}
 	}
 	return sum
 }
@@ -395,71 +289,6 @@ func stopReason(ctx context.Context) string {
 // nothing new is sent after it.
 var ErrWriteBackStalled = errors.New("the sheet kept moving under the write-back")
 
-// DefaultConcurrency is the requests in flight at once of a run, and of each of its sources,
-// when neither RunOptions.Concurrency nor the source says.
-const DefaultConcurrency = 4
-
-// bounds are a run's limits on requests in flight (see RunOptions.Concurrency).
-type bounds struct {
-	// run bounds the run's requests in flight.
-	run int
-	// width is how many rows of a source are in progress at once: its own Concurrency when it
-	// has one (which then bounds its requests in flight too), else twice the bound it shares,
-	// so that rows sleeping in backoff don't idle its slots.
-	width map[string]int
-	// shared are the slots a source's requests take besides the run's, where the run's don't
-	// bound them: the one pool the sources without their own Concurrency share when no bound
-	// was given (nil: none).
-	shared map[string]chan struct{}
-}
-
-// runBounds works out a run's bounds for the sources in names: given (conc > 0), conc bounds
-// the run and caps every source's own Concurrency; unset, each source with its own
-// Concurrency gets it, those without share DefaultConcurrency, and the run's bound is the
-// sum; both at most MaxConcurrency.
-func runBounds(conc int, names []string, sources map[string]*Source) bounds {
-	b := bounds{width: map[string]int{}, shared: map[string]chan struct{}{}}
-	given := conc > 0
-	base := DefaultConcurrency
-	if given {
-		base = min(conc, MaxConcurrency)
-		b.run = base
-	}
-	var pool chan struct{}
-	for _, name := range names {
-		if src := sources[name]; src != nil && src.Concurrency > 0 {
-			own := min(src.Concurrency, MaxConcurrency)
-			if given {
-				own = min(own, base)
-			} else {
-				b.run += own
-			}
-			b.width[name] = own
-			continue
-		}
-		b.width[name] = 2 * base
-		if !given {
-			if pool == nil {
-				pool = make(chan struct{}, base)
-				b.run += base
-			}
-			b.shared[name] = pool
-		}
-	}
-	b.run = max(min(b.run, MaxConcurrency), 1)
-	return b
-}
-
-// take waits for a slot of sem (or ctx's end) and returns its release.
-func take(ctx context.Context, sem chan struct{}) (func(), error) {
-	select {
-	case sem <- struct{}{}:
-		return func() { <-sem }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 func withRunDefaults(o RunOptions) RunOptions {
 	if o.Concurrency > MaxConcurrency {
 		o.Concurrency = MaxConcurrency
@@ -471,51 +300,6 @@ func withRunDefaults(o RunOptions) RunOptions {
 		o.FlushInterval = 2 * time.Second
 	}
 	return o
-}
-
-// probe is a source's admission in one run. Until the source has answered a request of this
-// run with success (delivered or duplicate), at most one request to it is in flight, so a
-// broken integration (a wrong secret, an endpoint gone) costs one call before its systemic
-// answer halts the run, not one per slot; the first success opens the probe, and from then on
-// only the source's bounds (see runBounds) limit it. The probe is taken per request, not per
-// row: a row sleeping in backoff lets the next row's request go, one at a time.
-//
-// Only a success opens it. A retryable or deferred answer says nothing about whether calls
-// are accepted, and a rejection is an answer about one row (a validation error, a 410) that a
-// destination may give before it looks at the credential: neither shows that the source's
-// other calls would not all get the same systemic answer.
-type probe struct {
-	one    chan struct{} // the one request in flight while shut
-	opened chan struct{} // closed by the first success
-	once   sync.Once
-}
-
-func newProbe() *probe { return &probe{one: make(chan struct{}, 1), opened: make(chan struct{})} }
-
-// admit waits until a request of the source may go ahead: at once when the probe is open,
-// else for the one request in flight to end (or the probe to open, or ctx's end). It returns
-// the admission's release.
-func (p *probe) admit(ctx context.Context) (func(), error) {
-	select {
-	case <-p.opened:
-		return func() {}, nil
-	default:
-	}
-	select {
-	case <-p.opened:
-		return func() {}, nil
-	case p.one <- struct{}{}:
-		return func() { <-p.one }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// settle opens the probe on a success.
-func (p *probe) settle(res Result) {
-	if res.Outcome.Success() {
-		p.once.Do(func() { close(p.opened) })
-	}
 }
 
 // one replays a job and queues its write-back. Each request is admitted by the source's
@@ -1002,4 +786,57 @@ func (w *writer) flush(batch []pendingEdit) (stalled bool) {
 		w.unwritten[e.ID] = why[e.ID]
 	}
 	return stalled
+}
+
+// dryRun is the run that sends and writes nothing: what each planned row would send (its
+// headers described, never their values) and every row queued.
+func dryRun(c *Client, jobs []Job, sum model.ReplaySummary) model.ReplaySummary {
+	for _, j := range jobs {
+		sum.DryRun = append(sum.DryRun, model.PlannedCall{ID: j.ID, Row: j.Row, Method: j.Call.Method, URL: j.Call.URL,
+			Key: j.Call.Key, Source: j.Call.Source, Headers: redact(c.Sources[j.Call.Source], c.getenv)})
+		sum.Rows = append(sum.Rows, model.RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: model.StateQueued})
+	}
+	sum.Counts[model.StateQueued] = len(jobs)
+	return sum
+}
+
+// summarise gives every job its final state in sum, in plan order: a row never started (the
+// run stopped first) is NotAttempted with the stop's reason, and a row the time budget cut
+// short or kept from starting marks the run TimeUp.
+func (r *runner) summarise(runCtx context.Context, jobs []Job, sent sent, sum *model.ReplaySummary) {
+	results, started, cut := sent.results, sent.started, sent.cut
+	for i, j := range jobs {
+		rr := results[i]
+		if !started[i] || rr.State == "" {
+			rr = model.RowResult{ID: j.ID, Row: j.Row, Source: j.Call.Source, URL: j.Call.URL, Key: j.Call.Key, State: model.StateNotAttempted}
+		}
+		if rr.State == model.StateNotAttempted {
+			rr.Detail = "not sent: " + stopReason(runCtx)
+			sum.NotAttempted = append(sum.NotAttempted, j.ID)
+			r.emit(rr, true, 0)
+		}
+		if (rr.State == model.StateNotAttempted || cut[i]) && errors.Is(context.Cause(runCtx), ErrTimeUp) {
+			sum.TimeUp = true
+		}
+		if rr.State == model.StateRefused {
+			sum.Refused = append(sum.Refused, model.Refusal{ID: j.ID, Row: j.Row, Reason: fmt.Sprintf("row %d: %s", j.Row, rr.Detail)})
+		}
+		sum.Counts[rr.State]++
+		sum.Rows = append(sum.Rows, rr)
+	}
+}
+
+// account adds what the write-back did to sum: its requests (one per Apply; a store that
+// counts its own replaces the figure), the conflicts, errors and settled writes, and why each
+// row whose outcome couldn't be recorded wasn't.
+func (w *writer) account(sum *model.ReplaySummary) {
+	sum.WriteRequests += w.requests
+	sum.WriteConflicts = append(sum.WriteConflicts, w.conflicts...)
+	sum.WriteErrors = append(sum.WriteErrors, w.errors...)
+	sum.Recovered = append(sum.Recovered, w.recovered...)
+	for i := range sum.Rows {
+		if why, ok := w.unwritten[sum.Rows[i].ID]; ok {
+			sum.Rows[i].WriteBack = why
+		}
+	}
 }

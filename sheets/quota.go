@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triage-dev/triage/internal/backoff"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -116,7 +117,7 @@ func (p *Pacer) sleep(ctx context.Context, d time.Duration) error {
 	if p.Sleep != nil {
 		return p.Sleep(ctx, d)
 	}
-	return model.Sleep(ctx, d)
+	return backoff.Sleep(ctx, d)
 }
 
 func (p *Pacer) perMinute() int {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/internal/backoff"
 )
 
 // RetryPolicy bounds the retries of one Sheets API call. The store retries 429, 5xx and
@@ -52,7 +52,7 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.Cap = DefaultRetryCap
 	}
 	if p.Sleep == nil {
-		p.Sleep = model.Sleep
+		p.Sleep = backoff.Sleep
 	}
 	if p.RequestTimeout <= 0 {
 		p.RequestTimeout = DefaultRequestTimeout
@@ -64,12 +64,12 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 // min(Cap, Base·2^(n-1)). The actual wait is uniform in [0, Backoff(n)].
 func (p RetryPolicy) Backoff(n int) time.Duration {
 	p = p.withDefaults()
-	return model.BackoffCeil(n, p.Base, p.Cap)
+	return backoff.Ceil(n, p.Base, p.Cap)
 }
 
 // jitter draws the full-jitter wait under ceil.
 func jitter(ceil time.Duration) time.Duration {
-	return model.FullJitter(ceil, rand.Float64())
+	return backoff.FullJitter(ceil, rand.Float64())
 }
 
 // Fast failure of a Load that can't connect at all (no network, wrong --endpoint, a dead

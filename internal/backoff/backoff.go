@@ -1,17 +1,16 @@
-package model
+// Package backoff is the retry arithmetic shared by the Sheets store, the PostgreSQL store and
+// the replay client: one full-jitter schedule, written once. Pure, apart from Sleep's timer.
+package backoff
 
 import (
 	"context"
 	"time"
 )
 
-// The retry arithmetic shared by the Sheets store and the replay client: one full-jitter
-// schedule, written once. Pure, apart from Sleep's timer.
-
-// BackoffCeil is the ceiling of the full-jitter wait before attempt n+1 after n failed
+// Ceil is the ceiling of the full-jitter wait before attempt n+1 after n failed
 // attempts: min(capD, base·2^(n-1)), without overflow. n < 1 counts as 1; a non-positive
 // base gives capD.
-func BackoffCeil(n int, base, capD time.Duration) time.Duration {
+func Ceil(n int, base, capD time.Duration) time.Duration {
 	d := base
 	for i := 1; i < n && d > 0 && d < capD; i++ {
 		d *= 2
