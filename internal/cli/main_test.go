@@ -156,91 +156,6 @@ func TestListSanitisesAndFilters(t *testing.T) {
 	}
 }
 
-func TestSetStatusWritesAndReportsUnknownIDs(t *testing.T) {
-	emu, url := startEmu(t, smallWorkbook())
-	c := newCLI(t, url)
-	c.env["TRIAGE_SPREADSHEET"] = "s1"
-	r := c.run("set-status", "--tab", "Inbox", "--status", "read", "m1", "m2")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	if got := cell(t, emu, "Inbox", 2, 4); got != "read" {
-		t.Errorf("m1 status %q", got)
-	}
-	if got := cell(t, emu, "Inbox", 3, 4); got != "read" {
-		t.Errorf("m2 status %q", got)
-	}
-	// The write's journal sheet is deleted before the command exits: nothing hidden is left.
-	for _, sh := range emu.Workbook("s1").Sheets {
-		if strings.HasPrefix(sh.Title, "_triage_journal_") {
-			t.Errorf("journal sheet %q left after set-status", sh.Title)
-		}
-	}
-	r = c.run("set-status", "--tab", "Inbox", "--status", "done", "m1", "nope")
-	if r.code != exitPartial || !strings.Contains(r.stderr, `no row with ID "nope"`) {
-		t.Errorf("unknown ID: exit %d %s", r.code, r.stderr)
-	}
-	if got := cell(t, emu, "Inbox", 2, 4); got != "done" {
-		t.Errorf("m1 should still be written: %q", got)
-	}
-	r = c.run("set-status", "--tab", "Inbox", "--status", "archived", "m1")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "new, read, replied, done, spam") {
-		t.Errorf("bad status: exit %d %s", r.code, r.stderr)
-	}
-	r = c.run("--readonly", "set-status", "--tab", "Inbox", "--status", "spam", "m3")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--readonly") || cell(t, emu, "Inbox", 4, 4) != "done" {
-		t.Errorf("--readonly wrote: exit %d %s", r.code, r.stderr)
-	}
-	for _, o := range emu.ValueInputOptions() {
-		if o != "RAW" {
-			t.Errorf("a write used valueInputOption %s", o)
-		}
-	}
-}
-
-func TestClearErrorAndRequeueStale(t *testing.T) {
-	emu, url := startEmu(t, smallWorkbook())
-	c := newCLI(t, url)
-	c.env["TRIAGE_SPREADSHEET"] = "s1"
-	r := c.run("clear-error", "--tab", "Jobs", "j1", "j2")
-	if r.code != exitPartial || !strings.Contains(r.stderr, "not a sticky error") {
-		t.Errorf("clear-error j2 should be refused: %d %s", r.code, r.stderr)
-	}
-	if cell(t, emu, "Jobs", 2, 3) != "pending" || cell(t, emu, "Jobs", 2, 6) != "boom" {
-		t.Errorf("j1 not cleared (pending, its error text kept): %v", emu.Cells("s1", "Jobs")[1])
-	}
-	r = c.run("requeue-stale", "--dry-run")
-	if r.code != 0 || !strings.Contains(r.stdout, "j2") || strings.Contains(r.stdout, "j3") {
-		t.Fatalf("dry run: %d %q %q", r.code, r.stdout, r.stderr)
-	}
-	if cell(t, emu, "Jobs", 3, 3) != "claimed" {
-		t.Fatal("dry run wrote")
-	}
-	r = c.run("requeue-stale", "--older-than", "30m")
-	if r.code != 0 {
-		t.Fatalf("requeue: %d %s", r.code, r.stderr)
-	}
-	if cell(t, emu, "Jobs", 3, 3) != "pending" || cell(t, emu, "Jobs", 4, 3) != "claimed" {
-		t.Errorf("requeue touched the wrong rows: %v", emu.Cells("s1", "Jobs"))
-	}
-}
-
-func TestInitCreatesMissingTabs(t *testing.T) {
-	emu, url := startEmu(t, smallWorkbook())
-	c := newCLI(t, url)
-	r := c.run("--spreadsheet", "s1", "init")
-	if r.code != 0 || !strings.Contains(r.stdout, `created tab "failed_calls"`) {
-		t.Fatalf("init: %d %q %q", r.code, r.stdout, r.stderr)
-	}
-	if rows := emu.Cells("s1", "failed_calls"); len(rows) != 1 || model.CellString(rows[0][1]) != "source" {
-		t.Errorf("failed_calls headers: %v", rows)
-	}
-	r = c.run("--spreadsheet", "s1", "init")
-	if r.code != 0 || !strings.Contains(r.stdout, "nothing to do") {
-		t.Errorf("second init: %q", r.stdout)
-	}
-}
-
 func TestNoNetworkAtStartupIsExit2(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -330,16 +245,6 @@ func TestConfigCheck(t *testing.T) {
 	os.WriteFile(p, []byte("refresh = \"30s\"\n"), 0o600)
 	if r := c.run("config", "check", "--config", p); r.code != 0 {
 		t.Errorf("good config: %d %s", r.code, r.stdout)
-	}
-}
-
-func TestUsageErrors(t *testing.T) {
-	c := &cli{t: t, env: map[string]string{}}
-	if r := c.run("frobnicate"); r.code != exitUsage || !strings.Contains(r.stderr, "unknown command") {
-		t.Errorf("%+v", r)
-	}
-	if r := c.run("--nope"); r.code != exitUsage {
-		t.Errorf("%+v", r)
 	}
 }
 
