@@ -14,7 +14,8 @@ import (
 // The files the package installs beside the binary (packaging/): the sample config passes
 // `triage config check` as it is; the systemd unit passes `systemd-analyze verify` (where
 // systemd is, with the binary's path pointing at a program that exists here), never needs its
-// environment file (EnvironmentFile=-), and is the unit the README shows.
+// environment file (EnvironmentFile=-), and is the unit docs/SERVE.md (the operator's guide
+// the README links to) shows.
 func TestPackagingFiles(t *testing.T) {
 	probs, err := config.Check(filepath.Join("packaging", "etc", "config.toml"))
 	if err != nil || len(probs) != 0 {
@@ -30,13 +31,13 @@ func TestPackagingFiles(t *testing.T) {
 			t.Errorf("the unit lacks %q", want)
 		}
 	}
-	readme, err := os.ReadFile("README.md")
+	guide, err := os.ReadFile(filepath.Join("docs", "SERVE.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := u[strings.Index(u, "[Unit]"):]
-	if !strings.Contains(string(readme), body) {
-		t.Error("the README's unit is not packaging/systemd/triage.service: show the file as it is")
+	if !strings.Contains(string(guide), body) {
+		t.Error("docs/SERVE.md's unit is not packaging/systemd/triage.service: show the file as it is")
 	}
 	sa, err := exec.LookPath("systemd-analyze")
 	if err != nil {
