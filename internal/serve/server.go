@@ -47,7 +47,7 @@ type Settings struct {
 	// AuthFailureWindow is config.AuthFailureWindow unless a test shortens it.
 	AuthFailureWindow time.Duration
 	// ShutdownGrace is how long open sessions get to end on shutdown, a write or a replay in
-	// flight landing first (default 10s, under systemd's TimeoutStopSec=15 in the README).
+	// flight landing first (default 10s, under TimeoutStopSec=15 of packaging/systemd/triage.service).
 	ShutdownGrace time.Duration
 	// Auth is who may connect (config.Config.ServeAuth).
 	Auth *config.ServeAuth
