@@ -14,8 +14,8 @@ func newClearErrorCmd(g *globals, e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "clear-error ID...",
 		Short: "Release rows held by a sticky error",
-		Long: `Release rows of a dead-letter or queue tab that a sticky error (rejected, discarded,
-error) holds, so that a replay or a worker picks them up again. Rows are found by ID;
+		Long: `Release rows of a dead-letter or queue tab that a sticky error (rejected in a
+dead-letter tab, error in a queue) holds, so that a replay or a worker picks them up again. Rows are found by ID;
 automation never does this, only you. The error text stays, as why the row stopped, until
 the next attempt writes its own.`,
 		Example: `  triage clear-error --tab failed_calls 7f3c9a1e
