@@ -69,7 +69,7 @@ type RunWatch interface {
 
 // watchState is the runs of other people this session knows of, and the one it watches. It is
 // a component of the one shape (Update(msg) (watchState, action)): the root carries out its
-// actions (watchActions below).
+// actions (Model.onEffect, action.go).
 type watchState struct {
 	c      *common
 	sr     SharedRuns // the Replayer's SharedRuns side, nil when it has none
