@@ -1,5 +1,7 @@
 package main
 
+//go:generate go run ./internal/keytable/keytablegen -in keymap.go -out tui/keytable.go
+
 // keyTable is the product's key table: every action of the TUI, its default keys and its help,
 // by area. It is the one place the defaults are written.
 //
@@ -10,9 +12,10 @@ package main
 // pages the detail view; y copies in the table and says yes in a confirm).
 //
 // How it reaches the TUI: tui/keytable.go (tui.DefaultKeyMap and the action names) is generated
-// from this table, so package tui and its tests have the defaults without importing the root
-// package. TestKeyTable fails when that file is stale; `go test -run TestKeyTable . -update`
-// rewrites it. internal/cli builds the KeyMap with tui.ApplyKeys and hands it to the
+// from this table by internal/keytable/keytablegen (the go:generate line at the top of this file: run
+// `go generate ./...` after editing the table), so package tui and its tests have the defaults
+// without importing the root package. TestKeyTable fails when that file is stale, and never
+// writes it. internal/cli builds the KeyMap with tui.ApplyKeys and hands it to the
 // program in tui.Options.KeyMap, the only way a KeyMap reaches a running TUI (triage, demo,
 // and each session of serve).
 //

@@ -31,11 +31,6 @@ type actionScope struct {
 	ending bool
 }
 
-// writeAction: start the write op (Model.runWrite).
-type writeAction struct{ op writeOp }
-
-func (writeAction) isAction() {}
-
 // pendingAction remembers what an open picker is choosing for: the tab and the target rows by
 // ID (a refresh may land while the picker is open; IDs survive it, row indices don't).
 type pendingAction struct {
@@ -335,76 +330,6 @@ func rowLabel(t *model.Table, r *model.Record) string {
 
 // shortID shortens an ID for a title or toast: minted keys are 39 characters long.
 func shortID(id string) string { return truncate(cellLine(id), 14) }
-
-// onAction carries out what a component returned: a dialog's answer, a key a view handed up
-// (keyAction: verbs), a copy; the rest (onEffect) is common to every component.
-func (m *Model) onAction(a action) tea.Cmd {
-	switch a := a.(type) {
-	case nil:
-		return nil
-	case keyAction:
-		return verbs[a.v](m, a.inDetail)
-	case copyAction:
-		return m.onAction(m.clip.copyText(a.what, a.text))
-	case pickGroupAction:
-		return m.pickGroup(a.g)
-	case closeAction:
-		m.dialog = nil
-		m.replay.pendingReplay = nil
-		return nil
-	case sendReplyAction:
-		m.dialog = nil
-		return m.sendReply(a.reply)
-	case composeDoneAction:
-		m.compose = nil
-		return m.onReplyEdited(replyEditedMsg{reply: a.reply})
-	case composeLeaveAction:
-		m.compose = nil
-		m.reply.kept[a.reply.id] = a.reply
-		return m.toasts.sayf(toastInfo, "reply not sent: the draft is kept, %s opens it again", firstKey(m.c.keys.Reply))
-	case reopenReplyAction:
-		m.dialog = nil
-		return m.editReply(a.reply)
-	case pickStatusAction:
-		m.dialog = nil
-		return m.onAction(m.changes.setStatus(&m.tabs, a.status))
-	case writeAction:
-		return m.runWrite(a.op)
-	case sortAction:
-		m.dialog = nil
-		m.tabs.applySort(a)
-		return nil
-	case confirmAction:
-		m.dialog = nil
-		m.tabs.unmark(a.op)
-		return m.runWrite(a.op)
-	case replayStartAction:
-		m.dialog = nil
-		return m.startRun(a.seq)
-	case watchCancelAction:
-		m.dialog = nil
-		var act action
-		m.watch, act = m.watch.Update(a)
-		return m.onAction(act)
-	case editStepAction:
-		m.dialog = nil
-		var act action
-		m.edit, act = m.edit.Update(a)
-		return m.onAction(act)
-	case editorAction:
-		if a.note == "" {
-			return tea.Sequence(a.run)
-		}
-		return tea.Sequence(a.run, m.toasts.sayf(toastInfo, "%s", a.note))
-	case quitAction:
-		m.dialog = nil
-		if !m.replay.running() {
-			return m.quit()
-		}
-		return m.cancelAndQuit()
-	}
-	return m.onEffect(a)
-}
 
 // unmark drops the marks of the rows a confirmed op leaves out: they were part of the choice
 // just made.

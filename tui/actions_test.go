@@ -345,3 +345,22 @@ func TestSetStatusFromDetail(t *testing.T) {
 		t.Errorf("the detail view shows the new status:\n%s", plainScreen(m))
 	}
 }
+
+// D on marked rows some of which can't be discarded asks (it used to write the one it could
+// without a word), names the rest and unmarks them with the confirm.
+func TestDiscardMixedMarksConfirms(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30)
+	keys(m, "2", "*", "D") // k-1 dead, k-2 rejected, k-3 dead, k-4 delivered
+	out := plainScreen(m)
+	if m.writes.writing || !strings.Contains(out, "Discard 3 dead letters?") || !strings.Contains(out, "1 row already discarded or delivered") {
+		t.Fatalf("mixed marks: a confirm naming the skipped row, writing=%v:\n%s", m.writes.writing, out)
+	}
+	keys(m, "y")
+	ts := m.tabs.current()
+	if ri, ok := ts.data.byID["k-4"]; !ok || ts.marked[ri] {
+		t.Errorf("the delivered row is unmarked with the confirm")
+	}
+	if !m.writes.writing || len(m.writes.inflight.edits) != 3 {
+		t.Errorf("the three are written: %+v", m.writes.inflight)
+	}
+}

@@ -219,11 +219,12 @@ func New(opts Options) *Model {
 	c.readOnlyWhy = opts.ReadOnlyWhy
 	// Dark until the terminal answers tea.RequestBackgroundColor: most terminals are.
 	c.setBackground(true)
-	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{c: c, brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c}, cmd: cmdLine{c: c}}
+	m := &Model{c: c, store: opts.Store, opts: opts, life: lifetime{ctx, cancel}, tabs: tabSet{c: c, brokenOK: map[string]bool{}}, book: bookInfo{id: opts.SpreadsheetID}, help: helpView{c: c}, prompt: filterPrompt{c: c, input: newLineInput(c)}, cmd: cmdLine{c: c, input: newLineInput(c)}}
 	m.watch.c, m.replay.c, m.writes.c, m.changes.c = c, c, c, c
 	m.reply.kept = map[string]replyMail{}
 	m.clip = clipboard{c: c, ctx: ctx, tmuxBin: opts.Tmux, demo: opts.Demo}
 	m.edit = payloadEditor{c: c, tabs: &m.tabs, remote: opts.Remote}
+	m.cmd.tabs = &m.tabs
 	m.watch.sr, _ = opts.Replayer.(SharedRuns)
 	m.tabs.searcher, _ = opts.Store.(HistorySearcher)
 	m.spinner.Model = spinner.New(spinner.WithSpinner(spinner.MiniDot))
@@ -395,8 +396,9 @@ func (m *Model) onTick(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case refreshTickMsg, keyActivityMsg, changedMsg:
 		// The auto refresh (idle.go) says whether to read, or to ask the store first.
-		var a autoAction
-		m.load.auto, a = m.load.auto.Update(msg)
+		var act action
+		m.load.auto, act = m.load.auto.Update(msg)
+		a := act.(autoAction)
 		cmds := []tea.Cmd{a.next}
 		if a.note != "" {
 			cmds = append(cmds, m.toasts.sayf(toastInfo, "%s", a.note))

@@ -58,6 +58,11 @@ type wrapCache struct {
 	lines []string
 }
 
+// confirmAction: the user said yes to a write.
+type confirmAction struct{ op writeOp }
+
+func (confirmAction) isAction() {}
+
 func newConfirm(c *common, question string, notes []string, op writeOp) confirm {
 	return confirm{c: c, question: question, notes: notes, yes: confirmAction{op: op}, yesLabel: "yes", wrapped: &wrapCache{}}
 }

@@ -14,22 +14,6 @@ type dialog interface {
 	View() string
 }
 
-// action is what a dialog asks of the app when it closes. nil means "still open".
-type action interface{ isAction() }
-
-// closeAction: the dialog was dismissed; nothing happens.
-type closeAction struct{}
-
-// pickStatusAction: the user chose a status in the picker.
-type pickStatusAction struct{ status string }
-
-// confirmAction: the user said yes to a write.
-type confirmAction struct{ op writeOp }
-
-func (closeAction) isAction()      {}
-func (pickStatusAction) isAction() {}
-func (confirmAction) isAction()    {}
-
 // overlay draws box centered over the lines of a body (each exactly w cells), keeping the
 // body visible around it, as a modal does. reset ends any style open at the seams (empty
 // with NO_COLOR, where there is none).

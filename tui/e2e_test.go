@@ -3,13 +3,18 @@ package tui
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -197,4 +202,78 @@ func setFirstThreeNewToDone(t *testing.T, tm *teatest.TestModel) {
 	waitScreen(t, tm, "[y/N]")
 	tm.Type("y")
 	waitScreen(t, tm, "3 set to done")
+}
+
+// A write that fails to reach the sheet turns the header's connection state to an error, as a
+// failed load does (it used to keep "● ok" until a refresh); a good load turns it back.
+func TestFailedWriteTurnsHeaderToError(t *testing.T) {
+	emu := emulator.New()
+	emu.AddWorkbook(e2eWorkbook())
+	var down atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			// The network dies under the request: the client sees a dropped connection.
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		emu.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	store := e2eStore(t, srv.URL, "e2e-sheet", func(o *sheets.Options) { o.Retry = sheets.RetryPolicy{MaxAttempts: 2, Base: time.Millisecond} })
+	tm := teatest.NewTestModel(t, probed{New(Options{Store: store, SpreadsheetID: "e2e-sheet"})}, testbed.TermOptions(80, 24)...)
+	waitScreen(t, tm, "Acme Support", "● ok")
+	down.Store(true)
+	tm.Send(press("s"))
+	waitScreen(t, tm, "Set status of")
+	tm.Send(press("4"))
+	waitScreen(t, tm, "write failed", "✗ error")
+	down.Store(false)
+	tm.Send(press("r"))
+	waitModel(t, tm, "the header back to ok after a good load", func(m *Model) bool {
+		return !m.load.loading && strings.Contains(headerRight(m), "● ok")
+	})
+	tm.Send(press("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(hangAfter))
+}
+
+// u on another tab never undoes unseen: it asks, naming the tab, the row and what it goes back
+// to; confirmed, the sheet holds the old value again and the toast names the tab.
+func TestUndoAcrossTabsNamesTabAndRows(t *testing.T) {
+	emu := emulator.New()
+	emu.AddWorkbook(e2eWorkbook())
+	tm := startE2E(t, emu)
+	// The cursor row is the newest: id-7 (new). Set it to done.
+	tm.Send(press("s"))
+	waitScreen(t, tm, "Set status of")
+	tm.Send(press("4"))
+	waitStatuses(t, emu, map[string]string{"id-7": "done"}, false)
+	// The sheet holds it; the change is undoable once its result is in the TUI.
+	waitModel(t, tm, "the write's result", func(m *Model) bool { return !m.writes.writing && len(m.writes.undo) == 1 })
+	tm.Send(press("3")) // Jobs
+	waitScreen(t, tm, "job-1")
+	tm.Send(press("u"))
+	waitScreen(t, tm, "Undo the last change, made on the Inbox tab (1 row)?", "Person 7: status back to new", "[y/N]")
+	if got := statusOf(t, emu, "id-7"); got != "done" {
+		t.Fatalf("asking must not undo: id-7 is %q", got)
+	}
+	tm.Send(press("y"))
+	waitStatuses(t, emu, map[string]string{"id-7": "new"}, false)
+	waitScreen(t, tm, "undone on Inbox: 1 row restored (status back to new)")
+	tm.Send(press("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(hangAfter))
+}
+
+// statusOf is the Inbox status cell of the row with id, in the emulator.
+func statusOf(t *testing.T, emu *emulator.Emulator, id string) string {
+	t.Helper()
+	for _, row := range emu.Cells("e2e-sheet", "Inbox") {
+		if len(row) > 5 && model.CellString(row[5]) == id {
+			return model.CellString(row[4])
+		}
+	}
+	t.Fatalf("no row %s", id)
+	return ""
 }

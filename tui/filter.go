@@ -242,6 +242,6 @@ func (p filterPrompt) Update(msg tea.Msg) (filterPrompt, action) {
 			return p, filterMoveAction{d: 1}
 		}
 	}
-	p.input.Update(msg, k)
+	p.input, _ = p.input.Update(msg)
 	return p, filterQueryAction{query: p.input.Value()}
 }

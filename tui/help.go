@@ -371,21 +371,26 @@ type helpView struct {
 	mode string
 }
 
-// Update scrolls or closes the help. It has no action for the root (nil): closing is its own.
-func (h helpView) Update(msg tea.KeyPressMsg) (helpView, action) {
+// Update scrolls or closes the help on a key (other messages leave it as it is). It has no
+// action for the root (nil): closing is its own.
+func (h helpView) Update(msg tea.Msg) (helpView, action) {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return h, nil
+	}
 	k := h.c.keys
 	switch {
-	case key.Matches(msg, k.Help, k.Clear, k.Quit, k.Back):
+	case key.Matches(km, k.Help, k.Clear, k.Quit, k.Back):
 		h.open, h.offset = false, 0
-	case key.Matches(msg, k.Down):
+	case key.Matches(km, k.Down):
 		h.offset++
-	case key.Matches(msg, k.Up):
+	case key.Matches(km, k.Up):
 		h.offset = max(0, h.offset-1)
-	case key.Matches(msg, k.PageDown, k.HalfDown):
+	case key.Matches(km, k.PageDown, k.HalfDown):
 		h.offset += h.c.height / 2
-	case key.Matches(msg, k.PageUp, k.HalfUp):
+	case key.Matches(km, k.PageUp, k.HalfUp):
 		h.offset = max(0, h.offset-h.c.height/2)
-	case key.Matches(msg, k.Top):
+	case key.Matches(km, k.Top):
 		h.offset = 0
 	}
 	return h, nil

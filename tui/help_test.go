@@ -3,6 +3,8 @@ package tui
 import (
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // The `?` screen of each tab lists every binding that works there, whole at 80x24; together
@@ -79,5 +81,37 @@ func TestHelpScrollsWhenTooTall(t *testing.T) {
 	keys(m, "k")
 	if m.help.offset <= 0 {
 		t.Error("k scrolls back up right away (the offset is clamped, not left past the end)")
+	}
+}
+
+// A read-only session's footer spends its room on what the person can do: no write hints.
+func TestReadOnlyFooterHasNoWriteHints(t *testing.T) {
+	for _, tab := range []string{"1", "2", "3"} {
+		m := newLoaded(t, testWorkbook(t), 120, 30, func(o *Options) { o.Store = nopStore{t: t, readOnly: true} })
+		keys(m, tab)
+		foot := ansi.Strip(shortHelpLine(m, 120))
+		for _, w := range []string{"s status", "u undo", "R replay", "e clear error", "D discard", "Q requeue"} {
+			if strings.Contains(foot, w) {
+				t.Errorf("tab %s: the read-only footer offers %q: %q", tab, w, foot)
+			}
+		}
+		if !strings.Contains(foot, "? help") || !strings.Contains(foot, "/ filter") {
+			t.Errorf("tab %s: footer %q", tab, foot)
+		}
+	}
+}
+
+// A read-only session's `?` lists what the person can do: no write or replay keys.
+func TestReadOnlyHelpHasNoWriteKeys(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 40, func(o *Options) { o.Store = nopStore{t: t, readOnly: true} })
+	keys(m, "2", "?")
+	out := plainScreen(m)
+	for _, w := range []string{"set status", "replay all shown", "discard dead letter", "undo last change"} {
+		if strings.Contains(out, w) {
+			t.Errorf("the read-only help lists %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(out, "filter") || !strings.Contains(out, "copy ID") {
+		t.Errorf("the read-only help lost what a viewer can do:\n%s", out)
 	}
 }

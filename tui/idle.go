@@ -120,8 +120,9 @@ type autoAction struct {
 
 func (autoAction) isAction() {}
 
-// Update takes the auto refresh's tick, a keypress and a change check's answer.
-func (a autoRefresh) Update(msg tea.Msg) (autoRefresh, autoAction) {
+// Update takes the auto refresh's tick, a keypress and a change check's answer. Its action is
+// always an autoAction (the zero one: nothing to do), which the root's onTick carries out.
+func (a autoRefresh) Update(msg tea.Msg) (autoRefresh, action) {
 	now := a.c.now()
 	switch msg := msg.(type) {
 	case refreshTickMsg:

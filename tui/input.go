@@ -14,9 +14,13 @@ import (
 // can't work over SSH anyway; terminal paste arrives as tea.PasteMsg and is handled here.
 // It draws no cursor itself: the root View places the terminal's real cursor.
 type lineInput struct {
+	c     *common // the input keys (c.keys)
 	value []rune
 	pos   int // cursor, in runes
 }
+
+// newLineInput is an empty line edited with c's keys.
+func newLineInput(c *common) lineInput { return lineInput{c: c} }
 
 func (in *lineInput) Value() string { return string(in.value) }
 
@@ -50,9 +54,11 @@ func (in *lineInput) insert(s string) {
 	in.pos += len(add)
 }
 
-// Update edits the line with k's input keys (emacs-style by default, as readline and most
-// prompts have them); other keys type their text.
-func (in *lineInput) Update(msg tea.Msg, k *KeyMap) {
+// Update edits the line with the input keys (emacs-style by default, as readline and most
+// prompts have them); other keys type their text. It has no action for its parent (nil):
+// the parent reads the text (Value).
+func (in lineInput) Update(msg tea.Msg) (lineInput, action) {
+	k := in.c.keys
 	switch msg := msg.(type) {
 	case tea.PasteMsg:
 		in.insert(msg.Content)
@@ -96,6 +102,7 @@ func (in *lineInput) Update(msg tea.Msg, k *KeyMap) {
 			}
 		}
 	}
+	return in, nil
 }
 
 // withCursor is View with the cursor drawn as the glyph cursor at its column, for a prompt

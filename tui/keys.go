@@ -87,7 +87,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case m.watch.watching():
 		m.watch, a = m.watch.Update(msg)
 	case m.cmd.open:
-		m.cmd, a = m.cmd.Update(msg, m.commandCandidates)
+		m.cmd, a = m.cmd.Update(msg)
 		if run, ok := a.(runCommandAction); ok {
 			return m.runCommand(run.text)
 		}

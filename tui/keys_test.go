@@ -120,3 +120,47 @@ func TestMouseWheel(t *testing.T) {
 		t.Errorf("wheel up moves back: cursor %d", m.tabs.current().cursor)
 	}
 }
+
+// ctrl+z suspends (bubbletea puts the program in the background; fg resumes).
+func TestCtrlZSuspends(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30)
+	found := false
+	for _, msg := range cmdMsgs(t, send(m, press("ctrl+z"))) {
+		if _, ok := msg.(tea.SuspendMsg); ok {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("ctrl+z doesn't suspend")
+	}
+}
+
+// Over triage serve (Options.Remote) the program runs on the shared host: ctrl+z would stop
+// the server's process group and E would run an editor (a shell) there. Neither happens;
+// both say why.
+func TestRemoteSessionNeitherSuspendsNorEdits(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30, func(o *Options) { o.Remote = true })
+	for _, msg := range cmdMsgs(t, send(m, press("ctrl+z"))) {
+		if _, ok := msg.(tea.SuspendMsg); ok {
+			t.Error("ctrl+z suspends a remote session")
+		}
+	}
+	if !strings.Contains(toastTexts(m), "suspend is not available over triage serve") {
+		t.Errorf("toasts %q", toastTexts(m))
+	}
+	send(m, tea.EnvMsg{"EDITOR=/bin/sh", "TERM=xterm"})
+	cmd := send(m, press("2"))
+	_ = cmd
+	cmd = send(m, press("E"))
+	if m.edit.e != nil {
+		t.Error("E opened an edit in a remote session")
+	}
+	for _, msg := range cmdMsgs(t, cmd) {
+		if name := typeName(msg); name != "tui.toastExpiredMsg" {
+			t.Errorf("E in a remote session ran %s", name)
+		}
+	}
+	if !strings.Contains(toastTexts(m), "editing a payload is not available over triage serve") {
+		t.Errorf("toasts %q", toastTexts(m))
+	}
+}

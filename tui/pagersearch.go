@@ -158,7 +158,7 @@ func (d *detail) onSearchKey(msg tea.Msg) {
 			return
 		}
 	}
-	d.search.input.Update(msg, k)
+	d.search.input, _ = d.search.input.Update(msg)
 	d.search.query = d.search.input.Value()
 	d.search.find(d.lines)
 	d.search.first(d.vp.YOffset())
@@ -172,7 +172,7 @@ func (d *detail) searchKey(msg tea.KeyPressMsg) bool {
 	switch {
 	case key.Matches(msg, k.Search):
 		d.search.typing = true
-		d.search.input.SetValue("")
+		d.search.input = newLineInput(d.c)
 		return true
 	case key.Matches(msg, k.SearchNext, k.SearchPrev) && d.search.query != "":
 		if key.Matches(msg, k.SearchNext) {

@@ -37,6 +37,11 @@ func bound(name string, bs ...key.Binding) bool {
 	return false
 }
 
+// pickStatusAction: the user chose a status in the picker.
+type pickStatusAction struct{ status string }
+
+func (pickStatusAction) isAction() {}
+
 // picker chooses one status from a table's status list. Like every dialog it fits the body:
 // with more statuses than lines, the list scrolls with the cursor, and the title and the key
 // line stay.

@@ -278,3 +278,51 @@ func TestReplayHaltBanner(t *testing.T) {
 		t.Error("the banner says how to dismiss it")
 	}
 }
+
+// expiring is probed with toasts that do expire (probed keeps them so a slow machine can't
+// miss one): for the tests about a toast going away.
+type expiring struct{ probed }
+
+func (e expiring) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(toastExpiredMsg); ok {
+		_, cmd := e.Model.Update(msg)
+		return e, cmd
+	}
+	_, cmd := e.probed.Update(msg)
+	return e, cmd
+}
+
+// Cancelling a replay with ctrl+c says so in a toast, and that toast goes away in its time
+// like any other: it used to stay in the footer for good, on every view, because the command
+// that expires it was dropped.
+func TestCtrlCCancelToastExpires(t *testing.T) {
+	f := newReplayFixture(t, "crm", 4)
+	f.gate.Hold()
+	defer f.gate.Release()
+	client := &replay.Client{Sources: map[string]*replay.Source{"crm": {Name: "crm", URLPrefixes: []string{f.url + "/"}}},
+		Base: time.Millisecond, Cap: 10 * time.Millisecond}
+	m := New(Options{Store: f.store, SpreadsheetID: replaySheet, Replayer: &replay.Runner{Client: client, Store: f.store, Concurrency: 1}})
+	m.toasts.scale = 0.02 // info 80 ms, error 300 ms
+	tm := teatest.NewTestModel(t, expiring{probed{m}}, testbed.TermOptions(100, 30)...)
+	waitScreen(t, tm, "Replay desk")
+	tm.Send(press("A"))
+	waitScreen(t, tm, "Replay 4 calls")
+	tm.Send(press("y"))
+	waitModel(t, tm, "a call in flight", func(m *Model) bool { return m.replay.running() && m.replay.run.prog.Counts[model.StateSending] > 0 })
+	tm.Send(press("ctrl+c"))
+	waitModel(t, tm, "the cancel toast", func(m *Model) bool {
+		return m.replay.run.cancelling && strings.Contains(toastTexts(m), "cancelling")
+	})
+	// The call in flight is still held: the run is still cancelling, and the toast is gone.
+	waitModel(t, tm, "the footer clear of the cancel toast while the run still cancels", func(m *Model) bool {
+		return m.replay.running() && len(m.toasts.items) == 0
+	})
+	f.gate.Release()
+	waitScreen(t, tm, "Replay cancelled")
+	waitModel(t, tm, "the footer clear after the run", func(m *Model) bool {
+		return !strings.Contains(toastTexts(m), "cancelling") && !strings.Contains(m.footerLines(m.c.width)[0], "cancelling")
+	})
+	tm.Send(press("q"))
+	tm.Send(press("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(hangAfter))
+}

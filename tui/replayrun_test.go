@@ -2,13 +2,13 @@ package tui
 
 import (
 	"fmt"
-	"github.com/charmbracelet/x/ansi"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/triage-dev/triage/model"
 )
@@ -333,5 +333,50 @@ func TestRunFinishSetsEveryRowsEndState(t *testing.T) {
 	}
 	if r.prog.Done != 3 || r.prog.Total != 4 {
 		t.Errorf("done %d/%d, want 3/4 (not attempted isn't done)", r.prog.Done, r.prog.Total)
+	}
+}
+
+// The quit dialog's count follows the run while it is open (it was frozen at "5/11" while
+// the header said 8/11).
+func TestQuitDialogCountIsLive(t *testing.T) {
+	m, _ := newReplayModel(t, newFakeReplayer(), 100, 30)
+	keys(m, "2", "A", "y", "esc", "q")
+	if !strings.Contains(plainScreen(m), "A replay is running (0/") {
+		t.Fatalf("q during a run asks:\n%s", plainScreen(m))
+	}
+	send(m, replayProgressMsg{id: m.replay.run.id, events: []model.ReplayEvent{{Row: model.RowResult{ID: "k-1", State: model.StateDelivered}, Done: 1}}})
+	if !strings.Contains(plainScreen(m), "A replay is running (1/") {
+		t.Errorf("the dialog's count didn't follow the run:\n%s", plainScreen(m))
+	}
+}
+
+// Quitting during a run prints the run's report once the screen is gone.
+func TestQuitDuringRunLeavesItsReport(t *testing.T) {
+	m, _ := newReplayModel(t, newFakeReplayer(), 100, 30)
+	keys(m, "2", "A", "y", "ctrl+c", "ctrl+c") // cancel, then quit when written back
+	if m.ExitNote() != "" {
+		t.Fatalf("nothing to say before the run ends: %q", m.ExitNote())
+	}
+	cmd := send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{Cancelled: true,
+		Counts: map[model.RowState]int{model.StateDelivered: 2}, Rows: []model.RowResult{{ID: "k-1", State: model.StateDelivered}, {ID: "k-2", State: model.StateDelivered}}}})
+	if !isQuit(t, cmd) {
+		t.Fatal("the run wrote back: the quit that waited for it happens")
+	}
+	if note := m.ExitNote(); !strings.Contains(note, "replay cancelled: 2 delivered") || !strings.Contains(note, "calls)") {
+		t.Errorf("exit note %q", note)
+	}
+}
+
+// The "cancelling" toast is stale once the run has ended: the end takes it down, and its own
+// report toast says how it ended.
+func TestRunEndTakesDownTheCancelToast(t *testing.T) {
+	m, _ := newReplayModel(t, newFakeReplayer(), 100, 30)
+	keys(m, "2", "A", "y", "ctrl+c")
+	if !strings.Contains(toastTexts(m), "cancelling") {
+		t.Fatalf("toasts %q", toastTexts(m))
+	}
+	send(m, replayDoneMsg{id: m.replay.run.id, report: model.ReplaySummary{Cancelled: true}})
+	if got := toastTexts(m); strings.Contains(got, "cancelling") || !strings.Contains(got, "replay cancelled") {
+		t.Errorf("toasts after the run: %q", got)
 	}
 }

@@ -112,6 +112,7 @@ func (t *tabSet) viewBarLines(c *common, w int) []string {
 // candidates while tab cycles through them.
 type cmdLine struct {
 	c      *common
+	tabs   *tabSet // what completion offers (tabSet.commandCandidates)
 	open   bool
 	input  lineInput
 	cycle  []string // the candidates tab cycles through, for the text typed before the first tab
@@ -123,9 +124,9 @@ type runCommandAction struct{ text string }
 
 func (runCommandAction) isAction() {}
 
-// Update edits the line: enter runs it, esc closes it, tab completes from candidates (the
-// next one at each press), anything else edits the text.
-func (p cmdLine) Update(msg tea.Msg, candidates func() []string) (cmdLine, action) {
+// Update edits the line: enter runs it, esc closes it, tab completes from the tabs'
+// candidates (the next one at each press), anything else edits the text.
+func (p cmdLine) Update(msg tea.Msg) (cmdLine, action) {
 	k := p.c.keys
 	if km, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
@@ -138,7 +139,7 @@ func (p cmdLine) Update(msg tea.Msg, candidates func() []string) (cmdLine, actio
 		case key.Matches(km, k.InputComplete):
 			if p.cycle == nil {
 				typed := strings.ToLower(p.input.Value())
-				for _, cand := range candidates() {
+				for _, cand := range p.tabs.commandCandidates() {
 					if strings.HasPrefix(strings.ToLower(cand), typed) {
 						p.cycle = append(p.cycle, cand)
 					}
@@ -153,7 +154,7 @@ func (p cmdLine) Update(msg tea.Msg, candidates func() []string) (cmdLine, actio
 		}
 	}
 	p.cycle = nil
-	p.input.Update(msg, k)
+	p.input, _ = p.input.Update(msg)
 	return p, nil
 }
 
@@ -169,9 +170,9 @@ func (p cmdLine) line(w int) string {
 
 // commandCandidates are what `:` completes to: the tabs (by name and by role), the active
 // tab's views, and the other commands.
-func (m *Model) commandCandidates() []string {
+func (t *tabSet) commandCandidates() []string {
 	var out []string
-	for _, ts := range m.tabs.list {
+	for _, ts := range t.list {
 		out = append(out, ts.name())
 	}
 	for _, r := range model.Roles {
@@ -179,7 +180,7 @@ func (m *Model) commandCandidates() []string {
 			out = append(out, string(r))
 		}
 	}
-	if ts := m.tabs.current(); ts != nil {
+	if ts := t.current(); ts != nil {
 		for _, v := range ts.views() {
 			out = append(out, "view "+v.Name)
 		}

@@ -69,7 +69,7 @@ type RunWatch interface {
 
 // watchState is the runs of other people this session knows of, and the one it watches. It is
 // a component of the one shape (Update(msg) (watchState, action)): the root carries out its
-// actions (watchActions below).
+// actions (Model.onEffect, action.go).
 type watchState struct {
 	c      *common
 	sr     SharedRuns // the Replayer's SharedRuns side, nil when it has none
@@ -87,17 +87,9 @@ type watchState struct {
 	refusal string
 }
 
-// The actions of watchState.Update, which the root carries out (Model.onAction, onEffect).
+// The actions only watchState.Update returns (the generic ones are action.go's), which the
+// root carries out (Model.onEffect).
 type (
-	// actions is several actions, carried out in order.
-	actions []action
-	// cmdAction: run cmd (a wait off the UI goroutine).
-	cmdAction struct{ cmd tea.Cmd }
-	// toastAction: a toast of level.
-	toastAction struct {
-		level toastLevel
-		text  string
-	}
 	// runStartedAction: another person started run id; toast text while it is news.
 	runStartedAction struct {
 		id   uint64
@@ -110,20 +102,11 @@ type (
 		h   *model.Halt
 		tab string // the tab of the run that halted
 	}
-	// dialogAction: open d.
-	dialogAction struct{ d dialog }
-	// cancelNoteAction: the toast saying a run is cancelling.
-	cancelNoteAction struct{ text string }
 )
 
-func (actions) isAction()          {}
-func (cmdAction) isAction()        {}
-func (toastAction) isAction()      {}
 func (runStartedAction) isAction() {}
 func (myRunAction) isAction()      {}
 func (haltAction) isAction()       {}
-func (dialogAction) isAction()     {}
-func (cancelNoteAction) isAction() {}
 
 // tellsOf reports whether run id is another person's run in progress, not watched now: the
 // toast of its start holds while it does.
@@ -464,55 +447,4 @@ func (r *replayRun) watchTitle() string {
 		return ""
 	}
 	return r.label() + " · "
-}
-
-// onEffect carries out the actions every component may return (onAction carries out the
-// rest): several in order, a Cmd, a toast, a dialog, the halt banner; the run views' (help,
-// cancel, refresh, a note), watching's (watchState), the table's (marks, another tab).
-func (m *Model) onEffect(a action) tea.Cmd {
-	switch a := a.(type) {
-	case actions:
-		cmds := make([]tea.Cmd, 0, len(a))
-		for _, x := range a {
-			cmds = append(cmds, m.onAction(x))
-		}
-		return tea.Batch(cmds...)
-	case cmdAction:
-		return a.cmd
-	case toastAction:
-		return m.toasts.push(a.level, a.text)
-	case runStartedAction:
-		return m.toasts.pushWhile(toastInfo, a.text, func() bool { return m.watch.tellsOf(a.id) })
-	case myRunAction:
-		return m.onAction(m.replay.onMyRun(a.info))
-	case showRunAction:
-		// One run's view at a time, over the detail view and the filter prompt.
-		if a.watched {
-			m.replay.showRun = false
-		} else {
-			m.watch.show = false
-		}
-		m.detail = nil
-		m.prompt.open = false
-		if a.spin {
-			return m.spinner.Tick
-		}
-	case haltAction:
-		m.replay.halt, m.replay.haltTab = a.h, a.tab
-	case dialogAction:
-		m.dialog = a.d
-	case cancelNoteAction:
-		return m.cancelNote(a.text)
-	case cancelRunAction:
-		return m.onAction(m.replay.cancel())
-	case markedAction:
-		// The toast tells of the marks as they are: it goes when they change (V, space, a
-		// write) or the tab does.
-		return m.toasts.pushWhile(toastInfo, itoa(a.n)+" marked", func() bool { return m.tabs.current() == a.ts && a.ts.nMarked == a.n })
-	case tabChangedAction:
-		// The info toasts go: they told of the tab that was on screen ("2 set to done · u
-		// undoes"); errors stay.
-		m.toasts.dismissInfo()
-	}
-	return nil
 }

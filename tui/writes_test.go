@@ -180,3 +180,60 @@ func TestWriteQueueOnItsOwn(t *testing.T) {
 		t.Errorf("undo stack of %d, want at most %d", len(q.undo), maxUndo)
 	}
 }
+
+// Every hint names the bound key: with undo on U and refresh on F, the write toast says
+// "U undoes" and a second conflict "F refreshes"; unbound, the hint is left out.
+func TestWriteToastNamesBoundKeys(t *testing.T) {
+	km := reboundKeyMap(t, map[string][]string{"undo": {"U"}, "refresh": {"F"}})
+	m := newLoaded(t, testWorkbook(t), 120, 30, func(o *Options) { o.KeyMap = km })
+	keys(m, "s", "4")
+	op := *m.writes.inflight
+	e := op.edits[0]
+	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: e}}}})
+	if got := toastTexts(m); !strings.Contains(got, "U undoes") || strings.Contains(got, "u undoes") {
+		t.Errorf("toast %q", got)
+	}
+	keys(m, "j", "s", "4")
+	op = *m.writes.inflight
+	e = op.edits[0]
+	send(m, appliedMsg{op: op, res: model.ApplyResult{Conflicts: []model.Conflict{
+		{Edit: e, Row: 3, Field: model.FStatus, Saw: "new", Now: "read"}, {Edit: e, Row: 4, Field: model.FStatus, Saw: "new", Now: "spam"}}}})
+	if got := toastTexts(m); !strings.Contains(got, "F refreshes") || strings.Contains(got, "r refreshes") {
+		t.Errorf("toast %q", got)
+	}
+
+	km.Undo.Unbind()
+	m = newLoaded(t, testWorkbook(t), 120, 30, func(o *Options) { o.KeyMap = km })
+	keys(m, "s", "4")
+	op = *m.writes.inflight
+	send(m, appliedMsg{op: op, res: model.ApplyResult{Applied: []model.Applied{{Edit: op.edits[0]}}}})
+	if got := toastTexts(m); strings.Contains(got, "undoes") {
+		t.Errorf("an unbound undo has no hint: %q", got)
+	}
+}
+
+// ShutdownMsg (the server going away) lets a write in flight land before quitting, whatever
+// its answer, and starts nothing new meanwhile; idle, it quits at once.
+func TestShutdownLetsTheWriteLand(t *testing.T) {
+	m := newLoaded(t, testWorkbook(t), 100, 30)
+	if !isQuit(t, send(m, ShutdownMsg{})) {
+		t.Error("an idle program quits at once")
+	}
+	m = newLoaded(t, testWorkbook(t), 100, 30)
+	keys(m, "s", "4")
+	if !m.writes.writing {
+		t.Fatal("no write in flight")
+	}
+	op := *m.writes.inflight
+	if isQuit(t, send(m, ShutdownMsg{})) {
+		t.Fatal("quit with a write in flight")
+	}
+	keys(m, "j", "s")
+	if m.dialog != nil {
+		t.Error("a new action started after the shutdown")
+	}
+	conflict := model.ApplyResult{Conflicts: []model.Conflict{{Edit: op.edits[0], Row: 2, Field: model.FStatus, Saw: "new", Now: "read"}}}
+	if !isQuit(t, send(m, appliedMsg{op: op, res: conflict})) {
+		t.Error("the write's answer is in (a conflict, even): the program quits")
+	}
+}
