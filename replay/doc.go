@@ -4,9 +4,10 @@
 // five outcomes, halts a bulk run when the integration is broken, and writes each row's outcome
 // back to the sheet in batches.
 //
-// The package imports model only, and speaks model's replay vocabulary (model.RowState,
-// model.Halt, model.Refusal, model.ReplayPlan, model.ReplayEvent, model.ReplaySummary). The
-// store it writes back through is the small Store interface (sheets.Store satisfies it); the
+// The package imports model and store only, and speaks model's replay vocabulary
+// (model.RowState, model.Halt, model.Refusal, model.ReplayPlan, model.ReplayEvent,
+// model.ReplaySummary). The store it writes back through is the small Store interface
+// (store.Applier: sheets.Store and postgres.Store satisfy it); the
 // terminal UI and `triage replay` both call Run, the one replay-then-write-back loop: the
 // command directly, the TUI through Runner, which satisfies the TUI's Replayer as it is.
 //

@@ -14,15 +14,15 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 )
 
 // ChangeChecker is a store that can tell, for a few hundred bytes, whether the spreadsheet
 // changed since its last Load (Store does, through Drive's files.get version, when the
-// credential allows). A refresh loop calls Changed before a full read and skips the read when
-// it says false; an error means it can't tell (read), and says why.
-type ChangeChecker interface {
-	Changed(ctx context.Context) (bool, error)
-}
+// credential allows). It is the store contract's store.ChangeChecker, which postgres.Store
+// keeps too: a refresh loop calls Changed before a full read and skips the read when it says
+// false; an error means it can't tell (read), and says why.
+type ChangeChecker = store.ChangeChecker
 
 // ErrNoChangeCheck wraps the error of a change check the credential doesn't allow (Drive
 // answered 401/403/404: no Drive scope, or the Drive API not enabled): the store falls back
