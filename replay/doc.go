@@ -81,7 +81,8 @@
 // The client that replays is the one callers should use to begin with (DESIGN §10, seed 003's
 // safeFetch). A Producer sends a Call through a Client, so the same outcome table and
 // presets, backoff, Retry-After, rate limits, timeouts and allowlist apply, and hands every
-// call that is not delivered to a DeadLetterSink (*sheets.Store appends it to failed_calls).
+// call that is not delivered to a DeadLetterSink (*sheets.Store appends it to failed_calls,
+// *postgres.Store inserts it).
 // The contract:
 //   - the key written to the sheet is the key that was sent (Call.Key trimmed, else the
 //     payload's key field, Producer.KeyFields), so a later `triage replay` carries it and the

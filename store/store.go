@@ -23,15 +23,17 @@
 //     holds a value is never changed, and a key is never given to a second row (invariant 3).
 //     The person recorded is the context's (model.WithActor) where it names one.
 //   - DeadLetter records failed calls as rows of the dead-letter tab, status dead, each with
-//     its key; on an error none of them is to be taken as recorded.
+//     the key it was given (a replay mints one for a letter without); on an error none of
+//     them is to be taken as recorded.
 //   - ReadOnly reports a store that refuses every write (Apply, DeadLetter, leases) before
 //     sending anything (invariant 11).
 //   - Tabs is the configured tabs, in display order; SpreadsheetID names what the store works
 //     on (a spreadsheet's ID, a database's URL with its password redacted).
-//   - Changed answers, cheaply, whether a refresh must read: false only when nothing changed
-//     since the last Load; an error means it can't tell (the caller reads). ChangeCheckMode
-//     says how it learns of changes now; a mode starting with "full reads" has no working
-//     check.
+//   - Changed answers, cheaply, whether a refresh must read: true for every change the store
+//     can see since the last Load (the sheet's Drive version lags by minutes, so an edit it
+//     doesn't show yet is read by the next full read, FullReadEvery); an error means it
+//     can't tell (the caller reads). ChangeCheckMode says how it learns of changes now; a
+//     mode starting with "full reads" has no working check.
 //
 // Optional extensions, asked for by a type assertion: HistorySearcher (a store whose Load
 // leaves settled rows out and searches them on demand) and Leaser (replay leases: no dead
@@ -101,8 +103,8 @@ type ReadOnlyReporter interface {
 // 15 MB) or probes the row after each tab's last; the database answers from its change
 // notices, without a query.
 type ChangeChecker interface {
-	// Changed reports whether anything changed since the last Load; an error means it can't
-	// tell (read), and says why.
+	// Changed reports whether the store has seen a change since the last Load; an error
+	// means it can't tell (read), and says why.
 	Changed(ctx context.Context) (bool, error)
 }
 
