@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/triage-dev/triage/internal/backoff"
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 )
 
 // maxTries bounds the rounds of one Apply's transaction: a row that changed between the read
@@ -40,25 +41,19 @@ const maxTries = 3
 // settled by looking the token up on a new connection, so Apply reports it written only when
 // it was, and an error only when it was not (or, if even that can't be read, says so).
 func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
-	op := fmt.Sprintf("write %d edit", len(edits))
-	if len(edits) != 1 {
-		op += "s"
-	}
+	op := store.ApplyOp(len(edits))
 	if s.readOnly {
 		return model.ApplyResult{}, fmt.Errorf("%s: %w", op, ErrReadOnly)
 	}
 	if len(edits) == 0 {
 		return model.ApplyResult{}, nil
 	}
-	for _, e := range edits {
-		if _, ok := s.tabConfig(e.Tab); !ok {
-			return model.ApplyResult{}, fmt.Errorf("%s: tab %q is not a configured tab (configured: %s); nothing was written", op, e.Tab, s.tabNames())
-		}
+	if _, err := store.EditTabs(op, s.tabs, edits); err != nil {
+		return model.ApplyResult{}, err
 	}
-	actor := s.actor
-	if a := model.ActorFrom(ctx); a != "" {
-		actor = a
-	}
+	// The person is this call's (model.WithActor) where one is given: one Store serves every
+	// session of `triage serve`, each write recording its own person.
+	actor := store.Actor(ctx, s.actor)
 	now := s.stamp()
 	for try := 1; ; try++ {
 		res, err := s.applyTx(ctx, op, edits, actor, now)

@@ -21,7 +21,7 @@ type changes struct {
 	dirty atomic.Bool
 }
 
-// Changed reports whether a triage table changed since the last Load (sheets.ChangeChecker,
+// Changed reports whether a triage table changed since the last Load (store.ChangeChecker,
 // as `serve`'s hub asks before each refresh): from the change notices of a watch it starts on
 // its first call (Watch), so asking sends no query. It says true until that watch runs, when
 // it is lost (then the next call watches again), and for anything noticed since the Load.

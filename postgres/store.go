@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 )
 
 // ErrReadOnly is a write refused by a read-only store; nothing was sent.
@@ -37,6 +38,14 @@ type Options struct {
 	// a test's count of statements).
 	Tracer pgx.QueryTracer
 }
+
+// The database store keeps the store contract, replay leases and history search included
+// (store/storetest holds it to them).
+var (
+	_ store.Store           = (*Store)(nil)
+	_ store.Leaser          = (*Store)(nil)
+	_ store.HistorySearcher = (*Store)(nil)
+)
 
 // Store reads and writes the triage tables of one database. It is safe for concurrent use.
 type Store struct {
@@ -395,28 +404,12 @@ func emptyRow(cells []any) bool {
 	return true
 }
 
-// tabConfig returns the configured tab with a name (exact, then case-insensitive).
-func (s *Store) tabConfig(name string) (model.TabConfig, bool) {
-	for _, tc := range s.tabs {
-		if tc.Name == name {
-			return tc, true
-		}
-	}
-	for _, tc := range s.tabs {
-		if strings.EqualFold(tc.Name, name) {
-			return tc, true
-		}
-	}
-	return model.TabConfig{}, false
-}
+// tabConfig returns the configured tab with a name (store.FindTab: exact, then
+// case-insensitive).
+func (s *Store) tabConfig(name string) (model.TabConfig, bool) { return store.FindTab(s.tabs, name) }
 
-func (s *Store) tabNames() string {
-	n := make([]string, len(s.tabs))
-	for i, tc := range s.tabs {
-		n[i] = fmt.Sprintf("%q", tc.Name)
-	}
-	return strings.Join(n, ", ")
-}
+// tabNames lists the configured tabs for an error (store.TabNames).
+func (s *Store) tabNames() string { return store.TabNames(s.tabs) }
 
 // stamp is one Apply's triaged_at (model.Stamper: each Apply's its own).
 func (s *Store) stamp() string { return s.stamps.Stamp(s.now()) }

@@ -53,12 +53,12 @@ func TestLoadOpenWorkByDefault(t *testing.T) {
 // The sink is INSERT … ON CONFLICT (key) DO NOTHING: a producer that hands a call over again
 // (its first answer lost) leaves one row, whose state (a replay may have moved it on) stays.
 func TestDeadLetterTwiceIsOneRow(t *testing.T) {
-	b := pgBackend(t, false)
+	b := pgBackend(t)
 	l := model.DeadLetter{Source: "stripe", URL: "https://example.com/hook", Payload: `{"n":1}`, Key: "k1", Error: "again"}
-	if err := b.store.DeadLetter(t.Context(), []model.DeadLetter{l, {Source: "s", URL: "https://x", Payload: "{}", Key: "new"}}); err != nil {
+	if err := b.Store.DeadLetter(t.Context(), []model.DeadLetter{l, {Source: "s", URL: "https://x", Payload: "{}", Key: "new"}}); err != nil {
 		t.Fatal(err)
 	}
-	wb, err := b.store.Load(t.Context())
+	wb, err := b.Store.Load(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestDeadLetterTwiceIsOneRow(t *testing.T) {
 	if len(dl.Records) != 4 {
 		t.Fatalf("%d rows, want 4 (3 seeded, 1 new)", len(dl.Records))
 	}
-	if row := b.row(t, model.RoleDeadLetter, "k1"); row[model.FError] != "500" {
+	if row := b.Row(t, model.RoleDeadLetter, "k1"); row[model.FError] != "500" {
 		t.Fatalf("the recorded call changed: %v", row)
 	}
 	for _, r := range dl.Records {
@@ -81,7 +81,7 @@ func TestDeadLetterTwiceIsOneRow(t *testing.T) {
 // in the order given; a key given twice is one row, a letter without a key gets none, and a
 // NUL in a payload comes back as it went in.
 func TestDeadLetterOfTenThousand(t *testing.T) {
-	b := pgBackend(t, false)
+	b := pgBackend(t)
 	var letters []model.DeadLetter
 	for i := range 10_000 {
 		letters = append(letters, model.DeadLetter{Source: "crm", URL: "https://example.com/hook", Payload: fmt.Sprintf(`{"n":%d}`, i), Key: fmt.Sprintf("c%d", i), Error: "503"})
@@ -89,10 +89,10 @@ func TestDeadLetterOfTenThousand(t *testing.T) {
 	letters[5].Key = "c4"
 	letters[6].Key = ""
 	letters[7].Payload = "{\"note\":\"a\x00b\"}"
-	if err := b.store.DeadLetter(t.Context(), letters); err != nil {
+	if err := b.Store.DeadLetter(t.Context(), letters); err != nil {
 		t.Fatal(err)
 	}
-	wb, err := b.store.Load(t.Context())
+	wb, err := b.Store.Load(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

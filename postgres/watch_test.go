@@ -46,8 +46,8 @@ func TestWatchNoticesAnotherConnectionsChange(t *testing.T) {
 // A store's own write is a notice too (the TUI of another person sees it), and a watch ends,
 // its channel closed, with its context.
 func TestWatchSeesWritesAndEnds(t *testing.T) {
-	b := pgBackend(t, false)
-	st := b.store.(*postgres.Store)
+	b := pgBackend(t)
+	st := b.Store.(*postgres.Store)
 	wctx, wcancel := contextWithCancel(t)
 	changes, err := st.Watch(wctx)
 	if err != nil {

@@ -4,9 +4,10 @@
 // five outcomes, halts a bulk run when the integration is broken, and writes each row's outcome
 // back to the sheet in batches.
 //
-// The package imports model only, and speaks model's replay vocabulary (model.RowState,
-// model.Halt, model.Refusal, model.ReplayPlan, model.ReplayEvent, model.ReplaySummary). The
-// store it writes back through is the small Store interface (sheets.Store satisfies it); the
+// The package imports model and store only, and speaks model's replay vocabulary
+// (model.RowState, model.Halt, model.Refusal, model.ReplayPlan, model.ReplayEvent,
+// model.ReplaySummary). The store it writes back through is the small Store interface
+// (store.Applier: sheets.Store and postgres.Store satisfy it); the
 // terminal UI and `triage replay` both call Run, the one replay-then-write-back loop: the
 // command directly, the TUI through Runner, which satisfies the TUI's Replayer as it is.
 //
@@ -80,7 +81,8 @@
 // The client that replays is the one callers should use to begin with (DESIGN §10, the Apps Script
 // drop-in's safeFetch). A Producer sends a Call through a Client, so the same outcome table and
 // presets, backoff, Retry-After, rate limits, timeouts and allowlist apply, and hands every
-// call that is not delivered to a DeadLetterSink (*sheets.Store appends it to failed_calls).
+// call that is not delivered to a DeadLetterSink (*sheets.Store appends it to failed_calls,
+// *postgres.Store inserts it).
 // The contract:
 //   - the key written to the sheet is the key that was sent (Call.Key trimmed, else the
 //     payload's key field, Producer.KeyFields), so a later `triage replay` carries it and the

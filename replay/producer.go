@@ -9,19 +9,19 @@ import (
 	"sync"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 )
 
 // DeadLetterSink records calls that were not delivered, so a later `triage replay` can send
-// them again with the same key. *sheets.Store is one: it appends the letters to the
-// dead-letter tab (failed_calls) in one request.
+// them again with the same key (store.DeadLetterSink). *sheets.Store is one: it appends the
+// letters to the dead-letter tab (failed_calls) in one request; *postgres.Store inserts them
+// in one statement.
 //
 // A sink records every letter it is given or returns an error; on an error the producer
 // treats none of them as recorded (a caller that hands them to the sink again may leave a
 // row twice, under one key: a replay refuses the second, naming the first, so nothing is
 // sent twice).
-type DeadLetterSink interface {
-	DeadLetter(ctx context.Context, letters []model.DeadLetter) error
-}
+type DeadLetterSink = store.DeadLetterSink
 
 // DefaultDeadLetterOn is the outcomes a Producer dead-letters when its DeadLetterOn is nil:
 // every end that is not a delivery. Retryable covers a call whose attempts ran out and a

@@ -10,25 +10,20 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 )
 
-// Store is where a run writes keys and outcomes back (sheets.Store satisfies it). Apply
-// locates each edit's row by ID at write time and writes nothing of an edit whose expected
-// cells changed (invariant 1).
-type Store interface {
-	Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error)
-}
+// Store is where a run writes keys and outcomes back (store.Applier; sheets.Store and
+// postgres.Store satisfy it). Apply locates each edit's row by ID at write time and writes
+// nothing of an edit whose expected cells changed (invariant 1).
+type Store = store.Applier
 
-// Leaser is a Store that leases dead letters to one run at a time (sheets.Store and
-// postgres.Store satisfy it; see model.Leases). Run leases every row it plans to send before
-// the first request leaves, skips the rows another live run holds (saying whose), renews its
-// lease after each write-back, and releases it when it ends, whatever happened: a row is
-// never sent by two runs at once.
-type Leaser interface {
-	Lease(ctx context.Context, tab string, keys []string) (model.Leases, error)
-	Renew(ctx context.Context, l model.Leases) error
-	Release(ctx context.Context, l model.Leases) error
-}
+// Leaser is a Store that leases dead letters to one run at a time (store.Leaser;
+// sheets.Store and postgres.Store satisfy it; see model.Leases). Run leases every row it
+// plans to send before the first request leaves, skips the rows another live run holds
+// (saying whose), renews its lease after each write-back, and releases it when it ends,
+// whatever happened: a row is never sent by two runs at once.
+type Leaser = store.Leaser
 
 // WriteCounter is a Store that counts the write requests it has sent to its backend (the CLI
 // counts sheets.Store's spreadsheets.batchUpdate calls, one per write round, fences and

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 )
 
 // Runner replays rows of one sheet through one client: Plan for a confirm dialog or a dry
@@ -51,7 +52,7 @@ func (r *Runner) Plan(t *model.Table, recs []*model.Record) model.ReplayPlan {
 // ReadOnly method that says so) it sends nothing and refuses every row: their outcomes and
 // keys could not be written back.
 func (r *Runner) Replay(ctx context.Context, t *model.Table, recs []*model.Record, progress func(model.ReplayEvent)) model.ReplaySummary {
-	if ro, ok := r.Store.(interface{ ReadOnly() bool }); ok && ro.ReadOnly() {
+	if ro, ok := r.Store.(store.ReadOnlyReporter); ok && ro.ReadOnly() {
 		return readOnlySummary(recs)
 	}
 	return Run(ctx, r.Client, r.Store, t, recs, RunOptions{Concurrency: r.Concurrency, Progress: progress})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 	"google.golang.org/api/googleapi"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
@@ -52,10 +53,7 @@ import (
 // A read-only store returns ErrReadOnly and sends nothing; an edit that sets a key cell on a
 // tab with a damage sheet is refused whole, with nothing sent.
 func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
-	op := fmt.Sprintf("write %d edit", len(edits))
-	if len(edits) != 1 {
-		op += "s"
-	}
+	op := store.ApplyOp(len(edits))
 	if len(edits) == 0 {
 		op = "settle another triage's unfinished write"
 	}
@@ -68,13 +66,13 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 	}
 
 	// Group edits by configured tab, in order of first appearance.
+	tcs, err := store.EditTabs(op, s.tabs, edits)
+	if err != nil {
+		return model.ApplyResult{}, err
+	}
 	var work []*tabWork
 	byName := map[string]*tabWork{}
-	for i, e := range edits {
-		tc, ok := s.tabConfig(e.Tab)
-		if !ok {
-			return model.ApplyResult{}, fmt.Errorf("%s: tab %q is not a configured tab (configured: %s); nothing was written", op, e.Tab, s.tabNames())
-		}
+	for i, tc := range tcs {
 		w := byName[tc.Name]
 		if w == nil {
 			w = &tabWork{tc: tc}
@@ -86,10 +84,7 @@ func (s *Store) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResul
 
 	// The person is this call's (model.WithActor) where one is given: one Store serves every
 	// session of `triage serve`, each write recording its own person.
-	actor := s.actor
-	if a := model.ActorFrom(ctx); a != "" {
-		actor = a
-	}
+	actor := store.Actor(ctx, s.actor)
 	planned := s.takePlanned(work)
 	b := &budget{}
 	if err := s.knowDamage(ctx, op, b, edits); err != nil {
@@ -911,16 +906,7 @@ func (w *writer) abort(err error) (model.ApplyResult, error) {
 	return model.ApplyResult{}, fmt.Errorf("%w; a write of this call may have landed on rows it was not meant for; check by hand: %s%w", err, strings.Join(left, "; "), landedMark)
 }
 
-func (s *Store) tabNames() string {
-	q := make([]string, len(s.tabs))
-	for i, tc := range s.tabs {
-		q[i] = strconv.Quote(tc.Name)
-	}
-	if len(q) == 0 {
-		return "none"
-	}
-	return strings.Join(q, ", ")
-}
+func (s *Store) tabNames() string { return store.TabNames(s.tabs) }
 
 // readForWrite reads every tab of a round, and the extra ranges (entries of lost writes), in
 // one values:batchGet. rowsOf[i] are the rows of work[i]; gone[i] says that tab no longer

@@ -16,14 +16,6 @@ import (
 	"github.com/triage-dev/triage/model"
 )
 
-// ChangeChecker is a store that can tell, for a few hundred bytes, whether the spreadsheet
-// changed since its last Load (Store does, through Drive's files.get version, when the
-// credential allows). A refresh loop calls Changed before a full read and skips the read when
-// it says false; an error means it can't tell (read), and says why.
-type ChangeChecker interface {
-	Changed(ctx context.Context) (bool, error)
-}
-
 // ErrNoChangeCheck wraps the error of a change check the credential doesn't allow (Drive
 // answered 401/403/404: no Drive scope, or the Drive API not enabled): the store falls back
 // to full reads for good.
@@ -69,8 +61,8 @@ func (s *Store) ChangeCheckMode() string {
 // changed (Options.FullReadEvery).
 const DefaultFullReadEvery = 5 * time.Minute
 
-// Changed reports whether the spreadsheet changed since the last Load, for a few hundred
-// bytes: true when the Drive version differs from the one that Load was at, or when that is
+// Changed reports whether the spreadsheet changed since the last Load (store.ChangeChecker),
+// for a few hundred bytes: true when the Drive version differs from the one that Load was at, or when that is
 // unknown (a Load not preceded by Changed; the first call); else when the tail probe finds a
 // row after the last one the Load read of some tab (a form's or a producer's append, which
 // Drive's version, refreshed only every few minutes, may not show yet); else when the last

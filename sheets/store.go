@@ -10,6 +10,7 @@ import (
 	_ "time/tzdata" // the spreadsheet's time zone must load on a minimal jump host too
 
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
@@ -56,6 +57,13 @@ type Options struct {
 	// previous one's stamp, so a fixed clock still gives each Apply its own stamp.
 	Now func() time.Time
 }
+
+// The sheet store keeps the store contract, replay leases included (store/storetest holds it
+// to them).
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Leaser = (*Store)(nil)
+)
 
 // Store reads and writes one spreadsheet through the Sheets API. It is safe for concurrent
 // use; each Load and Apply reads the sheet afresh.
@@ -158,20 +166,9 @@ func (s *Store) SpreadsheetID() string { return s.id }
 // Tabs returns the configured tabs, in display order.
 func (s *Store) Tabs() []model.TabConfig { return append([]model.TabConfig(nil), s.tabs...) }
 
-// tabConfig returns the configured tab with a name (exact, then case-insensitive).
-func (s *Store) tabConfig(name string) (model.TabConfig, bool) {
-	for _, tc := range s.tabs {
-		if tc.Name == name {
-			return tc, true
-		}
-	}
-	for _, tc := range s.tabs {
-		if strings.EqualFold(tc.Name, name) {
-			return tc, true
-		}
-	}
-	return model.TabConfig{}, false
-}
+// tabConfig returns the configured tab with a name (store.FindTab: exact, then
+// case-insensitive).
+func (s *Store) tabConfig(name string) (model.TabConfig, bool) { return store.FindTab(s.tabs, name) }
 
 // sheetByID finds a sheet of meta by its sheetId.
 func sheetByID(meta *sheetsapi.Spreadsheet, id int64) *sheetsapi.Sheet {

@@ -35,14 +35,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 )
 
-// Store is what the UI needs from the Sheets store (sheets.Store satisfies it).
-type Store interface {
-	Load(ctx context.Context) (*model.Workbook, error)
-	Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error)
-	ReadOnly() bool
-}
+// Store is what the UI needs of a store (store.Editor: Load, Apply, ReadOnly); sheets.Store
+// and postgres.Store satisfy it, as does serve's per-session store.
+type Store = store.Editor
 
 // Options configures the UI.
 type Options struct {

@@ -13,20 +13,15 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/store"
 )
 
 // HistorySearcher is a Store that loads only part of its rows and searches the rest
-// (postgres.Store: Load returns the open work, SearchHistory runs History in SQL with bound
-// parameters). The TUI shows a search's rows in the tab while the filter asks for them; they
+// (store.HistorySearcher; postgres.Store: Load returns the open work, SearchHistory runs
+// History in SQL with bound parameters). The TUI asks NeedsHistory in Update (it answers
+// without I/O) and shows a search's rows in the tab while the filter asks for them; they
 // carry their IDs, so a write on them goes through Apply as any other.
-type HistorySearcher interface {
-	// NeedsHistory reports whether q selects rows of the tab that Load doesn't return (a
-	// settled status, a time range over every status). The TUI asks it in Update: it must
-	// answer from what the store knows, without I/O.
-	NeedsHistory(tab string, q model.HistorySearch) bool
-	// SearchHistory returns the rows of the tab q selects, newest first, at most q.Limit.
-	SearchHistory(ctx context.Context, tab string, q model.HistorySearch) (*model.Table, error)
-}
+type HistorySearcher = store.HistorySearcher
 
 // historyLimit caps a search's rows: the newest 10,000, as many as a database's open work
 // the TUI is built to hold.

@@ -11,25 +11,23 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/triage-dev/triage/store"
 )
 
 // ChangeChecker is a Store that can tell, cheaply, whether the sheet changed since its last
-// load (sheets.Store asks Drive for the file's version: a few hundred bytes where a full
-// read of 100,000 rows is 15 MB). The auto refresh asks it first and reads only when the
-// answer is yes; an error turns the check off for the session (full reads, backing off
-// while idle) and says why once.
-type ChangeChecker interface {
-	Changed(ctx context.Context) (bool, error)
-}
+// load (store.ChangeChecker: sheets.Store asks Drive for the file's version, a few hundred
+// bytes where a full read of 100,000 rows is 15 MB; postgres.Store answers from its change
+// notices). The auto refresh asks it first and reads only when the answer is yes; an error
+// turns the check off for the session (full reads, backing off while idle) and says why once.
+type ChangeChecker = store.ChangeChecker
 
 // ChangeCheckModer is what a ChangeChecker may also say: how its refreshes learn of changes
-// right now (sheets.Store.ChangeCheckMode). A mode starting with "full reads" means it has
-// no working check (no Drive access, or Drive refused the credential): the TUI then reads
-// and backs off while idle as without one, and asks again at each tick, so a check that
-// comes back is used. Without it, the first error turns the check off for the session.
-type ChangeCheckModer interface {
-	ChangeCheckMode() string
-}
+// right now (store.ChangeCheckModer). A mode starting with "full reads" means it has no
+// working check (no Drive access, or Drive refused the credential): the TUI then reads and
+// backs off while idle as without one, and asks again at each tick, so a check that comes
+// back is used. Without it, the first error turns the check off for the session.
+type ChangeCheckModer = store.ChangeCheckModer
 
 const (
 	// idleAfter without a keypress, the auto refresh without a change check reads less

@@ -49,7 +49,8 @@ func (p *Prepared) Err() error { return p.err }
 
 // PreparedLoader is a Store that loads workbooks already prepared and shared with other TUIs
 // (`triage serve`'s per-session store): the TUI's loads use LoadPrepared instead of Load, so
-// a refresh in one session doesn't derive everything again for that session alone.
+// a refresh in one session doesn't derive everything again for that session alone. It is the
+// TUI's own seam, not the store contract's (package store): what it returns is the TUI's.
 type PreparedLoader interface {
 	LoadPrepared(ctx context.Context) (*Prepared, error)
 }

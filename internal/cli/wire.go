@@ -14,25 +14,14 @@ import (
 	"github.com/triage-dev/triage/postgres"
 	"github.com/triage-dev/triage/replay"
 	"github.com/triage-dev/triage/sheets"
+	contract "github.com/triage-dev/triage/store"
 )
 
-// store is what the commands use of a store: the sheet's (*sheets.Store), or the PostgreSQL
-// database's (*postgres.Store) when a database URL is set. Both give the same answers
-// (postgres/backends_test.go runs one test body against each).
-type store interface {
-	Load(ctx context.Context) (*model.Workbook, error)
-	Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error)
-	ReadOnly() bool
-	DeadLetter(ctx context.Context, letters []model.DeadLetter) error
-	Tabs() []model.TabConfig
-	// SpreadsheetID names what the store works on (a database's URL, redacted).
-	SpreadsheetID() string
-	// LoadTab reads one tab, for a command that works on it alone.
-	LoadTab(ctx context.Context, name string) (*model.Workbook, error)
-	// Changed and ChangeCheckMode: whether a refresh must read (sheets.ChangeChecker).
-	Changed(ctx context.Context) (bool, error)
-	ChangeCheckMode() string
-}
+// store is what the commands use of a store, the whole store contract (store.Store): the
+// sheet's (*sheets.Store), or the PostgreSQL database's (*postgres.Store) when a database URL
+// is set. Both give the same answers (store/storetest.Exercise runs one test body against
+// each, from each store's own tests).
+type store = contract.Store
 
 var (
 	_ store = (*sheets.Store)(nil)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets"
+	"github.com/triage-dev/triage/store"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -30,7 +30,8 @@ const loadTimeout = 2 * time.Minute
 
 // HubOptions configure a Hub.
 type HubOptions struct {
-	// Store is the one real store (a sheets.Store) every session reads and writes through.
+	// Store is the one real store (a sheets.Store or a postgres.Store) every session reads
+	// and writes through.
 	Store tui.Store
 	// Replayer replays dead letters for every session (replay.Runner over Store), nil when
 	// replays aren't offered. Each session reaches it through a wrapper that enforces the
@@ -130,8 +131,8 @@ func NewHub(ctx context.Context, opts HubOptions) *Hub {
 // then one per interval, and one per burst of HubOptions.Changes, while a session is
 // attached, each pushed to every session, until ctx is done. While nobody is attached nothing
 // is read (a session attaching has a stale cache read at once), and where the store can tell
-// (sheets.ChangeChecker) an interval in which nothing changed costs a version check, not a
-// read. A read a session asked for meanwhile is joined, not repeated.
+// (store.ChangeChecker: the sheet's Drive version, the database's change notices) an
+// interval in which nothing changed costs a change check, not a read. A read a session asked for meanwhile is joined, not repeated.
 func (h *Hub) Run(ctx context.Context) {
 	ticks := h.ticks
 	if ticks == nil {
@@ -256,10 +257,10 @@ func (h *Hub) read(f *flight) {
 }
 
 // unchanged ends flight f with the cache when the store says nothing changed since the
-// cache's read and no write of ours landed since (sheets.ChangeChecker): the version check
-// instead of a full read. It reports whether it did.
+// cache's read and no write of ours landed since (store.ChangeChecker, which both stores
+// keep): the change check instead of a full read. It reports whether it did.
 func (h *Hub) unchanged(ctx context.Context, f *flight) bool {
-	cc, ok := h.store.(sheets.ChangeChecker)
+	cc, ok := h.store.(store.ChangeChecker)
 	if !ok {
 		return false
 	}

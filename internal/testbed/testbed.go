@@ -7,8 +7,9 @@
 // It is not a _test package so that the tests of sheets, replay, config, tui,
 // internal/serve, internal/cli and the root can all import it; its parts are real (real
 // HTTP, the real client, the real emulator), never fakes that skip the wire (docs/DESIGN.md
-// §12). Only tests may import it: no production package does (docs/DESIGN.md §1), and of
-// ours it imports only model, sheets and the emulator (replay/receiver may join them), so
+// §12); SheetBackend is the sheet store as store/storetest exercises it. Only tests may
+// import it: no production package does (docs/DESIGN.md §1), and of ours it imports only
+// model, store, store/storetest, sheets and the emulator (replay/receiver may join them), so
 // that the in-package tests of config, tui, internal/serve and internal/cli can import it
 // without a cycle. TestOnlyTestsImportTheTestbed holds both.
 package testbed

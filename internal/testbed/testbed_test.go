@@ -16,9 +16,12 @@ const module = "github.com/triage-dev/triage/"
 // TestOnlyTestsImportTheTestbed holds docs/DESIGN.md §1's rule: no production file (a .go
 // file that is not a _test.go file, outside this package) imports internal/testbed, and the
 // testbed imports only the packages of ours that the rule names, so that the in-package tests
-// of tui, internal/serve and internal/cli can import it without a cycle.
+// of tui, internal/serve and internal/cli can import it without a cycle. The same holds for
+// the store contract's suite: no production file outside the testbed imports store/storetest,
+// and storetest imports only model and store of ours; store itself imports only model.
 func TestOnlyTestsImportTheTestbed(t *testing.T) {
-	allowed := []string{"model", "sheets", "sheets/emulator", "replay/receiver"}
+	storetestAllowed := []string{"model", "store"}
+	allowed := []string{"model", "store", "store/storetest", "sheets", "sheets/emulator", "replay/receiver"}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +44,8 @@ func TestOnlyTestsImportTheTestbed(t *testing.T) {
 		files++
 		rel, _ := filepath.Rel(root, p)
 		inTestbed := filepath.Dir(rel) == filepath.Join("internal", "testbed")
+		inStoretest := filepath.Dir(rel) == filepath.Join("store", "storetest")
+		inStore := filepath.Dir(rel) == "store"
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			ours, isOurs := strings.CutPrefix(path, module)
@@ -48,8 +53,14 @@ func TestOnlyTestsImportTheTestbed(t *testing.T) {
 			case !isOurs:
 			case inTestbed && !slices.Contains(allowed, ours):
 				t.Errorf("%s imports %s: the testbed may import only %v of ours", rel, path, allowed)
+			case inStore && ours != "model":
+				t.Errorf("%s imports %s: the store contract imports only model of ours", rel, path)
+			case inStoretest && !slices.Contains(storetestAllowed, ours):
+				t.Errorf("%s imports %s: store/storetest may import only %v of ours", rel, path, storetestAllowed)
 			case !inTestbed && ours == "internal/testbed":
 				t.Errorf("%s is production code and imports the testbed", rel)
+			case !inTestbed && !inStoretest && ours == "store/storetest":
+				t.Errorf("%s is production code and imports store/storetest", rel)
 			}
 		}
 		return nil
