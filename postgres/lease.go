@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -51,7 +52,7 @@ func (s *Store) holderName() string {
 
 // Lease leases keys of tab (a dead-letter tab) to a new run: see replay.Leaser.
 func (s *Store) Lease(ctx context.Context, tab string, keys []string) (model.Leases, error) {
-	op := fmt.Sprintf("lease %s for a replay", model.Count(len(keys), "row", "rows"))
+	op := fmt.Sprintf("lease %s for a replay", words.Count(len(keys), "row", "rows"))
 	if s.readOnly {
 		return model.Leases{}, fmt.Errorf("%s: %w", op, ErrReadOnly)
 	}

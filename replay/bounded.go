@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/triage-dev/triage/internal/backoff"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -98,7 +99,7 @@ func limitJobs(jobs []Job, n int) (kept []Job, left []model.Refusal) {
 	sorted := oldestFirst(jobs)
 	for _, j := range sorted[n:] {
 		left = append(left, model.Refusal{ID: j.ID, Row: j.Row,
-			Reason: fmt.Sprintf("row %d: left out by the limit of %s (the oldest go first); the next run replays it", j.Row, model.Count(n, "row", "rows"))})
+			Reason: fmt.Sprintf("row %d: left out by the limit of %s (the oldest go first); the next run replays it", j.Row, words.Count(n, "row", "rows"))})
 	}
 	return sorted[:n], left
 }

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/triage-dev/triage/internal/backoff"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -253,7 +254,7 @@ func (c *Client) send(ctx context.Context, call Call, h hooks) Result {
 		}
 		if final {
 			if res.Outcome == Retryable && !res.Deferred {
-				res.Detail = fmt.Sprintf("%s (after %s)", res.Detail, model.Count(n, "attempt", "attempts"))
+				res.Detail = fmt.Sprintf("%s (after %s)", res.Detail, words.Count(n, "attempt", "attempts"))
 			}
 			// The final result is settled while this request still holds its slot, so a
 			// halt it causes is in force before another request can take the slot.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/store"
 )
@@ -736,7 +737,7 @@ func (w *writer) flush(batch []pendingEdit) (stalled bool) {
 			w.unwritten[p.edit.ID] = fmt.Sprintf("its outcome could not be written back (%v); the row keeps its old status", err)
 		}
 		w.errors = append(w.errors, fmt.Sprintf("writing back %d outcome%s failed (%v): %s keep their old status; replaying them again is harmless",
-			len(batch), model.Plural(len(batch), "", "s"), err, strings.Join(ids, ", ")))
+			len(batch), words.Plural(len(batch), "", "s"), err, strings.Join(ids, ", ")))
 		return false
 	}
 	w.conflicts = append(w.conflicts, res.Conflicts...)

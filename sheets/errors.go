@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -128,9 +129,9 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 			e.Msg = fmt.Sprintf("%s: nothing was done by this request; run it again in a minute, or give it longer ([quota] budget), or ask Google for a higher quota (429: %s)", model.SanitizeLine(gerr.Header.Get(budgetSpentHeader)), msg)
 		case gerr.Code == 429:
 			e.Kind = ErrRateLimited
-			e.Msg = fmt.Sprintf("the Sheets API rate limit (60 requests a minute per user) was still exceeded after %s: wait a minute and try again (429: %s)", model.Count(attempts, "attempt", "attempts"), msg)
+			e.Msg = fmt.Sprintf("the Sheets API rate limit (60 requests a minute per user) was still exceeded after %s: wait a minute and try again (429: %s)", words.Count(attempts, "attempt", "attempts"), msg)
 		case gerr.Code >= 500:
-			e.Msg = fmt.Sprintf("the Sheets API kept failing (%d: %s) after %s: try again in a few minutes", gerr.Code, msg, model.Count(attempts, "attempt", "attempts"))
+			e.Msg = fmt.Sprintf("the Sheets API kept failing (%d: %s) after %s: try again in a few minutes", gerr.Code, msg, words.Count(attempts, "attempt", "attempts"))
 		default:
 			e.Msg = fmt.Sprintf("the Sheets API refused the request (%d: %s)", gerr.Code, msg)
 		}
@@ -141,7 +142,7 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 		if errors.As(err, &uerr) {
 			cause = uerr.Err // the request URL is noise here; the endpoint is named already
 		}
-		e.Msg = fmt.Sprintf("can't reach the Sheets API at %s after %s: %v; check the network / proxy (HTTPS_PROXY)", c.endpoint, model.Count(attempts, "attempt", "attempts"), cause)
+		e.Msg = fmt.Sprintf("can't reach the Sheets API at %s after %s: %v; check the network / proxy (HTTPS_PROXY)", c.endpoint, words.Count(attempts, "attempt", "attempts"), cause)
 	default:
 		e.Msg = err.Error()
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/triage-dev/triage/internal/a1"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -518,7 +519,7 @@ func headerAt(header []string, c int) string {
 	if c >= 0 && c < len(header) && strings.TrimSpace(header[c]) != "" {
 		return strconv.Quote(strings.TrimSpace(header[c]))
 	}
-	return model.ColumnLetter(c)
+	return a1.ColumnLetter(c)
 }
 
 func cellAt(row []string, c int) string {

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/triage-dev/triage/internal/a1"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -209,7 +211,7 @@ func (w *writer) adoptGone(f *foreignEntry) {
 // without a readable plan, each tab it names), and queues the entry for deletion: the report
 // (the damage sheet) replaces it.
 func (w *writer) damageFrom(f *foreignEntry, jp *journalPlan, why string) {
-	note := fmt.Sprintf("an unfinished write of %s (%s) can't be checked: %s", f.meta.Writer, model.Count(f.meta.Rows, "row", "rows"), why)
+	note := fmt.Sprintf("an unfinished write of %s (%s) can't be checked: %s", f.meta.Writer, words.Count(f.meta.Rows, "row", "rows"), why)
 	if jp != nil {
 		for _, pt := range jp.Targets {
 			if pt.Tab < 0 || pt.Tab >= len(jp.Tabs) {
@@ -248,7 +250,7 @@ func columnName(pc planCell) string {
 	if pc.Field != "" {
 		return string(pc.Field)
 	}
-	return model.ColumnLetter(pc.Col)
+	return a1.ColumnLetter(pc.Col)
 }
 
 // putBack records, of a target of this call's own write that landed as read, every value it

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 	"google.golang.org/api/googleapi"
 	sheetsapi "google.golang.org/api/sheets/v4"
@@ -94,7 +95,7 @@ func token(id int64) string { return fmt.Sprintf("%08x", id) }
 // run's token are this run's; one refused for another reason (429 over quota, a 5xx) is sent
 // again, after a read, within the store's retry budget (RetryPolicy).
 func (s *Store) Lease(ctx context.Context, tab string, keys []string) (model.Leases, error) {
-	op := fmt.Sprintf("lease %s for a replay", model.Count(len(keys), "row", "rows"))
+	op := fmt.Sprintf("lease %s for a replay", words.Count(len(keys), "row", "rows"))
 	if s.readOnly {
 		return model.Leases{}, fmt.Errorf("%s: %w", op, ErrReadOnly)
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/triage-dev/triage/internal/a1"
 	"github.com/triage-dev/triage/model"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
@@ -234,7 +235,7 @@ func (p *initTab) schemaRequests(usedIDs map[int64]bool, report *InitReport) []*
 	requests = append(requests, headerCellsRequest(sheetID, used, missing))
 	report.AddedHeaders[p.title] = missing
 	if p.sheet != nil {
-		report.AddedAt[p.title] = model.ColumnLetter(used)
+		report.AddedAt[p.title] = a1.ColumnLetter(used)
 	}
 	return requests
 }
@@ -265,7 +266,7 @@ func (p *initTab) missingHeaders() []string {
 func columnLetters(cols []int) []string {
 	letters := make([]string, len(cols))
 	for i, c := range cols {
-		letters[i] = model.ColumnLetter(c)
+		letters[i] = a1.ColumnLetter(c)
 	}
 	return letters
 }

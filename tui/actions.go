@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -256,7 +257,7 @@ func (x noIDInfo) note() string {
 	if x.n > 1 {
 		where = "first: " + where
 	}
-	return fmt.Sprintf("%d %s skipped (%s): %s", x.n, model.Plural(x.n, "row", "rows"), where, x.why)
+	return fmt.Sprintf("%d %s skipped (%s): %s", x.n, words.Plural(x.n, "row", "rows"), where, x.why)
 }
 
 // setStatusPicker opens the status picker for the targets (it keeps them, for setStatus).
@@ -392,7 +393,7 @@ func (ch *changes) setStatus(tabs *tabSet, status string) action {
 		notes = append(notes, n)
 	}
 	if p.hidden > 0 {
-		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
+		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, words.Plural(p.hidden, "row", "rows"), words.Plural(p.hidden, "is", "are")))
 	}
 	if same > 0 {
 		notes = append(notes, fmt.Sprintf("%d already %s.", same, cellLine(status)))
@@ -451,7 +452,7 @@ func (ch *changes) clearError(sc actionScope) action {
 	}
 	if len(edits) == 0 {
 		if n := len(notSticky); n > 0 {
-			acts = append(acts, toastAction{toastInfo, fmt.Sprintf("nothing to clear: %s %s no sticky error (only %s rows have one)", countRows(n), model.Plural(n, "has", "have"), sticky)})
+			acts = append(acts, toastAction{toastInfo, fmt.Sprintf("nothing to clear: %s %s no sticky error (only %s rows have one)", countRows(n), words.Plural(n, "has", "have"), sticky)})
 		}
 		return acts
 	}
@@ -461,12 +462,12 @@ func (ch *changes) clearError(sc actionScope) action {
 	}
 	// Several rows, or marked rows some of which can't be changed: ask, naming what is left
 	// out, so no marked row is skipped unseen.
-	notes := []string{strings.TrimSpace(fmt.Sprintf("%s back to %s, %s. %s", model.Plural(len(edits), "It goes", "They go"), back, blanked, p.filterNote()))}
+	notes := []string{strings.TrimSpace(fmt.Sprintf("%s back to %s, %s. %s", words.Plural(len(edits), "It goes", "They go"), back, blanked, p.filterNote()))}
 	if n := len(notSticky); n > 0 {
-		notes = append(notes, fmt.Sprintf("%s skipped: no sticky error (only %s rows have one); %s unmarked.", countRows(n), sticky, model.Plural(n, "it is", "they are")))
+		notes = append(notes, fmt.Sprintf("%s skipped: no sticky error (only %s rows have one); %s unmarked.", countRows(n), sticky, words.Plural(n, "it is", "they are")))
 	}
 	if p.hidden > 0 {
-		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
+		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, words.Plural(p.hidden, "row", "rows"), words.Plural(p.hidden, "is", "are")))
 	}
 	return append(acts, dialogAction{newConfirm(ch.c, fmt.Sprintf("Clear the sticky error of %s?", countRows(len(edits))), notes, op)})
 }
@@ -717,10 +718,10 @@ func (ch *changes) discard(sc actionScope) action {
 	}
 	notes := []string{strings.TrimSpace("They are never replayed" + withHint("", " (", keySays(ch.c.keys.Undo, "undoes this)")) + ". " + p.filterNote())}
 	if p.hidden > 0 {
-		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, model.Plural(p.hidden, "row", "rows"), model.Plural(p.hidden, "is", "are")))
+		notes = append(notes, fmt.Sprintf("%d marked %s hidden by the filter %s left alone.", p.hidden, words.Plural(p.hidden, "row", "rows"), words.Plural(p.hidden, "is", "are")))
 	}
 	if n := already + delivered; n > 0 {
 		notes = append(notes, fmt.Sprintf("%s already discarded or delivered: left alone and unmarked.", countRows(n)))
 	}
-	return append(acts, dialogAction{newConfirm(ch.c, fmt.Sprintf("Discard %d dead %s?", len(edits), model.Plural(len(edits), "letter", "letters")), notes, op)})
+	return append(acts, dialogAction{newConfirm(ch.c, fmt.Sprintf("Discard %d dead %s?", len(edits), words.Plural(len(edits), "letter", "letters")), notes, op)})
 }

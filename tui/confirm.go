@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -211,7 +212,7 @@ func (d confirm) destLines(n, w int) []string {
 		}
 		s := fmt.Sprintf("  … and %d more%s", more, where)
 		if n == 0 {
-			s = fmt.Sprintf("  to %d %s%s", more, model.Plural(more, "destination", "destinations"), where)
+			s = fmt.Sprintf("  to %d %s%s", more, words.Plural(more, "destination", "destinations"), where)
 		}
 		out = append(out, "T"+truncate(s, w))
 	}

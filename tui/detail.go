@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/a1"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -133,7 +134,7 @@ func cellField(c *common, t *model.Table, r *model.Record, i int, f model.Field,
 		label = t.Header.Headers[i]
 	}
 	if strings.TrimSpace(label) == "" {
-		label = "column " + model.ColumnLetter(i)
+		label = "column " + a1.ColumnLetter(i)
 	}
 	var notes []string
 	if !isSchema {

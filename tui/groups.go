@@ -13,6 +13,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -226,7 +227,7 @@ func (g *groupsView) columns(w int) groupCols {
 func (g *groupsView) lines(w, h int) []string {
 	st := g.c.styles
 	listH := groupsListHeight(h)
-	groups := fmt.Sprintf("%d %s", len(g.rows), model.Plural(len(g.rows), "group", "groups"))
+	groups := fmt.Sprintf("%d %s", len(g.rows), words.Plural(len(g.rows), "group", "groups"))
 	title := firstFitting(w,
 		fmt.Sprintf(" %s waiting for replay in %s, in %s by source × kind of error", countRows(g.total), cellLine(g.tab), groups),
 		fmt.Sprintf(" %s waiting for replay: %s by source × error", countRows(g.total), groups),

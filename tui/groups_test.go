@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -131,7 +132,7 @@ func TestGroupEnterFiltersToExactlyTheGroup(t *testing.T) {
 					ts.data.table.Get(r, model.FSource), ts.data.table.Get(r, model.FError), r.Status)
 			}
 		}
-		if !strings.Contains(toastTexts(m), fmt.Sprintf("%d %s", g.count, model.Plural(g.count, "row", "rows"))) {
+		if !strings.Contains(toastTexts(m), fmt.Sprintf("%d %s", g.count, words.Plural(g.count, "row", "rows"))) {
 			t.Errorf("the toast doesn't say how many rows: %q", toastTexts(m))
 		}
 	}
@@ -294,7 +295,7 @@ func TestGroupPickCountsTheGroupWhileTheFilterTextIsBuilt(t *testing.T) {
 		keys(m, "j")
 	}
 	cmd := send(m, press("enter"))
-	want := fmt.Sprintf("%d %s", g.count, model.Plural(g.count, "row", "rows"))
+	want := fmt.Sprintf("%d %s", g.count, words.Plural(g.count, "row", "rows"))
 	if !strings.Contains(toastTexts(m), want) || strings.Contains(toastTexts(m), countRows(total)) {
 		t.Errorf("the pick of %s × %s (%d rows) says %q", g.source, g.kind, g.count, toastTexts(m))
 	}

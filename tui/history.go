@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/store"
 )
@@ -229,7 +230,7 @@ func (ts *tabState) historyNote() string {
 		return ""
 	}
 	n := len(ts.data.table.Records)
-	what := thousands(n) + " " + model.Plural(n, "row", "rows")
+	what := thousands(n) + " " + words.Plural(n, "row", "rows")
 	if n >= historyLimit {
 		what = "the newest " + thousands(n) + " rows (capped: narrow the dates)"
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -92,7 +93,7 @@ func (m *Model) install(msg loadedMsg) tea.Cmd {
 		}
 	}
 	if m.load.hasData && newMsgs > 0 {
-		cmds = append(cmds, m.toasts.sayf(toastInfo, "%d new %s", newMsgs, model.Plural(newMsgs, "message", "messages")))
+		cmds = append(cmds, m.toasts.sayf(toastInfo, "%d new %s", newMsgs, words.Plural(newMsgs, "message", "messages")))
 	}
 	m.load.hasData = true
 	m.preview.cache = previewCache{}

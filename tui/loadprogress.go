@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/internal/words"
 )
 
 // loadProgress is how far a load has read: rows of the tab so far, of about total (0: not
@@ -116,7 +116,7 @@ func (ld *loadState) startLines(w int) []string {
 // rowsRead says how many rows are read, of how many when known.
 func rowsRead(p loadProgress) string {
 	if p.total <= 0 {
-		return itoa(p.rows) + " " + model.Plural(p.rows, "row", "rows")
+		return itoa(p.rows) + " " + words.Plural(p.rows, "row", "rows")
 	}
 	return itoa(p.rows) + "/" + itoa(p.total) + " rows"
 }

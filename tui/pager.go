@@ -5,6 +5,7 @@ package tui
 
 import (
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -35,7 +36,7 @@ func (m *Model) stepDetail(delta int) tea.Cmd {
 			next, k = "previous", m.c.keys.NextRow
 		}
 		return m.toasts.sayf(toastInfo, "no %s row: this is the %s of the %d %s shown (%s goes the other way)", next,
-			map[bool]string{true: "last", false: "first"}[delta > 0], len(ts.visible), model.Plural(len(ts.visible), "row", "rows"), firstKey(k))
+			map[bool]string{true: "last", false: "first"}[delta > 0], len(ts.visible), words.Plural(len(ts.visible), "row", "rows"), firstKey(k))
 	}
 	label := d.focusLabel()
 	ts.setCursor(target, m.geo.tableH)

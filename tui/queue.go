@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -117,7 +118,7 @@ func (ch *changes) requeue(sc actionScope) action {
 	if noID.n > 0 {
 		notes = append(notes, noID.note()+".")
 	}
-	d := newConfirm(ch.c, fmt.Sprintf("Requeue %d stale %s?", len(edits), model.Plural(len(edits), "claim", "claims")), notes,
+	d := newConfirm(ch.c, fmt.Sprintf("Requeue %d stale %s?", len(edits), words.Plural(len(edits), "claim", "claims")), notes,
 		writeOp{kind: writeRequeue, tab: t.Config.Name, edits: edits, status: model.StatusPending})
 	d.list = list
 	d.listTitle = "ID             WORKER         AGE"

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -181,12 +182,12 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 	var yes action
 	switch {
 	case c.readOnly:
-		question = fmt.Sprintf("Read-only: nothing will be sent. A replay would send %d %s.", n, model.Plural(n, "call", "calls"))
+		question = fmt.Sprintf("Read-only: nothing will be sent. A replay would send %d %s.", n, words.Plural(n, "call", "calls"))
 	case n == 0:
 		question = nothingToReplay(p.Refused)
 	default:
-		question = fmt.Sprintf("Replay %d %s to %d %s (%s)?", n, model.Plural(n, "call", "calls"),
-			len(p.Sources), model.Plural(len(p.Sources), "source", "sources"), strings.Join(p.Sources, ", "))
+		question = fmt.Sprintf("Replay %d %s to %d %s (%s)?", n, words.Plural(n, "call", "calls"),
+			len(p.Sources), words.Plural(len(p.Sources), "source", "sources"), strings.Join(p.Sources, ", "))
 		yes = replayStartAction{seq: msg.seq}
 	}
 	var notes []string
@@ -199,7 +200,7 @@ func newReplayConfirm(c *common, msg replayPlannedMsg) confirm {
 		notes = append(notes, filterNote(msg.filter))
 	}
 	if msg.hidden > 0 {
-		notes = append(notes, fmt.Sprintf("%s hidden by the filter %s left alone.", countRows(msg.hidden)+" marked", model.Plural(msg.hidden, "is", "are")))
+		notes = append(notes, fmt.Sprintf("%s hidden by the filter %s left alone.", countRows(msg.hidden)+" marked", words.Plural(msg.hidden, "is", "are")))
 	}
 	refused, skipped := splitRefusals(p.Refused)
 	if len(refused) > 0 {
@@ -269,7 +270,7 @@ func nothingToReplay(all []model.Refusal) string {
 }
 
 // countRows is "1 row" / "3 rows".
-func countRows(n int) string { return itoa(n) + " " + model.Plural(n, "row", "rows") }
+func countRows(n int) string { return itoa(n) + " " + words.Plural(n, "row", "rows") }
 
 // listSome joins the first n items and says how many more there are.
 func listSome(items []string, n int) string {
@@ -283,7 +284,7 @@ func listSome(items []string, n int) string {
 // Raw text: the dialog sanitises and wraps it.
 func dryRunLines(p model.ReplayPlan) []string {
 	var out []string
-	out = append(out, fmt.Sprintf("Would send %d %s:", len(p.Calls), model.Plural(len(p.Calls), "call", "calls")))
+	out = append(out, fmt.Sprintf("Would send %d %s:", len(p.Calls), words.Plural(len(p.Calls), "call", "calls")))
 	for i, c := range p.Calls {
 		if i == previewMaxCalls {
 			out = append(out, fmt.Sprintf("  … and %d more (triage replay --dry-run lists them all)", len(p.Calls)-i))

@@ -16,6 +16,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -297,12 +298,12 @@ func (m *Model) onReplayDone(msg replayDoneMsg) tea.Cmd {
 	}
 	if m.replay.quitAfterRun {
 		// The report would vanish with the screen: it goes to the terminal on the way out.
-		m.end.note = fmt.Sprintf("triage: replay %s: %s (%d/%d %s)", runOutcomeWord(r), reportCounts(rep), r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
+		m.end.note = fmt.Sprintf("triage: replay %s: %s (%d/%d %s)", runOutcomeWord(r), reportCounts(rep), r.prog.Done, r.prog.Total, words.Plural(r.prog.Total, "call", "calls"))
 		if r.prog.Halt != nil {
 			m.end.note += "\n" + haltLine(r.prog.Halt)
 		}
 		if n := len(rep.WriteErrors) + len(rep.WriteConflicts); n > 0 {
-			m.end.note += fmt.Sprintf("\n%d %s not written back: replaying again is harmless (every call keeps its key)", n, model.Plural(n, "outcome", "outcomes"))
+			m.end.note += fmt.Sprintf("\n%d %s not written back: replaying again is harmless (every call keeps its key)", n, words.Plural(n, "outcome", "outcomes"))
 		}
 		cmds = append(cmds, m.quit())
 	}
@@ -562,7 +563,7 @@ func (r *replayRun) openResult() action {
 		notes = append(notes, "source "+cellLine(row.Source))
 	}
 	if row.Attempts > 0 {
-		notes = append(notes, fmt.Sprintf("%d %s", row.Attempts, model.Plural(row.Attempts, "try", "tries")))
+		notes = append(notes, fmt.Sprintf("%d %s", row.Attempts, words.Plural(row.Attempts, "try", "tries")))
 	}
 	if row.URL != "" {
 		notes = append(notes, "to "+cellLine(row.URL))
@@ -651,9 +652,9 @@ func (s *replayState) onMyRun(r RunInfo) action {
 func (st *replayState) statusLine() string {
 	r := st.run
 	k := st.c.keys
-	s := fmt.Sprintf("replaying %d/%d %s", r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
+	s := fmt.Sprintf("replaying %d/%d %s", r.prog.Done, r.prog.Total, words.Plural(r.prog.Total, "call", "calls"))
 	if r.cancelling {
-		s = fmt.Sprintf("cancelling the replay %d/%d %s", r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
+		s = fmt.Sprintf("cancelling the replay %d/%d %s", r.prog.Done, r.prog.Total, words.Plural(r.prog.Total, "call", "calls"))
 	}
 	for _, st := range []model.RowState{model.StateRejected, model.StateSystemic, model.StateRetryable, model.StateDeferred, model.StateRefused} {
 		if n := r.prog.Counts[st]; n > 0 {
@@ -696,7 +697,7 @@ func (m *Model) requestQuit() tea.Cmd {
 	}
 	run := m.replay.run
 	question := func() string {
-		return fmt.Sprintf("A replay is running (%d/%d %s done). Cancel it and quit?", run.prog.Done, run.prog.Total, model.Plural(run.prog.Total, "call", "calls"))
+		return fmt.Sprintf("A replay is running (%d/%d %s done). Cancel it and quit?", run.prog.Done, run.prog.Total, words.Plural(run.prog.Total, "call", "calls"))
 	}
 	d := newConfirm(m.c, question(),
 		[]string{"Calls in flight finish and their outcomes are written back first; rows not sent stay as they are."}, writeOp{})
@@ -713,7 +714,7 @@ func (m *Model) cancelAndQuit() tea.Cmd {
 	if m.replay.quitAfterRun {
 		r := m.replay.run
 		m.end.note = fmt.Sprintf("triage: quit during a replay (%d/%d %s had an outcome); calls in flight may have been sent without their outcome written back: replaying again is harmless (every call keeps its key)",
-			r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
+			r.prog.Done, r.prog.Total, words.Plural(r.prog.Total, "call", "calls"))
 		return m.quit()
 	}
 	m.replay.quitAfterRun = true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -95,13 +96,13 @@ func (r *replayRun) headLines(c *common, spin busySpinner, w int) []string {
 	}
 	switch {
 	case r.finished && runOutcomeWord(r) == "cancelled":
-		title = fmt.Sprintf("Replay cancelled%s · %d/%d %s", by, r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
+		title = fmt.Sprintf("Replay cancelled%s · %d/%d %s", by, r.prog.Done, r.prog.Total, words.Plural(r.prog.Total, "call", "calls"))
 	case r.finished:
-		title = fmt.Sprintf("Replay %s · %d/%d %s", runOutcomeWord(r), r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
+		title = fmt.Sprintf("Replay %s · %d/%d %s", runOutcomeWord(r), r.prog.Done, r.prog.Total, words.Plural(r.prog.Total, "call", "calls"))
 	case r.cancelling:
-		title = fmt.Sprintf("Cancelling%s… %d/%d %s · calls in flight finish, nothing new starts", by, r.prog.Done, r.prog.Total, model.Plural(r.prog.Total, "call", "calls"))
+		title = fmt.Sprintf("Cancelling%s… %d/%d %s · calls in flight finish, nothing new starts", by, r.prog.Done, r.prog.Total, words.Plural(r.prog.Total, "call", "calls"))
 	default:
-		title = fmt.Sprintf("Replaying %d %s to %s", r.prog.Total, model.Plural(r.prog.Total, "call", "calls"), cellLine(strings.Join(r.sources, ", ")))
+		title = fmt.Sprintf("Replaying %d %s to %s", r.prog.Total, words.Plural(r.prog.Total, "call", "calls"), cellLine(strings.Join(r.sources, ", ")))
 	}
 	title = r.watchTitle() + title
 	if !r.finished {

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -309,7 +310,7 @@ func (q *writeQueue) activity(c *common, spin busySpinner) string {
 	if q.inflight != nil {
 		n = len(q.inflight.edits)
 	}
-	saving := spin.view(c) + " saving " + itoa(n) + " " + model.Plural(n, "row", "rows")
+	saving := spin.view(c) + " saving " + itoa(n) + " " + words.Plural(n, "row", "rows")
 	if q.quitAfterWrite {
 		saving += ", then quitting"
 	}
@@ -543,7 +544,7 @@ func (t *tabSet) missingHint(room int) string {
 	list := strings.Join(names, ", ")
 	forms := []string{
 		"tabs " + list + " not found: run `triage init` to create them",
-		"no " + list + ": `triage init` adds " + model.Plural(len(names), "it", "them"),
+		"no " + list + ": `triage init` adds " + words.Plural(len(names), "it", "them"),
 		"missing tabs: `triage init`",
 		"`triage init`",
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -271,7 +272,7 @@ func writeReport(op writeOp, res model.ApplyResult, refresh string) []string {
 				break
 			}
 		}
-		s := fmt.Sprintf("%d %s: %s", n, model.Plural(n, "conflict", "conflicts"), first.String())
+		s := fmt.Sprintf("%d %s: %s", n, words.Plural(n, "conflict", "conflicts"), first.String())
 		if n > 1 {
 			s += fmt.Sprintf(" (and %d more%s)", n-1, withHint("", "; ", refresh))
 		}
@@ -312,13 +313,13 @@ func appliedPhrase(op writeOp, n int) string {
 	case writeSetStatus:
 		return fmt.Sprintf("%d set to %s", n, op.status)
 	case writeClearError:
-		return fmt.Sprintf("%d %s cleared, back to %s", n, model.Plural(n, "error", "errors"), op.status)
+		return fmt.Sprintf("%d %s cleared, back to %s", n, words.Plural(n, "error", "errors"), op.status)
 	case writeUndo:
 		return fmt.Sprintf("undone on %s: %s restored (%s)", cellLine(op.tab), countRows(n), backTo(op.edits))
 	case writeDiscard:
 		return fmt.Sprintf("%d discarded", n)
 	case writeRequeue:
-		return fmt.Sprintf("%d stale %s requeued, back to pending", n, model.Plural(n, "claim", "claims"))
+		return fmt.Sprintf("%d stale %s requeued, back to pending", n, words.Plural(n, "claim", "claims"))
 	case writeEditPayload:
 		return "new payload written"
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/config"
-	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/tui"
 )
@@ -75,7 +75,7 @@ func runConfigCheck(g *globals, e *env) error {
 			fmt.Fprintf(e.stdout, "%s: %s\n", path, p.Msg)
 		}
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf("%s in %s", model.Count(len(probs), "problem", "problems"), path)}
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s in %s", words.Count(len(probs), "problem", "problems"), path)}
 }
 
 // refreshModeTimeout bounds config check's one question to Drive.

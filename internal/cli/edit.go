@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
 	"github.com/triage-dev/triage/sheets"
@@ -226,7 +227,7 @@ func editCommand(ctx context.Context, g *globals, e *env, tabName string, ids []
 		return err
 	}
 	if notDone > 0 {
-		return &exitError{code: exitPartial, err: fmt.Errorf("%s of %d not changed%s", model.Count(notDone, "row", "rows"), len(ids), doc.damagedNote())}
+		return &exitError{code: exitPartial, err: fmt.Errorf("%s of %d not changed%s", words.Count(notDone, "row", "rows"), len(ids), doc.damagedNote())}
 	}
 	if len(doc.Damaged) > 0 {
 		return &exitError{code: exitPartial, err: fmt.Errorf("all %d changed, but %s", len(ids), doc.damagedNote()[2:])}
@@ -240,7 +241,7 @@ func (d *editDoc) damagedNote() string {
 	if len(d.Damaged) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %s of rows inserted meanwhile cleared (see \"damaged:\" above): check them", model.Count(len(d.Damaged), "cell", "cells"))
+	return fmt.Sprintf("; %s of rows inserted meanwhile cleared (see \"damaged:\" above): check them", words.Count(len(d.Damaged), "cell", "cells"))
 }
 
 // setFields is what an edit writes, by column name.

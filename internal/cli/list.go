@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
 )
@@ -182,7 +183,7 @@ func runList(ctx context.Context, g *globals, e *env, tab, status, filter string
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "%s of %d in %q\n", model.Count(len(recs), "row", "rows"), len(t.Records), t.Config.Name)
+	fmt.Fprintf(e.stderr, "%s of %d in %q\n", words.Count(len(recs), "row", "rows"), len(t.Records), t.Config.Name)
 	if note := fitted.note(); note != "" {
 		fmt.Fprintln(e.stderr, note)
 	}

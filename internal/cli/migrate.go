@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/triage-dev/triage/config"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
 )
@@ -109,10 +110,10 @@ func runMigrate(ctx context.Context, g *globals, e *env, to string, verifyOnly b
 		return err
 	}
 	if bad > 0 {
-		return &exitError{code: exitPartial, err: fmt.Errorf("migrate: %s on the database differ from the sheet (listed above): run migrate again, or fix them, before switching over", model.Count(bad, "row", "rows"))}
+		return &exitError{code: exitPartial, err: fmt.Errorf("migrate: %s on the database differ from the sheet (listed above): run migrate again, or fix them, before switching over", words.Count(bad, "row", "rows"))}
 	}
 	if skipped > 0 {
-		return &exitError{code: exitPartial, err: fmt.Errorf("migrate: %s not carried (listed above); fix them in the sheet and run it again", model.Count(skipped, "row", "rows"))}
+		return &exitError{code: exitPartial, err: fmt.Errorf("migrate: %s not carried (listed above); fix them in the sheet and run it again", words.Count(skipped, "row", "rows"))}
 	}
 	return nil
 }
@@ -164,7 +165,7 @@ func printImport(e *env, t *model.Table, rep postgres.ImportReport) {
 			field = "key"
 		}
 		fmt.Fprintf(e.stdout, "  %s carried without the spaces around %s %s cell (the identity is the cell trimmed): %s\n",
-			model.Count(n, "row", "rows"), map[bool]string{true: "its", false: "their"}[n == 1], field, rowList(rep.Trimmed))
+			words.Count(n, "row", "rows"), map[bool]string{true: "its", false: "their"}[n == 1], field, rowList(rep.Trimmed))
 	}
 	var extra []string
 	for i, h := range t.Header.Headers {

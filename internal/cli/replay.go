@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 	"github.com/triage-dev/triage/internal/report"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay"
 )
@@ -314,12 +315,12 @@ func printReplay(e *env, asJSON bool, doc *replayDoc, runExit int, w report.Writ
 		return &exitError{code: doc.ExitCode} // said above
 	}
 	if n := doc.notDone(); n > 0 {
-		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", model.Count(n, "row", "rows"), doc.Selected)}
+		return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: %s of %d selected not done (see above)", words.Count(n, "row", "rows"), doc.Selected)}
 	}
 	// Every selected row is done, but the write-back hit cells of other rows it could not
 	// put back (damage): they need a person.
 	return &exitError{code: doc.ExitCode, err: fmt.Errorf("replay: every selected row is done, but the write-back reported %s (see above)",
-		model.Count(len(doc.WriteBack.Errors)+len(doc.WriteBack.Conflicts), "problem", "problems"))}
+		words.Count(len(doc.WriteBack.Errors)+len(doc.WriteBack.Conflicts), "problem", "problems"))}
 }
 
 // replayDoc is the JSON summary of `triage replay --json`; the human summary is printed from
@@ -588,19 +589,19 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 	if d.DryRun {
 		verb = "dry run"
 	}
-	fmt.Fprintf(w, "%s of %q: %s selected, %d planned: %s\n", verb, d.Tab, model.Count(d.Selected, "row", "rows"), d.Planned, countsLine(d.Counts))
+	fmt.Fprintf(w, "%s of %q: %s selected, %d planned: %s\n", verb, d.Tab, words.Count(d.Selected, "row", "rows"), d.Planned, countsLine(d.Counts))
 	if d.DryRun {
-		fmt.Fprintf(w, "dry run: %s would be sent (listed on stdout); nothing was sent or written\n", model.Count(len(d.WouldSend), "call", "calls"))
+		fmt.Fprintf(w, "dry run: %s would be sent (listed on stdout); nothing was sent or written\n", words.Count(len(d.WouldSend), "call", "calls"))
 	}
 	if d.Halt != nil {
 		fmt.Fprintf(w, "\n*** HALTED (%s, source %s): %s ***\n", d.Halt.Cause, model.SanitizeLine(d.Halt.Source), model.SanitizeLine(d.Halt.Detail))
 		fmt.Fprintf(w, "nothing new was sent after the halt; %s not attempted: fix the cause and run the same command again\n\n",
-			model.Count(len(d.NotAttempted), "row", "rows"))
+			words.Count(len(d.NotAttempted), "row", "rows"))
 	} else if d.Cancelled {
 		fmt.Fprintf(w, "interrupted: requests in flight finished and their outcomes were written back; %s not attempted: run the same command again to continue (every row keeps its key, so nothing is applied twice)\n",
-			model.Count(len(d.NotAttempted), "row", "rows"))
+			words.Count(len(d.NotAttempted), "row", "rows"))
 	} else if d.TimeUp {
-		left := model.Count(len(d.NotStarted), "row", "rows") + " not started: the next run sends them"
+		left := words.Count(len(d.NotStarted), "row", "rows") + " not started: the next run sends them"
 		if len(d.NotStarted) == 0 {
 			left = "the rows whose retries it cut short are the next run's"
 		}
@@ -609,7 +610,7 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 	}
 	if n := len(d.LeftOut); n > 0 {
 		fmt.Fprintf(w, "limit: --limit %d left out %s (the oldest go first): the next run replays them\n",
-			d.Limit, model.Count(n, "eligible row", "eligible rows"))
+			d.Limit, words.Count(n, "eligible row", "eligible rows"))
 	}
 	list := func(label string, items []string) {
 		for i, s := range items {
@@ -673,12 +674,12 @@ func printReplaySummary(w io.Writer, d *replayDoc) {
 	}
 	if !d.DryRun {
 		wb := d.WriteBack
-		what := model.Count(wb.Requests, "request", "requests")
+		what := words.Count(wb.Requests, "request", "requests")
 		if wb.Store != "" && wb.Store != "the sheet" {
-			what = model.Count(wb.Requests, "transaction", "transactions") + " on " + model.SanitizeLine(wb.Store)
+			what = words.Count(wb.Requests, "transaction", "transactions") + " on " + model.SanitizeLine(wb.Store)
 		}
 		fmt.Fprintf(w, "write-back: %s, %s, %s\n", what,
-			model.Count(len(wb.Conflicts), "conflict", "conflicts"), model.Count(len(wb.Errors), "error", "errors"))
+			words.Count(len(wb.Conflicts), "conflict", "conflicts"), words.Count(len(wb.Errors), "error", "errors"))
 		list("write-back conflict:", wb.Conflicts)
 		list("write-back error:", wb.Errors)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
 )
@@ -125,9 +126,9 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 		}
 		switch {
 		case nd == stuck && stuck > 0:
-			return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed%s", model.Count(stuck, "stale claim", "stale claims"), doc.damagedNote())}
+			return &exitError{code: exitPartial, err: fmt.Errorf("%s can't be requeued until their ID cells are fixed%s", words.Count(stuck, "stale claim", "stale claims"), doc.damagedNote())}
 		case nd > 0:
-			return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued%s", model.Count(nd, "claim", "claims"), doc.damagedNote())}
+			return &exitError{code: exitPartial, err: fmt.Errorf("%s not requeued%s", words.Count(nd, "claim", "claims"), doc.damagedNote())}
 		case len(doc.Damaged) > 0:
 			return &exitError{code: exitPartial, err: fmt.Errorf("every stale claim requeued, but %s", doc.damagedNote()[2:])}
 		}
@@ -140,7 +141,7 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 		return finish()
 	}
 	if dry {
-		fmt.Fprintf(e.stderr, "dry run: %s would go back to pending\n", model.Count(len(edits), "claim", "claims"))
+		fmt.Fprintf(e.stderr, "dry run: %s would go back to pending\n", words.Count(len(edits), "claim", "claims"))
 		return finish()
 	}
 	res, err := st.Apply(ctx, edits)
@@ -151,7 +152,7 @@ func requeueRead(ctx context.Context, e *env, st store, name string, older time.
 	for i := range doc.Changed {
 		doc.Changed[i].Note = notes[doc.Changed[i].ID]
 	}
-	fmt.Fprintf(e.stderr, "requeued %s\n", model.Count(len(res.Applied), "claim", "claims"))
+	fmt.Fprintf(e.stderr, "requeued %s\n", words.Count(len(res.Applied), "claim", "claims"))
 	return finish()
 }
 
@@ -189,7 +190,7 @@ func requeueDatabase(ctx context.Context, e *env, db *postgres.Store, name strin
 		doc.Changed = append(doc.Changed, editDocRow{ID: r.ID, Row: r.Row, Set: doc.setFields(set),
 			Note: fmt.Sprintf("claimed by %s %s ago", first(r.ClaimedBy, "?"), model.Age(r.Age))})
 	}
-	fmt.Fprintf(e.stderr, "requeued %s\n", model.Count(len(back), "claim", "claims"))
+	fmt.Fprintf(e.stderr, "requeued %s\n", words.Count(len(back), "claim", "claims"))
 	return doc.print(e, asJSON)
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/triage-dev/triage/config"
-	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/sheets"
 )
 
@@ -151,7 +151,7 @@ func demoProblems(e *env, ce *config.Error) error {
 			}
 		}
 		fmt.Fprintf(e.stderr, "triage: the demo doesn't use %s of %s: %s there %s not in its way (`triage config check` lists %s)\n",
-			strings.Join(sections, ", "), ce.Path, model.Count(len(other), "problem", "problems"), model.Plural(len(other), "is", "are"), model.Plural(len(other), "it", "them"))
+			strings.Join(sections, ", "), ce.Path, words.Count(len(other), "problem", "problems"), words.Plural(len(other), "is", "are"), words.Plural(len(other), "it", "them"))
 	}
 	if len(used) == 0 {
 		return nil

@@ -6,7 +6,7 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/internal/words"
 )
 
 // HTML writes the run's report as one HTML page meant to be mailed: table layout and inline
@@ -24,7 +24,7 @@ func HTML(w io.Writer, r Run) error {
 	return nil
 }
 
-var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"refusals": newRefusalSection, "rows": func(n int) string { return model.Count(n, "row", "rows") }, "count": model.Count, "keyStyle": keyStyle}).
+var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"refusals": newRefusalSection, "rows": func(n int) string { return words.Count(n, "row", "rows") }, "count": words.Count, "keyStyle": keyStyle}).
 	Parse(htmlSource)).New("refusals").Parse(htmlRefusals))
 
 // keyCellStyle is the style of a key's cell. A key is an exact string a receiver matches, so it

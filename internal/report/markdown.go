@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/triage-dev/triage/model"
+	"github.com/triage-dev/triage/internal/words"
 )
 
 // Markdown writes the run's report as GitHub-flavoured Markdown (readable as plain text in a
@@ -27,13 +27,13 @@ func Markdown(w io.Writer, r Run) error {
 	switch {
 	case v.Halted:
 		p("> **HALTED** (%s, source %s): %s\n>\n", md(v.Halt.Cause), md(v.Halt.Source), md(v.Halt.Detail))
-		p("> Nothing new was sent after the halt; %s not attempted. Fix the cause, then run the same command again: every row keeps its key, so nothing is applied twice.\n\n", model.Count(v.NotAttempted, "row", "rows"))
+		p("> Nothing new was sent after the halt; %s not attempted. Fix the cause, then run the same command again: every row keeps its key, so nothing is applied twice.\n\n", words.Count(v.NotAttempted, "row", "rows"))
 	case v.Cancelled:
-		p("> **Interrupted:** requests in flight finished and were written back; %s not attempted. Run the same command again to continue.\n\n", model.Count(v.NotAttempted, "row", "rows"))
+		p("> **Interrupted:** requests in flight finished and were written back; %s not attempted. Run the same command again to continue.\n\n", words.Count(v.NotAttempted, "row", "rows"))
 	case v.NotDoneCount > 0:
-		p("> **%s not done.** Each is listed below with a link to its row.\n\n", model.Count(v.NotDoneCount, "row", "rows"))
+		p("> **%s not done.** Each is listed below with a link to its row.\n\n", words.Count(v.NotDoneCount, "row", "rows"))
 	case v.ExitCode != 0:
-		p("> **No row is left not done, but %s: the sheet does not show every outcome.** See Write-back below; replaying those rows again is harmless.\n\n", model.Count(len(v.WriteBack), "write-back problem", "write-back problems"))
+		p("> **No row is left not done, but %s: the sheet does not show every outcome.** See Write-back below; replaying those rows again is harmless.\n\n", words.Count(len(v.WriteBack), "write-back problem", "write-back problems"))
 	default:
 		p("> **Every selected row is done.**\n\n")
 	}
@@ -79,7 +79,7 @@ func Markdown(w io.Writer, r Run) error {
 	if store != "the sheet" {
 		store = md(store)
 	}
-	p("## Write-back\n\n%s to %s; %s.\n\n", model.Count(v.WriteRequests, "request", "requests"), store, model.Count(len(v.WriteBack), "problem", "problems"))
+	p("## Write-back\n\n%s to %s; %s.\n\n", words.Count(v.WriteRequests, "request", "requests"), store, words.Count(len(v.WriteBack), "problem", "problems"))
 	for _, x := range v.WriteBack {
 		p("- %s\n", md(x))
 	}

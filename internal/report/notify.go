@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
 
@@ -83,10 +84,10 @@ func NewAlert(r Run, reportPath string) (Alert, bool) {
 	case r.Summary.Cancelled:
 		t.WriteString(" was interrupted")
 	case a.NotDone > 0:
-		fmt.Fprintf(&t, ": %s not done", model.Count(a.NotDone, "row", "rows"))
+		fmt.Fprintf(&t, ": %s not done", words.Count(a.NotDone, "row", "rows"))
 	default:
 		// Exit 1 with every row done: outcomes the sheet does not show.
-		fmt.Fprintf(&t, ": %s", model.Count(len(r.Summary.WriteConflicts)+len(r.Summary.WriteErrors), "write-back problem", "write-back problems"))
+		fmt.Fprintf(&t, ": %s", words.Count(len(r.Summary.WriteConflicts)+len(r.Summary.WriteErrors), "write-back problem", "write-back problems"))
 	}
 	fmt.Fprintf(&t, " · %d delivered, %d not done", a.Delivered, a.NotDone)
 	if len(bad) > 0 {

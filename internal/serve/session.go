@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/tui"
 )
@@ -180,7 +181,7 @@ func (st *sessionStore) ReadOnly() bool {
 // change shows everywhere at once.
 func (st *sessionStore) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
 	h, u := st.s.h, st.s.u
-	op := fmt.Sprintf("write %d edit%s", len(edits), model.Plural(len(edits), "", "s"))
+	op := fmt.Sprintf("write %d edit%s", len(edits), words.Plural(len(edits), "", "s"))
 	for _, e := range edits {
 		if why := refusedEdit(u.Access, e); why != "" {
 			h.log.Warn("refused", "who", u.Name, "role", string(u.Access), "key", u.Key, "tab", e.Tab, "ids", editIDs(edits), "why", why)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/triage-dev/triage/model"
+	a1notation "github.com/triage-dev/triage/internal/a1"
 )
 
 // Limits of the A1 grammar the emulator accepts (the Sheets UI allows at
@@ -210,25 +210,25 @@ func (r Range) String() string {
 	}
 	switch {
 	case r.Single:
-		return prefix + model.ColumnLetter(r.StartCol) + strconv.Itoa(r.StartRow+1)
+		return prefix + a1notation.ColumnLetter(r.StartCol) + strconv.Itoa(r.StartRow+1)
 	case r.StartRow == 0 && r.StartCol == 0 && r.EndRow < 0 && r.EndCol < 0:
 		if r.Sheet == "" {
-			return "A:" + model.ColumnLetter(maxColumns-1)
+			return "A:" + a1notation.ColumnLetter(maxColumns-1)
 		}
 		return QuoteSheet(r.Sheet)
 	case r.StartRow == 0 && r.EndRow < 0:
-		return prefix + model.ColumnLetter(r.StartCol) + ":" + model.ColumnLetter(r.EndCol-1)
+		return prefix + a1notation.ColumnLetter(r.StartCol) + ":" + a1notation.ColumnLetter(r.EndCol-1)
 	case r.StartCol == 0 && r.EndCol < 0:
 		return prefix + strconv.Itoa(r.StartRow+1) + ":" + strconv.Itoa(r.EndRow)
 	}
 	end := ""
 	if r.EndCol >= 0 {
-		end = model.ColumnLetter(r.EndCol - 1)
+		end = a1notation.ColumnLetter(r.EndCol - 1)
 	}
 	if r.EndRow >= 0 {
 		end += strconv.Itoa(r.EndRow)
 	}
-	return prefix + model.ColumnLetter(r.StartCol) + strconv.Itoa(r.StartRow+1) + ":" + end
+	return prefix + a1notation.ColumnLetter(r.StartCol) + strconv.Itoa(r.StartRow+1) + ":" + end
 }
 
 // ColumnIndex parses column letters ("A", "aa", "ZZZ") into a 0-based

@@ -3,7 +3,7 @@ package emulator
 import (
 	"testing"
 
-	"github.com/triage-dev/triage/model"
+	a1notation "github.com/triage-dev/triage/internal/a1"
 )
 
 func TestParseRange(t *testing.T) {
@@ -67,8 +67,8 @@ func TestParseRangeErrors(t *testing.T) {
 
 func TestColumnLetters(t *testing.T) {
 	for i, s := range map[int]string{0: "A", 25: "Z", 26: "AA", 51: "AZ", 52: "BA", 701: "ZZ", 702: "AAA", 18277: "ZZZ"} {
-		if got := model.ColumnLetter(i); got != s {
-			t.Errorf("model.ColumnLetter(%d) = %q, want %q", i, got, s)
+		if got := a1notation.ColumnLetter(i); got != s {
+			t.Errorf("a1notation.ColumnLetter(%d) = %q, want %q", i, got, s)
 		}
 		if got, ok := ColumnIndex(s); !ok || got != i {
 			t.Errorf("ColumnIndex(%q) = %d, %v, want %d", s, got, ok, i)

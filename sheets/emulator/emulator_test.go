@@ -21,7 +21,7 @@ import (
 	"google.golang.org/api/option"
 	sheets "google.golang.org/api/sheets/v4"
 
-	"github.com/triage-dev/triage/model"
+	a1notation "github.com/triage-dev/triage/internal/a1"
 )
 
 const bookID = "book1"
@@ -1162,7 +1162,7 @@ func TestConcurrentUse(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			for j := 0; j < 10; j++ {
-				rng := fmt.Sprintf("Sparse!%s%d", model.ColumnLetter(i), j+1)
+				rng := fmt.Sprintf("Sparse!%s%d", a1notation.ColumnLetter(i), j+1)
 				if _, err := svc.Spreadsheets.Values.Update(bookID, rng, &sheets.ValueRange{Values: [][]any{{float64(j)}}}).ValueInputOption("RAW").Do(); err != nil {
 					t.Error(err)
 					return
@@ -1181,7 +1181,7 @@ func TestConcurrentUse(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		for j := 0; j < 10; j++ {
 			if c[j][i] != float64(j) {
-				t.Fatalf("cell %s%d = %v", model.ColumnLetter(i), j+1, c[j][i])
+				t.Fatalf("cell %s%d = %v", a1notation.ColumnLetter(i), j+1, c[j][i])
 			}
 		}
 	}

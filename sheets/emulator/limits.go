@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/triage-dev/triage/model"
+	a1notation "github.com/triage-dev/triage/internal/a1"
 )
 
 // MaxWorkbookCells is Google's limit on the size of a spreadsheet: the sum
@@ -169,14 +169,14 @@ func (s *sheet) checkCells() error {
 				continue
 			}
 			if c >= s.colCount {
-				return fmt.Errorf("data in column %s, outside its %d columns", model.ColumnLetter(c), s.colCount)
+				return fmt.Errorf("data in column %s, outside its %d columns", a1notation.ColumnLetter(c), s.colCount)
 			}
 			str, isStr := v.v.(string)
 			if isStr && len(str) > MaxCellChars && utf8.RuneCountInString(str) > MaxCellChars {
-				return fmt.Errorf("cell %s%d holds more than %d characters", model.ColumnLetter(c), r+1, MaxCellChars)
+				return fmt.Errorf("cell %s%d holds more than %d characters", a1notation.ColumnLetter(c), r+1, MaxCellChars)
 			}
 			if v.f && (!isStr || !strings.HasPrefix(str, "=")) {
-				return fmt.Errorf("formula cell %s%d does not start with \"=\"", model.ColumnLetter(c), r+1)
+				return fmt.Errorf("formula cell %s%d does not start with \"=\"", a1notation.ColumnLetter(c), r+1)
 			}
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/triage-dev/triage/model"
+	a1notation "github.com/triage-dev/triage/internal/a1"
 )
 
 // rect is a resolved block of cells: rows [r0,r1), columns [c0,c1).
@@ -19,11 +19,11 @@ type rect struct{ r0, r1, c0, c1 int }
 // a1 formats a block as Google echoes it ("Sheet1!A1:Z1000"), quoting
 // the sheet name when needed.
 func a1(title string, x rect) string {
-	s := QuoteSheet(title) + "!" + model.ColumnLetter(x.c0) + strconv.Itoa(x.r0+1)
+	s := QuoteSheet(title) + "!" + a1notation.ColumnLetter(x.c0) + strconv.Itoa(x.r0+1)
 	if x.r1-x.r0 == 1 && x.c1-x.c0 == 1 {
 		return s
 	}
-	return s + ":" + model.ColumnLetter(x.c1-1) + strconv.Itoa(x.r1)
+	return s + ":" + a1notation.ColumnLetter(x.c1-1) + strconv.Itoa(x.r1)
 }
 
 // quoted is the sheet!cells form Google uses inside error messages, where
@@ -465,7 +465,7 @@ func prepare(sh *sheet, r Range, vals [][]any, major, input string) (*writePlan,
 		if r.EndCol >= 0 {
 			for _, row := range vals {
 				if r.StartCol+len(row) > r.EndCol {
-					return nil, badRequest("Requested writing within range [%s], but tried writing to column [%s]", quoted(sh.title, r), model.ColumnLetter(r.StartCol+len(row)-1))
+					return nil, badRequest("Requested writing within range [%s], but tried writing to column [%s]", quoted(sh.title, r), a1notation.ColumnLetter(r.StartCol+len(row)-1))
 				}
 			}
 		}

@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/triage-dev/triage/model"
+	a1notation "github.com/triage-dev/triage/internal/a1"
 )
 
 // Grid defaults of a new Google sheet.
@@ -484,10 +484,10 @@ func (sh *sheet) fillRows(rows [][]any) (width int, err error) {
 		for c, v := range row {
 			nv, ok := normValue(v)
 			if !ok {
-				return 0, fmt.Errorf("cell %s%d: unsupported value %#v (want a string, number, boolean or null)", model.ColumnLetter(c), r+1, v)
+				return 0, fmt.Errorf("cell %s%d: unsupported value %#v (want a string, number, boolean or null)", a1notation.ColumnLetter(c), r+1, v)
 			}
 			if str, ok := nv.(string); ok && utf8.RuneCountInString(str) > MaxCellChars {
-				return 0, fmt.Errorf("cell %s%d: more than %d characters", model.ColumnLetter(c), r+1, MaxCellChars)
+				return 0, fmt.Errorf("cell %s%d: more than %d characters", a1notation.ColumnLetter(c), r+1, MaxCellChars)
 			}
 			sh.rows[r][c] = cell{v: nv}
 		}
@@ -632,14 +632,14 @@ func (b *book) export() *Workbook {
 		if len(s.valid) > 0 {
 			out.Validations = map[string][]string{}
 			for c, v := range s.valid {
-				out.Validations[model.ColumnLetter(c)] = slices.Clone(v)
+				out.Validations[a1notation.ColumnLetter(c)] = slices.Clone(v)
 			}
 		}
 		out.Rows = exportRows(s.rows)
 		for r, row := range s.rows {
 			for c, v := range row {
 				if v.f {
-					out.Formulas = append(out.Formulas, model.ColumnLetter(c)+strconv.Itoa(r+1))
+					out.Formulas = append(out.Formulas, a1notation.ColumnLetter(c)+strconv.Itoa(r+1))
 				}
 			}
 		}

@@ -1,4 +1,5 @@
-package model
+// Package a1 is the sheets' A1 notation as triage shows and writes it: a column's letters.
+package a1
 
 // ColumnLetter returns the A1 letters of a 0-based column index (0 → "A", 25 → "Z",
 // 26 → "AA"); "" for a negative index.

@@ -1,4 +1,5 @@
-package model
+// Package words is how triage's messages say a number of things: one row, 3 rows.
+package words
 
 import "strconv"
 
