@@ -192,33 +192,51 @@ func advText(m map[string]string, h string) string {
 	return v
 }
 
-// advEditor is the other editor of one case, and the test's record of its rows.
+// advEditor is the other editor of one case (a testbed.Adversary: before any Sheets request,
+// with odds 1 in 3, one or two changes, each a sort by a random column either way (4 in 10),
+// an insert of one or two rows of its own (3 in 10) or the delete of one of its own rows (3
+// in 10); in storm cases also an insert before every spreadsheets.batchUpdate; and the lost
+// answers the case plans), with the case's counters.
 type advEditor struct {
-	t    *testing.T
-	emu  *emulator.Emulator
-	rng  *rand.Rand
-	seed int
+	*testbed.Adversary
+	emu *emulator.Emulator
 
-	mu     sync.Mutex
-	on     bool
-	storm  bool
-	lostAt map[int]string // ordinal of a spreadsheets.batchUpdate while on → "drop" or "503"
-	writes int
-	reqs   int
-	// rows are its rows on the sheet, by payload → content (typed); gone those it deleted;
-	// made counts every row it ever made.
-	rows  map[string]map[string]string
-	gone  map[string]map[string]string
-	made  int
-	log   []string
+	mu    sync.Mutex
 	stats map[string]int
 }
 
-func (e *advEditor) logf(format string, a ...any) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.log = append(e.log, advNoClock(fmt.Sprintf(format, a...)))
+// newAdvEditor is the case's other editor. Its rows are of source "other", with their own
+// payload and timestamp, and sometimes a key, a status, an error, attempts (a number) or
+// replayed_at, so that a write of triage's that hits one overwrites something (and must put
+// it back exactly).
+func newAdvEditor(t *testing.T, seed int, storm bool) *advEditor {
+	ad := testbed.NewAdversary(t, uint64(seed), testbed.AdversaryTab{SpreadsheetID: advID, Tab: e2eTab, Anchor: 3,
+		NewRow: func(rng *rand.Rand, made int) []any {
+			r := make([]any, len(dlHeader))
+			r[0] = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(60*24*60)) * time.Minute).Format(time.RFC3339)
+			r[1] = advOther
+			r[2] = advOtherURL
+			r[3] = fmt.Sprintf(`{"other":%d,"seed":%d}`, made, seed)
+			if rng.IntN(3) == 0 {
+				r[cError] = "boom"
+			}
+			if rng.IntN(2) == 0 {
+				r[cAttempts] = float64(1 + rng.IntN(3))
+			}
+			if rng.IntN(2) == 0 {
+				r[cKey] = fmt.Sprintf("kf-%d-%d", seed, made)
+			}
+			r[cStatus] = []any{nil, "dead", "discarded", "delivered"}[rng.IntN(4)]
+			if rng.IntN(4) == 0 {
+				r[cReplayedAt] = "2026-02-02T00:00:00Z"
+			}
+			return r
+		}},
+		testbed.Odds{BeforeRead: 1.0 / 3, BeforeWrite: 1.0 / 3, BeforeOther: 1.0 / 3, Sort: 4, Insert: 3, Delete: 3, Changes: 2, InsertRows: 2, StormWrites: storm})
+	return &advEditor{Adversary: ad, stats: map[string]int{}}
 }
+
+func (e *advEditor) logf(format string, a ...any) { e.Logf(format, a...) }
 
 // advStampRE is the time at the end of a damage sheet's title: the store's own clock (time.Now),
 // the one thing of a case that is not drawn from its seed.
@@ -228,150 +246,26 @@ var advStampRE = regexp.MustCompile(`(triage: check [^"]*?) \d{4}-\d\d-\d\d \d\d
 // case's fingerprint is the same on every run.
 func advNoClock(s string) string { return advStampRE.ReplaceAllString(s, "$1 <time>") }
 
-// count adds to a counter of the case (the hook's goroutines count too).
+// count adds to a counter of the case (the store's goroutines count too).
 func (e *advEditor) count(k string, n int) {
 	e.mu.Lock()
 	e.stats[k] += n
 	e.mu.Unlock()
 }
 
-func (e *advEditor) setOn(on bool) {
-	e.mu.Lock()
-	e.on = on
-	e.mu.Unlock()
-}
-
 func (e *advEditor) cells() [][]any { return e.emu.Cells(advID, e2eTab) }
 
-// hook runs before every Sheets request triage sends: a lost answer for it, the storm's
-// insert before a write, and with odds 1 in 3 one or two moves.
-func (e *advEditor) hook(r emulator.Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.on {
-		return
-	}
-	e.reqs++
-	what := fmt.Sprintf("before request %d (%s", e.reqs, r.Method)
-	if r.Method == emulator.MethodBatchUpdate {
-		e.writes++
-		what += fmt.Sprintf(" #%d", e.writes)
-		switch e.lostAt[e.writes] {
-		case "drop":
-			e.emu.InjectFault(emulator.Fault{Method: emulator.MethodBatchUpdate, Drop: true})
-			e.log = append(e.log, fmt.Sprintf("  batchUpdate #%d: applied, its answer dropped", e.writes))
-			e.stats["lost:drop"]++
-		case "503":
-			e.emu.InjectFault(emulator.Fault{Method: emulator.MethodBatchUpdate, Status: http.StatusServiceUnavailable, After: true})
-			e.log = append(e.log, fmt.Sprintf("  batchUpdate #%d: applied, answered 503", e.writes))
-			e.stats["lost:503-after"]++
-		}
-	}
-	what += ")"
-	if e.storm && r.Method == emulator.MethodBatchUpdate {
-		e.insert(what+", storm", 1)
-	}
-	if e.rng.IntN(3) != 0 {
-		return
-	}
-	for range 1 + e.rng.IntN(2) {
-		e.move(what)
-	}
-}
+// rows are the contents (typed, advContent) of its rows on the sheet, by payload; gone those
+// of the rows it deleted.
+func (e *advEditor) rows() map[string]map[string]string { return advContents(e.Own()) }
+func (e *advEditor) gone() map[string]map[string]string { return advContents(e.Gone()) }
 
-// move is one change of the other editor's; call with e.mu held.
-func (e *advEditor) move(what string) {
-	cells := e.cells()
-	switch x := e.rng.IntN(10); {
-	case x < 4:
-		col, desc := e.rng.IntN(len(cells[0])), e.rng.IntN(2) == 0
-		if err := e.emu.SortRows(advID, e2eTab, col, desc); err != nil {
-			e.t.Error(err)
-		}
-		dir := "ascending"
-		if desc {
-			dir = "descending"
-		}
-		e.log = append(e.log, fmt.Sprintf("  %s: sort by %s %s", what, model.CellString(cells[0][col]), dir))
-		e.stats["move:sort"]++
-	case x < 7:
-		e.insert(what, 1+e.rng.IntN(2))
-	default:
-		e.deleteOwn(what, cells)
+func advContents(rows map[string][]any) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for p, r := range rows {
+		out[p] = advContent(dlHeader, r)
 	}
-}
-
-// insert puts n rows of its own at a random place; call with e.mu held.
-func (e *advEditor) insert(what string, n int) {
-	cells := e.cells()
-	at := 2 + e.rng.IntN(len(cells))
-	var add [][]any
-	var names []string
-	for range n {
-		r := e.newRow()
-		add = append(add, r)
-		names = append(names, model.CellString(r[3]))
-	}
-	if err := e.emu.InsertRows(advID, e2eTab, at, add); err != nil {
-		e.t.Error(err)
-		return
-	}
-	e.log = append(e.log, fmt.Sprintf("  %s: insert at row %d %s", what, at, strings.Join(names, " ")))
-	e.stats["move:insert"]++
-}
-
-// deleteOwn deletes one of its own rows, found by payload (triage never writes it); call
-// with e.mu held.
-func (e *advEditor) deleteOwn(what string, cells [][]any) {
-	var own []int
-	for r := 1; r < len(cells); r++ {
-		if len(cells[r]) > 3 && model.CellString(cells[r][1]) == advOther {
-			if _, ok := e.rows[model.CellString(cells[r][3])]; ok {
-				own = append(own, r)
-			}
-		}
-	}
-	if len(own) == 0 {
-		return
-	}
-	r := own[e.rng.IntN(len(own))]
-	p := model.CellString(cells[r][3])
-	if err := e.emu.DeleteRow(advID, e2eTab, r+1); err != nil {
-		e.t.Error(err)
-		return
-	}
-	e.gone[p] = e.rows[p]
-	delete(e.rows, p)
-	e.log = append(e.log, fmt.Sprintf("  %s: delete row %d %s", what, r+1, p))
-	e.stats["move:delete"]++
-}
-
-// newRow is a fresh row of the other editor's, remembered: its own payload and timestamp,
-// sometimes a key, a status, an error, attempts (a number) or replayed_at, so that a write of
-// triage's that hits it overwrites something (and must put it back exactly). Call with e.mu
-// held.
-func (e *advEditor) newRow() []any {
-	e.made++
-	r := make([]any, len(dlHeader))
-	r[0] = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(e.rng.IntN(60*24*60)) * time.Minute).Format(time.RFC3339)
-	r[1] = advOther
-	r[2] = advOtherURL
-	r[3] = fmt.Sprintf(`{"other":%d,"seed":%d}`, e.made, e.seed)
-	if e.rng.IntN(3) == 0 {
-		r[cError] = "boom"
-	}
-	if e.rng.IntN(2) == 0 {
-		r[cAttempts] = float64(1 + e.rng.IntN(3))
-	}
-	if e.rng.IntN(2) == 0 {
-		r[cKey] = fmt.Sprintf("kf-%d-%d", e.seed, e.made)
-	}
-	r[cStatus] = []any{nil, "dead", "discarded", "delivered"}[e.rng.IntN(4)]
-	if e.rng.IntN(4) == 0 {
-		r[cReplayedAt] = "2026-02-02T00:00:00Z"
-	}
-	e.rows[model.CellString(r[3])] = advContent(dlHeader, r)
-	return r
+	return out
 }
 
 // advStore is the store Run writes through: it logs every Apply's outcome and keeps them.
@@ -519,11 +413,12 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		fixture = append(fixture, fr)
 	}
 
-	ed := &advEditor{t: t, rng: rng, seed: seed, rows: map[string]map[string]string{}, gone: map[string]map[string]string{}, lostAt: map[int]string{}, stats: map[string]int{}}
+	storm := seed%4 == 3 // one case in four
+	ed := newAdvEditor(t, seed, storm)
 	grid := [][]any{anyRow(dlHeader)}
 	for _, fr := range fixture {
 		if rng.IntN(8) == 0 {
-			grid = append(grid, ed.newRow())
+			grid = append(grid, ed.MakeRow())
 		}
 		grid = append(grid, gridRow(fr.r.cells()))
 	}
@@ -536,26 +431,27 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 	st := sh.Store(sheets.Options{SpreadsheetID: advID, Tabs: []model.TabConfig{tc},
 		Retry: sheets.RetryPolicy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}})
 	ed.emu = emu
+	ed.Attach(emu)
 	load := func() *model.Table {
 		t.Helper()
 		return loadDeadLetters(t, st)
 	}
 
-	// The case's adversary.
-	ed.storm = seed%4 == 3 // one case in four
+	// The case's lost answers: up to two of the first run's batchUpdates.
 	fe := 4 + rng.IntN(13)
+	lostAt := map[int]testbed.Lost{}
 	for range rng.IntN(3) {
-		ed.lostAt[1+rng.IntN(3+n/fe)] = []string{"drop", "503"}[rng.IntN(2)]
+		lostAt[1+rng.IntN(3+n/fe)] = []testbed.Lost{testbed.LostDrop, testbed.Lost503After}[rng.IntN(2)]
 	}
 	mode := "moves"
-	if ed.storm {
+	if storm {
 		mode = "storm"
 	}
 	ed.count("mode:"+mode, 1)
-	lost := slices.Sorted(maps.Keys(ed.lostAt))
+	lost := slices.Sorted(maps.Keys(lostAt))
 	var lostText []string
 	for _, w := range lost {
-		lostText = append(lostText, fmt.Sprintf("#%d %s", w, ed.lostAt[w]))
+		lostText = append(lostText, fmt.Sprintf("#%d %s", w, lostAt[w]))
 	}
 	waitingN := 0
 	for _, fr := range fixture {
@@ -564,9 +460,13 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		}
 	}
 	ed.logf("seed %d: %d fixture rows (%d waiting), %d rows of the other editor's, mode %s, flush every %d, lost answers of batchUpdates %v",
-		seed, n, waitingN, len(ed.rows), mode, fe, lostText)
+		seed, n, waitingN, len(ed.Own()), mode, fe, lostText)
 	for i, fr := range fixture {
 		ed.logf("  fixture %d: key %s (minted %v), status %q, waiting %v, receiver %s %d, payload %s", i, fr.key, fr.minted, fr.r.status, fr.waiting, fr.fault, fr.code, fr.r.payload)
+	}
+	ed.logf("(rerun this case alone with TRIAGE_REPLAY_ADVERSARY_SEED=%d)", seed)
+	for _, w := range lost {
+		ed.LoseAnswer(w, lostAt[w])
 	}
 	defer func() {
 		ed.mu.Lock()
@@ -577,13 +477,20 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		for k, v := range ed.stats {
 			stats[k] += v
 		}
+		for k, v := range ed.Counts() {
+			if !strings.HasPrefix(k, "lost:") {
+				k = "move:" + k
+			}
+			stats[k] += v
+		}
 		h := fnv.New64a()
-		for _, l := range ed.log {
-			h.Write([]byte(l))
+		for _, l := range ed.Log() {
+			h.Write([]byte(advNoClock(l)))
 			h.Write([]byte{'\n'})
 		}
-		if t.Failed() || verbose {
-			t.Logf("seed %d, step by step (rerun with TRIAGE_REPLAY_ADVERSARY_SEED=%d):\n%s", seed, seed, strings.Join(ed.log, "\n"))
+		if verbose && !t.Failed() {
+			// (A failing case's adversary tells its story itself.)
+			t.Logf("seed %d, step by step:\n%s", seed, ed.Story())
 		}
 		t.Logf("seed %d: mode %s, %d rows, lost %v, fingerprint %016x", seed, mode, n, lostText, h.Sum64())
 	}()
@@ -597,17 +504,13 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 
 	// The first run, under the adversary.
 	tab := load()
-	ed.setOn(true)
 	if rng.IntN(2) == 0 {
-		ed.mu.Lock()
-		ed.move("between the load and the run")
-		ed.mu.Unlock()
+		ed.Move("between the load and the run")
 	}
-	emu.SetHook(ed.hook)
+	emu.SetHook(ed.Hook)
 	rec1 := &advStore{st: st, ed: ed, run: "run 1"}
 	sum1 := replay.Run(ctx, c, rec1, tab, records(tab), opts)
 	emu.SetHook(nil)
-	ed.setOn(false)
 	emu.ClearFaults()
 	ed.logf("run 1: %v; halted %v; %d write requests; write conflicts %d; write errors %q", sum1.Counts, sum1.Halted, sum1.WriteRequests, len(sum1.WriteConflicts), sum1.WriteErrors)
 	for _, rf := range sum1.Refused {
@@ -975,12 +878,7 @@ func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *receiver.Recei
 			answered[p] = true
 		}
 	}
-	ed.mu.Lock()
-	others := map[string]map[string]string{}
-	for p, m := range ed.rows {
-		others[p] = maps.Clone(m)
-	}
-	ed.mu.Unlock()
+	others := ed.rows()
 	status = map[string]string{}
 	seen := map[string]int{}
 	for j, r := range rows {
@@ -1267,16 +1165,11 @@ func advLocate(cells [][]any, ed *advEditor, byPayload map[string]*advRow, liste
 		}
 		return true
 	}
-	ed.mu.Lock()
-	others := map[string]map[string]string{}
-	for p, m := range ed.rows {
-		others[p] = maps.Clone(m)
-	}
+	others := ed.rows()
 	var gones []map[string]string
-	for _, m := range ed.gone {
-		gones = append(gones, maps.Clone(m))
+	for _, m := range ed.gone() {
+		gones = append(gones, m)
 	}
-	ed.mu.Unlock()
 	// could says whether the test knows that the cell of column c of a row may have held v (a
 	// row or cell it knows nothing of: yes).
 	could := func(raw []any, c int, v string) bool {

@@ -201,106 +201,48 @@ func (r *recordingStore) recorded() []recordedApply {
 	return slices.Clone(r.calls)
 }
 
-// otherEditor moves rows as another person in the Sheets UI would: sorts by a random column
-// in either direction, inserts rows of another source, deletes rows of another source. It
-// never edits a cell and never deletes a fixture row.
-type otherEditor struct {
-	t   *testing.T
-	emu *emulator.Emulator
-	rng *rand.Rand
-	mu  sync.Mutex
-	// perApply bounds the writes of one Apply that it moves rows before (0: no bound).
-	perApply int
-	// applyWrites counts the writes of the current Apply.
-	applyWrites int
-	// insertedStatus is the status cell of the rows it inserts while triage works.
-	insertedStatus string
-	// others are its rows on the sheet, by payload → content; inserted the identities
-	// (minted keys: their key cell is empty) of every row it made, by payload.
-	others   map[string]map[string]string
-	inserted map[string]string
-	// made is every row it made, deleted or not, by payload → content.
-	made map[string]map[string]string
-	next int
-	ops  map[string]int
+// stormEditor is the other editor of a storm: it moves rows as another person in the Sheets
+// UI would, sorting by a random column in either direction (7 in 10 changes), inserting rows
+// of another source (2 in 10), deleting rows of another source (1 in 10), one or two changes
+// at a time, before half the reads and three writes in four. It never edits a cell and never
+// deletes a fixture row. status is the status cell of the rows it makes; perApply bounds the
+// writes of one Apply that it moves rows before (0: no bound).
+func stormEditor(t *testing.T, seed uint64, perApply int, status *string) *testbed.Adversary {
+	return testbed.NewAdversary(t, seed, testbed.AdversaryTab{SpreadsheetID: stormID, Tab: stormTab, Anchor: 3,
+		NewRow: func(rng *rand.Rand, n int) []any {
+			p := fmt.Sprintf(`{"other":%d,"r":%d}`, n, rng.IntN(1e6))
+			ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(60*24*30)) * time.Minute).Format(time.RFC3339)
+			row := []any{ts, stormOther, stormURL, p, nil, nil, nil, nil, nil, nil}
+			if *status != "" {
+				row[cStatus] = *status
+			}
+			return row
+		}},
+		testbed.Odds{BeforeRead: 0.5, BeforeWrite: 0.75, WritesPerRound: perApply, Sort: 7, Insert: 2, Delete: 1, Changes: 2, InsertRows: 2})
 }
 
-func (o *otherEditor) startApply() {
-	o.mu.Lock()
-	o.applyWrites = 0
-	o.mu.Unlock()
+// stormOthers is what the other editor's rows hold, by payload, as text by lower-cased
+// header: those still on the sheet (on) and every one it made (made); and each one's identity
+// (id: minted keys, as their key cells are empty).
+type stormOthers struct {
+	on, made map[string]map[string]string
+	id       map[string]string
 }
 
-func (o *otherEditor) hook(r emulator.Request) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	switch r.Method {
-	case "values.batchGet":
-		if o.rng.IntN(2) == 0 {
-			o.move("read")
+func othersOf(ed *testbed.Adversary) stormOthers {
+	content := func(rows map[string][]any) map[string]map[string]string {
+		out := map[string]map[string]string{}
+		for p, row := range rows {
+			m, _ := stormContent([][]any{anyRow(dlHeader), row})
+			out[p] = m[0]
 		}
-	case "spreadsheets.batchUpdate":
-		o.applyWrites++
-		if (o.perApply == 0 || o.applyWrites <= o.perApply) && o.rng.IntN(4) != 0 {
-			o.move("write")
-		}
+		return out
 	}
-}
-
-// move is one change by the other editor, 1-2 operations; call with o.mu held.
-func (o *otherEditor) move(before string) {
-	for range 1 + o.rng.IntN(2) {
-		cells := o.emu.Cells(stormID, stormTab)
-		switch x := o.rng.IntN(10); {
-		case x < 7:
-			col := o.rng.IntN(len(cells[0]))
-			if err := o.emu.SortRows(stormID, stormTab, col, o.rng.IntN(2) == 0); err != nil {
-				o.t.Error(err)
-			}
-			o.ops["sort before "+before]++
-		case x < 9:
-			var add [][]any
-			for range 1 + o.rng.IntN(2) {
-				add = append(add, o.newOther(o.insertedStatus))
-			}
-			if err := o.emu.InsertRows(stormID, stormTab, 2+o.rng.IntN(len(cells)-1), add); err != nil {
-				o.t.Error(err)
-			}
-			o.ops["insert before "+before]++
-		default:
-			var rows []int
-			for r := 1; r < len(cells); r++ {
-				if len(cells[r]) > 1 && model.CellString(cells[r][1]) == stormOther {
-					rows = append(rows, r)
-				}
-			}
-			if len(rows) == 0 {
-				continue
-			}
-			r := rows[o.rng.IntN(len(rows))]
-			delete(o.others, model.CellString(cells[r][3]))
-			if err := o.emu.DeleteRow(stormID, stormTab, r+1); err != nil {
-				o.t.Error(err)
-			}
-			o.ops["delete before "+before]++
-		}
+	o := stormOthers{on: content(ed.Own()), made: content(ed.Made()), id: map[string]string{}}
+	for p, m := range o.made {
+		o.id[p] = model.MintKey(stormOther, stormURL, p, m["timestamp"])
 	}
-}
-
-// newOther is a fresh row of source "other", remembered.
-func (o *otherEditor) newOther(status string) []any {
-	o.next++
-	p := fmt.Sprintf(`{"other":%d,"r":%d}`, o.next, o.rng.IntN(1e6))
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(o.rng.IntN(60*24*30)) * time.Minute).Format(time.RFC3339)
-	row := []any{ts, stormOther, stormURL, p, nil, nil, nil, nil, nil, nil}
-	o.others[p] = map[string]string{"timestamp": ts, "source": stormOther, "url": stormURL, "payload": p}
-	o.inserted[p] = model.MintKey(stormOther, stormURL, p, ts)
-	if status != "" {
-		row[cStatus] = status
-		o.others[p]["status"] = status
-	}
-	o.made[p] = maps.Clone(o.others[p])
-	return row
+	return o
 }
 
 func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus string) {
@@ -407,15 +349,15 @@ func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus s
 	}
 
 	// The grid: header, fixture rows, and some rows of the other editor's among them.
-	ed := &otherEditor{t: t, rng: rng, others: map[string]map[string]string{}, inserted: map[string]string{},
-		made: map[string]map[string]string{}, ops: map[string]int{}, insertedStatus: insertedStatus}
-	if !steady {
-		ed.perApply = 3
+	perApply, status := 3, "discarded"
+	if steady {
+		perApply = 0
 	}
+	ed := stormEditor(t, seed, perApply, &status)
 	grid := [][]any{anyRow(dlHeader)}
 	for _, fr := range fixture {
 		if rng.IntN(8) == 0 {
-			grid = append(grid, ed.newOther("discarded"))
+			grid = append(grid, ed.MakeRow())
 		}
 		cells := fr.r.cells()
 		out := make([]any, len(cells))
@@ -427,7 +369,7 @@ func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus s
 		grid = append(grid, out)
 	}
 	sh := newStormSheet(t, tc, grid)
-	ed.emu = sh.emu
+	ed.Attach(sh.emu)
 	snap := func() [][]any { return sh.emu.Cells(stormID, stormTab) }
 
 	// One source, one row at a time: rows finish in plan order, so every write-back batch,
@@ -440,17 +382,16 @@ func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus s
 
 	// The stormy run: one move between the load and the run, then the hook.
 	tab := sh.load(t)
-	ed.mu.Lock()
-	ed.move("run")
-	ed.mu.Unlock()
-	sh.emu.SetHook(ed.hook)
-	rec := &recordingStore{st: sh.store, snap: snap, onStart: ed.startApply}
+	status = insertedStatus
+	ed.Move("between the load and the run")
+	sh.emu.SetHook(ed.Hook)
+	rec := &recordingStore{st: sh.store, snap: snap, onStart: ed.StartRound}
 	sum1 := replay.Run(context.Background(), c, rec, tab, records(tab), replay.RunOptions{Concurrency: 6, FlushInterval: time.Hour})
 	sh.emu.SetHook(nil)
-	t.Logf("stormy run: %v; halted %v; %d writes; other editor: %v", sum1.Counts, sum1.Halted, sum1.WriteRequests, ed.ops)
+	t.Logf("stormy run: %v; halted %v; %d writes; other editor: %v", sum1.Counts, sum1.Halted, sum1.WriteRequests, ed.Counts())
 
 	calls := rec.recorded()
-	failed := checkEveryApply(t, "stormy run", calls, byPayload, byKey, ed, 0)
+	failed := checkEveryApply(t, "stormy run", calls, byPayload, byKey, othersOf(ed), 0)
 	checkStormRun(t, sum1, calls, byKey, steady)
 
 	// The quiet rerun of everything still waiting.
@@ -460,7 +401,7 @@ func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus s
 	sum2 := replay.Run(context.Background(), c, rec2, tab, records(tab), replay.RunOptions{Concurrency: 6, FlushInterval: time.Hour})
 	t.Logf("quiet rerun: %v; halted %v; %d writes", sum2.Counts, sum2.Halted, sum2.WriteRequests)
 	calls2 := rec2.recorded()
-	failed += checkEveryApply(t, "quiet rerun", calls2, byPayload, byKey, ed, failed)
+	failed += checkEveryApply(t, "quiet rerun", calls2, byPayload, byKey, othersOf(ed), failed)
 	for _, call := range calls2 {
 		if len(call.res.Damaged) > 0 {
 			t.Errorf("quiet rerun: nothing moved, yet damage was reported: %v", call.res.Damaged)
@@ -482,7 +423,7 @@ func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus s
 	}
 
 	checkStormReceiver(t, rcv, byPayload, byKey)
-	wrong := checkStormFinal(t, snap(), rcv, ed, append(calls, calls2...), byPayload, steady, now)
+	wrong := checkStormFinal(t, snap(), rcv, othersOf(ed), append(calls, calls2...), byPayload, steady, now)
 	if len(wrong) > 0 {
 		if failed > 0 {
 			t.Errorf("%d rows end wrong after %d Applies that failed and said to fix rows by hand (nobody did: values of ours, keys included, stayed on other rows into the quiet rerun); the first:\n%s",
@@ -497,11 +438,9 @@ func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus s
 
 // checkEveryApply compares the sheet right after each Apply with the sheet right before it
 // plus the edits it reported applied, and returns how many Applies failed.
-func checkEveryApply(t *testing.T, run string, calls []recordedApply, byPayload, byKey map[string]*stormRow, ed *otherEditor, failedBefore int) int {
+func checkEveryApply(t *testing.T, run string, calls []recordedApply, byPayload, byKey map[string]*stormRow, others stormOthers, failedBefore int) int {
 	t.Helper()
-	ed.mu.Lock()
-	inserted := maps.Clone(ed.inserted)
-	ed.mu.Unlock()
+	inserted := others.id
 	otherID := map[string]bool{}
 	for _, id := range inserted {
 		otherID[id] = true
@@ -606,13 +545,12 @@ func checkEveryApply(t *testing.T, run string, calls []recordedApply, byPayload,
 		}
 		// Rows the other editor inserted during this Apply hold what it made them with, or
 		// less where damage was reported.
-		ed.mu.Lock()
 		for _, r := range afterRows {
 			p := r["payload"]
 			if _, known := want[p]; known || r["source"] != stormOther {
 				continue
 			}
-			made := ed.made[p]
+			made := others.made[p]
 			for k, v := range r {
 				if made[k] != v {
 					t.Errorf("%s: a row inserted during the Apply holds %s=%q, it was made with %q", label, k, v, made[k])
@@ -622,7 +560,6 @@ func checkEveryApply(t *testing.T, run string, calls []recordedApply, byPayload,
 				t.Errorf("%s: a row inserted during the Apply lost cells, no damage reported: %s, made %s", label, sortedMap(r), sortedMap(made))
 			}
 		}
-		ed.mu.Unlock()
 	}
 	return failed
 }
@@ -736,7 +673,7 @@ func checkStormReceiver(t *testing.T, rcv *receiver.Receiver, byPayload, byKey m
 // plus every request the receiver got for the row's key. Steady, an outcome that was a
 // conflict was not written (replaying again is harmless, and did happen), so it is what the
 // last outcome written for the row says.
-func checkStormFinal(t *testing.T, cells [][]any, rcv *receiver.Receiver, ed *otherEditor, calls []recordedApply, byPayload map[string]*stormRow, steady bool, now time.Time) (wrong []string) {
+func checkStormFinal(t *testing.T, cells [][]any, rcv *receiver.Receiver, others stormOthers, calls []recordedApply, byPayload map[string]*stormRow, steady bool, now time.Time) (wrong []string) {
 	t.Helper()
 	errorf := func(format string, a ...any) { wrong = append(wrong, fmt.Sprintf(format, a...)) }
 	damaged := map[string]bool{}
@@ -754,18 +691,16 @@ func checkStormFinal(t *testing.T, cells [][]any, rcv *receiver.Receiver, ed *ot
 	rows, _ := stormContent(cells)
 	perKey := attemptsByKey(rcv)
 	seen := map[string]int{}
-	ed.mu.Lock()
-	defer ed.mu.Unlock()
 	for _, r := range rows {
 		p := r["payload"]
 		seen[p]++
 		if r["source"] == stormOther {
-			want, ok := ed.others[p]
+			want, ok := others.on[p]
 			switch {
 			case !ok:
 				errorf("a row of the other editor's that it deleted or never made: %v", r)
 			case maps.Equal(want, r):
-			case !damaged[ed.inserted[p]]:
+			case !damaged[others.id[p]]:
 				errorf("a row of the other editor's changed, no damage reported for it: it holds %s, it held %s", sortedMap(r), sortedMap(want))
 			}
 			continue
@@ -812,7 +747,7 @@ func checkStormFinal(t *testing.T, cells [][]any, rcv *receiver.Receiver, ed *ot
 			errorf("fixture row %s is on the sheet %d times", fr.key, seen[p])
 		}
 	}
-	for p := range ed.others {
+	for p := range others.on {
 		if seen[p] != 1 {
 			errorf("the other editor's row %s is on the sheet %d times", p, seen[p])
 		}

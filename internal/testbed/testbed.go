@@ -1,8 +1,9 @@
 // Package testbed is the test setup that several packages' tests share: the Sheets
 // emulator behind a real HTTP server with a real sheets/v4 client over it, a local OAuth
 // authorization server, a gate that holds calls at a destination, a TUI program a test can
-// look into, the randomised tests' seeds, and small helpers (a buffer two goroutines share,
-// a byte counter that says when a writer goes quiet, SSH keys).
+// look into, the randomised tests' seeds, the other editor who moves rows under triage's
+// writes (Adversary), and small helpers (a buffer two goroutines share, a byte counter that
+// says when a writer goes quiet, SSH keys).
 //
 // It is not a _test package so that the tests of sheets, replay, config, tui,
 // internal/serve, internal/cli and the root can all import it; its parts are real (real
