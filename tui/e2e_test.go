@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -88,11 +89,11 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 }
 
 // waitStatuses waits until the emulator's Inbox holds want (ID → status), failing with what
-// it holds after hangAfter; exact also requires no other row.
+// it holds if the test ends first; exact also requires no other row.
 func waitStatuses(t *testing.T, emu *emulator.Emulator, want map[string]string, exact bool) {
 	t.Helper()
 	var got map[string]string
-	ok := emulator.Poll(hangAfter, func() bool {
+	ok := testbed.Until(t, func() bool {
 		got = map[string]string{}
 		for _, row := range emu.Cells("e2e-sheet", "Inbox")[1:] {
 			got[model.CellString(row[5])] = model.CellString(row[4])

@@ -29,13 +29,31 @@ import (
 
 // Wait bounds what is no test's outcome: how long Peak holds requests that never fill its
 // bound, and how long a program's end is awaited (Finished) before the test's own -timeout.
-// A wait for something a test expects uses Until, bounded by the test's context only, so a
-// busy machine can't fail it.
+// A wait for something a test expects uses Until, bounded by the test only, so a busy
+// machine can't fail it.
 const Wait = 10 * time.Second
 
-// Until polls cond until it holds (true) or the test's context ends (false: the test is
-// over, by its -timeout or its end). No wall-clock limit decides it.
+// Until polls cond until it holds (true) or the test is over (false): its context is done
+// (the test ended), or its -timeout is near. It is the one wait loop for tests that watch
+// something happen in another goroutine or process (a server stopping, a program's screen,
+// a receiver's log); no wall-clock limit of its own decides it. Near the deadline it gives up
+// with a little time left (a tenth of what was left when it began, at most 5s), so that the
+// caller's failure, with what it saw, is reported rather than the test binary's panic. The
+// first check is immediate, then one every 5ms.
+//
+//	if !testbed.Until(t, func() bool { return rcv.InFlight() >= 2 }) {
+//		t.Fatal("the calls never arrived")
+//	}
 func Until(t testing.TB, cond func() bool) bool {
+	var near <-chan time.Time
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if deadline, ok := d.Deadline(); ok {
+			left := time.Until(deadline)
+			timer := time.NewTimer(left - min(left/10, 5*time.Second))
+			defer timer.Stop()
+			near = timer.C
+		}
+	}
 	// The cadence of the polls, not a limit: only the test's end stops them.
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -43,6 +61,8 @@ func Until(t testing.TB, cond func() bool) bool {
 		select {
 		case <-t.Context().Done():
 			return false
+		case <-near:
+			return cond()
 		case <-tick.C:
 		}
 	}
