@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -101,7 +102,7 @@ func TestLoadConcurrent(t *testing.T) {
 		_, err := s.Load(c)
 		done <- err
 	}()
-	both := emulator.Poll(30*time.Second, func() bool { return f.emu.Count(mGet) == 1 && f.emu.Count(mBatchGet) == 1 })
+	both := testbed.Until(t, func() bool { return f.emu.Count(mGet) == 1 && f.emu.Count(mBatchGet) == 1 })
 	cancel()
 	if err := <-done; err == nil {
 		t.Error("a cancelled load succeeded")

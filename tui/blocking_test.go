@@ -11,8 +11,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // blockingStore is a test double whose Load and Apply block until the test lets one call
@@ -180,9 +180,6 @@ func noPending[T any](out chan tea.Msg) bool {
 	}
 }
 
-// eventually polls cond until it holds or hangAfter passes.
-func eventually(cond func() bool) bool { return emulator.Poll(hangAfter, cond) }
-
 func TestInvariant10UpdateNeverBlocks(t *testing.T) {
 	s := &blockingStore{gate: make(chan struct{}), wb: func() *model.Workbook { return testWorkbook(t) }}
 	m := New(Options{Store: s, Now: fixedNow})
@@ -203,7 +200,7 @@ func TestInvariant10UpdateNeverBlocks(t *testing.T) {
 	}
 	out := make(chan tea.Msg, 64)
 	runCmds(init, out)
-	if !eventually(func() bool { return s.loads.Load() > 0 }) || s.loads.Load() != 1 {
+	if !testbed.Until(t, func() bool { return s.loads.Load() > 0 }) || s.loads.Load() != 1 {
 		t.Fatalf("the Cmd returned by Init should call Store.Load once, got %d calls", s.loads.Load())
 	}
 	// The load is blocked in the store; the UI keeps answering.
@@ -236,7 +233,7 @@ func writeNeverBlocks(t *testing.T, m *Model, s *blockingStore, out chan tea.Msg
 		t.Fatal("Update called Store.Apply")
 	}
 	runCmds(cmd, out)
-	if !eventually(func() bool { return s.applies.Load() > 0 }) || s.applies.Load() != 1 {
+	if !testbed.Until(t, func() bool { return s.applies.Load() > 0 }) || s.applies.Load() != 1 {
 		t.Fatalf("the returned Cmd should call Store.Apply once, got %d calls", s.applies.Load())
 	}
 	for _, k := range []string{"j", "k", "p", "enter", "esc", "r"} {

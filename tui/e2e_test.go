@@ -93,11 +93,11 @@ func TestEndToEndSetStatusOverTheWire(t *testing.T) {
 }
 
 // waitStatuses waits until the emulator's Inbox holds want (ID → status), failing with what
-// it holds after hangAfter; exact also requires no other row.
+// it holds if the test ends first; exact also requires no other row.
 func waitStatuses(t *testing.T, emu *emulator.Emulator, want map[string]string, exact bool) {
 	t.Helper()
 	var got map[string]string
-	ok := emulator.Poll(hangAfter, func() bool {
+	ok := testbed.Until(t, func() bool {
 		got = map[string]string{}
 		for _, row := range emu.Cells("e2e-sheet", "Inbox")[1:] {
 			got[model.CellString(row[5])] = model.CellString(row[4])

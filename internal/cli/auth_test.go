@@ -20,7 +20,6 @@ import (
 
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // authRun is one `triage auth ...` invocation running in the background.
@@ -69,7 +68,7 @@ func (r *authRun) wait(t *testing.T) int {
 // waitFor waits until stderr contains s.
 func (r *authRun) waitFor(t *testing.T, s string) {
 	t.Helper()
-	if !emulator.Poll(10*time.Second, func() bool { return strings.Contains(r.stderr.String(), s) }) {
+	if !testbed.Until(t, func() bool { return strings.Contains(r.stderr.String(), s) }) {
 		t.Fatalf("stderr never said %q:\n%s", s, r.stderr)
 	}
 }

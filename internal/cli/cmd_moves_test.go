@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +27,7 @@ import (
 	"github.com/triage-dev/triage/sheets/emulator"
 )
 
-// Issue 7: "the result reported (exit code, JSON) matches the sheet", for the CLI, while
+// The result reported (exit code, JSON) matches the sheet, for the CLI, while
 // another editor sorts, inserts and deletes rows between the commands' locate read and their
 // write (the emulator's hook, before every sheet request after the load).
 //
@@ -114,125 +113,38 @@ func cliRows(emu *emulator.Emulator, tab cliTab) (map[string]map[string]string, 
 	return out, at
 }
 
-// cliEditor is the other editor of one tab.
-type cliEditor struct {
-	t   *testing.T
-	emu *emulator.Emulator
-	tab cliTab
-	rng *rand.Rand
-
-	mu sync.Mutex
-	// reads and writes count the values.batchGet and spreadsheets.batchUpdate requests
-	// seen; the first read is the command's load.
-	reads, writes, movedWrites int
-	// sent, when set, says whether the replay has sent anything yet: writes after that are
-	// the write-back's.
-	sent func() bool
-	// wbWrites counts the write-back's writes (see sent).
-	wbWrites int
-	// inserted are the rows it made (anchor → content); deleted the anchors it deleted,
-	// each with what had been performed before.
-	inserted map[string]map[string]string
-	deleted  map[string]performed
-	ops      []string
-	next     int
-	// done is what has been performed, not counting the request the hook runs before.
-	done performed
+// cliEditor is the other editor of one tab (a testbed.Adversary): before about half of the
+// reads after the load and before up to two writes in a row (two in three), one or two
+// changes, each a sort by a random column either way (5 in 10), the insert of a row blank in
+// the columns triage writes (2 in 10), or the delete of any row, targets included (3 in 10).
+func cliEditor(t *testing.T, seed uint64, tab cliTab) *testbed.Adversary {
+	return testbed.NewAdversary(t, seed, testbed.AdversaryTab{SpreadsheetID: cliMovesID, Tab: tab.name, Anchor: tab.anchor,
+		NewRow: func(_ *rand.Rand, n int) []any {
+			row := make([]any, len(tab.header))
+			for c, h := range tab.header {
+				switch strings.ToLower(h) {
+				case "id":
+					row[c] = fmt.Sprintf("fresh-%d", n)
+				case "name", "message":
+					row[c] = fmt.Sprintf("fresh %d", n)
+				case "type":
+					row[c] = "sync"
+				case "payload":
+					row[c] = fmt.Sprintf(`{"fresh":%d}`, n)
+				case "source":
+					row[c] = "other"
+				case "url":
+					row[c] = "https://other.example/in"
+				}
+			}
+			return row
+		}},
+		testbed.Odds{QuietReads: 1, BeforeRead: 0.5, BeforeWrite: 2.0 / 3, MovedWritesInARow: 2, Sort: 5, Insert: 2, Delete: 3, Changes: 2, DeleteAny: true})
 }
 
 // performed counts the requests performed before a deletion: reads (the load's included),
 // writes, and the write-back's writes (replay).
 type performed struct{ reads, writes, wbWrites int }
-
-func (e *cliEditor) hook(r emulator.Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	switch r.Method {
-	case "values.batchGet":
-		e.reads++
-		if e.reads > 1 && e.rng.IntN(2) == 0 {
-			e.move("before read")
-		}
-		e.done.reads++
-	case "spreadsheets.batchUpdate":
-		e.writes++
-		wb := e.sent != nil && e.sent()
-		if wb {
-			e.wbWrites++
-		}
-		if e.movedWrites < 2 && e.rng.IntN(3) != 0 {
-			e.movedWrites++
-			e.move(fmt.Sprintf("before write %d", e.writes))
-		} else {
-			e.movedWrites = 0
-		}
-		e.done.writes++
-		if wb {
-			e.done.wbWrites++
-		}
-	}
-}
-
-// move is 1-2 operations; call with e.mu held.
-func (e *cliEditor) move(when string) {
-	for range 1 + e.rng.IntN(2) {
-		cells := e.emu.Cells(cliMovesID, e.tab.name)
-		switch x := e.rng.IntN(10); {
-		case x < 5:
-			col, desc := e.rng.IntN(len(e.tab.header)), e.rng.IntN(2) == 0
-			if err := e.emu.SortRows(cliMovesID, e.tab.name, col, desc); err != nil {
-				e.t.Error(err)
-			}
-			e.ops = append(e.ops, fmt.Sprintf("%s: sort by %s desc=%v", when, e.tab.header[col], desc))
-		case x < 7:
-			e.next++
-			row := make([]any, len(e.tab.header))
-			content := map[string]string{}
-			for c, h := range e.tab.header {
-				var v string
-				switch strings.ToLower(h) {
-				case "id":
-					v = fmt.Sprintf("fresh-%d", e.next)
-				case "name", "message":
-					v = fmt.Sprintf("fresh %d", e.next)
-				case "type":
-					v = "sync"
-				case "payload":
-					v = fmt.Sprintf(`{"fresh":%d}`, e.next)
-				case "source":
-					v = "other"
-				case "url":
-					v = "https://other.example/in"
-				}
-				if v != "" {
-					row[c] = v
-					content[strings.ToLower(h)] = v
-				}
-			}
-			at := 2 + e.rng.IntN(len(cells)-1)
-			if err := e.emu.InsertRows(cliMovesID, e.tab.name, at, [][]any{row}); err != nil {
-				e.t.Error(err)
-			}
-			e.inserted[content[strings.ToLower(e.tab.header[e.tab.anchor])]] = content
-			e.ops = append(e.ops, fmt.Sprintf("%s: insert at row %d", when, at))
-		default:
-			if len(cells) <= 2 {
-				continue
-			}
-			r := 1 + e.rng.IntN(len(cells)-1)
-			a := ""
-			if e.tab.anchor < len(cells[r]) {
-				a = model.CellString(cells[r][e.tab.anchor])
-			}
-			if err := e.emu.DeleteRow(cliMovesID, e.tab.name, r+1); err != nil {
-				e.t.Error(err)
-			}
-			e.deleted[a] = e.done
-			delete(e.inserted, a)
-			e.ops = append(e.ops, fmt.Sprintf("%s: delete row %d (%s)", when, r+1, a))
-		}
-	}
-}
 
 // cliEditDoc is the --json document of set-status, clear-error and requeue-stale.
 type cliEditDoc struct {
@@ -458,30 +370,43 @@ func runCLIMovesCase(t *testing.T, seed uint64, sc string) map[string]int {
 	}
 
 	before, _ := cliRows(emu, tab)
-	ed := &cliEditor{t: t, emu: emu, tab: tab, rng: rng, inserted: map[string]map[string]string{}, deleted: map[string]performed{}}
-	if sc == "replay" {
-		ed.sent = func() bool { return len(rcv.Attempts()) > 0 }
-	}
-	emu.SetHook(ed.hook)
+	ed := cliEditor(t, seed, tab)
+	ed.Attach(emu)
+	// The write-back's writes are those after the replay's first request: firstWB is the
+	// ordinal of the first write that came after it.
+	var firstWB atomic.Int64
+	emu.SetHook(func(r emulator.Request) {
+		if sc == "replay" && r.Method == emulator.MethodBatchUpdate && firstWB.Load() == 0 && len(rcv.Attempts()) > 0 {
+			firstWB.Store(int64(ed.Writes() + 1))
+		}
+		ed.Hook(r)
+	})
 	code, stdout, stderr := cliRun(t, vars, args...)
 	emu.SetHook(nil)
-	ed.mu.Lock()
-	ops := slices.Clone(ed.ops)
-	deleted := maps.Clone(ed.deleted)
-	inserted := maps.Clone(ed.inserted)
-	ed.mu.Unlock()
-	for _, op := range ops {
-		switch {
-		case strings.Contains(op, "sort"):
-			counts["sort"]++
-		case strings.Contains(op, "insert"):
-			counts["insert"]++
-		case strings.Contains(op, "delete"):
-			counts["delete"]++
+	deleted := map[string]performed{}
+	for a, d := range ed.Deleted() {
+		p := performed{reads: d.Reads, writes: d.Writes}
+		if wb := int(firstWB.Load()); wb > 0 {
+			p.wbWrites = max(0, d.Writes-wb+1)
 		}
+		deleted[a] = p
+	}
+	inserted := map[string]map[string]string{}
+	for a, row := range ed.Own() {
+		m := map[string]string{}
+		for c, v := range row {
+			if s := model.CellString(v); s != "" && c < len(tab.header) {
+				m[strings.ToLower(tab.header[c])] = s
+			}
+		}
+		inserted[a] = m
+	}
+	moves := ed.Counts()
+	for _, k := range []string{"sort", "insert", "delete"} {
+		counts[k] += moves[k]
 	}
 	after, at := cliRows(emu, tab)
-	label := fmt.Sprintf("seed %d: triage %s\n  other editor: %s\n  exit %d\n  stderr: %s", seed, strings.Join(args, " "), strings.Join(ops, "; "), code, clipText(stderr, 3000))
+	label := fmt.Sprintf("seed %d: triage %s\n  other editor: %v (its story below)\n  exit %d\n  stderr: %s", seed, strings.Join(args, " "), moves, code, clipText(stderr, 3000))
 	defer func() {
 		if t.Failed() {
 			t.Logf("%s\n  stdout: %s", label, clipText(stdout, 4000))

@@ -3,11 +3,9 @@ package cli
 import (
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
 
@@ -55,7 +53,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	// only the write is asynchronous, and its result is read from the emulator below.
 	tm.Keys("s", "2", "y") // set status, read, confirm
 
-	if !emulator.Poll(10*time.Second, func() bool {
+	if !testbed.Until(t, func() bool {
 		got := map[string]string{}
 		for _, row := range emu.Cells("demo", "Inbox")[1:] {
 			if len(row) > 5 {
@@ -122,7 +120,7 @@ func TestDemoReplayEndToEnd(t *testing.T) {
 	tm.Keys("R", "y") // replay the marked rows, confirm
 
 	var inbox, delivered int
-	if !emulator.Poll(20*time.Second, func() bool {
+	if !testbed.Until(t, func() bool {
 		inbox, delivered = count()
 		return delivered == delivered0+3 && inbox == inbox0+3
 	}) {

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/sheets/emulator"
@@ -44,7 +43,7 @@ func TestEmulatorServesLoopback(t *testing.T) {
 		go func() { done <- run(ctx, append([]string{"emulator", "--addr", "127.0.0.1:0"}, extra...), e) }()
 		urlRE := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)\n`)
 		var url string
-		emulator.Poll(10*time.Second, func() bool {
+		testbed.Until(t, func() bool {
 			if m := urlRE.FindStringSubmatch(out.String()); m != nil {
 				url = m[1]
 			}

@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/postgres/pgtest"
-	"github.com/triage-dev/triage/sheets/emulator"
 	"os"
 	"os/exec"
 	"testing"
@@ -54,7 +54,7 @@ func TestReplayProcessKilledMidRunThenRunAgain(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if !emulator.Poll(30*time.Second, func() bool { return len(f.crm.Effects()) >= 8 }) {
+	if !testbed.Until(t, func() bool { return len(f.crm.Effects()) >= 8 }) {
 		cmd.Process.Kill()
 		t.Fatalf("the child never got going: %d effects", len(f.crm.Effects()))
 	}

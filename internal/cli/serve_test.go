@@ -13,7 +13,6 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/triage-dev/triage/internal/testbed"
-	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // TestServeNeedsSomeoneToLetIn: a config that lists nobody is a usage error naming what to
@@ -84,7 +83,7 @@ func TestServeReloadsUsersOnHangup(t *testing.T) {
 	go func() { code <- run(ctx, []string{"serve", "--config", cfg, "--addr", addr}, e.env()) }()
 	waitLog := func(want string) {
 		t.Helper()
-		if !emulator.Poll(5*time.Second, func() bool { return strings.Contains(stderr.String(), want) }) {
+		if !testbed.Until(t, func() bool { return strings.Contains(stderr.String(), want) }) {
 			t.Fatalf("no %q in the log:\n%s", want, stderr.String())
 		}
 	}

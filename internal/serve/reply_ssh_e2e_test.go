@@ -8,7 +8,6 @@ import (
 	"github.com/triage-dev/triage/internal/replymail"
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 // A reply over triage serve, through the real OpenSSH client in a pty: alice (a triager)
@@ -32,14 +31,14 @@ func TestReplyOverSSH(t *testing.T) {
 	}
 	addr := serveHubMailing(t, f, auth, nil, mailer)
 	p.open("alice", "alice", addr, key)
-	p.waitFor("alice", seeWithin, "alice · triager", "Person 2")
+	p.waitFor("alice", "alice · triager", "Person 2")
 	p.keys("alice", "m")
-	p.waitFor("alice", seeWithin, "Reply · ctrl+s ends it", "To: ", "p2@example.com")
+	p.waitFor("alice", "Reply · ctrl+s ends it", "To: ", "p2@example.com")
 	p.keys("alice", "-l", "Hello Person 2, it is on its way.")
 	p.keys("alice", "C-s")
-	p.waitFor("alice", seeWithin, "Send the reply to", "p2@example.com")
+	p.waitFor("alice", "Send the reply to", "p2@example.com")
 	p.keys("alice", "y")
-	if !emulator.Poll(seeWithin, func() bool { return len(rl.Messages()) == 1 }) {
+	if !testbed.Until(t, func() bool { return len(rl.Messages()) == 1 }) {
 		t.Fatalf("the relay got %d messages; the screen:\n%s", len(rl.Messages()), p.screen("alice"))
 	}
 	got := rl.Messages()[0]
@@ -49,7 +48,7 @@ func TestReplyOverSSH(t *testing.T) {
 	if body := string(got.Data); !strings.Contains(body, "Hello Person 2, it is on its way.") || !strings.Contains(body, "> Message number 2") {
 		t.Errorf("the mail:\n%s", body)
 	}
-	if !emulator.Poll(seeWithin, func() bool {
+	if !testbed.Until(t, func() bool {
 		return f.cell("Inbox", 5, "id-2", 4) == "replied" && f.cell("Inbox", 5, "id-2", 6) == "alice"
 	}) {
 		t.Fatalf("id-2 is %q, triaged_by %q; the screen:\n%s", f.cell("Inbox", 5, "id-2", 4), f.cell("Inbox", 5, "id-2", 6), p.screen("alice"))

@@ -347,7 +347,7 @@ func TestTypingKeepsASessionOpen(t *testing.T) {
 	for range 8 {
 		n := tm.resets()
 		typeKeys("j")
-		if !emulator.Poll(wait, func() bool { return tm.resets() > n }) {
+		if !testbed.Until(t, func() bool { return tm.resets() > n }) {
 			t.Fatal("a keystroke did not restart the idle timer")
 		}
 	}

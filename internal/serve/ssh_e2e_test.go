@@ -21,14 +21,8 @@ import (
 	"github.com/triage-dev/triage/config"
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets/emulator"
 	"github.com/triage-dev/triage/tui"
 )
-
-// seeWithin is how long a change made in one session may take to show in another, without a
-// keypress there: the write's own read and the push (well under a second on a quiet
-// machine; generous for a loaded CI box).
-const seeWithin = 10 * time.Second
 
 // sshKey writes a new ed25519 private key for the OpenSSH client (0600) and returns its path
 // and SHA256 fingerprint.
@@ -102,10 +96,10 @@ func (p *panes) keys(name string, keys ...string) {
 }
 
 // waitFor polls the pane until it shows every string, or fails with the screen.
-func (p *panes) waitFor(name string, within time.Duration, what ...string) {
+func (p *panes) waitFor(name string, what ...string) {
 	p.t.Helper()
 	var s string
-	ok := emulator.Poll(within, func() bool {
+	ok := testbed.Until(p.t, func() bool {
 		s = p.screen(name)
 		for _, w := range what {
 			if !strings.Contains(s, w) {
@@ -115,7 +109,7 @@ func (p *panes) waitFor(name string, within time.Duration, what ...string) {
 		return true
 	})
 	if !ok {
-		p.t.Fatalf("%s: waited %v for %q; the screen:\n%s", name, within, what, s)
+		p.t.Fatalf("%s: waited for %q until the test's end; the screen:\n%s", name, what, s)
 	}
 }
 
@@ -184,13 +178,13 @@ func TestSSHEndToEnd(t *testing.T) {
 
 	p.open("alice", "alice", addr, aliceKey)
 	p.open("bob", "bob", addr, bobKey)
-	p.waitFor("alice", seeWithin, "alice · operator", "Person 4")
-	p.waitFor("bob", seeWithin, "bob · viewer", "Person 4")
+	p.waitFor("alice", "alice · operator", "Person 4")
+	p.waitFor("bob", "bob · viewer", "Person 4")
 
 	// bob, a viewer, tries to set a status: nothing is sent, and he is told why.
 	writes := f.emu.Count("spreadsheets.batchUpdate")
 	p.keys("bob", "s")
-	p.waitFor("bob", seeWithin, "bob is a viewer")
+	p.waitFor("bob", "bob is a viewer")
 	if n := f.emu.Count("spreadsheets.batchUpdate"); n != writes {
 		t.Errorf("a viewer's s sent %d writes", n-writes)
 	}
@@ -200,9 +194,9 @@ func TestSSHEndToEnd(t *testing.T) {
 		t.Fatalf("bob's screen says done before anyone wrote it:\n%s", s)
 	}
 	p.keys("alice", "s")
-	p.waitFor("alice", seeWithin, "Set status of")
+	p.waitFor("alice", "Set status of")
 	p.keys("alice", "4")
-	if !emulator.Poll(seeWithin, func() bool { return f.cell("Inbox", 5, "id-4", 4) == "done" }) {
+	if !testbed.Until(t, func() bool { return f.cell("Inbox", 5, "id-4", 4) == "done" }) {
 		t.Fatalf("alice's write never landed: id-4 is %q\n%s", f.cell("Inbox", 5, "id-4", 4), p.screen("alice"))
 	}
 	if by := f.cell("Inbox", 5, "id-4", 6); by != "alice" {
@@ -210,7 +204,7 @@ func TestSSHEndToEnd(t *testing.T) {
 	}
 	// bob's screen shows it without a keypress.
 	start := time.Now()
-	p.waitFor("bob", seeWithin, "done")
+	p.waitFor("bob", "done")
 	t.Logf("bob saw alice's change %v after it landed", time.Since(start).Round(time.Millisecond))
 	if !strings.Contains(logs.String(), "user=alice") {
 		t.Errorf("the server log lacks alice's connect:\n%s", logs.String())

@@ -1,8 +1,9 @@
 // Package testbed is the test setup that several packages' tests share: the Sheets
 // emulator behind a real HTTP server with a real sheets/v4 client over it, a local OAuth
 // authorization server, a gate that holds calls at a destination, a TUI program a test can
-// look into, the randomised tests' seeds, and small helpers (a buffer two goroutines share,
-// a byte counter that says when a writer goes quiet, SSH keys).
+// look into, the randomised tests' seeds, the other editor who moves rows under triage's
+// writes (Adversary), and small helpers (a buffer two goroutines share, a byte counter that
+// says when a writer goes quiet, SSH keys).
 //
 // It is not a _test package so that the tests of sheets, replay, config, tui,
 // internal/serve, internal/cli and the root can all import it; its parts are real (real
@@ -29,13 +30,31 @@ import (
 
 // Wait bounds what is no test's outcome: how long Peak holds requests that never fill its
 // bound, and how long a program's end is awaited (Finished) before the test's own -timeout.
-// A wait for something a test expects uses Until, bounded by the test's context only, so a
-// busy machine can't fail it.
+// A wait for something a test expects uses Until, bounded by the test only, so a busy
+// machine can't fail it.
 const Wait = 10 * time.Second
 
-// Until polls cond until it holds (true) or the test's context ends (false: the test is
-// over, by its -timeout or its end). No wall-clock limit decides it.
+// Until polls cond until it holds (true) or the test is over (false): its context is done
+// (the test ended), or its -timeout is near. It is the one wait loop for tests that watch
+// something happen in another goroutine or process (a server stopping, a program's screen,
+// a receiver's log); no wall-clock limit of its own decides it. Near the deadline it gives up
+// with a little time left (a tenth of what was left when it began, at most 5s), so that the
+// caller's failure, with what it saw, is reported rather than the test binary's panic. The
+// first check is immediate, then one every 5ms.
+//
+//	if !testbed.Until(t, func() bool { return rcv.InFlight() >= 2 }) {
+//		t.Fatal("the calls never arrived")
+//	}
 func Until(t testing.TB, cond func() bool) bool {
+	var near <-chan time.Time
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if deadline, ok := d.Deadline(); ok {
+			left := time.Until(deadline)
+			timer := time.NewTimer(left - min(left/10, 5*time.Second))
+			defer timer.Stop()
+			near = timer.C
+		}
+	}
 	// The cadence of the polls, not a limit: only the test's end stops them.
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -43,6 +62,8 @@ func Until(t testing.TB, cond func() bool) bool {
 		select {
 		case <-t.Context().Done():
 			return false
+		case <-near:
+			return cond()
 		case <-tick.C:
 		}
 	}

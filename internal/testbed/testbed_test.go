@@ -72,3 +72,20 @@ func TestOnlyTestsImportTheTestbed(t *testing.T) {
 		t.Fatalf("read %d production files under %s: not the module's tree", files, root)
 	}
 }
+
+// Until checks at once, polls until the condition holds, and gives up (false) only when the
+// test is over.
+func TestUntil(t *testing.T) {
+	n := 0
+	if !Until(t, func() bool { n++; return n == 3 }) || n != 3 {
+		t.Fatalf("Until stopped after %d checks, want 3", n)
+	}
+	t.Run("over", func(t *testing.T) {
+		// In a cleanup, the test's context is done: Until no longer waits.
+		t.Cleanup(func() {
+			if Until(t, func() bool { return false }) {
+				t.Error("Until reported a condition that never held")
+			}
+		})
+	})
+}

@@ -14,8 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/replay/receiver"
-	"github.com/triage-dev/triage/sheets/emulator"
 )
 
 func post(t *testing.T, c *http.Client, url, key, body string) (*http.Response, error) {
@@ -32,14 +32,14 @@ func post(t *testing.T, c *http.Client, url, key, body string) (*http.Response, 
 
 // TestDedupeUnderConcurrency: many simultaneous requests with one key act once, and OnEffect
 // runs once. The first effect holds the dedupe lock until another request is in flight (or
-// 10s have passed), so the check-then-act really is contended, however the goroutines of a
+// the test is over), so the check-then-act really is contended, however the goroutines of a
 // loaded machine are scheduled.
 func TestDedupeUnderConcurrency(t *testing.T) {
 	rcv := receiver.New()
 	var calls atomic.Int32
 	rcv.OnEffect = func(key string, body []byte) {
 		calls.Add(1)
-		emulator.Poll(10*time.Second, func() bool { return rcv.InFlight() >= 2 })
+		testbed.Until(t, func() bool { return rcv.InFlight() >= 2 })
 	}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()

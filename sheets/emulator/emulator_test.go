@@ -479,7 +479,7 @@ func TestLatency(t *testing.T) {
 			}
 		}()
 	}
-	if !Poll(30*time.Second, func() bool { return e.Count(MethodValuesGet) == 4 }) {
+	if !until(t, func() bool { return e.Count(MethodValuesGet) == 4 }) {
 		t.Errorf("%d of 4 concurrent requests were received while the first waited", e.Count(MethodValuesGet))
 	}
 	stop()
@@ -1140,7 +1140,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel2()
-	stopped := Poll(2*time.Second, func() bool {
+	stopped := until(t, func() bool {
 		resp, err := http.Get(u2 + "/v4/spreadsheets/book1/values/A1")
 		if err != nil {
 			return true

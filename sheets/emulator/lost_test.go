@@ -108,7 +108,7 @@ func TestFaultHold(t *testing.T) {
 	ctx := &expiring{done: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() { done <- markRead(svc, ctx) }()
-	if !Poll(10*time.Second, func() bool { return statusOf(e) == "read" }) {
+	if !until(t, func() bool { return statusOf(e) == "read" }) {
 		t.Fatal("the held write was never applied")
 	}
 	select {
@@ -141,7 +141,7 @@ func TestFaultHoldRealDeadline(t *testing.T) {
 	if err := markRead(svc, ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want context.DeadlineExceeded", err)
 	}
-	if !Poll(10*time.Second, func() bool { return statusOf(e) == "read" }) {
+	if !until(t, func() bool { return statusOf(e) == "read" }) {
 		t.Error("the held write was not applied")
 	}
 }
@@ -154,7 +154,7 @@ func TestReleaseHeld(t *testing.T) {
 	e.InjectFault(Fault{Method: MethodBatchUpdate, Hold: true})
 	done := make(chan error, 1)
 	go func() { done <- markRead(svc, context.Background()) }()
-	if !Poll(10*time.Second, func() bool { return statusOf(e) == "read" }) {
+	if !until(t, func() bool { return statusOf(e) == "read" }) {
 		t.Fatal("the held write was never applied")
 	}
 	e.ReleaseHeld()

@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -12,11 +11,9 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,1126 +24,6 @@ import (
 	"github.com/triage-dev/triage/sheets"
 	"github.com/triage-dev/triage/sheets/emulator"
 )
-
-const e2eTab = "failed_calls"
-
-// sheetFixture is the emulator behind a real server, a real sheets.Store over it, and the
-// dead-letter tab loaded through it.
-type sheetFixture struct {
-	emu   *emulator.Emulator
-	store *sheets.Store
-	id    string
-}
-
-func newSheetFixture(t testing.TB, rows []row) *sheetFixture {
-	t.Helper()
-	return newSheetFixtureTC(t, dlConfig, rows)
-}
-
-// newSheetFixtureTC is newSheetFixture with the store's dead-letter tab configured by tc.
-func newSheetFixtureTC(t testing.TB, tc model.TabConfig, rows []row) *sheetFixture {
-	t.Helper()
-	grid := [][]any{anyRow(dlHeader)}
-	for _, r := range rows {
-		grid = append(grid, gridRow(r.cells()))
-	}
-	wb := &emulator.Workbook{SpreadsheetID: "replay-e2e", Title: "Replay", Sheets: []*emulator.Sheet{{Title: e2eTab, Rows: grid, RowCount: len(grid) + 10}}}
-	sh := testbed.NewSheets(t, wb)
-	st := sh.Store(sheets.Options{SpreadsheetID: wb.SpreadsheetID, Tabs: []model.TabConfig{tc}})
-	return &sheetFixture{emu: sh.Emu, store: st, id: wb.SpreadsheetID}
-}
-
-// gridRow is a row's cells as the emulator holds them: an empty cell is no value.
-func gridRow(cells []string) []any {
-	out := make([]any, len(cells))
-	for i, c := range cells {
-		if c != "" {
-			out[i] = c
-		}
-	}
-	return out
-}
-
-func anyRow(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
-}
-
-func (f *sheetFixture) load(t testing.TB) *model.Table {
-	t.Helper()
-	return loadDeadLetters(t, f.store)
-}
-
-// loadDeadLetters loads the store's dead-letter tab, failing the test if it can't.
-func loadDeadLetters(t testing.TB, st *sheets.Store) *model.Table {
-	t.Helper()
-	wb, err := st.Load(context.Background())
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	tab := wb.Tab(model.RoleDeadLetter)
-	if tab == nil {
-		t.Fatalf("no dead-letter tab: missing %v broken %v", wb.Missing, wb.Broken)
-	}
-	return tab
-}
-
-// cell returns data row i's (0-based) field as text.
-func (f *sheetFixture) cell(i int, col int) string {
-	rows := f.emu.Cells(f.id, e2eTab)
-	if i+1 >= len(rows) || col >= len(rows[i+1]) {
-		return ""
-	}
-	return model.CellString(rows[i+1][col])
-}
-
-// column indexes of dlHeader.
-const (
-	cError      = 4
-	cAttempts   = 5
-	cKey        = 7
-	cStatus     = 8
-	cReplayedAt = 9
-)
-
-// TestWriteBackThroughSheetsStore: outcomes land on the emulated sheet through the real store,
-// in at most ceil(N/50)+1 write requests (the +1 is the write before sending: the minted
-// keys and the check of every row).
-func TestWriteBackThroughSheetsStore(t *testing.T) {
-	const n = 120
-	rcv := receiver.New()
-	faults := map[string]receiver.Fault{}
-	// Rejected rows every 10th row; retryable ones every 40th, far enough apart that many
-	// delivered rows always finish between two of them (three in a row would halt the run).
-	for i := 0; i < n; i += 10 {
-		faults[fmt.Sprintf("k-%d", i+3)] = receiver.Fault{Mode: receiver.Status, Status: 410}
-	}
-	for i := 0; i < n; i += 40 {
-		faults[fmt.Sprintf("k-%d", i+7)] = receiver.Fault{Mode: receiver.Unavailable}
-	}
-	rcv.Rule = byKey(faults)
-	srv := serve(t, rcv)
-	rows := keyRows(n, "crm", srv.URL+"/hook")
-	for i := range rows {
-		if i%10 == 5 {
-			rows[i].key = "" // minted
-		}
-	}
-	f := newSheetFixture(t, rows)
-	tab := f.load(t)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}, MaxAttempts: 2}
-	c := fastClient(src)
-	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
-	c.Now = func() time.Time { return now }
-	f.emu.ResetCounts()
-	// FlushInterval out of the way: on a loaded machine the run may take longer than the
-	// default 2s, and a timed flush would add write requests; this test counts the batching
-	// by size (TestWriteBackFlushInterval covers the timed flush on a fake clock).
-	sum := replay.Run(context.Background(), c, f.store, tab, records(tab), replay.RunOptions{Concurrency: 8, FlushInterval: time.Hour})
-	if sum.Halted != nil || len(sum.WriteErrors) != 0 || len(sum.WriteConflicts) != 0 {
-		t.Fatalf("halted %v, write errors %v, conflicts %v", sum.Halted, sum.WriteErrors, sum.WriteConflicts)
-	}
-	// The lease, the check before sending, a write-back per 50 rows, the release.
-	limit := (n+49)/50 + 3
-	if sum.WriteRequests > limit {
-		t.Errorf("%d write requests, want ≤ %d", sum.WriteRequests, limit)
-	}
-	if got := f.emu.Count("spreadsheets.batchUpdate"); got != sum.WriteRequests {
-		t.Errorf("emulator saw %d batchUpdates, summary says %d", got, sum.WriteRequests)
-	}
-	for i := range n {
-		k := fmt.Sprintf("k-%d", i)
-		status, attempts, errText := "delivered", "2", ""
-		switch {
-		case i%10 == 3:
-			status, errText = "rejected", "410 from crm: rejected"
-		case i%40 == 7:
-			status, attempts, errText = "dead", "3", "503 Service Unavailable from crm (after 2 attempts)"
-		case i%10 == 5:
-			k = rows[i].minted()
-		}
-		got := []string{f.cell(i, cStatus), f.cell(i, cAttempts), f.cell(i, cError), f.cell(i, cReplayedAt), f.cell(i, cKey)}
-		want := []string{status, attempts, errText, "2026-05-06T07:08:09Z", k}
-		if !strings.HasPrefix(got[2], want[2]) || got[0] != want[0] || got[1] != want[1] || got[3] != want[3] || got[4] != want[4] {
-			t.Errorf("row %d: %q, want %q", i+2, got, want)
-		}
-	}
-	// Reloaded: the next bulk run has nothing but the retryable rows to send.
-	tab = f.load(t)
-	jobs, refused := replay.Plan(tab, records(tab), c.Sources, now, false)
-	if len(jobs) != n/40 || len(refused) != n-n/40 {
-		t.Errorf("after the run: %d to replay, %d skipped", len(jobs), len(refused))
-	}
-	t.Logf("%d rows: %d write requests (limit %d), emulator counts %v", n, sum.WriteRequests, limit, f.emu.Counts())
-}
-
-// keyWatch is a receiver that, as each request arrives, looks for its key in the emulated
-// sheet's key column (set f before the run), and keeps the keys it did not find there.
-type keyWatch struct {
-	rcv  *receiver.Receiver
-	f    *sheetFixture
-	mu   sync.Mutex
-	miss []string
-}
-
-func (k *keyWatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	key := r.Header.Get("Idempotency-Key")
-	found := false
-	for _, row := range k.f.emu.Cells(k.f.id, e2eTab) {
-		if len(row) > cKey && model.CellString(row[cKey]) == key {
-			found = true
-		}
-	}
-	if !found {
-		k.mu.Lock()
-		k.miss = append(k.miss, key)
-		k.mu.Unlock()
-	}
-	k.rcv.ServeHTTP(w, r)
-}
-
-// missing are the keys of requests that arrived before their key was on the sheet.
-func (k *keyWatch) missing() []string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return append([]string(nil), k.miss...)
-}
-
-// TestMintedKeyOnEmulatedSheetBeforeRequest: when each request arrives, the receiver finds its
-// key in the emulated sheet's key column.
-func TestMintedKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
-	kw := &keyWatch{rcv: receiver.New()}
-	srv := serve(t, kw)
-	rows := keyRows(12, "crm", srv.URL+"/hook")
-	for i := range rows {
-		rows[i].key = ""
-	}
-	f := newSheetFixture(t, rows)
-	kw.f = f
-	tab := f.load(t)
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
-	sum := replay.Run(context.Background(), fastClient(src), f.store, tab, records(tab), replay.RunOptions{Concurrency: 4})
-	if missing := kw.missing(); len(missing) > 0 {
-		t.Fatalf("requests arrived before their key was on the sheet: %v", missing)
-	}
-	if sum.Counts["delivered"] != 12 || len(kw.rcv.Effects()) != 12 {
-		t.Fatalf("counts %v, effects %d", sum.Counts, len(kw.rcv.Effects()))
-	}
-	for i := range rows {
-		if k := f.cell(i, cKey); k != rows[i].minted() {
-			t.Errorf("row %d key cell %q, want %q", i+2, k, rows[i].minted())
-		}
-	}
-}
-
-// TestPayloadKeyOnEmulatedSheetBeforeRequest: through the real store, a key taken from the
-// payload is in the key cell when the request arrives, written in the same request as the
-// minted key; a key cell another session filled with the same key meanwhile is fine.
-func TestPayloadKeyOnEmulatedSheetBeforeRequest(t *testing.T) {
-	kw := &keyWatch{rcv: receiver.New()}
-	srv := serve(t, kw)
-	u := srv.URL + "/hook"
-	rows := []row{
-		{source: "form", url: u, payload: `{"id":"p-1","x":1}`, status: "dead"},
-		{source: "form", url: u, payload: `{"x":2}`, status: "dead"},
-		{source: "form", url: u, payload: `{"id":"p-3"}`, status: "dead"}, // saved by another session
-	}
-	tc := formKeys()
-	f := newSheetFixtureTC(t, tc, rows)
-	kw.f = f
-	tab := f.load(t)
-	if err := f.emu.SetCell(f.id, e2eTab, 4, cKey, "p-3"); err != nil {
-		t.Fatal(err)
-	}
-	f.emu.ResetCounts()
-	src := &replay.Source{Name: "form", URLPrefixes: []string{srv.URL}}
-	sum := replay.Run(context.Background(), fastClient(src), f.store, tab, records(tab), replay.RunOptions{FlushInterval: time.Hour})
-	if missing := kw.missing(); len(missing) > 0 {
-		t.Fatalf("requests arrived before their key was on the sheet: %v", missing)
-	}
-	if sum.Counts["delivered"] != 3 || len(sum.Refused) != 0 || len(sum.WriteConflicts) != 0 || len(sum.WriteErrors) != 0 {
-		t.Fatalf("counts %v refused %+v conflicts %v errors %v", sum.Counts, sum.Refused, sum.WriteConflicts, sum.WriteErrors)
-	}
-	// The rows' lease, one write before sending (the keys and the check of every row), one
-	// outcome write, and the lease's release.
-	if n := f.emu.Count("spreadsheets.batchUpdate"); n != 4 || sum.WriteRequests != 4 {
-		t.Errorf("%d batchUpdates (summary %d), want 4", n, sum.WriteRequests)
-	}
-	for i, want := range []string{"p-1", rows[1].minted(), "p-3"} {
-		if k := f.cell(i, cKey); k != want {
-			t.Errorf("row %d key cell %q, want %q", i+2, k, want)
-		}
-		if s := f.cell(i, cStatus); s != "delivered" {
-			t.Errorf("row %d status %q", i+2, s)
-		}
-	}
-}
-
-// TestStaleRowsNotSentThroughSheetsStore: through the real store, rows changed on the sheet
-// since the load are refused by the one write before sending, and left as they are: a key
-// cell corrected (k-1 → k-1b), a row discarded, one delivered by another session, and a
-// minted-key row whose key another session saved before discarding it (the store reports the
-// key cell's conflict first, so only the separate status check catches it).
-func TestStaleRowsNotSentThroughSheetsStore(t *testing.T) {
-	rcv, srv, u := destination(t)
-	rows := keyRows(5, "crm", u)
-	rows[4].key = ""
-	f := newSheetFixture(t, rows)
-	tab := f.load(t)
-	minted := rows[4].minted()
-	for _, c := range []struct {
-		row, col int
-		v        string
-	}{{3, cKey, "k-1b"}, {4, cStatus, "discarded"}, {5, cStatus, "delivered"}, {6, cKey, minted}, {6, cStatus, "discarded"}} {
-		if err := f.emu.SetCell(f.id, e2eTab, c.row, c.col, c.v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.emu.ResetCounts()
-	src := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL}}
-	sum := replay.Run(context.Background(), fastClient(src), f.store, tab, records(tab), replay.RunOptions{FlushInterval: time.Hour})
-	got := attemptsByKey(rcv)
-	if len(got) != 1 || len(got["k-0"]) != 1 {
-		t.Fatalf("sent %v, want only k-0", keysOf(got))
-	}
-	want := map[int]string{
-		3: `no row has the key "k-1" any more`,
-		4: `status was "dead" when you looked, is "discarded" now`,
-		5: `status was "dead" when you looked, is "delivered" now`,
-		6: `status was "dead" when you looked, is "discarded" now`,
-	}
-	if len(sum.Refused) != len(want) {
-		t.Fatalf("refused %+v", sum.Refused)
-	}
-	for _, r := range sum.Refused {
-		if !strings.Contains(r.Reason, "its row changed since it was loaded") || !strings.Contains(r.Reason, want[r.Row]) {
-			t.Errorf("row %d refused %q, want %q", r.Row, r.Reason, want[r.Row])
-		}
-	}
-	// The check before sending finds every key already in its cell: it reads, and writes
-	// nothing (only changed cells are written); the outcomes are one write, between the
-	// rows' lease and its release.
-	if n := f.emu.Count("spreadsheets.batchUpdate"); n != 3 || sum.WriteRequests != 4 || len(sum.WriteConflicts) != 0 || len(sum.WriteErrors) != 0 {
-		t.Errorf("%d batchUpdates (summary %d), conflicts %v, errors %v", n, sum.WriteRequests, sum.WriteConflicts, sum.WriteErrors)
-	}
-	for i, w := range [][]string{{"delivered", "2", "k-0"}, {"dead", "1", "k-1b"}, {"discarded", "1", "k-2"}, {"delivered", "1", "k-3"}, {"discarded", "1", minted}} {
-		if g := []string{f.cell(i, cStatus), f.cell(i, cAttempts), f.cell(i, cKey)}; strings.Join(g, ",") != strings.Join(w, ",") {
-			t.Errorf("row %d: %q, want %q", i+2, g, w)
-		}
-	}
-}
-
-// Issue 7, "a replay under a steady stream of sorts by another editor, then a quiet rerun".
-//
-// A failed_calls tab of a few hundred rows (key cell filled, key cell empty with a payload
-// key, key cell empty with a minted key; a few rows already delivered, rejected or
-// discarded; and unrelated rows of another source) is replayed through replay.Run, the real
-// sheets.Store on the emulator over HTTP, and the reference receiver over HTTP, which rejects
-// some calls (410), answers 503 to some first attempts, acts and then drops the connection on
-// others, and is down (503 on every attempt) for a few rows during the first run only.
-//
-// During that first run another editor (the emulator's hook, before the sheet requests of
-// Run's Applies) sorts the tab by a random column in either direction, and sometimes inserts
-// rows of another source or deletes them (never a fixture row, never a cell edit). It moves
-// rows before about half of the reads, and before three writes in four:
-//   - "bounded": only the first three writes of each Apply (the store locates an edit again
-//     for up to four write rounds, so every edit must be placed: no conflict, no refusal, no
-//     write error but the store's report of a row inserted between its read and its write);
-//   - "steady": every write, without a bound (conflicts may then be reported; nothing of
-//     ours may stay on another row without an error saying so).
-//
-// Then the receiver is healthy again and a quiet rerun (no hook) replays every row still
-// waiting.
-//
-// Asserted, in both modes:
-//   - no payload was ever sent under two keys, and every request carried its own row's key
-//     (the key cell's, the payload's id, or the minted one computed from the row's content);
-//   - the receiver acted once per key, on that key's own payload, never on a rejected call's,
-//     a skipped row's or an unrelated row's;
-//   - right after every Apply that returned no error, the sheet is exactly what it was before
-//     that Apply plus the edits it reported applied, on their own rows (fixture rows found by
-//     their payload, which triage never writes): nothing else changed, every key is on its own
-//     row; rows the other editor inserted may only have cells cleared that the Apply reported
-//     (model.Damage);
-//   - at the end every fixture row is on the sheet once, ends as its receiver answered (410 →
-//     rejected with the error; everything else delivered), with its own key and attempts =
-//     the attempts before + every request the receiver got for its key (steady: what the last
-//     outcome written says, since a conflicting write-back is not written); skipped rows and
-//     the other editor's rows are as they were. When an Apply failed ("fix by hand"), the
-//     rows that end wrong are summarised in one failure: nobody fixed them before the rerun.
-//
-// The other editor's rows inserted during the run are blank in the columns triage writes
-// (status, error, attempts, key, replayed_at: a row inserted a moment ago), except in the
-// "inserted-rows-hold-a-status" case, where they hold a status ("discarded", as a row pasted
-// or moved in from elsewhere would).
-func TestReplayUnderSortStormThenQuietRerun(t *testing.T) {
-	for _, tc := range []struct {
-		seed           uint64
-		n              int
-		steady         bool
-		insertedStatus string
-	}{
-		{1, 140, false, ""}, {2, 200, false, ""}, {3, 300, false, ""},
-		{2, 200, false, "discarded"},
-		{4, 160, true, ""}, {10, 250, true, ""},
-	} {
-		name := fmt.Sprintf("bounded-seed%d-%drows", tc.seed, tc.n)
-		if tc.steady {
-			name = fmt.Sprintf("steady-seed%d-%drows", tc.seed, tc.n)
-		}
-		if tc.insertedStatus != "" {
-			name += "-inserted-rows-hold-a-status"
-		}
-		if testing.Short() && tc.seed != 1 && tc.seed != 4 {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			stormReplay(t, tc.seed, tc.n, tc.steady, tc.insertedStatus)
-		})
-	}
-}
-
-const (
-	stormID  = "storm"
-	stormTab = "failed_calls"
-	// stormOther is the source of the other editor's rows: no url_prefixes are configured
-	// for it, and triage never writes them.
-	stormOther = "other"
-	stormURL   = "https://other.example/in"
-)
-
-// The fault a fixture row's calls meet at the receiver.
-const (
-	fOK      = "ok"       // delivered at once
-	fReject  = "reject"   // 410 on every attempt: rejected
-	f503Once = "503-once" // 503, then delivered
-	fDrop    = "drop"     // acts, drops the connection, then answers duplicate
-	fDown    = "down"     // 503 on every attempt of the first run; healthy in the rerun
-)
-
-// stormRow is one fixture row and what must become of it.
-type stormRow struct {
-	r       row
-	key     string // its own key: key cell, payload id, or minted
-	origin  string // "cell", "payload", "minted"
-	fault   string
-	waiting bool // dead or blank: replayed; else skipped and never written
-}
-
-// stormSheet is the emulator behind a real server with a real store over it.
-type stormSheet struct {
-	emu   *emulator.Emulator
-	store *sheets.Store
-	tc    model.TabConfig
-}
-
-func newStormSheet(t *testing.T, tc model.TabConfig, grid [][]any) *stormSheet {
-	t.Helper()
-	sh := testbed.NewSheets(t, &emulator.Workbook{SpreadsheetID: stormID, Title: "Storm", TimeZone: "Etc/UTC",
-		Sheets: []*emulator.Sheet{{Title: stormTab, Rows: grid, RowCount: len(grid) + 20}}})
-	return &stormSheet{emu: sh.Emu, store: sh.Store(sheets.Options{SpreadsheetID: stormID, Tabs: []model.TabConfig{tc}}), tc: tc}
-}
-
-func (s *stormSheet) load(t *testing.T) *model.Table {
-	t.Helper()
-	return loadDeadLetters(t, s.store)
-}
-
-// stormContent is a tab as text rows by lower-cased header (empty cells left out), and the
-// 1-based row of each.
-func stormContent(cells [][]any) (rows []map[string]string, at []int) {
-	if len(cells) == 0 {
-		return nil, nil
-	}
-	var header []string
-	for _, h := range cells[0] {
-		header = append(header, strings.ToLower(model.CellString(h)))
-	}
-	for r, raw := range cells[1:] {
-		m := map[string]string{}
-		for c, v := range raw {
-			if c < len(header) {
-				if sv := model.CellString(v); sv != "" {
-					m[header[c]] = sv
-				}
-			}
-		}
-		if len(m) > 0 {
-			rows, at = append(rows, m), append(at, r+2)
-		}
-	}
-	return rows, at
-}
-
-// recordingStore is the store Run writes through: it records every Apply, its result, and
-// the sheet right before and right after it (the other editor moves rows only inside the
-// Apply, before its requests, and never edits a cell).
-type recordingStore struct {
-	st      replay.Store
-	snap    func() [][]any
-	onStart func()
-	mu      sync.Mutex
-	calls   []recordedApply
-}
-
-type recordedApply struct {
-	edits         []model.Edit
-	res           model.ApplyResult
-	err           error
-	before, after [][]any
-}
-
-func (r *recordingStore) Apply(ctx context.Context, edits []model.Edit) (model.ApplyResult, error) {
-	before := r.snap()
-	if r.onStart != nil {
-		r.onStart()
-	}
-	res, err := r.st.Apply(ctx, edits)
-	after := r.snap()
-	r.mu.Lock()
-	r.calls = append(r.calls, recordedApply{edits: slices.Clone(edits), res: res, err: err, before: before, after: after})
-	r.mu.Unlock()
-	return res, err
-}
-
-func (r *recordingStore) recorded() []recordedApply {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.calls)
-}
-
-// otherEditor moves rows as another person in the Sheets UI would: sorts by a random column
-// in either direction, inserts rows of another source, deletes rows of another source. It
-// never edits a cell and never deletes a fixture row.
-type otherEditor struct {
-	t   *testing.T
-	emu *emulator.Emulator
-	rng *rand.Rand
-	mu  sync.Mutex
-	// perApply bounds the writes of one Apply that it moves rows before (0: no bound).
-	perApply int
-	// applyWrites counts the writes of the current Apply.
-	applyWrites int
-	// insertedStatus is the status cell of the rows it inserts while triage works.
-	insertedStatus string
-	// others are its rows on the sheet, by payload → content; inserted the identities
-	// (minted keys: their key cell is empty) of every row it made, by payload.
-	others   map[string]map[string]string
-	inserted map[string]string
-	// made is every row it made, deleted or not, by payload → content.
-	made map[string]map[string]string
-	next int
-	ops  map[string]int
-}
-
-func (o *otherEditor) startApply() {
-	o.mu.Lock()
-	o.applyWrites = 0
-	o.mu.Unlock()
-}
-
-func (o *otherEditor) hook(r emulator.Request) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	switch r.Method {
-	case "values.batchGet":
-		if o.rng.IntN(2) == 0 {
-			o.move("read")
-		}
-	case "spreadsheets.batchUpdate":
-		o.applyWrites++
-		if (o.perApply == 0 || o.applyWrites <= o.perApply) && o.rng.IntN(4) != 0 {
-			o.move("write")
-		}
-	}
-}
-
-// move is one change by the other editor, 1-2 operations; call with o.mu held.
-func (o *otherEditor) move(before string) {
-	for range 1 + o.rng.IntN(2) {
-		cells := o.emu.Cells(stormID, stormTab)
-		switch x := o.rng.IntN(10); {
-		case x < 7:
-			col := o.rng.IntN(len(cells[0]))
-			if err := o.emu.SortRows(stormID, stormTab, col, o.rng.IntN(2) == 0); err != nil {
-				o.t.Error(err)
-			}
-			o.ops["sort before "+before]++
-		case x < 9:
-			var add [][]any
-			for range 1 + o.rng.IntN(2) {
-				add = append(add, o.newOther(o.insertedStatus))
-			}
-			if err := o.emu.InsertRows(stormID, stormTab, 2+o.rng.IntN(len(cells)-1), add); err != nil {
-				o.t.Error(err)
-			}
-			o.ops["insert before "+before]++
-		default:
-			var rows []int
-			for r := 1; r < len(cells); r++ {
-				if len(cells[r]) > 1 && model.CellString(cells[r][1]) == stormOther {
-					rows = append(rows, r)
-				}
-			}
-			if len(rows) == 0 {
-				continue
-			}
-			r := rows[o.rng.IntN(len(rows))]
-			delete(o.others, model.CellString(cells[r][3]))
-			if err := o.emu.DeleteRow(stormID, stormTab, r+1); err != nil {
-				o.t.Error(err)
-			}
-			o.ops["delete before "+before]++
-		}
-	}
-}
-
-// newOther is a fresh row of source "other", remembered.
-func (o *otherEditor) newOther(status string) []any {
-	o.next++
-	p := fmt.Sprintf(`{"other":%d,"r":%d}`, o.next, o.rng.IntN(1e6))
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(o.rng.IntN(60*24*30)) * time.Minute).Format(time.RFC3339)
-	row := []any{ts, stormOther, stormURL, p, nil, nil, nil, nil, nil, nil}
-	o.others[p] = map[string]string{"timestamp": ts, "source": stormOther, "url": stormURL, "payload": p}
-	o.inserted[p] = model.MintKey(stormOther, stormURL, p, ts)
-	if status != "" {
-		row[cStatus] = status
-		o.others[p]["status"] = status
-	}
-	o.made[p] = maps.Clone(o.others[p])
-	return row
-}
-
-func stormReplay(t *testing.T, seed uint64, n int, steady bool, insertedStatus string) {
-	rng := rand.New(rand.NewPCG(seed, 0x5047))
-	var phase atomic.Int32 // 1: the stormy run; 2: the quiet rerun
-	phase.Store(1)
-
-	rcv := receiver.New()
-	faults := map[string]string{} // key → fault
-	var fmu sync.Mutex
-	rcv.Rule = func(key string, attempt int) (receiver.Fault, bool) {
-		fmu.Lock()
-		f := faults[key]
-		fmu.Unlock()
-		switch f {
-		case fReject:
-			return receiver.Fault{Mode: receiver.Status, Status: http.StatusGone}, true
-		case f503Once:
-			if attempt == 1 {
-				return receiver.Fault{Mode: receiver.Unavailable}, true
-			}
-		case fDrop:
-			if attempt == 1 {
-				return receiver.Fault{Mode: receiver.DropAfterAct}, true
-			}
-		case fDown:
-			if phase.Load() == 1 {
-				return receiver.Fault{Mode: receiver.Unavailable}, true
-			}
-		}
-		return receiver.Fault{}, false
-	}
-	srv := serve(t, rcv)
-
-	tc := dlConfig
-	tc.BodyKeyFields = map[string]string{"crm": "id"}
-	hm, err := model.MapHeaders(tc, dlHeader)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// The fixture.
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var fixture []stormRow
-	waitingN := 0
-	for i := range n {
-		r := row{
-			ts:       base.Add(time.Duration(rng.IntN(60*24*60)) * time.Minute).Format(time.RFC3339),
-			source:   "crm",
-			url:      srv.URL + "/crm/hook",
-			attempts: strconv.Itoa(rng.IntN(3)),
-			status:   []string{"dead", "dead", ""}[rng.IntN(3)],
-		}
-		sr := stormRow{waiting: true}
-		switch x := rng.IntN(10); {
-		case x < 4:
-			r.key = fmt.Sprintf("k-%d-%d", seed, i)
-			r.payload = fmt.Sprintf(`{"order":%d,"amount":%d}`, i, rng.IntN(1000))
-			sr.origin = "cell"
-		case x < 7:
-			r.payload = fmt.Sprintf(`{"id":"p-%d-%d","order":%d}`, seed, i, i)
-			sr.origin = "payload"
-		default:
-			r.payload = fmt.Sprintf(`{"order":%d,"note":"minted ünïcode %d"}`, i, rng.IntN(1000))
-			sr.origin = "minted"
-		}
-		if rng.IntN(12) == 0 {
-			// Not waiting: skipped by the run, never written.
-			sr.waiting = false
-			if sr.origin == "minted" {
-				r.key, sr.origin = r.minted(), "cell"
-			}
-			r.finishAtRandom(rng)
-		}
-		key := effectiveKey(t, tc, hm, r, i)
-		sr.key, sr.r = key, r
-		if sr.waiting {
-			waitingN++
-			switch x := rng.IntN(10); {
-			case waitingN%37 == 0:
-				// Spaced out: three retryable rows in a row would halt the run.
-				sr.fault = fDown
-			case x == 0:
-				sr.fault = fReject
-			case x == 1:
-				sr.fault = f503Once
-			case x == 2:
-				sr.fault = fDrop
-			default:
-				sr.fault = fOK
-			}
-			faults[key] = sr.fault
-		}
-		fixture = append(fixture, sr)
-	}
-	byPayload := map[string]*stormRow{}
-	byKey := map[string]*stormRow{}
-	for i := range fixture {
-		fr := &fixture[i]
-		if byPayload[fr.r.payload] != nil || byKey[fr.key] != nil {
-			t.Fatalf("fixture: payload or key twice: %s", fr.r.payload)
-		}
-		byPayload[fr.r.payload], byKey[fr.key] = fr, fr
-	}
-
-	// The grid: header, fixture rows, and some rows of the other editor's among them.
-	ed := &otherEditor{t: t, rng: rng, others: map[string]map[string]string{}, inserted: map[string]string{},
-		made: map[string]map[string]string{}, ops: map[string]int{}, insertedStatus: insertedStatus}
-	if !steady {
-		ed.perApply = 3
-	}
-	grid := [][]any{anyRow(dlHeader)}
-	for _, fr := range fixture {
-		if rng.IntN(8) == 0 {
-			grid = append(grid, ed.newOther("discarded"))
-		}
-		cells := fr.r.cells()
-		out := make([]any, len(cells))
-		for i, c := range cells {
-			if c != "" {
-				out[i] = c
-			}
-		}
-		grid = append(grid, out)
-	}
-	sh := newStormSheet(t, tc, grid)
-	ed.emu = sh.emu
-	snap := func() [][]any { return sh.emu.Cells(stormID, stormTab) }
-
-	// One source, one row at a time: rows finish in plan order, so every write-back batch,
-	// and with it every move of the other editor (its rng is drawn only in the hook, before
-	// the sheet requests, which are sequential), is the same on every run.
-	crm := &replay.Source{Name: "crm", URLPrefixes: []string{srv.URL + "/crm/"}, Concurrency: 1}
-	c := fastClient(crm)
-	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
-	c.Now = func() time.Time { return now }
-
-	// The stormy run: one move between the load and the run, then the hook.
-	tab := sh.load(t)
-	ed.mu.Lock()
-	ed.move("run")
-	ed.mu.Unlock()
-	sh.emu.SetHook(ed.hook)
-	rec := &recordingStore{st: sh.store, snap: snap, onStart: ed.startApply}
-	sum1 := replay.Run(context.Background(), c, rec, tab, records(tab), replay.RunOptions{Concurrency: 6, FlushInterval: time.Hour})
-	sh.emu.SetHook(nil)
-	t.Logf("stormy run: %v; halted %v; %d writes; other editor: %v", sum1.Counts, sum1.Halted, sum1.WriteRequests, ed.ops)
-
-	calls := rec.recorded()
-	failed := checkEveryApply(t, "stormy run", calls, byPayload, byKey, ed, 0)
-	checkStormRun(t, sum1, calls, byKey, steady)
-
-	// The quiet rerun of everything still waiting.
-	phase.Store(2)
-	tab = sh.load(t)
-	rec2 := &recordingStore{st: sh.store, snap: snap}
-	sum2 := replay.Run(context.Background(), c, rec2, tab, records(tab), replay.RunOptions{Concurrency: 6, FlushInterval: time.Hour})
-	t.Logf("quiet rerun: %v; halted %v; %d writes", sum2.Counts, sum2.Halted, sum2.WriteRequests)
-	calls2 := rec2.recorded()
-	failed += checkEveryApply(t, "quiet rerun", calls2, byPayload, byKey, ed, failed)
-	for _, call := range calls2 {
-		if len(call.res.Damaged) > 0 {
-			t.Errorf("quiet rerun: nothing moved, yet damage was reported: %v", call.res.Damaged)
-		}
-	}
-	if sum2.Halted != nil || len(sum2.WriteConflicts) > 0 || len(sum2.WriteErrors) > 0 || len(sum2.NotAttempted) > 0 {
-		t.Errorf("quiet rerun: halted %v, conflicts %v, write errors %.500q, not attempted %v", sum2.Halted, sum2.WriteConflicts, sum2.WriteErrors, sum2.NotAttempted)
-	}
-	var refused2 []string
-	for _, rf := range sum2.Refused {
-		// The other editor's rows with a blank status are waiting rows of a source that is
-		// not configured.
-		if !rf.Skipped && !strings.Contains(rf.Reason, `source "other" is not configured`) {
-			refused2 = append(refused2, rf.Reason)
-		}
-	}
-	if len(refused2) > 0 {
-		t.Errorf("quiet rerun refused %d rows; the first: %s", len(refused2), strings.Join(refused2[:min(3, len(refused2))], "\n  "))
-	}
-
-	checkStormReceiver(t, rcv, byPayload, byKey)
-	wrong := checkStormFinal(t, snap(), rcv, ed, append(calls, calls2...), byPayload, steady, now)
-	if len(wrong) > 0 {
-		if failed > 0 {
-			t.Errorf("%d rows end wrong after %d Applies that failed and said to fix rows by hand (nobody did: values of ours, keys included, stayed on other rows into the quiet rerun); the first:\n%s",
-				len(wrong), failed, strings.Join(wrong[:min(5, len(wrong))], "\n"))
-		} else {
-			for _, w := range wrong {
-				t.Error(w)
-			}
-		}
-	}
-}
-
-// checkEveryApply compares the sheet right after each Apply with the sheet right before it
-// plus the edits it reported applied, and returns how many Applies failed.
-func checkEveryApply(t *testing.T, run string, calls []recordedApply, byPayload, byKey map[string]*stormRow, ed *otherEditor, failedBefore int) int {
-	t.Helper()
-	ed.mu.Lock()
-	inserted := maps.Clone(ed.inserted)
-	ed.mu.Unlock()
-	otherID := map[string]bool{}
-	for _, id := range inserted {
-		otherID[id] = true
-	}
-	failed := 0
-	for i, call := range calls {
-		label := fmt.Sprintf("%s, Apply %d of %d (%d edits)", run, i+1, len(calls), len(call.edits))
-		broken := failedBefore+failed > 0
-		if n := len(call.res.Applied) + len(call.res.Conflicts) + len(call.res.Missing); call.err == nil && n != len(call.edits) {
-			t.Errorf("%s: %d edits, %d outcomes", label, len(call.edits), n)
-		}
-		damaged := map[string]bool{}
-		for _, d := range call.res.Damaged {
-			damaged[d.ID] = true
-			if !otherID[d.ID] && !broken {
-				t.Errorf("%s: damage reported on a row the other editor did not insert: %s", label, d)
-			}
-		}
-		// The rows as they must be: before, plus what was reported applied.
-		beforeRows, _ := stormContent(call.before)
-		want := map[string]map[string]string{}
-		for _, r := range beforeRows {
-			want[r["payload"]] = r
-		}
-		if call.err != nil {
-			failed++
-			t.Errorf("%s failed: %v", label, call.err)
-			continue
-		}
-		if broken {
-			// An earlier Apply failed and said to fix rows by hand: keys may be on other
-			// rows, so an edit's ID no longer names its fixture row.
-			continue
-		}
-		for _, a := range call.res.Applied {
-			fr := byKey[a.Edit.ID]
-			if fr == nil {
-				t.Errorf("%s: applied an edit of %q, no fixture row's key", label, a.Edit.ID)
-				continue
-			}
-			w := want[fr.r.payload]
-			for f, v := range a.Edit.Set {
-				if v == "" {
-					delete(w, string(f))
-				} else {
-					w[string(f)] = v
-				}
-			}
-		}
-		reported := map[string]string{}
-		for _, cf := range call.res.Conflicts {
-			reported[cf.Edit.ID] = "conflict: " + cf.String()
-		}
-		for _, m := range call.res.Missing {
-			reported[m.ID] = "missing"
-		}
-		afterRows, at := stormContent(call.after)
-		seen := map[string]bool{}
-		for j, r := range afterRows {
-			p := r["payload"]
-			seen[p] = true
-			w, known := want[p]
-			switch {
-			case byPayload[p] != nil:
-				if !maps.Equal(w, r) {
-					fr := byPayload[p]
-					why := reported[fr.key]
-					if why == "" {
-						why = "reported applied, or not in this Apply"
-					}
-					t.Errorf("%s: row %d (%s) right after the Apply:\n  holds %s\n  want  %s\n  (its edit: %s)", label, at[j], fr.key, sortedMap(r), sortedMap(w), why)
-				}
-			case r["source"] == stormOther:
-				orig, ok := inserted[p]
-				if !ok {
-					t.Errorf("%s: a row of source other the other editor never made: %v", label, r)
-					continue
-				}
-				if !known {
-					continue // inserted during this Apply: compared with what it was made with below
-				}
-				if maps.Equal(w, r) {
-					continue
-				}
-				if !damaged[orig] {
-					t.Errorf("%s: row %d of the other editor's changed, no damage reported:\n  holds %s\n  held  %s", label, at[j], sortedMap(r), sortedMap(w))
-					continue
-				}
-				for k, v := range r {
-					if w[k] != v {
-						t.Errorf("%s: damaged row %d holds %s=%q, it held %q (a damaged cell is cleared, never left with our value)", label, at[j], k, v, w[k])
-					}
-				}
-			default:
-				t.Errorf("%s: a row that is no one's: %v", label, r)
-			}
-		}
-		for p := range want {
-			if byPayload[p] != nil && !seen[p] {
-				t.Errorf("%s: fixture row of payload %s is gone", label, p)
-			}
-		}
-		// Rows the other editor inserted during this Apply hold what it made them with, or
-		// less where damage was reported.
-		ed.mu.Lock()
-		for _, r := range afterRows {
-			p := r["payload"]
-			if _, known := want[p]; known || r["source"] != stormOther {
-				continue
-			}
-			made := ed.made[p]
-			for k, v := range r {
-				if made[k] != v {
-					t.Errorf("%s: a row inserted during the Apply holds %s=%q, it was made with %q", label, k, v, made[k])
-				}
-			}
-			if !maps.Equal(made, r) && !damaged[inserted[p]] {
-				t.Errorf("%s: a row inserted during the Apply lost cells, no damage reported: %s, made %s", label, sortedMap(r), sortedMap(made))
-			}
-		}
-		ed.mu.Unlock()
-	}
-	return failed
-}
-
-// checkStormRun: what the first run reports. Bounded: nothing the other editor can't have
-// caused (the one write error it can cause is the store's report of damage to a row it
-// inserted), and every row ends its run as its receiver answered. Steady: conflicts and
-// refusals say rows kept moving.
-func checkStormRun(t *testing.T, sum model.ReplaySummary, calls []recordedApply, byKey map[string]*stormRow, steady bool) {
-	t.Helper()
-	if sum.Halted != nil && sum.Halted.Cause == "systemic" {
-		t.Errorf("stormy run halted: %v", sum.Halted)
-	}
-	damageText := map[string]bool{}
-	for _, call := range calls {
-		for _, d := range call.res.Damaged {
-			damageText[d.String()] = true
-		}
-	}
-	var otherErrors []string
-	for _, e := range sum.WriteErrors {
-		if !damageText[e] {
-			otherErrors = append(otherErrors, e)
-		}
-	}
-	var refused []string
-	for _, rf := range sum.Refused {
-		if !rf.Skipped && !strings.Contains(rf.Reason, `source "other" is not configured`) {
-			refused = append(refused, rf.Reason)
-		}
-	}
-	if steady {
-		t.Logf("steady: %d write conflicts, %d write errors, %d refused", len(sum.WriteConflicts), len(otherErrors), len(refused))
-		for _, c := range sum.WriteConflicts {
-			if !strings.Contains(c.Reason, "kept changing") {
-				t.Errorf("write-back conflict that is not rows moving past the bound (no cell was edited): %s", c)
-			}
-		}
-		return
-	}
-	if len(sum.WriteConflicts) > 0 || len(otherErrors) > 0 {
-		t.Errorf("stormy run: write conflicts %v, write errors %.1000q (rows only moved, within the store's bound)", sum.WriteConflicts, otherErrors)
-	}
-	if len(refused) > 0 {
-		t.Errorf("stormy run refused %d rows the other editor only moved; the first: %s", len(refused), refused[0])
-	}
-	for _, r := range sum.Rows {
-		fr := byKey[r.ID]
-		if fr == nil {
-			t.Errorf("run row %q (key %q) is no fixture row's", r.ID, r.Key)
-			continue
-		}
-		if r.Key != fr.key {
-			t.Errorf("row of payload %s was sent with key %q, its own is %q", fr.r.payload, r.Key, fr.key)
-		}
-		if r.State == model.StateNotAttempted && sum.Halted != nil || r.State == model.StateRefused {
-			continue
-		}
-		want := map[string]model.RowState{fOK: "delivered", f503Once: "delivered", fDrop: "duplicate", fReject: "rejected", fDown: "retryable"}[fr.fault]
-		if r.State != want {
-			t.Errorf("row %s (%s): state %q after %d attempts (%s), want %q", fr.key, fr.fault, r.State, r.Attempts, r.Detail, want)
-		}
-	}
-}
-
-// checkStormReceiver: no payload under two keys, every request under its row's own key, one
-// effect per key on its own payload.
-func checkStormReceiver(t *testing.T, rcv *receiver.Receiver, byPayload, byKey map[string]*stormRow) {
-	t.Helper()
-	n := 0
-	errorf := func(format string, a ...any) {
-		if n++; n <= 12 {
-			t.Errorf(format, a...)
-		}
-	}
-	defer func() {
-		if n > 12 {
-			t.Errorf("... and %d more problems at the receiver", n-12)
-		}
-	}()
-	checkSentUnderOwnKeys(rcv.Attempts(), func(p string) (*row, string, bool) {
-		if fr := byPayload[p]; fr != nil {
-			return &fr.r, fr.key, fr.waiting
-		}
-		return nil, "", false
-	}, errorf)
-	eff := rcv.Effects()
-	for k, n := range eff {
-		fr := byKey[k]
-		switch {
-		case n != 1:
-			errorf("the receiver acted %d times for key %q", n, k)
-		case fr == nil:
-			errorf("the receiver acted for key %q, no fixture row's", k)
-		case string(rcv.EffectBody(k)) != fr.r.payload:
-			errorf("the receiver acted for key %q on %q, its row's payload is %q", k, rcv.EffectBody(k), fr.r.payload)
-		case fr.fault == fReject || !fr.waiting:
-			errorf("the receiver acted for %q (%s, waiting %v)", k, fr.fault, fr.waiting)
-		}
-	}
-	for _, fr := range byPayload {
-		if fr.waiting && fr.fault != fReject && eff[fr.key] != 1 {
-			errorf("row %s (%s) never acted at the receiver", fr.key, fr.fault)
-		}
-	}
-}
-
-// checkStormFinal: the sheet at the end, row by row.
-//
-// The attempts cell: bounded, every outcome was written back, so it is the attempts before
-// plus every request the receiver got for the row's key. Steady, an outcome that was a
-// conflict was not written (replaying again is harmless, and did happen), so it is what the
-// last outcome written for the row says.
-func checkStormFinal(t *testing.T, cells [][]any, rcv *receiver.Receiver, ed *otherEditor, calls []recordedApply, byPayload map[string]*stormRow, steady bool, now time.Time) (wrong []string) {
-	t.Helper()
-	errorf := func(format string, a ...any) { wrong = append(wrong, fmt.Sprintf(format, a...)) }
-	damaged := map[string]bool{}
-	lastAttempts := map[string]string{}
-	for _, call := range calls {
-		for _, d := range call.res.Damaged {
-			damaged[d.ID] = true
-		}
-		for _, a := range call.res.Applied {
-			if v, ok := a.Edit.Set[model.FAttempts]; ok {
-				lastAttempts[a.Edit.ID] = v
-			}
-		}
-	}
-	rows, _ := stormContent(cells)
-	perKey := attemptsByKey(rcv)
-	seen := map[string]int{}
-	ed.mu.Lock()
-	defer ed.mu.Unlock()
-	for _, r := range rows {
-		p := r["payload"]
-		seen[p]++
-		if r["source"] == stormOther {
-			want, ok := ed.others[p]
-			switch {
-			case !ok:
-				errorf("a row of the other editor's that it deleted or never made: %v", r)
-			case maps.Equal(want, r):
-			case !damaged[ed.inserted[p]]:
-				errorf("a row of the other editor's changed, no damage reported for it: it holds %s, it held %s", sortedMap(r), sortedMap(want))
-			}
-			continue
-		}
-		fr := byPayload[p]
-		if fr == nil {
-			errorf("a row that is no fixture row's: %v", r)
-			continue
-		}
-		want := map[string]string{}
-		for c, v := range fr.r.cells() {
-			if v != "" {
-				want[dlHeader[c]] = v
-			}
-		}
-		if fr.waiting {
-			prev, _ := strconv.Atoi(fr.r.attempts)
-			want["key"] = fr.key
-			want["attempts"] = strconv.Itoa(prev + len(perKey[fr.key]))
-			if steady {
-				want["attempts"] = lastAttempts[fr.key]
-				if n, _ := strconv.Atoi(r["attempts"]); n > prev+len(perKey[fr.key]) {
-					errorf("row %s: attempts %d, more than the %d before and the %d requests sent", fr.key, n, prev, len(perKey[fr.key]))
-				}
-			}
-			want["replayed_at"] = model.FormatTime(now)
-			delete(want, "error")
-			if fr.fault == fReject {
-				want["status"] = "rejected"
-				want["error"] = r["error"]
-				if !strings.HasPrefix(r["error"], "410 ") {
-					errorf("rejected row %s: error %q", fr.key, r["error"])
-				}
-			} else {
-				want["status"] = "delivered"
-			}
-		}
-		if !maps.Equal(want, r) {
-			errorf("row %s (%s, %s, waiting %v) ends\n  %s\nwant\n  %s", fr.key, fr.origin, fr.fault, fr.waiting, sortedMap(r), sortedMap(want))
-		}
-	}
-	for p, fr := range byPayload {
-		if seen[p] != 1 {
-			errorf("fixture row %s is on the sheet %d times", fr.key, seen[p])
-		}
-	}
-	for p := range ed.others {
-		if seen[p] != 1 {
-			errorf("the other editor's row %s is on the sheet %d times", p, seen[p])
-		}
-	}
-	return wrong
-}
-
-func sortedMap(m map[string]string) string {
-	ks := slices.Collect(maps.Keys(m))
-	sort.Strings(ks)
-	var b strings.Builder
-	for _, k := range ks {
-		v, _ := json.Marshal(m[k])
-		fmt.Fprintf(&b, "%s=%s ", k, v)
-	}
-	return b.String()
-}
 
 // The store-level adversary (sheets/adversary_test.go), end to end: replay.Run through the
 // real sheets.Store on the emulator over HTTP, to the reference receiver over HTTP, while
@@ -1315,33 +192,51 @@ func advText(m map[string]string, h string) string {
 	return v
 }
 
-// advEditor is the other editor of one case, and the test's record of its rows.
+// advEditor is the other editor of one case (a testbed.Adversary: before any Sheets request,
+// with odds 1 in 3, one or two changes, each a sort by a random column either way (4 in 10),
+// an insert of one or two rows of its own (3 in 10) or the delete of one of its own rows (3
+// in 10); in storm cases also an insert before every spreadsheets.batchUpdate; and the lost
+// answers the case plans), with the case's counters.
 type advEditor struct {
-	t    *testing.T
-	emu  *emulator.Emulator
-	rng  *rand.Rand
-	seed int
+	*testbed.Adversary
+	emu *emulator.Emulator
 
-	mu     sync.Mutex
-	on     bool
-	storm  bool
-	lostAt map[int]string // ordinal of a spreadsheets.batchUpdate while on → "drop" or "503"
-	writes int
-	reqs   int
-	// rows are its rows on the sheet, by payload → content (typed); gone those it deleted;
-	// made counts every row it ever made.
-	rows  map[string]map[string]string
-	gone  map[string]map[string]string
-	made  int
-	log   []string
+	mu    sync.Mutex
 	stats map[string]int
 }
 
-func (e *advEditor) logf(format string, a ...any) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.log = append(e.log, advNoClock(fmt.Sprintf(format, a...)))
+// newAdvEditor is the case's other editor. Its rows are of source "other", with their own
+// payload and timestamp, and sometimes a key, a status, an error, attempts (a number) or
+// replayed_at, so that a write of triage's that hits one overwrites something (and must put
+// it back exactly).
+func newAdvEditor(t *testing.T, seed int, storm bool) *advEditor {
+	ad := testbed.NewAdversary(t, uint64(seed), testbed.AdversaryTab{SpreadsheetID: advID, Tab: e2eTab, Anchor: 3,
+		NewRow: func(rng *rand.Rand, made int) []any {
+			r := make([]any, len(dlHeader))
+			r[0] = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(60*24*60)) * time.Minute).Format(time.RFC3339)
+			r[1] = advOther
+			r[2] = advOtherURL
+			r[3] = fmt.Sprintf(`{"other":%d,"seed":%d}`, made, seed)
+			if rng.IntN(3) == 0 {
+				r[cError] = "boom"
+			}
+			if rng.IntN(2) == 0 {
+				r[cAttempts] = float64(1 + rng.IntN(3))
+			}
+			if rng.IntN(2) == 0 {
+				r[cKey] = fmt.Sprintf("kf-%d-%d", seed, made)
+			}
+			r[cStatus] = []any{nil, "dead", "discarded", "delivered"}[rng.IntN(4)]
+			if rng.IntN(4) == 0 {
+				r[cReplayedAt] = "2026-02-02T00:00:00Z"
+			}
+			return r
+		}},
+		testbed.Odds{BeforeRead: 1.0 / 3, BeforeWrite: 1.0 / 3, BeforeOther: 1.0 / 3, Sort: 4, Insert: 3, Delete: 3, Changes: 2, InsertRows: 2, StormWrites: storm})
+	return &advEditor{Adversary: ad, stats: map[string]int{}}
 }
+
+func (e *advEditor) logf(format string, a ...any) { e.Logf(format, a...) }
 
 // advStampRE is the time at the end of a damage sheet's title: the store's own clock (time.Now),
 // the one thing of a case that is not drawn from its seed.
@@ -1351,150 +246,26 @@ var advStampRE = regexp.MustCompile(`(triage: check [^"]*?) \d{4}-\d\d-\d\d \d\d
 // case's fingerprint is the same on every run.
 func advNoClock(s string) string { return advStampRE.ReplaceAllString(s, "$1 <time>") }
 
-// count adds to a counter of the case (the hook's goroutines count too).
+// count adds to a counter of the case (the store's goroutines count too).
 func (e *advEditor) count(k string, n int) {
 	e.mu.Lock()
 	e.stats[k] += n
 	e.mu.Unlock()
 }
 
-func (e *advEditor) setOn(on bool) {
-	e.mu.Lock()
-	e.on = on
-	e.mu.Unlock()
-}
-
 func (e *advEditor) cells() [][]any { return e.emu.Cells(advID, e2eTab) }
 
-// hook runs before every Sheets request triage sends: a lost answer for it, the storm's
-// insert before a write, and with odds 1 in 3 one or two moves.
-func (e *advEditor) hook(r emulator.Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.on {
-		return
-	}
-	e.reqs++
-	what := fmt.Sprintf("before request %d (%s", e.reqs, r.Method)
-	if r.Method == emulator.MethodBatchUpdate {
-		e.writes++
-		what += fmt.Sprintf(" #%d", e.writes)
-		switch e.lostAt[e.writes] {
-		case "drop":
-			e.emu.InjectFault(emulator.Fault{Method: emulator.MethodBatchUpdate, Drop: true})
-			e.log = append(e.log, fmt.Sprintf("  batchUpdate #%d: applied, its answer dropped", e.writes))
-			e.stats["lost:drop"]++
-		case "503":
-			e.emu.InjectFault(emulator.Fault{Method: emulator.MethodBatchUpdate, Status: http.StatusServiceUnavailable, After: true})
-			e.log = append(e.log, fmt.Sprintf("  batchUpdate #%d: applied, answered 503", e.writes))
-			e.stats["lost:503-after"]++
-		}
-	}
-	what += ")"
-	if e.storm && r.Method == emulator.MethodBatchUpdate {
-		e.insert(what+", storm", 1)
-	}
-	if e.rng.IntN(3) != 0 {
-		return
-	}
-	for range 1 + e.rng.IntN(2) {
-		e.move(what)
-	}
-}
+// rows are the contents (typed, advContent) of its rows on the sheet, by payload; gone those
+// of the rows it deleted.
+func (e *advEditor) rows() map[string]map[string]string { return advContents(e.Own()) }
+func (e *advEditor) gone() map[string]map[string]string { return advContents(e.Gone()) }
 
-// move is one change of the other editor's; call with e.mu held.
-func (e *advEditor) move(what string) {
-	cells := e.cells()
-	switch x := e.rng.IntN(10); {
-	case x < 4:
-		col, desc := e.rng.IntN(len(cells[0])), e.rng.IntN(2) == 0
-		if err := e.emu.SortRows(advID, e2eTab, col, desc); err != nil {
-			e.t.Error(err)
-		}
-		dir := "ascending"
-		if desc {
-			dir = "descending"
-		}
-		e.log = append(e.log, fmt.Sprintf("  %s: sort by %s %s", what, model.CellString(cells[0][col]), dir))
-		e.stats["move:sort"]++
-	case x < 7:
-		e.insert(what, 1+e.rng.IntN(2))
-	default:
-		e.deleteOwn(what, cells)
+func advContents(rows map[string][]any) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for p, r := range rows {
+		out[p] = advContent(dlHeader, r)
 	}
-}
-
-// insert puts n rows of its own at a random place; call with e.mu held.
-func (e *advEditor) insert(what string, n int) {
-	cells := e.cells()
-	at := 2 + e.rng.IntN(len(cells))
-	var add [][]any
-	var names []string
-	for range n {
-		r := e.newRow()
-		add = append(add, r)
-		names = append(names, model.CellString(r[3]))
-	}
-	if err := e.emu.InsertRows(advID, e2eTab, at, add); err != nil {
-		e.t.Error(err)
-		return
-	}
-	e.log = append(e.log, fmt.Sprintf("  %s: insert at row %d %s", what, at, strings.Join(names, " ")))
-	e.stats["move:insert"]++
-}
-
-// deleteOwn deletes one of its own rows, found by payload (triage never writes it); call
-// with e.mu held.
-func (e *advEditor) deleteOwn(what string, cells [][]any) {
-	var own []int
-	for r := 1; r < len(cells); r++ {
-		if len(cells[r]) > 3 && model.CellString(cells[r][1]) == advOther {
-			if _, ok := e.rows[model.CellString(cells[r][3])]; ok {
-				own = append(own, r)
-			}
-		}
-	}
-	if len(own) == 0 {
-		return
-	}
-	r := own[e.rng.IntN(len(own))]
-	p := model.CellString(cells[r][3])
-	if err := e.emu.DeleteRow(advID, e2eTab, r+1); err != nil {
-		e.t.Error(err)
-		return
-	}
-	e.gone[p] = e.rows[p]
-	delete(e.rows, p)
-	e.log = append(e.log, fmt.Sprintf("  %s: delete row %d %s", what, r+1, p))
-	e.stats["move:delete"]++
-}
-
-// newRow is a fresh row of the other editor's, remembered: its own payload and timestamp,
-// sometimes a key, a status, an error, attempts (a number) or replayed_at, so that a write of
-// triage's that hits it overwrites something (and must put it back exactly). Call with e.mu
-// held.
-func (e *advEditor) newRow() []any {
-	e.made++
-	r := make([]any, len(dlHeader))
-	r[0] = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(e.rng.IntN(60*24*60)) * time.Minute).Format(time.RFC3339)
-	r[1] = advOther
-	r[2] = advOtherURL
-	r[3] = fmt.Sprintf(`{"other":%d,"seed":%d}`, e.made, e.seed)
-	if e.rng.IntN(3) == 0 {
-		r[cError] = "boom"
-	}
-	if e.rng.IntN(2) == 0 {
-		r[cAttempts] = float64(1 + e.rng.IntN(3))
-	}
-	if e.rng.IntN(2) == 0 {
-		r[cKey] = fmt.Sprintf("kf-%d-%d", e.seed, e.made)
-	}
-	r[cStatus] = []any{nil, "dead", "discarded", "delivered"}[e.rng.IntN(4)]
-	if e.rng.IntN(4) == 0 {
-		r[cReplayedAt] = "2026-02-02T00:00:00Z"
-	}
-	e.rows[model.CellString(r[3])] = advContent(dlHeader, r)
-	return r
+	return out
 }
 
 // advStore is the store Run writes through: it logs every Apply's outcome and keeps them.
@@ -1642,11 +413,12 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		fixture = append(fixture, fr)
 	}
 
-	ed := &advEditor{t: t, rng: rng, seed: seed, rows: map[string]map[string]string{}, gone: map[string]map[string]string{}, lostAt: map[int]string{}, stats: map[string]int{}}
+	storm := seed%4 == 3 // one case in four
+	ed := newAdvEditor(t, seed, storm)
 	grid := [][]any{anyRow(dlHeader)}
 	for _, fr := range fixture {
 		if rng.IntN(8) == 0 {
-			grid = append(grid, ed.newRow())
+			grid = append(grid, ed.MakeRow())
 		}
 		grid = append(grid, gridRow(fr.r.cells()))
 	}
@@ -1659,26 +431,27 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 	st := sh.Store(sheets.Options{SpreadsheetID: advID, Tabs: []model.TabConfig{tc},
 		Retry: sheets.RetryPolicy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}})
 	ed.emu = emu
+	ed.Attach(emu)
 	load := func() *model.Table {
 		t.Helper()
 		return loadDeadLetters(t, st)
 	}
 
-	// The case's adversary.
-	ed.storm = seed%4 == 3 // one case in four
+	// The case's lost answers: up to two of the first run's batchUpdates.
 	fe := 4 + rng.IntN(13)
+	lostAt := map[int]testbed.Lost{}
 	for range rng.IntN(3) {
-		ed.lostAt[1+rng.IntN(3+n/fe)] = []string{"drop", "503"}[rng.IntN(2)]
+		lostAt[1+rng.IntN(3+n/fe)] = []testbed.Lost{testbed.LostDrop, testbed.Lost503After}[rng.IntN(2)]
 	}
 	mode := "moves"
-	if ed.storm {
+	if storm {
 		mode = "storm"
 	}
 	ed.count("mode:"+mode, 1)
-	lost := slices.Sorted(maps.Keys(ed.lostAt))
+	lost := slices.Sorted(maps.Keys(lostAt))
 	var lostText []string
 	for _, w := range lost {
-		lostText = append(lostText, fmt.Sprintf("#%d %s", w, ed.lostAt[w]))
+		lostText = append(lostText, fmt.Sprintf("#%d %s", w, lostAt[w]))
 	}
 	waitingN := 0
 	for _, fr := range fixture {
@@ -1687,9 +460,13 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		}
 	}
 	ed.logf("seed %d: %d fixture rows (%d waiting), %d rows of the other editor's, mode %s, flush every %d, lost answers of batchUpdates %v",
-		seed, n, waitingN, len(ed.rows), mode, fe, lostText)
+		seed, n, waitingN, len(ed.Own()), mode, fe, lostText)
 	for i, fr := range fixture {
 		ed.logf("  fixture %d: key %s (minted %v), status %q, waiting %v, receiver %s %d, payload %s", i, fr.key, fr.minted, fr.r.status, fr.waiting, fr.fault, fr.code, fr.r.payload)
+	}
+	ed.logf("(rerun this case alone with TRIAGE_REPLAY_ADVERSARY_SEED=%d)", seed)
+	for _, w := range lost {
+		ed.LoseAnswer(w, lostAt[w])
 	}
 	defer func() {
 		ed.mu.Lock()
@@ -1700,13 +477,20 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 		for k, v := range ed.stats {
 			stats[k] += v
 		}
+		for k, v := range ed.Counts() {
+			if !strings.HasPrefix(k, "lost:") {
+				k = "move:" + k
+			}
+			stats[k] += v
+		}
 		h := fnv.New64a()
-		for _, l := range ed.log {
-			h.Write([]byte(l))
+		for _, l := range ed.Log() {
+			h.Write([]byte(advNoClock(l)))
 			h.Write([]byte{'\n'})
 		}
-		if t.Failed() || verbose {
-			t.Logf("seed %d, step by step (rerun with TRIAGE_REPLAY_ADVERSARY_SEED=%d):\n%s", seed, seed, strings.Join(ed.log, "\n"))
+		if verbose && !t.Failed() {
+			// (A failing case's adversary tells its story itself.)
+			t.Logf("seed %d, step by step:\n%s", seed, ed.Story())
 		}
 		t.Logf("seed %d: mode %s, %d rows, lost %v, fingerprint %016x", seed, mode, n, lostText, h.Sum64())
 	}()
@@ -1720,17 +504,13 @@ func advCase(t *testing.T, seed int, stats map[string]int, verbose bool) {
 
 	// The first run, under the adversary.
 	tab := load()
-	ed.setOn(true)
 	if rng.IntN(2) == 0 {
-		ed.mu.Lock()
-		ed.move("between the load and the run")
-		ed.mu.Unlock()
+		ed.Move("between the load and the run")
 	}
-	emu.SetHook(ed.hook)
+	emu.SetHook(ed.Hook)
 	rec1 := &advStore{st: st, ed: ed, run: "run 1"}
 	sum1 := replay.Run(ctx, c, rec1, tab, records(tab), opts)
 	emu.SetHook(nil)
-	ed.setOn(false)
 	emu.ClearFaults()
 	ed.logf("run 1: %v; halted %v; %d write requests; write conflicts %d; write errors %q", sum1.Counts, sum1.Halted, sum1.WriteRequests, len(sum1.WriteConflicts), sum1.WriteErrors)
 	for _, rf := range sum1.Refused {
@@ -2098,12 +878,7 @@ func advCheckSheet(t *testing.T, when string, cells [][]any, rcv *receiver.Recei
 			answered[p] = true
 		}
 	}
-	ed.mu.Lock()
-	others := map[string]map[string]string{}
-	for p, m := range ed.rows {
-		others[p] = maps.Clone(m)
-	}
-	ed.mu.Unlock()
+	others := ed.rows()
 	status = map[string]string{}
 	seen := map[string]int{}
 	for j, r := range rows {
@@ -2390,16 +1165,11 @@ func advLocate(cells [][]any, ed *advEditor, byPayload map[string]*advRow, liste
 		}
 		return true
 	}
-	ed.mu.Lock()
-	others := map[string]map[string]string{}
-	for p, m := range ed.rows {
-		others[p] = maps.Clone(m)
-	}
+	others := ed.rows()
 	var gones []map[string]string
-	for _, m := range ed.gone {
-		gones = append(gones, maps.Clone(m))
+	for _, m := range ed.gone() {
+		gones = append(gones, m)
 	}
-	ed.mu.Unlock()
 	// could says whether the test knows that the cell of column c of a row may have held v (a
 	// row or cell it knows nothing of: yes).
 	could := func(raw []any, c int, v string) bool {
