@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 
+	"github.com/triage-dev/triage/googleauth"
 	"github.com/triage-dev/triage/internal/words"
 	"github.com/triage-dev/triage/model"
 )
@@ -40,8 +41,9 @@ var (
 	ErrAPIDisabled = errors.New("sheets API not enabled for this project")
 	// ErrRateLimited means the API still answered 429 after every retry.
 	ErrRateLimited = errors.New("sheets API rate limit exceeded")
-	// ErrNoCredentials means Connect found no way to authenticate.
-	ErrNoCredentials = errors.New("no Google credentials found")
+	// ErrNoCredentials means Connect found no way to authenticate: googleauth's sentinel,
+	// so either name matches.
+	ErrNoCredentials = googleauth.ErrNoCredentials
 )
 
 // Error is a failed Sheets API call: which operation, the friendly message, the kind
@@ -94,8 +96,8 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 	switch {
 	case errors.As(err, &rerr):
 		e.Kind = ErrUnauthorized
-		e.Msg = fmt.Sprintf("couldn't get an access token (%s); check --credentials, or run `triage auth login` again", tokenErrorText(rerr))
-		if advice := expiredLogin(rerr, time.Time{}); advice != "" && strings.Contains(rerr.ErrorDescription, "expired or revoked") {
+		e.Msg = fmt.Sprintf("couldn't get an access token (%s); check --credentials, or run `triage auth login` again", googleauth.TokenErrorText(rerr))
+		if advice := googleauth.ExpiredLogin(rerr, time.Time{}); advice != "" && strings.Contains(rerr.ErrorDescription, "expired or revoked") {
 			e.Msg = "the saved login stopped working: " + advice
 		}
 		if rerr.Response != nil {
@@ -147,23 +149,6 @@ func (c errorContext) classify(op string, err error, attempts int) error {
 		e.Msg = err.Error()
 	}
 	return e
-}
-
-func tokenErrorText(r *oauth2.RetrieveError) string {
-	parts := []string{}
-	if r.Response != nil {
-		parts = append(parts, r.Response.Status)
-	}
-	if r.ErrorCode != "" {
-		parts = append(parts, r.ErrorCode)
-	}
-	if r.ErrorDescription != "" {
-		parts = append(parts, r.ErrorDescription)
-	}
-	if len(parts) == 0 {
-		return strings.TrimSpace(string(r.Body))
-	}
-	return strings.Join(parts, ": ")
 }
 
 func apiDisabled(msg string) bool {

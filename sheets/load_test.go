@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/googleauth"
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
@@ -234,7 +235,7 @@ func TestFriendlyErrors(t *testing.T) {
 	tabs := []model.TabConfig{inboxTab("it's", "new")}
 
 	f.emu.InjectFault(emulator.Fault{Status: 403, Times: 2})
-	s := f.store(sheets.Options{Tabs: tabs, Identity: sheets.Identity{Kind: sheets.KindServiceAccount, Email: "bot@proj.iam.gserviceaccount.com"}})
+	s := f.store(sheets.Options{Tabs: tabs, Identity: googleauth.Identity{Kind: googleauth.KindServiceAccount, Email: "bot@proj.iam.gserviceaccount.com"}})
 	_, err := s.Load(ctx(t))
 	if !errors.Is(err, sheets.ErrNotShared) {
 		t.Fatalf("403: err = %v, want ErrNotShared", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 	_ "time/tzdata" // the spreadsheet's time zone must load on a minimal jump host too
 
+	"github.com/triage-dev/triage/googleauth"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/store"
 	sheetsapi "google.golang.org/api/sheets/v4"
@@ -39,7 +40,7 @@ type Options struct {
 	Actor string
 	// Identity is who the API sees (from Connect); its Email names the account to share the
 	// spreadsheet with when the API answers 403.
-	Identity Identity
+	Identity googleauth.Identity
 	// Retry bounds retries of each request; the zero value is 5 attempts, 500ms, 10s cap.
 	Retry RetryPolicy
 	// HTTPClient, when set, is the client svc sends with (ConnectWithDrive's Conn.HTTP): reads

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/spf13/cobra"
+	"github.com/triage-dev/triage/googleauth"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/sheets"
 )
@@ -76,13 +77,13 @@ client_secret.json of a Desktop OAuth client (default: oauth_client in the confi
 	oauthClient := fs.String("oauth-client", "", "client_secret.json of a Desktop OAuth client (default: oauth_client in the config)")
 	port := fs.Int("port", 0, "loopback port for the browser's redirect (default: any free port)")
 	noBrowser := fs.Bool("no-browser", false, "don't try to open a browser on this machine")
-	timeout := fs.Duration("timeout", sheets.DefaultLoginTimeout, "how long to wait for the browser")
+	timeout := fs.Duration("timeout", googleauth.DefaultLoginTimeout, "how long to wait for the browser")
 	changeCheck := fs.Bool("change-check", false, "also ask to read the sheet's Drive version (the drive.metadata.readonly scope; list it on the client's consent screen first): an idle refresh then costs a few hundred bytes instead of a full read")
 	g.register(fs, gConfig)
 	login.RunE = func(cmd *cobra.Command, _ []string) error {
 		var scopes []string
 		if *changeCheck {
-			scopes = append(slices.Clone(sheets.LoginScopes), sheets.ChangeCheckScope)
+			scopes = append(slices.Clone(googleauth.LoginScopes), googleauth.ChangeCheckScope)
 		}
 		return authLogin(cmd.Context(), g, e, *oauthClient, *port, *noBrowser, *timeout, scopes)
 	}
@@ -121,7 +122,7 @@ func authLogin(ctx context.Context, g *globals, e *env, clientFile string, port 
 		}
 		if s.cfg.OAuthClient == "" {
 			return usageErr("no OAuth client for `triage auth login`: %s (config file: %s).\nOr skip the login: use a service-account key (--credentials) or Application Default Credentials (gcloud auth application-default login)",
-				sheets.ConsoleHelp, first(s.cfg.Path(), e.vars().defaultConfigPath))
+				googleauth.ConsoleHelp, first(s.cfg.Path(), e.vars().defaultConfigPath))
 		}
 		clientFile = expandHome(s.cfg.OAuthClient, e)
 		if !filepath.IsAbs(clientFile) && s.cfg.Path() != "" {
@@ -130,7 +131,7 @@ func authLogin(ctx context.Context, g *globals, e *env, clientFile string, port 
 	} else {
 		clientFile = expandHome(clientFile, e)
 	}
-	client, err := sheets.ReadOAuthClient(clientFile)
+	client, err := googleauth.ReadOAuthClient(clientFile)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -138,7 +139,7 @@ func authLogin(ctx context.Context, g *globals, e *env, clientFile string, port 
 	if cache == "" {
 		return usageErr("auth login: can't tell where to save the login: set XDG_STATE_HOME or HOME")
 	}
-	flow, err := sheets.StartLogin(sheets.LoginOptions{
+	flow, err := googleauth.StartLogin(googleauth.LoginOptions{
 		Client:    client,
 		Scopes:    scopes,
 		CacheFile: cache,
@@ -178,11 +179,11 @@ func authLogin(ctx context.Context, g *globals, e *env, clientFile string, port 
 		who = "(the token endpoint did not say which account)"
 	}
 	fmt.Fprintf(w, "\nSigned in as %s. The login is saved in %s (readable by you only); triage renews its access token by itself.\n", who, cache)
-	if slices.Contains(scopes, sheets.ChangeCheckScope) {
-		if slices.Contains(rec.Scopes, sheets.ChangeCheckScope) {
+	if slices.Contains(scopes, googleauth.ChangeCheckScope) {
+		if slices.Contains(rec.Scopes, googleauth.ChangeCheckScope) {
 			fmt.Fprintf(w, "The change check is on: an idle refresh asks the sheet's Drive version (a few hundred bytes) before reading it.\n")
 		} else {
-			fmt.Fprintf(w, "Note: the Drive metadata scope was not granted (%s), so refreshes read the whole sheet; to change that, list the scope on the client's consent screen and run `triage auth login --change-check` again.\n", sheets.ChangeCheckScope)
+			fmt.Fprintf(w, "Note: the Drive metadata scope was not granted (%s), so refreshes read the whole sheet; to change that, list the scope on the client's consent screen and run `triage auth login --change-check` again.\n", googleauth.ChangeCheckScope)
 		}
 	}
 	if note := precedenceNote(g, e); note != "" {
@@ -212,7 +213,7 @@ func authStatus(g *globals, e *env) error {
 		return usageErr("auth status: can't tell where the login is saved: set XDG_STATE_HOME or HOME")
 	}
 	w := e.stdout
-	rec, err := sheets.ReadLoginRecord(cache)
+	rec, err := googleauth.ReadLoginRecord(cache)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		fmt.Fprintf(w, "Not signed in with `triage auth login` (no saved login at %s).\n", cache)
@@ -284,7 +285,7 @@ func authLogout(ctx context.Context, e *env) error {
 	if cache == "" {
 		return usageErr("auth logout: can't tell where the login is saved: set XDG_STATE_HOME or HOME")
 	}
-	res, err := sheets.Logout(ctx, cache, nil)
+	res, err := googleauth.Logout(ctx, cache, nil)
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(e.stderr, "Not signed in (no saved login at %s): nothing to do.\n", cache)
 		return nil

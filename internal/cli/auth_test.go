@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/triage-dev/triage/googleauth"
 	"github.com/triage-dev/triage/internal/testbed"
-	"github.com/triage-dev/triage/sheets"
 )
 
 // authRun is one `triage auth ...` invocation running in the background.
@@ -166,7 +166,7 @@ func TestAuthLoginLoopbackStatusLogout(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("token cache: %v %v", st, err)
 	}
-	rec, err := sheets.ReadLoginRecord(cache)
+	rec, err := googleauth.ReadLoginRecord(cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestAuthLogoutRevokeFails(t *testing.T) {
 	as.FailRevoke(503)
 	vars := authEnv(t)
 	cache := filepath.Join(vars["XDG_STATE_HOME"], "triage", "token.json")
-	if err := sheets.WriteLoginRecord(cache, &sheets.LoginRecord{CachedLogin: sheets.CachedLogin{ClientID: testbed.ClientID,
+	if err := googleauth.WriteLoginRecord(cache, &googleauth.LoginRecord{CachedLogin: googleauth.CachedLogin{ClientID: testbed.ClientID,
 		Token: tokenFor("ya29.at-1", "1//rt-1"), Email: testbed.Email}, RevokeURI: as.URL + "/revoke"}); err != nil {
 		t.Fatal(err)
 	}

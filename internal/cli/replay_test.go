@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/triage-dev/triage/internal/testbed"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/replay/receiver"
@@ -517,77 +516,6 @@ func TestReplayKillAndRerun(t *testing.T) {
 	}
 }
 
-func TestReplayProgressLine(t *testing.T) {
-	var buf lockedWriter
-	clock := time.Unix(0, 0)
-	var cmu sync.Mutex
-	now := func() time.Time { cmu.Lock(); defer cmu.Unlock(); return clock }
-	p := newProgressLine(&buf, false, nil, now)
-	total := 120
-	for i := 1; i <= total; i++ {
-		cmu.Lock()
-		clock = clock.Add(100 * time.Millisecond)
-		cmu.Unlock()
-		p.event(replayEvent(i, total))
-	}
-	p.finish()
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 3 { // at 50, 100 and the end
-		t.Fatalf("lines %q", lines)
-	}
-	if !strings.HasPrefix(lines[0], "replay: 50/120 delivered 50") || !strings.Contains(lines[0], "10.0 rows/s") || !strings.Contains(lines[0], "ETA 7s") {
-		t.Errorf("line %q", lines[0])
-	}
-	if !strings.HasPrefix(lines[2], "replay: 120/120") || strings.Contains(lines[2], "ETA") {
-		t.Errorf("last line %q", lines[2])
-	}
-
-	// On a terminal: redrawn in place with \r on a tick when something changed, padded over a
-	// longer previous line, and the final line with a newline at the end. The test drives the
-	// ticks, and waits for each redraw's write.
-	tty := &lockedWriter{writes: make(chan struct{}, 16)}
-	drawn := func() {
-		t.Helper()
-		select {
-		case <-tty.writes:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no redraw after a tick; output so far %q", tty.String())
-		}
-	}
-	tick := make(chan time.Time)
-	var stopped atomic.Bool
-	p = startProgressLine(tty, true, func() int { return 100 }, now, tick, func() { stopped.Store(true) })
-	p.event(replayEvent(1, 2))
-	tick <- time.Time{}
-	drawn()
-	if s, want := tty.String(), "\rreplay: 1/2 delivered 1"; s != want {
-		t.Fatalf("after the first tick: %q, want %q", s, want)
-	}
-	// Nothing changed: nothing drawn. (The second send returns once the first tick is
-	// handled; the second sees no change either, as no event comes before the check below.)
-	tick <- time.Time{}
-	tick <- time.Time{}
-	if s := tty.String(); s != "\rreplay: 1/2 delivered 1" {
-		t.Fatalf("redrawn without a change: %q", s)
-	}
-	halted := replayEvent(1, 2)
-	halted.Halted = &model.Halt{Cause: "systemic", Source: "crm", Detail: "401"}
-	p.event(halted)
-	tick <- time.Time{}
-	drawn()
-	p.event(replayEvent(2, 2))
-	p.finish()
-	long := "replay: 1/2 delivered 1 · HALTED (systemic, source crm): 401"
-	pad := strings.Repeat(" ", len([]rune(long))-len("replay: 2/2 delivered 2"))
-	want := "\rreplay: 1/2 delivered 1" + "\r" + long + "\rreplay: 2/2 delivered 2" + pad + "\n"
-	if s := tty.String(); s != want {
-		t.Errorf("tty output\n%q, want\n%q", s, want)
-	}
-	if !stopped.Load() {
-		t.Error("the redraw ticker was not stopped")
-	}
-}
-
 // TestReplayWriteBackCountedAndNotDone: write_back.requests is the number of write requests
 // the store sent for the run (every spreadsheets.batchUpdate: the check before sending, the
 // fence of its lost answer, the write-back), not the number of writes asked for; and rows
@@ -701,91 +629,6 @@ func TestReplaySourceConcurrencyWithoutFlag(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestReplayProgressLineFitsTheTerminal: on a terminal, every redraw of the progress line
-// fits in the terminal's width (stderr's; 80 when unknown), one column to spare: a line that
-// wraps leaves a piece behind at each "\r". Counts give way first ("…"), then the halt's
-// detail, then the rate; the done/total count stays.
-func TestReplayProgressLineFitsTheTerminal(t *testing.T) {
-	ev := model.ReplayEvent{Done: 1234, Total: 5000, Counts: map[model.RowState]int{}}
-	for i, st := range []model.RowState{model.StateDelivered, model.StateDuplicate, model.StateRejected,
-		model.StateSystemic, model.StateRetryable, model.StateDeferred} {
-		ev.Counts[st] = 1000 + i
-	}
-	halted := ev
-	halted.Halted = &model.Halt{Cause: "3 retryable in a row", Source: "contact-form",
-		Detail: strings.Repeat("the destination looks down or overloaded; ", 10)}
-	for _, cols := range []int{0, 80, 60, 40} {
-		for _, e := range []model.ReplayEvent{ev, halted} {
-			clock := time.Unix(0, 0)
-			now := func() time.Time { return clock }
-			tty := &lockedWriter{writes: make(chan struct{}, 16)}
-			tick := make(chan time.Time)
-			p := startProgressLine(tty, true, func() int { return cols }, now, tick, func() {})
-			clock = clock.Add(10 * time.Second)
-			p.event(e)
-			tick <- time.Time{}
-			<-tty.writes // the redraw the tick asked for (a missing one hangs until go test's -timeout)
-			p.finish()
-			want := cols - 1
-			if cols == 0 {
-				want = 79
-			}
-			out := tty.String()
-			for _, seg := range strings.Split(strings.TrimSuffix(out, "\n"), "\r")[1:] {
-				if w := ansi.StringWidth(seg); w > want {
-					t.Errorf("%d columns: a redraw is %d wide, over %d: %q", cols, w, want, seg)
-				}
-				if !strings.HasPrefix(seg, "replay: 1234/5000") {
-					t.Errorf("%d columns: the count is gone: %q", cols, seg)
-				}
-				if e.Halted != nil && cols >= 60 && !strings.Contains(seg, "HALTED") {
-					t.Errorf("%d columns: the halt is gone: %q", cols, seg)
-				}
-			}
-			if !strings.HasSuffix(out, "\n") {
-				t.Errorf("no newline after the last line: %q", out)
-			}
-		}
-	}
-	// Not a terminal: whole lines (a log has no width).
-	var buf lockedWriter
-	p := newProgressLine(&buf, false, func() int { return 40 }, func() time.Time { return time.Unix(0, 0) })
-	p.event(halted)
-	p.finish()
-	if !strings.Contains(buf.String(), halted.Halted.Detail[:200]) {
-		t.Errorf("a log line was cut: %q", buf.String())
-	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-	// writes, when set, gets a token per Write (dropped when full).
-	writes chan struct{}
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.writes != nil {
-		select {
-		case w.writes <- struct{}{}:
-		default:
-		}
-	}
-	return w.b.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
-func replayEvent(done, total int) model.ReplayEvent {
-	return model.ReplayEvent{Done: done, Total: total, Counts: map[model.RowState]int{model.StateDelivered: done}}
 }
 
 // Naming a rejected or discarded row is asking for something that can't be done: it is

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/triage-dev/triage/googleauth"
 	"github.com/triage-dev/triage/model"
 	"github.com/triage-dev/triage/postgres"
 	"github.com/triage-dev/triage/replay"
@@ -30,10 +31,10 @@ var (
 
 // openStore returns the store for the resolved settings: the database when one is set, else
 // the spreadsheet through the Sheets API.
-func openStore(ctx context.Context, s *settings, e *env) (store, sheets.Identity, error) {
+func openStore(ctx context.Context, s *settings, e *env) (store, googleauth.Identity, error) {
 	if s.databaseURL != "" {
 		st, err := openDatabase(ctx, s, e)
-		return st, sheets.Identity{}, err
+		return st, googleauth.Identity{}, err
 	}
 	return connectStore(ctx, s, e, nil)
 }
@@ -43,7 +44,7 @@ func openDatabase(ctx context.Context, s *settings, e *env) (*postgres.Store, er
 	st, err := postgres.Open(ctx, s.databaseURL, postgres.Options{
 		Tabs:     s.cfg.TabConfigs(),
 		ReadOnly: s.readonly,
-		Actor:    actorName(sheets.Identity{}, e),
+		Actor:    actorName(googleauth.Identity{}, e),
 		Tracer:   e.dbTracer,
 	})
 	if err != nil {
@@ -122,9 +123,9 @@ func (c *cancelOnClose) Close() error {
 }
 
 // connectStore connects with hc as the base HTTP client (nil: sheets.Connect's own).
-func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*sheets.Store, sheets.Identity, error) {
+func connectStore(ctx context.Context, s *settings, e *env, hc *http.Client) (*sheets.Store, googleauth.Identity, error) {
 	if s.spreadsheet == "" {
-		return nil, sheets.Identity{}, usageErr("no spreadsheet: pass --spreadsheet ID, set TRIAGE_SPREADSHEET, or put spreadsheet = \"ID\" in %s (the ID is the part of the sheet's URL between /d/ and /edit)", first(s.cfg.Path(), e.vars().defaultConfigPath))
+		return nil, googleauth.Identity{}, usageErr("no spreadsheet: pass --spreadsheet ID, set TRIAGE_SPREADSHEET, or put spreadsheet = \"ID\" in %s (the ID is the part of the sheet's URL between /d/ and /edit)", first(s.cfg.Path(), e.vars().defaultConfigPath))
 	}
 	conn, err := sheets.ConnectWithDrive(ctx, sheets.AuthOptions{
 		Endpoint:           s.endpoint,
@@ -302,7 +303,7 @@ func tabNames(wb *model.Workbook) string {
 // actorName is who fills triaged_by: the signed-in account or the service account's email;
 // where the credentials don't say (ADC with a user account, the emulator), the local user
 // and host, so a change can still be traced.
-func actorName(ident sheets.Identity, e *env) string {
+func actorName(ident googleauth.Identity, e *env) string {
 	if ident.Email != "" {
 		return ident.Email
 	}

@@ -1,6 +1,7 @@
-package sheets_test
+package googleauth_test
 
 import (
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -20,15 +21,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/triage-dev/triage/model"
-	"github.com/triage-dev/triage/sheets"
-	"github.com/triage-dev/triage/sheets/emulator"
 	"golang.org/x/oauth2"
 
+	"github.com/triage-dev/triage/googleauth"
 	"github.com/triage-dev/triage/internal/testbed"
 )
 
-// isolateEnv makes sure no real credentials or emulator setting leak into a test.
+// isolateEnv makes sure no real credentials leak into a test.
 func isolateEnv(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
@@ -37,7 +36,6 @@ func isolateEnv(t *testing.T) string {
 	t.Setenv("APPDATA", "")
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
 	t.Setenv("CLOUDSDK_CONFIG", filepath.Join(home, "gcloud"))
-	t.Setenv(sheets.EmulatorHostEnv, "")
 	return home
 }
 
@@ -79,56 +77,82 @@ func (ts *tokenServer) Forms() []url.Values {
 	return append([]url.Values(nil), ts.forms...)
 }
 
-// lastQuotaProject is the X-Goog-User-Project header of the last API request.
-var lastQuotaProject sync.Map
+// apiRequest is what the API server saw of one request.
+type apiRequest struct {
+	method, path, authorization, quotaProject string
+}
 
-// emulatorServer serves a small inbox workbook.
-func emulatorServer(t *testing.T) (*emulator.Emulator, *httptest.Server) {
-	emu := emulator.New()
-	emu.AddWorkbook(&emulator.Workbook{SpreadsheetID: "auth", Title: "auth", Sheets: []*emulator.Sheet{{Title: "Inbox", Rows: inboxRows(2)}}})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		lastQuotaProject.Store(t.Name(), r.Header.Get("X-Goog-User-Project"))
-		emu.ServeHTTP(w, r)
+// apiServer stands in for the Sheets API: it records each request's credentials and answers
+// every one with an empty JSON object.
+type apiServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []apiRequest
+}
+
+func newAPIServer(t *testing.T) *apiServer {
+	a := &apiServer{}
+	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		a.reqs = append(a.reqs, apiRequest{r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("X-Goog-User-Project")})
+		a.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("{}"))
 	}))
-	t.Cleanup(srv.Close)
-	return emu, srv
+	t.Cleanup(a.Close)
+	return a
 }
 
-func loadThrough(t *testing.T, a sheets.AuthOptions) (*sheets.Store, sheets.Identity) {
-	t.Helper()
-	svc, id, err := sheets.Connect(ctx(t), a)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	s := sheets.New(ctx(t), svc, sheets.Options{SpreadsheetID: "auth", Tabs: []model.TabConfig{inboxTab("", "new")}, Identity: id})
-	wb, err := s.Load(ctx(t))
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	if len(wb.Tabs) != 1 || len(wb.Tabs[0].Records) != 2 {
-		t.Fatalf("bad load")
-	}
-	return s, id
+// Requests are the requests the server has seen, oldest first.
+func (a *apiServer) Requests() []apiRequest {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]apiRequest(nil), a.reqs...)
 }
 
-func checkBearer(t *testing.T, emu *emulator.Emulator, token string) {
+// signIn finds the credential opts name and sends two API requests with it, as a store's
+// first load would.
+func signIn(t *testing.T, opts googleauth.Options, api *apiServer) googleauth.Identity {
 	t.Helper()
-	reqs := emu.Requests()
+	cred, err := googleauth.Find(ctx(t), opts)
+	if err != nil {
+		t.Fatalf("find: %v", err)
+	}
+	client := &http.Client{Transport: cred.Transport(nil)}
+	for _, path := range []string{"/v4/spreadsheets/auth", "/v4/spreadsheets/auth/values:batchGet"} {
+		resp, err := client.Get(api.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+	}
+	return cred.Identity
+}
+
+func checkBearer(t *testing.T, api *apiServer, token string) {
+	t.Helper()
+	reqs := api.Requests()
 	if len(reqs) == 0 {
-		t.Fatal("the emulator received nothing")
+		t.Fatal("the API received nothing")
 	}
 	for _, r := range reqs {
-		if r.Authorization != "Bearer "+token {
-			t.Errorf("%s sent Authorization %q, want Bearer %s", r.Method, r.Authorization, token)
+		if r.authorization != "Bearer "+token {
+			t.Errorf("%s %s sent Authorization %q, want Bearer %s", r.method, r.path, r.authorization, token)
 		}
 	}
 }
 
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
 // A service-account key goes through the real JWT-bearer flow, against the key file's
-// token_uri, and its token reaches the API.
-func TestConnectServiceAccountJWT(t *testing.T) {
+// token_uri, asking for the service-account scopes too, and its token reaches the API.
+func TestFindServiceAccountJWT(t *testing.T) {
 	isolateEnv(t)
-	emu, srv := emulatorServer(t)
+	api := newAPIServer(t)
 	tok := newTokenServer(t, "ya29.service-account-token")
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -153,8 +177,8 @@ func TestConnectServiceAccountJWT(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, id := loadThrough(t, sheets.AuthOptions{CredentialsFile: path, APIEndpoint: srv.URL})
-	if id.Kind != sheets.KindServiceAccount || id.Email != email || id.Source != path {
+	id := signIn(t, googleauth.Options{CredentialsFile: path, ServiceAccountScopes: []string{googleauth.ChangeCheckScope}}, api)
+	if id.Kind != googleauth.KindServiceAccount || id.Email != email || id.Source != path {
 		t.Errorf("identity = %+v", id)
 	}
 	forms := tok.Forms()
@@ -179,24 +203,19 @@ func TestConnectServiceAccountJWT(t *testing.T) {
 	if err := json.Unmarshal(payload, &claims); err != nil {
 		t.Fatal(err)
 	}
-	// Drive's metadata too: the change check before a refresh (change.go).
+	// The service-account scopes too (the sheets store asks for Drive's metadata, its change
+	// check before a refresh).
 	if claims.Iss != email || claims.Aud != tok.URL+"/token" || !strings.Contains(claims.Scope, "auth/spreadsheets") || !strings.Contains(claims.Scope, "auth/drive.metadata.readonly") {
 		t.Errorf("claims = %+v", claims)
 	}
-	checkBearer(t, emu, "ya29.service-account-token")
-
-	// A 403 names the service account to share the sheet with.
-	emu.InjectFault(emulator.Fault{Status: 403, Times: 2})
-	if _, err := s.Load(ctx(t)); !errors.Is(err, sheets.ErrNotShared) || !strings.Contains(err.Error(), email) {
-		t.Errorf("403: %v", err)
-	}
+	checkBearer(t, api, "ya29.service-account-token")
 }
 
 // GOOGLE_APPLICATION_CREDENTIALS is honoured like --credentials; an authorized-user file
 // refreshes its token at its token_uri.
-func TestConnectAuthorizedUser(t *testing.T) {
+func TestFindAuthorizedUser(t *testing.T) {
 	isolateEnv(t)
-	emu, srv := emulatorServer(t)
+	api := newAPIServer(t)
 	tok := newTokenServer(t, "ya29.user-token")
 	b, _ := json.Marshal(map[string]string{"type": "authorized_user", "client_id": "cid.apps.googleusercontent.com",
 		"client_secret": "shh", "refresh_token": "1//refresh", "token_uri": tok.URL + "/token", "quota_project_id": "billing-proj"})
@@ -204,27 +223,29 @@ func TestConnectAuthorizedUser(t *testing.T) {
 	os.WriteFile(path, b, 0o600)
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
 
-	_, id := loadThrough(t, sheets.AuthOptions{APIEndpoint: srv.URL, Getenv: os.Getenv})
-	if id.Kind != sheets.KindAuthorizedUser || id.Source != path {
+	id := signIn(t, googleauth.Options{Getenv: os.Getenv}, api)
+	if id.Kind != googleauth.KindAuthorizedUser || id.Source != path {
 		t.Errorf("identity = %+v", id)
 	}
 	forms := tok.Forms()
 	if len(forms) != 1 || forms[0].Get("grant_type") != "refresh_token" || forms[0].Get("refresh_token") != "1//refresh" || forms[0].Get("client_id") != "cid.apps.googleusercontent.com" {
 		t.Fatalf("token requests = %v", forms)
 	}
-	checkBearer(t, emu, "ya29.user-token")
-	if qp, _ := lastQuotaProject.Load(t.Name()); qp != "billing-proj" {
-		t.Errorf("X-Goog-User-Project = %q, want the file's quota_project_id", qp)
+	checkBearer(t, api, "ya29.user-token")
+	for _, r := range api.Requests() {
+		if r.quotaProject != "billing-proj" {
+			t.Errorf("%s X-Goog-User-Project = %q, want the file's quota_project_id", r.path, r.quotaProject)
+		}
 	}
 }
 
 // A cached `triage auth login` is used when there is no credentials file.
-func TestConnectCachedLogin(t *testing.T) {
+func TestFindCachedLogin(t *testing.T) {
 	home := isolateEnv(t)
-	emu, srv := emulatorServer(t)
+	api := newAPIServer(t)
 	tok := newTokenServer(t, "ya29.refreshed")
 	path := filepath.Join(home, ".config", "triage", "token.json")
-	err := sheets.WriteCachedLogin(path, &sheets.CachedLogin{ClientID: "cid", ClientSecret: "cs", TokenURI: tok.URL + "/token",
+	err := googleauth.WriteCachedLogin(path, &googleauth.CachedLogin{ClientID: "cid", ClientSecret: "cs", TokenURI: tok.URL + "/token",
 		Token: &oauth2.Token{AccessToken: "expired", RefreshToken: "rt-9", Expiry: time.Now().Add(-time.Hour)}, Email: "ann@example.com"})
 	if err != nil {
 		t.Fatal(err)
@@ -232,62 +253,43 @@ func TestConnectCachedLogin(t *testing.T) {
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
 		t.Errorf("token cache mode %v, want 0600", st.Mode().Perm())
 	}
-	_, id := loadThrough(t, sheets.AuthOptions{TokenCacheFile: path, APIEndpoint: srv.URL})
-	if id.Kind != sheets.KindCachedLogin || id.Email != "ann@example.com" {
+	id := signIn(t, googleauth.Options{TokenCacheFile: path}, api)
+	if id.Kind != googleauth.KindCachedLogin || id.Email != "ann@example.com" {
 		t.Errorf("identity = %+v", id)
 	}
 	if forms := tok.Forms(); len(forms) != 1 || forms[0].Get("refresh_token") != "rt-9" {
 		t.Errorf("token requests = %v", forms)
 	}
-	checkBearer(t, emu, "ya29.refreshed")
+	checkBearer(t, api, "ya29.refreshed")
 }
 
-// A token server that refuses the credentials is reported at Connect, with what to do.
-func TestConnectTokenRefused(t *testing.T) {
+// A token server that refuses the credentials is reported by Find, with what to do.
+func TestFindTokenRefused(t *testing.T) {
 	isolateEnv(t)
 	tok := newTokenServer(t, "x")
 	tok.fail = true
 	b, _ := json.Marshal(map[string]string{"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r", "token_uri": tok.URL + "/token"})
 	path := filepath.Join(t.TempDir(), "user.json")
 	os.WriteFile(path, b, 0o600)
-	_, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{CredentialsFile: path, APIEndpoint: "http://127.0.0.1:1/"})
-	if !errors.Is(err, sheets.ErrUnauthorized) {
-		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	_, err := googleauth.Find(ctx(t), googleauth.Options{CredentialsFile: path})
+	var gerr *googleauth.Error
+	if !errors.Is(err, googleauth.ErrRefused) || !errors.As(err, &gerr) {
+		t.Fatalf("err = %v, want an *Error of ErrRefused", err)
 	}
 	for _, want := range []string{"invalid_grant", tok.URL, "triage auth login"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message %q lacks %q", err, want)
 		}
 	}
-	if _, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{CredentialsFile: filepath.Join(t.TempDir(), "nope.json")}); !errors.Is(err, sheets.ErrNoCredentials) || !strings.Contains(err.Error(), "nope.json") {
+	if _, err := googleauth.Find(ctx(t), googleauth.Options{CredentialsFile: filepath.Join(t.TempDir(), "nope.json")}); !errors.Is(err, googleauth.ErrNoCredentials) || !strings.Contains(err.Error(), "nope.json") {
 		t.Errorf("missing key file: %v", err)
-	}
-}
-
-// SHEETS_EMULATOR_HOST (or an endpoint) means no credentials at all. Connect reads the
-// variable only through AuthOptions.Getenv: without it, the variable is not seen.
-func TestConnectEmulator(t *testing.T) {
-	isolateEnv(t)
-	emu, srv := emulatorServer(t)
-	t.Setenv(sheets.EmulatorHostEnv, strings.TrimPrefix(srv.URL, "http://"))
-	_, id := loadThrough(t, sheets.AuthOptions{CredentialsFile: "/does/not/matter.json", Getenv: os.Getenv})
-	if id.Kind != sheets.KindEmulator || id.Source != srv.URL+"/" {
-		t.Errorf("identity = %+v", id)
-	}
-	if _, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{CredentialsFile: "/does/not/matter.json"}); err == nil || !strings.Contains(err.Error(), "matter.json") {
-		t.Errorf("without Getenv, SHEETS_EMULATOR_HOST must not be read: err = %v", err)
-	}
-	for _, r := range emu.Requests() {
-		if r.Authorization != "" {
-			t.Errorf("%s sent Authorization %q to the emulator", r.Method, r.Authorization)
-		}
 	}
 }
 
 // No credentials anywhere: the error lists all three ways to get some. The environment is
 // emptied and the metadata server is a local one that knows nothing, so the test never
 // leaves the machine.
-func TestConnectNoCredentials(t *testing.T) {
+func TestFindNoCredentials(t *testing.T) {
 	home := isolateEnv(t)
 	var mdHits sync.Map
 	md := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -296,8 +298,8 @@ func TestConnectNoCredentials(t *testing.T) {
 	}))
 	t.Cleanup(md.Close)
 	t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(md.URL, "http://"))
-	_, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: filepath.Join(home, "no-login.json")})
-	if !errors.Is(err, sheets.ErrNoCredentials) {
+	_, err := googleauth.Find(ctx(t), googleauth.Options{TokenCacheFile: filepath.Join(home, "no-login.json")})
+	if !errors.Is(err, googleauth.ErrNoCredentials) {
 		t.Fatalf("err = %v, want ErrNoCredentials", err)
 	}
 	for _, want := range []string{"--credentials", "share the spreadsheet", "triage auth login", "gcloud auth application-default login"} {
@@ -323,9 +325,9 @@ func (r refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // A credentials file's token_uri follows the OAuth client file's rule: https anywhere, plain
 // http only to a loopback host. Otherwise the signed assertion, or the refresh token and
-// client secret, would cross the network in clear: Connect refuses before sending anything,
+// client secret, would cross the network in clear: Find refuses before sending anything,
 // naming the file and the token_uri.
-func TestConnectRefusesPlainHTTPTokenURI(t *testing.T) {
+func TestFindRefusesPlainHTTPTokenURI(t *testing.T) {
 	home := isolateEnv(t)
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -355,7 +357,7 @@ func TestConnectRefusesPlainHTTPTokenURI(t *testing.T) {
 			file map[string]string
 		}{{"sa.json", serviceAccount(bad)}, {"user.json", user(bad)}} {
 			path := write(c.name, c.file)
-			_, _, err := sheets.Connect(ctx(t), sheets.AuthOptions{CredentialsFile: path, HTTPClient: noNetwork, APIEndpoint: "http://127.0.0.1:1/"})
+			_, err := googleauth.Find(ctx(t), googleauth.Options{CredentialsFile: path, HTTPClient: noNetwork})
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "token_uri") {
 				t.Errorf("%s with token_uri %s: err = %v, want a refusal naming the file and the token_uri", c.name, bad, err)
 			}
@@ -364,11 +366,11 @@ func TestConnectRefusesPlainHTTPTokenURI(t *testing.T) {
 
 	// A saved login with such a token_uri (edited by hand) is refused the same way.
 	cache := filepath.Join(home, "token.json")
-	if err := sheets.WriteCachedLogin(cache, &sheets.CachedLogin{ClientID: "cid", ClientSecret: "cs", TokenURI: "http://oauth2.example.com/token",
+	if err := googleauth.WriteCachedLogin(cache, &googleauth.CachedLogin{ClientID: "cid", ClientSecret: "cs", TokenURI: "http://oauth2.example.com/token",
 		Token: &oauth2.Token{AccessToken: "old", RefreshToken: "rt", Expiry: time.Now().Add(-time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: cache, HTTPClient: noNetwork, APIEndpoint: "http://127.0.0.1:1/"})
+	_, err = googleauth.Find(ctx(t), googleauth.Options{TokenCacheFile: cache, HTTPClient: noNetwork})
 	if err == nil || !strings.Contains(err.Error(), cache) || !strings.Contains(err.Error(), "http://oauth2.example.com/token") {
 		t.Errorf("saved login: err = %v", err)
 	}
@@ -382,24 +384,24 @@ func TestConnectRefusesPlainHTTPTokenURI(t *testing.T) {
 	if err := os.WriteFile(adc, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: filepath.Join(home, "none.json"), HTTPClient: noNetwork, APIEndpoint: "http://127.0.0.1:1/", HomeDir: home})
+	_, err = googleauth.Find(ctx(t), googleauth.Options{TokenCacheFile: filepath.Join(home, "none.json"), HTTPClient: noNetwork, HomeDir: home})
 	if err == nil || !strings.Contains(err.Error(), adc) || !strings.Contains(err.Error(), "http://oauth2.example.com/token") {
 		t.Errorf("ADC file: err = %v", err)
 	}
 	os.Remove(adc)
 
 	// A local token endpoint on loopback still works, by address or as localhost.
-	emu, srv := emulatorServer(t)
+	api := newAPIServer(t)
 	tok := newTokenServer(t, "ya29.loopback")
 	_, port, _ := strings.Cut(strings.TrimPrefix(tok.URL, "http://"), ":")
 	for i, uri := range []string{tok.URL + "/token", "http://localhost:" + port + "/token"} {
 		path := write("sa-ok.json", serviceAccount(uri))
-		loadThrough(t, sheets.AuthOptions{CredentialsFile: path, APIEndpoint: srv.URL})
+		signIn(t, googleauth.Options{CredentialsFile: path}, api)
 		if n := len(tok.Forms()); n != i+1 {
 			t.Errorf("%s: the loopback token server got %d requests, want %d", uri, n, i+1)
 		}
 	}
-	checkBearer(t, emu, "ya29.loopback")
+	checkBearer(t, api, "ya29.loopback")
 }
 
 // A saved login Google refuses as invalid_grant ("Token has been expired or revoked.") says
@@ -410,7 +412,7 @@ func TestExpiredLoginIsExplained(t *testing.T) {
 	isolateEnv(t)
 	o := testbed.NewOAuthServer(t)
 	made := time.Now().Add(-8 * 24 * time.Hour).UTC().Truncate(time.Second)
-	rec := sheets.LoginRecord{CachedLogin: sheets.CachedLogin{ClientID: testbed.ClientID, ClientSecret: testbed.ClientSecret, TokenURI: o.URL + "/token",
+	rec := googleauth.LoginRecord{CachedLogin: googleauth.CachedLogin{ClientID: testbed.ClientID, ClientSecret: testbed.ClientSecret, TokenURI: o.URL + "/token",
 		Token: &oauth2.Token{AccessToken: "ya29.old", RefreshToken: "1//lapsed", Expiry: time.Now().Add(-time.Hour)}, Email: testbed.Email}, LoggedInAt: made}
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -420,9 +422,9 @@ func TestExpiredLoginIsExplained(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = sheets.Connect(ctx(t), sheets.AuthOptions{TokenCacheFile: path, APIEndpoint: "http://127.0.0.1:1/"})
-	if !errors.Is(err, sheets.ErrUnauthorized) {
-		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	_, err = googleauth.Find(ctx(t), googleauth.Options{TokenCacheFile: path})
+	if !errors.Is(err, googleauth.ErrRefused) {
+		t.Fatalf("err = %v, want ErrRefused", err)
 	}
 	for _, want := range []string{"Token has been expired or revoked.", "in Testing lasts 7 days", made.Local().Format("2006-01-02 15:04"), "more than 7 days ago",
 		"triage auth login", "Publish app", "service account"} {

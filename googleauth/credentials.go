@@ -1,25 +1,34 @@
-package sheets
+// Package googleauth is triage's Google sign-in: where a credential is found (a
+// credentials file, the login `triage auth login` saved, Application Default
+// Credentials), the token cache that login writes and keeps fresh, and the login and logout
+// themselves (an OAuth authorization-code flow with PKCE over a loopback redirect, and
+// revocation). It knows nothing of spreadsheets: the sheets store asks Find for a credential
+// and sends its requests through Credentials.Transport.
+package googleauth
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
-	drive "google.golang.org/api/drive/v3"
-	"google.golang.org/api/option"
+	"google.golang.org/api/googleapi"
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
-// Identity kinds: how Connect authenticated.
+// Identity kinds: how a connection authenticated.
 const (
 	KindEmulator       = "emulator"
 	KindServiceAccount = "service-account"
@@ -28,24 +37,42 @@ const (
 	KindADC            = "adc"
 )
 
-// EmulatorHostEnv names the environment variable that points triage at a local emulator
-// (host:port); no credentials are used then.
-const EmulatorHostEnv = "SHEETS_EMULATOR_HOST"
-
-// DefaultScopes are the OAuth scopes Connect asks for when AuthOptions.Scopes is empty.
+// DefaultScopes are the OAuth scopes Find asks for when Options.Scopes is empty: the
+// spreadsheets, read and written.
 var DefaultScopes = []string{sheetsapi.SpreadsheetsScope}
 
-const userAgent = "triage"
+// Sentinel errors. Every sign-in error wraps one of them, so callers can map them with
+// errors.Is; the error text is written for the person at the terminal.
+var (
+	// ErrNoCredentials means Find found no way to authenticate, or a credential it was
+	// pointed at can't be used (unreadable, of a type triage can't use, an unsafe token_uri).
+	ErrNoCredentials = errors.New("no Google credentials found")
+	// ErrRefused means the token server refused the credentials.
+	ErrRefused = errors.New("credentials rejected")
+	// ErrUnreachable means the token server could not be reached.
+	ErrUnreachable = errors.New("token server unreachable")
+)
 
-// AuthOptions says how Connect reaches the Sheets API. Endpoint resolution between flag and
-// environment is the caller's, except that an empty Endpoint with SHEETS_EMULATOR_HOST set
-// means http://$SHEETS_EMULATOR_HOST/.
-type AuthOptions struct {
-	// Endpoint is an emulator (or any unauthenticated) base URL (--endpoint): no credentials
-	// are looked for or sent.
-	Endpoint string
-	// APIEndpoint overrides the API base URL while still authenticating (tests, proxies).
-	APIEndpoint string
+// Error is a first token fetch that failed: the kind (ErrRefused or ErrUnreachable), the
+// message for the person at the terminal and the underlying error (often an
+// *oauth2.RetrieveError). errors.Is matches the kind; errors.As reaches the underlying error.
+type Error struct {
+	// Kind is ErrRefused or ErrUnreachable.
+	Kind error
+	// Msg is the message for the user.
+	Msg string
+	// Err is the underlying error.
+	Err error
+}
+
+// Error returns the message, as a sign-in step's.
+func (e *Error) Error() string { return "sign in: " + e.Msg }
+
+// Unwrap exposes both the sentinel kind and the underlying error.
+func (e *Error) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// Options say where Find looks for a credential and what it asks for.
+type Options struct {
 	// CredentialsFile is a service-account key or authorized-user JSON (--credentials, or
 	// GOOGLE_APPLICATION_CREDENTIALS as the caller resolved it: see CredentialsFromEnv).
 	CredentialsFile string
@@ -55,23 +82,45 @@ type AuthOptions struct {
 	// HomeDir is the user's home, where gcloud keeps Application Default Credentials (for
 	// Identity.Source); empty: not shown.
 	HomeDir string
-	// Getenv, when set, is where Connect looks up SHEETS_EMULATOR_HOST,
-	// GOOGLE_APPLICATION_CREDENTIALS and HOME for the options above left empty. nil: nowhere:
-	// the caller resolved them (triage's settings resolver is the one reader of the
-	// environment). The Google library's own Application Default Credentials search reads
-	// its variables itself.
+	// Getenv, when set, is where Find looks up GOOGLE_APPLICATION_CREDENTIALS and HOME for
+	// the options above left empty. nil: nowhere: the caller resolved them (triage's settings
+	// resolver is the one reader of the environment). The Google library's own Application
+	// Default Credentials search reads its variables itself.
 	Getenv func(string) string
 	// TokenCacheFile is the CachedLogin written by `triage auth login`; it may not exist.
 	TokenCacheFile string
 	// Scopes are the OAuth scopes (default DefaultScopes).
 	Scopes []string
-	// HTTPClient is the base client (transport, timeout) for API and token requests.
+	// ServiceAccountScopes are asked for as well where the credential may ask for any scope
+	// (a service-account key). Other credentials keep what they were granted: asking a VM's
+	// metadata server for a scope it lacks would fail the token itself.
+	ServiceAccountScopes []string
+	// HTTPClient is the client token requests go through (default: one with a 30 s timeout).
 	HTTPClient *http.Client
-	// Pacer paces every Sheets and Drive request under the per-minute quota and waits out
-	// quota answers (one Pacer may serve several connections: serve's sessions share it).
-	// nil: a Pacer with Google's default quota, or against an emulator one that paces
-	// nothing and only waits out its quota answers.
-	Pacer *Pacer
+}
+
+// Credentials is a credential Find found and proved with a first token.
+type Credentials struct {
+	// TokenSource hands out the access tokens, refreshing them for the whole session (a
+	// cached login's refreshes are written back to its file).
+	TokenSource oauth2.TokenSource
+	// Identity is who the API sees.
+	Identity Identity
+	// QuotaProject is the Cloud project API calls are billed to (the credentials file's
+	// quota_project_id), "" when it names none.
+	QuotaProject string
+}
+
+// Transport is base (nil: http.DefaultTransport) with every request carrying the
+// credential's access token and, where the credential names one, its quota project.
+func (c *Credentials) Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if c.QuotaProject != "" {
+		base = quotaTransport{base: base, project: c.QuotaProject}
+	}
+	return &oauth2.Transport{Source: c.TokenSource, Base: base}
 }
 
 // Identity is who the Sheets API sees.
@@ -106,7 +155,7 @@ func (i Identity) String() string {
 	return i.Kind + " " + who
 }
 
-// CachedLogin is the file `triage auth login` writes and Connect reads: the OAuth client that
+// CachedLogin is the file `triage auth login` writes and Find reads: the OAuth client that
 // performed the login, its token (with the refresh token) and the account's address.
 type CachedLogin struct {
 	// ClientID and ClientSecret are the OAuth client (a desktop-app client) the login used.
@@ -176,7 +225,7 @@ const noCredentialsHelp = `no Google credentials found. Any one of these fixes i
   3. Application Default Credentials: run ` + "`gcloud auth application-default login --scopes=https://www.googleapis.com/auth/spreadsheets,https://www.googleapis.com/auth/cloud-platform`" + `.
 To use a local emulator instead, set SHEETS_EMULATOR_HOST=host:port or pass --endpoint URL`
 
-// keyFile is the part of a credentials JSON that Connect reads itself.
+// keyFile is the part of a credentials JSON that Find reads itself.
 type keyFile struct {
 	Type           string `json:"type"`
 	ClientEmail    string `json:"client_email"`
@@ -184,69 +233,19 @@ type keyFile struct {
 	QuotaProjectID string `json:"quota_project_id"`
 }
 
-// Connect builds a Sheets API client. In order: an emulator endpoint (no auth); the
-// credentials file (or GOOGLE_APPLICATION_CREDENTIALS: a service-account key or an
-// authorized-user file, whose token_uri is honoured); the cached `triage auth login` token if
-// the file exists; Application Default Credentials. It fetches one access token before
-// returning, so bad or missing credentials fail here with an error saying what to do, not
-// at the first request. No credentials at all is an error wrapping ErrNoCredentials that
-// lists the three ways to get some.
-func Connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, Identity, error) {
-	c, err := ConnectWithDrive(ctx, a)
-	if err != nil {
-		return nil, c.Identity, err
-	}
-	return c.Sheets, c.Identity, nil
-}
-
-// Conn is what ConnectWithDrive connects: the Sheets client, a Drive client over the same
-// credential (nil where there is none), the HTTP client both send with, and who the API sees.
-type Conn struct {
-	Sheets   *sheetsapi.Service
-	Drive    *drive.Service
-	HTTP     *http.Client
-	Identity Identity
-}
-
-// ConnectWithDrive is Connect that also returns a Drive API client over the same credential,
-// for the change check (Store.WithDrive), and the HTTP client the store's streaming reads
-// use (Options.HTTPClient): against an emulator, its files.get; with credentials, the same
-// token, which asks for the drive.metadata.readonly scope too where the credential can ask
-// for scopes (a service account; ADC and a cached login keep what they were granted, and a
-// Drive answer of 403 turns the check off).
-func ConnectWithDrive(ctx context.Context, a AuthOptions) (Conn, error) {
-	svc, dsvc, hc, ident, err := connect(ctx, a)
-	return Conn{Sheets: svc, Drive: dsvc, HTTP: hc, Identity: ident}, err
-}
-
-func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Service, *http.Client, Identity, error) {
+// Find looks for a credential, in order: the credentials file (or
+// GOOGLE_APPLICATION_CREDENTIALS: a service-account key or an authorized-user file, whose
+// token_uri is honoured); the cached `triage auth login` token if the file exists;
+// Application Default Credentials. It fetches one access token before returning, so bad or
+// missing credentials fail here with an error saying what to do, not at the first request:
+// an *Error when the token server refused or could not be reached, and no credentials at all
+// an error wrapping ErrNoCredentials that lists the three ways to get some.
+func Find(ctx context.Context, a Options) (*Credentials, error) {
 	getenv := a.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	if endpoint := emulatorEndpoint(a.Endpoint, getenv); endpoint != "" {
-		pacer := a.Pacer
-		if pacer == nil {
-			pacer = &Pacer{PerMinute: -1}
-		}
-		hc := pacedClient(a.HTTPClient, pacer)
-		svc, ident, err := connectEmulator(ctx, endpoint, hc)
-		if err != nil {
-			return nil, nil, nil, ident, err
-		}
-		dopts := []option.ClientOption{option.WithEndpoint(endpoint + "drive/v3/"), option.WithUserAgent(userAgent), option.WithHTTPClient(hc)}
-		dsvc, err := drive.NewService(ctx, dopts...)
-		if err != nil {
-			return nil, nil, nil, ident, fmt.Errorf("connect to the emulator's Drive API at %s: %w", endpoint, err)
-		}
-		return svc, dsvc, hc, ident, nil
-	}
-
 	scopes := a.Scopes
-	// A service-account key may ask for any scope: it asks for Drive's metadata too (the
-	// change check). Other credentials keep what they were granted (asking a VM's metadata
-	// server for a scope it lacks would fail the token itself); Drive's 403 says so then.
-	withDrive := len(scopes) == 0
 	if len(scopes) == 0 {
 		scopes = DefaultScopes
 	}
@@ -254,7 +253,7 @@ func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Ser
 	if tokenClient == nil {
 		tokenClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	// The token source outlives Connect's ctx (it refreshes for the whole session).
+	// The token source outlives Find's ctx (it refreshes for the whole session).
 	tokCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, tokenClient)
 
 	credFile, credEnv := a.CredentialsFile, a.CredentialsFromEnv
@@ -272,14 +271,14 @@ func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Ser
 	)
 	switch {
 	case credFile != "":
-		cred, err = fromCredentialsFile(tokCtx, credFile, credEnv, scopes, withDrive)
+		cred, err = fromCredentialsFile(tokCtx, credFile, credEnv, scopes, a.ServiceAccountScopes)
 	case a.TokenCacheFile != "" && fileExists(a.TokenCacheFile):
 		cred, err = fromCachedLogin(tokCtx, a.TokenCacheFile, scopes)
 	default:
 		cred, err = fromDefaultCredentials(tokCtx, home, scopes)
 	}
 	if err != nil {
-		return nil, nil, nil, Identity{}, err
+		return nil, err
 	}
 	if cred.tokenURI == "" && !cred.metadata {
 		cred.tokenURI = google.Endpoint.TokenURL
@@ -287,69 +286,13 @@ func connect(ctx context.Context, a AuthOptions) (*sheetsapi.Service, *drive.Ser
 
 	ts := oauth2.ReuseTokenSource(nil, cred.ts)
 	if _, err := fetchToken(ctx, ts); err != nil {
-		return nil, nil, nil, Identity{}, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
+		return nil, tokenError(err, cred.id, cred.tokenURI, cred.metadata)
 	}
-
-	pacer := a.Pacer
-	if pacer == nil {
-		pacer = &Pacer{}
-	}
-	hc := apiHTTPClient(a.HTTPClient, ts, cred.quota, pacer)
-	opts := []option.ClientOption{option.WithHTTPClient(hc), option.WithUserAgent(userAgent)}
-	if a.APIEndpoint != "" {
-		opts = append(opts, option.WithEndpoint(normalizeEndpoint(a.APIEndpoint)))
-	}
-	svc, err := sheetsapi.NewService(ctx, opts...)
-	if err != nil {
-		return nil, nil, nil, Identity{}, fmt.Errorf("connect to the Sheets API: %w", err)
-	}
-	var dsvc *drive.Service
-	if a.APIEndpoint == "" {
-		// A test's API endpoint serves Sheets only; Google's serves Drive too.
-		dsvc, err = drive.NewService(ctx, option.WithHTTPClient(hc), option.WithUserAgent(userAgent))
-		if err != nil {
-			return nil, nil, nil, Identity{}, fmt.Errorf("connect to the Drive API: %w", err)
-		}
-	}
-	return svc, dsvc, hc, cred.id, nil
-}
-
-// emulatorEndpoint settles, before any credentials are looked for, whether Connect talks to
-// an emulator instead ("": it authenticates). SHEETS_EMULATOR_HOST is read only through
-// getenv because the caller decides whether the environment counts at all (see
-// AuthOptions.Getenv).
-func emulatorEndpoint(endpoint string, getenv func(string) string) string {
-	if endpoint == "" {
-		if h := strings.TrimSpace(getenv(EmulatorHostEnv)); h != "" {
-			endpoint = "http://" + h + "/"
-		}
-	}
-	if endpoint != "" {
-		endpoint = normalizeEndpoint(endpoint)
-	}
-	return endpoint
-}
-
-// connectEmulator builds the client for an emulator, which takes no credentials: none are
-// looked for, so a machine without any can still run against one. Without a caller's HTTP
-// client the library has to be told so (WithoutAuthentication), or it would go looking for
-// Application Default Credentials itself.
-func connectEmulator(ctx context.Context, endpoint string, hc *http.Client) (*sheetsapi.Service, Identity, error) {
-	opts := []option.ClientOption{option.WithEndpoint(endpoint), option.WithUserAgent(userAgent)}
-	if hc != nil {
-		opts = append(opts, option.WithHTTPClient(hc))
-	} else {
-		opts = append(opts, option.WithoutAuthentication())
-	}
-	svc, err := sheetsapi.NewService(ctx, opts...)
-	if err != nil {
-		return nil, Identity{}, fmt.Errorf("connect to the emulator at %s: %w", endpoint, err)
-	}
-	return svc, Identity{Kind: KindEmulator, Source: endpoint}, nil
+	return &Credentials{TokenSource: ts, Identity: cred.id, QuotaProject: cred.quota}, nil
 }
 
 // credSource is what one way of finding credentials yields. The three ways share it so that
-// Connect fetches the first token, and explains a failure, the same way whichever was used.
+// Find fetches the first token, and explains a failure, the same way whichever was used.
 type credSource struct {
 	ts       oauth2.TokenSource
 	id       Identity
@@ -362,7 +305,7 @@ type credSource struct {
 // GOOGLE_APPLICATION_CREDENTIALS). It parses the file itself before the Google library does,
 // so that the operator learns which of the two named the file, a type triage can't use is
 // refused by name, and the token_uri is vetted before any secret is sent to it.
-func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, scopes []string, withDrive bool) (credSource, error) {
+func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, scopes, extra []string) (credSource, error) {
 	b, err := os.ReadFile(credFile)
 	if err != nil {
 		via := "--credentials"
@@ -392,8 +335,8 @@ func fromCredentialsFile(tokCtx context.Context, credFile string, credEnv bool, 
 	default:
 		return credSource{}, fmt.Errorf("%w: %s has credentials of type %q; triage takes a service-account key (\"service_account\") or an authorized-user file (\"authorized_user\")", ErrNoCredentials, credFile, kf.Type)
 	}
-	if ctype == google.ServiceAccount && withDrive {
-		scopes = append(slices.Clone(scopes), drive.DriveMetadataReadonlyScope)
+	if ctype == google.ServiceAccount && len(extra) > 0 {
+		scopes = append(slices.Clone(scopes), extra...)
 	}
 	creds, err := google.CredentialsFromJSONWithType(tokCtx, b, ctype, scopes...)
 	if err != nil {
@@ -450,40 +393,6 @@ func fromDefaultCredentials(tokCtx context.Context, home string, scopes []string
 	return cs, nil
 }
 
-// apiHTTPClient builds the client API requests go through. It copies the caller's client
-// rather than changing it: the token requests themselves go through the caller's client
-// (Connect's tokCtx), which must not carry the token transport, while its transport,
-// timeout, redirect policy and cookie jar should still apply to API calls.
-func apiHTTPClient(hc *http.Client, ts oauth2.TokenSource, quota string, pacer *Pacer) *http.Client {
-	base := http.DefaultTransport
-	client := &http.Client{}
-	if hc != nil {
-		if hc.Transport != nil {
-			base = hc.Transport
-		}
-		client.Timeout = hc.Timeout
-		client.CheckRedirect = hc.CheckRedirect
-		client.Jar = hc.Jar
-	}
-	if quota != "" {
-		base = quotaTransport{base: base, project: quota}
-	}
-	client.Transport = &oauth2.Transport{Source: ts, Base: pacer.Transport(base)}
-	return client
-}
-
-// pacedClient is hc (nil: the default client) with its requests paced by pacer.
-func pacedClient(hc *http.Client, pacer *Pacer) *http.Client {
-	client := &http.Client{}
-	var base http.RoundTripper
-	if hc != nil {
-		*client = *hc
-		base = hc.Transport
-	}
-	client.Transport = pacer.Transport(base)
-	return client
-}
-
 // checkTokenURI applies the OAuth client file's rule (checkEndpointURL) to a credentials
 // file's token_uri: https anywhere, plain http only to a loopback host (a local test server).
 // Over plain http to another host, the signed assertion or the refresh token and client
@@ -521,17 +430,17 @@ func tokenError(err error, id Identity, tokenURI string, metadata bool) error {
 		hint := "check the file, or create a new key"
 		if id.Kind == KindCachedLogin || id.Kind == KindAuthorizedUser {
 			hint = "the login may have expired or been revoked: run `triage auth login` again"
-			if advice := expiredLogin(rerr, loginMadeAt(id)); advice != "" && id.Kind == KindCachedLogin {
-				return &Error{Op: "sign in", Kind: ErrUnauthorized, Err: err, Msg: fmt.Sprintf("the token server at %s refused the saved login of %s. %s", tokenURI, id, advice)}
+			if advice := ExpiredLogin(rerr, loginMadeAt(id)); advice != "" && id.Kind == KindCachedLogin {
+				return &Error{Kind: ErrRefused, Err: err, Msg: fmt.Sprintf("the token server at %s refused the saved login of %s. %s", tokenURI, id, advice)}
 			}
 		}
-		return &Error{Op: "sign in", Kind: ErrUnauthorized, Err: err,
-			Msg: fmt.Sprintf("the token server at %s refused the credentials of %s (%s): %s", tokenURI, id, tokenErrorText(rerr), hint)}
+		return &Error{Kind: ErrRefused, Err: err,
+			Msg: fmt.Sprintf("the token server at %s refused the credentials of %s (%s): %s", tokenURI, id, TokenErrorText(rerr), hint)}
 	case isNetworkError(err):
-		return &Error{Op: "sign in", Kind: ErrUnreachable, Err: err,
+		return &Error{Kind: ErrUnreachable, Err: err,
 			Msg: fmt.Sprintf("can't reach the token server at %s: %v; check the network / proxy (HTTPS_PROXY)", tokenURI, err)}
 	}
-	return &Error{Op: "sign in", Kind: ErrUnauthorized, Err: err,
+	return &Error{Kind: ErrRefused, Err: err,
 		Msg: fmt.Sprintf("couldn't get an access token for %s: %v", id, err)}
 }
 
@@ -539,11 +448,11 @@ func tokenError(err error, id Identity, tokenURI string, metadata bool) error {
 // screen is in Testing (the usual state of a Desktop client made for `triage auth login`).
 const loginTestingLife = 7 * 24 * time.Hour
 
-// expiredLogin is what to tell a person whose login Google refused as invalid_grant ("Token
+// ExpiredLogin is what to tell a person whose login Google refused as invalid_grant ("Token
 // has been expired or revoked."), "" for any other refusal: most often a client in Testing,
 // whose logins Google ends after 7 days, and the two ways to stop it. madeAt, when known, is
 // when the login was made.
-func expiredLogin(r *oauth2.RetrieveError, madeAt time.Time) string {
+func ExpiredLogin(r *oauth2.RetrieveError, madeAt time.Time) string {
 	if r == nil || r.ErrorCode != "invalid_grant" {
 		return ""
 	}
@@ -559,7 +468,7 @@ func expiredLogin(r *oauth2.RetrieveError, madeAt time.Time) string {
 	return fmt.Sprintf("Google ended it (%s). A login through an OAuth client whose consent screen is in Testing lasts 7 days.%s "+
 		"Run `triage auth login` again now; to stop it lapsing every week, publish the client's consent screen "+
 		"(Google Cloud console, Google Auth Platform, Audience: Publish app), or use a service account (--credentials key.json, the sheet shared with its address)",
-		tokenErrorText(r), when)
+		TokenErrorText(r), when)
 }
 
 // loginMadeAt is when the saved login behind id was made (zero when unknown).
@@ -607,17 +516,6 @@ func (q quotaTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return q.base.RoundTrip(r2)
 }
 
-func normalizeEndpoint(e string) string {
-	e = strings.TrimSpace(e)
-	if !strings.Contains(e, "://") {
-		e = "http://" + e
-	}
-	if !strings.HasSuffix(e, "/") {
-		e += "/"
-	}
-	return e
-}
-
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
@@ -630,4 +528,50 @@ func adcWellKnownFile(home string) string {
 		return ""
 	}
 	return filepath.Join(home, ".config", "gcloud", "application_default_credentials.json")
+}
+
+// TokenErrorText is a token server's refusal as a person reads it: the HTTP status, the
+// OAuth error code and its description, else the answer's body.
+func TokenErrorText(r *oauth2.RetrieveError) string {
+	parts := []string{}
+	if r.Response != nil {
+		parts = append(parts, r.Response.Status)
+	}
+	if r.ErrorCode != "" {
+		parts = append(parts, r.ErrorCode)
+	}
+	if r.ErrorDescription != "" {
+		parts = append(parts, r.ErrorDescription)
+	}
+	if len(parts) == 0 {
+		return strings.TrimSpace(string(r.Body))
+	}
+	return strings.Join(parts, ": ")
+}
+
+// isNetworkError reports whether err is a transport failure (no usable HTTP answer), as the
+// sheets store judges one: a token fetch that failed so was never refused.
+func isNetworkError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var gerr *googleapi.Error
+	if errors.As(err, &gerr) {
+		return false
+	}
+	var rerr *oauth2.RetrieveError
+	if errors.As(err, &rerr) {
+		return false
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNABORTED) {
+		return true
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) {
+		return true
+	}
+	var uerr *url.Error
+	return errors.As(err, &uerr)
 }

@@ -1,9 +1,10 @@
-package sheets
+package batchget
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	sheetsapi "google.golang.org/api/sheets/v4"
 )
@@ -90,7 +92,7 @@ func TestDecodeBatchGetMatchesClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeBatchGet(bytes.NewReader(data), nil)
+		got, err := Decode(bytes.NewReader(data), nil)
 		if err != nil {
 			t.Fatalf("answer %d: %v\n%s", n, err, data)
 		}
@@ -99,7 +101,7 @@ func TestDecodeBatchGetMatchesClient(t *testing.T) {
 		}
 		// Cut anywhere, it is an error, never a short answer.
 		cut := data[:r.IntN(len(data))]
-		if _, err := decodeBatchGet(bytes.NewReader(cut), nil); err == nil {
+		if _, err := Decode(bytes.NewReader(cut), nil); err == nil {
 			t.Fatalf("answer %d cut at %d decoded without an error", n, len(cut))
 		}
 	}
@@ -113,14 +115,14 @@ func TestDecodeBatchGetEscapes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeBatchGet(bytes.NewReader(data), nil)
+		got, err := Decode(bytes.NewReader(data), nil)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%.40s: got %q %v, want %q", cell, got, err, want)
 		}
 	}
 	for _, bad := range []string{`{"valueRanges":[{"values":[[01]]}]}`, `{"valueRanges":[{"values":[[1.]]}]}`, `{"valueRanges":[{"values":[["a` + "\n" + `"]]}]}`,
 		`{"valueRanges":[{"values":[[tru]]}]}`, `{"valueRanges":[{"values":[[1]]}]}x`, `{"valueRanges":[{"values":[["\x"]]}]}`, `{"valueRanges":[{"values":[[1,]]}]}`} {
-		if _, err := decodeBatchGet(strings.NewReader(bad), nil); err == nil {
+		if _, err := Decode(strings.NewReader(bad), nil); err == nil {
 			t.Errorf("%s decoded", bad)
 		} else if _, rerr := reference([]byte(bad)); rerr == nil {
 			t.Errorf("%s: encoding/json accepts it", bad)
@@ -136,22 +138,100 @@ func TestDecodeBatchGetProgress(t *testing.T) {
 	}
 	data, _ := json.Marshal(map[string]any{"valueRanges": []any{map[string]any{"values": rows}, map[string]any{}}})
 	var reports [][2]int
-	got, err := decodeBatchGet(bytes.NewReader(data), func(i, n int) { reports = append(reports, [2]int{i, n}) })
+	got, err := Decode(bytes.NewReader(data), func(i, n int) { reports = append(reports, [2]int{i, n}) })
 	if err != nil || len(got) != 2 || len(got[0]) != 10_000 {
 		t.Fatalf("%v %d", err, len(got))
 	}
-	if len(reports) < 3 || reports[0] != [2]int{0, progressEvery} || reports[len(reports)-1] != [2]int{0, 10_000} {
+	if len(reports) < 3 || reports[0] != [2]int{0, ProgressEvery} || reports[len(reports)-1] != [2]int{0, 10_000} {
 		t.Errorf("reports %v", reports)
 	}
 }
 
+// hostileCase is an answer no Google server sends but a broken proxy, a cut connection or a
+// hostile endpoint might, and what Decode must make of it: an error of kind want whose text
+// says msg, or (want nil) exactly what encoding/json decodes.
+type hostileCase struct {
+	name string
+	doc  string
+	want error
+	msg  string
+}
+
+func hostile() []hostileCase {
+	cell := func(c string) string { return `{"valueRanges":[{"values":[[` + c + `]]}]}` }
+	nested := func(depth int) string {
+		return `{"valueRanges":[],"x":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`
+	}
+	return []hostileCase{
+		{"an error page", `<html><body>502 Bad Gateway</body></html>`, ErrSyntax, `want '{', found '<'`},
+		{"empty body", ``, io.ErrUnexpectedEOF, ""},
+		{"valueRanges not an array", `{"valueRanges":{"values":[]}}`, ErrSyntax, `want '[', found '{'`},
+		{"cells without a comma", cell(`"a" "b"`), ErrSyntax, "want , or ] in an array"},
+		{"a key without a colon", `{"valueRanges" []}`, ErrSyntax, `want ':'`},
+		{"a bare word", cell(`yes`), ErrSyntax, "want a value"},
+		{"a NUL in a cell", cell("\"a\x00b\""), ErrSyntax, "control character in a string"},
+		{"an escaped NUL in a cell", cell(`"a\u0000b"`), nil, ""},
+		{"invalid UTF-8 in a cell", cell("\"ok\xff\xc3(\xed\xa0\x80\""), nil, ""},
+		{"invalid UTF-8 in an escaped cell", cell("\"\\n\xff\""), nil, ""},
+		{"cut in a string", `{"valueRanges":[{"values":[["hello`, io.ErrUnexpectedEOF, ""},
+		{"cut in a number", `{"valueRanges":[{"values":[[12`, io.ErrUnexpectedEOF, ""},
+		{"cut in a literal", `{"valueRanges":[{"values":[[tr`, io.ErrUnexpectedEOF, ""},
+		{"cut after a comma", `{"valueRanges":[{"values":[["a"],`, io.ErrUnexpectedEOF, ""},
+		{"cut in a skipped key", `{"spreadsheetId":"s1","valueRanges":[{"range":"Inbox!A1`, io.ErrUnexpectedEOF, ""},
+		{"nested to the limit", nested(MaxDepth), nil, ""},
+		{"nested past the limit", nested(MaxDepth + 1), ErrSyntax, "nested deeper than 10000"},
+		{"nested a million deep", nested(1_000_000), ErrSyntax, "nested deeper than 10000"},
+	}
+}
+
+// A malformed, cut or hostile answer is an error that says what was wrong, of a kind the
+// store can tell (ErrSyntax, or io.ErrUnexpectedEOF for an answer that ended early), and
+// never a short answer; nesting is bounded as encoding/json bounds it, so a skipped value
+// nested a million deep is refused at once rather than followed down. What encoding/json
+// reads (an escaped NUL, invalid UTF-8 as U+FFFD) Decode reads the same.
+func TestDecodeHostile(t *testing.T) {
+	for _, c := range hostile() {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Decode(strings.NewReader(c.doc), nil)
+			want, rerr := reference([]byte(c.doc))
+			if c.want == nil {
+				if err != nil || rerr != nil || !reflect.DeepEqual(got, want) {
+					t.Fatalf("got %q %v, want %q %v (encoding/json)", got, err, want, rerr)
+				}
+				return
+			}
+			if !errors.Is(err, c.want) || !strings.Contains(fmt.Sprint(err), c.msg) || got != nil {
+				t.Errorf("got %q, err %v: want an error of %v saying %q", got, err, c.want, c.msg)
+			}
+			if rerr == nil {
+				t.Errorf("encoding/json accepts it")
+			}
+		})
+	}
+}
+
+// A body whose read fails mid-answer hands that failure on, not a short answer.
+func TestDecodeReadError(t *testing.T) {
+	broken := errors.New("connection reset by the test")
+	body := io.MultiReader(strings.NewReader(`{"valueRanges":[{"values":[["a"],["b"`), iotest.ErrReader(broken))
+	if got, err := Decode(body, nil); !errors.Is(err, broken) || got != nil {
+		t.Errorf("got %q, err %v: want the read's error", got, err)
+	}
+}
+
 // FuzzDecodeBatchGet: the streaming decoder never accepts invalid JSON, agrees with
-// encoding/json wherever both decode, and fails only with a syntax or truncation error.
+// encoding/json wherever both decode, and fails only with a syntax or truncation error. Its
+// seeds (run by every `go test`, no -fuzz needed) are answers of each shape and each hostile
+// kind the tests above name: malformed, a NUL or invalid UTF-8 in a cell, cut short, nested
+// past MaxDepth.
 func FuzzDecodeBatchGet(f *testing.F) {
 	f.Add([]byte(`{"valueRanges":[{"values":[["a",1,true,null,"\u00e9"]]}]}`))
 	f.Add([]byte(`{"spreadsheetId":"x","valueRanges":[{"range":"A","values":[[],["\ud83d\ude00"]]},{}]}`))
+	for _, h := range hostile() {
+		f.Add([]byte(h.doc))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := decodeBatchGet(bytes.NewReader(data), nil)
+		got, err := Decode(bytes.NewReader(data), nil)
 		if err == nil && !json.Valid(data) {
 			t.Fatalf("decoded invalid JSON: %q", data)
 		}
@@ -164,7 +244,7 @@ func FuzzDecodeBatchGet(f *testing.F) {
 		if err == nil && rerr == nil && exact && !reflect.DeepEqual(got, want) {
 			t.Fatalf("differs: got %#v want %#v", got, want)
 		}
-		if err != nil && !errors.Is(err, errSyntax) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		if err != nil && !errors.Is(err, ErrSyntax) && !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("error of another kind: %v", err)
 		}
 	})
@@ -173,9 +253,9 @@ func FuzzDecodeBatchGet(f *testing.F) {
 // BenchmarkDecodeValues100k decodes one 100,000-row batchGet answer (~15 MB of JSON, as the
 // emulator and Google send it) the way the sheets/v4 client's Do does (the body read whole,
 // then encoding/json into its struct: gensupport.DecodeResponseBytes) and the way the store
-// does (decodeBatchGet, as the body arrives). Both in one run: compare them by ratio.
+// does (Decode, as the body arrives). Both in one run: compare them by ratio.
 //
-//	go test -run '^$' -bench DecodeValues100k -benchmem -count 5 ./sheets/
+//	go test -run '^$' -bench DecodeValues100k -benchmem -count 5 ./sheets/internal/batchget/
 func BenchmarkDecodeValues100k(b *testing.B) {
 	rows := [][]any{{"Timestamp", "Name", "Email", "Message", "Status", "ID"}}
 	for i := 1; i <= 100_000; i++ {
@@ -198,7 +278,7 @@ func BenchmarkDecodeValues100k(b *testing.B) {
 	b.Run("streaming", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			got, err := decodeBatchGet(bytes.NewReader(data), nil)
+			got, err := Decode(bytes.NewReader(data), nil)
 			if err != nil || len(got[0]) != len(rows) {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package sheets_test
+package googleauth_test
 
 import (
 	"crypto/sha256"
@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/triage-dev/triage/googleauth"
 	"github.com/triage-dev/triage/internal/testbed"
-	"github.com/triage-dev/triage/sheets"
 	"golang.org/x/oauth2"
 )
 
@@ -46,14 +46,14 @@ func visit(t *testing.T, addr string) (int, string) {
 }
 
 type loginResult struct {
-	rec *sheets.LoginRecord
+	rec *googleauth.LoginRecord
 	err error
 }
 
 // startFlow starts a login against o and waits for it in the background.
-func startFlow(t *testing.T, o *testbed.OAuthServer, opts sheets.LoginOptions) (*sheets.LoginFlow, string, chan loginResult) {
+func startFlow(t *testing.T, o *testbed.OAuthServer, opts googleauth.LoginOptions) (*googleauth.LoginFlow, string, chan loginResult) {
 	t.Helper()
-	c, err := sheets.ReadOAuthClient(o.ClientFile(t))
+	c, err := googleauth.ReadOAuthClient(o.ClientFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func startFlow(t *testing.T, o *testbed.OAuthServer, opts sheets.LoginOptions) (
 	if opts.CacheFile == "" {
 		opts.CacheFile = filepath.Join(t.TempDir(), "state", "triage", "token.json")
 	}
-	f, err := sheets.StartLogin(opts)
+	f, err := googleauth.StartLogin(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func result(t *testing.T, ch chan loginResult) loginResult {
 }
 
 // checkSaved checks the saved login file: mode 0600, the tokens, the account, the scopes.
-func checkSaved(t *testing.T, path, access, refresh string) *sheets.LoginRecord {
+func checkSaved(t *testing.T, path, access, refresh string) *googleauth.LoginRecord {
 	t.Helper()
 	st, err := os.Stat(path)
 	if err != nil {
@@ -95,7 +95,7 @@ func checkSaved(t *testing.T, path, access, refresh string) *sheets.LoginRecord 
 	if st.Mode().Perm() != 0o600 {
 		t.Errorf("login file mode %04o, want 0600", st.Mode().Perm())
 	}
-	rec, err := sheets.ReadLoginRecord(path)
+	rec, err := googleauth.ReadLoginRecord(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func checkSaved(t *testing.T, path, access, refresh string) *sheets.LoginRecord 
 	if !strings.Contains(strings.Join(rec.Scopes, " "), "auth/spreadsheets") {
 		t.Errorf("saved scopes %v", rec.Scopes)
 	}
-	if _, err := sheets.ReadCachedLogin(path); err != nil {
-		t.Errorf("Connect can't read the login file: %v", err)
+	if _, err := googleauth.ReadCachedLogin(path); err != nil {
+		t.Errorf("Find can't read the login file: %v", err)
 	}
 	return rec
 }
@@ -117,7 +117,7 @@ func checkSaved(t *testing.T, path, access, refresh string) *sheets.LoginRecord 
 func TestLoginLoopback(t *testing.T) {
 	isolateEnv(t)
 	o := testbed.NewOAuthServer(t)
-	f, path, ch := startFlow(t, o, sheets.LoginOptions{})
+	f, path, ch := startFlow(t, o, googleauth.LoginOptions{})
 	if !strings.HasPrefix(f.RedirectURI(), "http://127.0.0.1:") || f.Port() == 0 {
 		t.Fatalf("redirect %q port %d", f.RedirectURI(), f.Port())
 	}
@@ -181,7 +181,7 @@ func TestLoginPastedAddress(t *testing.T) {
 			pr, pw := io.Pipe()
 			t.Cleanup(func() { pw.Close() })
 			var log testbed.Buffer
-			f, path, ch := startFlow(t, o, sheets.LoginOptions{Paste: pr, Log: &log})
+			f, path, ch := startFlow(t, o, googleauth.LoginOptions{Paste: pr, Log: &log})
 			redirect := testbed.Consent(t, f.URL())
 			paste := redirect
 			if form == "query only" {
@@ -214,7 +214,7 @@ func TestLoginWrongStateRefused(t *testing.T) {
 			o := testbed.NewOAuthServer(t)
 			pr, pw := io.Pipe()
 			t.Cleanup(func() { pw.Close() })
-			f, path, ch := startFlow(t, o, sheets.LoginOptions{Paste: pr})
+			f, path, ch := startFlow(t, o, googleauth.LoginOptions{Paste: pr})
 			forged := withState(t, testbed.Consent(t, f.URL()), "forged-state")
 			if via == "browser" {
 				code, body := visit(t, forged)
@@ -242,7 +242,7 @@ func TestLoginWrongStateRefused(t *testing.T) {
 func TestLoginAccessDenied(t *testing.T) {
 	isolateEnv(t)
 	o := testbed.NewOAuthServer(t)
-	f, _, ch := startFlow(t, o, sheets.LoginOptions{})
+	f, _, ch := startFlow(t, o, googleauth.LoginOptions{})
 	u, _ := url.Parse(testbed.Consent(t, f.URL()))
 	state := u.Query().Get("state")
 	code, _ := visit(t, f.RedirectURI()+"?error=access_denied&state="+url.QueryEscape(state))
@@ -261,7 +261,7 @@ func TestLoginAccessDenied(t *testing.T) {
 func TestLoginTimeout(t *testing.T) {
 	isolateEnv(t)
 	o := testbed.NewOAuthServer(t)
-	_, _, ch := startFlow(t, o, sheets.LoginOptions{Timeout: 100 * time.Millisecond})
+	_, _, ch := startFlow(t, o, googleauth.LoginOptions{Timeout: 100 * time.Millisecond})
 	if r := result(t, ch); r.err == nil || !strings.Contains(r.err.Error(), "no answer from the browser") || !strings.Contains(r.err.Error(), "triage auth login") {
 		t.Errorf("err = %v", r.err)
 	}
@@ -271,40 +271,40 @@ func TestLoginTimeout(t *testing.T) {
 func TestLoginFixedPort(t *testing.T) {
 	isolateEnv(t)
 	o := testbed.NewOAuthServer(t)
-	f, _, _ := startFlow(t, o, sheets.LoginOptions{Timeout: time.Second})
-	c, _ := sheets.ReadOAuthClient(o.ClientFile(t))
-	_, err := sheets.StartLogin(sheets.LoginOptions{Client: c, CacheFile: filepath.Join(t.TempDir(), "t.json"), Port: f.Port()})
+	f, _, _ := startFlow(t, o, googleauth.LoginOptions{Timeout: time.Second})
+	c, _ := googleauth.ReadOAuthClient(o.ClientFile(t))
+	_, err := googleauth.StartLogin(googleauth.LoginOptions{Client: c, CacheFile: filepath.Join(t.TempDir(), "t.json"), Port: f.Port()})
 	if err == nil || !strings.Contains(err.Error(), "--port") {
 		t.Errorf("busy port: %v", err)
 	}
 }
 
-// After login, the access token expires: Connect refreshes it at the client's token_uri,
+// After login, the access token expires: Find refreshes it at the client's token_uri,
 // the Sheets API sees the new token, and the refreshed token is saved back to the cache
 // file (still 0600), so the next run doesn't refresh again.
 func TestLoginRefreshOnExpiry(t *testing.T) {
 	isolateEnv(t)
 	o := testbed.NewOAuthServer(t)
 	o.SetFirstExpiresIn(1) // expired at once: oauth2 renews 10s before expiry
-	f, path, ch := startFlow(t, o, sheets.LoginOptions{})
+	f, path, ch := startFlow(t, o, googleauth.LoginOptions{})
 	visit(t, testbed.Consent(t, f.URL()))
 	if r := result(t, ch); r.err != nil {
 		t.Fatal(r.err)
 	}
 	checkSaved(t, path, "ya29.at-1", "1//rt-1")
 
-	emu, srv := emulatorServer(t)
-	_, id := loadThrough(t, sheets.AuthOptions{TokenCacheFile: path, APIEndpoint: srv.URL + "/"})
-	if id.Kind != sheets.KindCachedLogin || id.Email != testbed.Email {
+	api := newAPIServer(t)
+	id := signIn(t, googleauth.Options{TokenCacheFile: path}, api)
+	if id.Kind != googleauth.KindCachedLogin || id.Email != testbed.Email {
 		t.Errorf("identity %+v", id)
 	}
 	forms := o.TokenForms()
 	if len(forms) != 2 || forms[1].Get("grant_type") != "refresh_token" || forms[1].Get("refresh_token") != "1//rt-1" || forms[1].Get("client_id") != testbed.ClientID {
 		t.Fatalf("token requests: %v", forms)
 	}
-	checkBearer(t, emu, "ya29.at-2")
-	if reqs := emu.Requests(); reqs[len(reqs)-1].Authorization != "Bearer ya29.at-2" {
-		t.Errorf("last request: %q", reqs[len(reqs)-1].Authorization)
+	checkBearer(t, api, "ya29.at-2")
+	if reqs := api.Requests(); reqs[len(reqs)-1].authorization != "Bearer ya29.at-2" {
+		t.Errorf("last request: %q", reqs[len(reqs)-1].authorization)
 	}
 	rec := checkSaved(t, path, "ya29.at-2", "1//rt-1")
 	if time.Until(rec.Token.Expiry) < 30*time.Minute {
@@ -325,7 +325,7 @@ func TestLoginSavingTokenSource(t *testing.T) {
 	start := &oauth2.Token{AccessToken: "old", RefreshToken: "rt-x", Expiry: time.Now().Add(-time.Minute)}
 	write := func(refresh string) {
 		t.Helper()
-		err := sheets.WriteLoginRecord(path, &sheets.LoginRecord{CachedLogin: sheets.CachedLogin{ClientID: testbed.ClientID, ClientSecret: testbed.ClientSecret,
+		err := googleauth.WriteLoginRecord(path, &googleauth.LoginRecord{CachedLogin: googleauth.CachedLogin{ClientID: testbed.ClientID, ClientSecret: testbed.ClientSecret,
 			TokenURI: o.URL + "/token", Token: &oauth2.Token{AccessToken: "old", RefreshToken: refresh}, Email: testbed.Email}, Scopes: []string{"s"}, RevokeURI: "r"})
 		if err != nil {
 			t.Fatal(err)
@@ -334,12 +334,12 @@ func TestLoginSavingTokenSource(t *testing.T) {
 	cfg := &oauth2.Config{ClientID: testbed.ClientID, ClientSecret: testbed.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: o.URL + "/token", AuthStyle: oauth2.AuthStyleInParams}}
 
 	write("rt-x")
-	ts := sheets.SavingTokenSource(path, start, cfg.TokenSource(ctx(t), start))
+	ts := googleauth.SavingTokenSource(path, start, cfg.TokenSource(ctx(t), start))
 	tok, err := ts.Token()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := sheets.ReadLoginRecord(path)
+	rec, err := googleauth.ReadLoginRecord(path)
 	if err != nil || rec.Token.AccessToken != tok.AccessToken || rec.Token.RefreshToken != "rt-x" || rec.RevokeURI != "r" || rec.Email != testbed.Email {
 		t.Fatalf("after refresh: %+v %v", rec, err)
 	}
@@ -350,17 +350,17 @@ func TestLoginSavingTokenSource(t *testing.T) {
 	// Another login replaced the file: a refresh of the old one must not overwrite it.
 	write("rt-other")
 	start2 := &oauth2.Token{AccessToken: "old2", RefreshToken: "rt-x", Expiry: time.Now().Add(-time.Minute)}
-	if _, err := sheets.SavingTokenSource(path, start2, cfg.TokenSource(ctx(t), start2)).Token(); err != nil {
+	if _, err := googleauth.SavingTokenSource(path, start2, cfg.TokenSource(ctx(t), start2)).Token(); err != nil {
 		t.Fatal(err)
 	}
-	if rec, _ := sheets.ReadLoginRecord(path); rec.Token.RefreshToken != "rt-other" || rec.Token.AccessToken != "old" {
+	if rec, _ := googleauth.ReadLoginRecord(path); rec.Token.RefreshToken != "rt-other" || rec.Token.AccessToken != "old" {
 		t.Errorf("another login was overwritten: %+v", rec.Token)
 	}
 
 	// Logged out meanwhile: the file is not brought back.
 	os.Remove(path)
 	start3 := &oauth2.Token{AccessToken: "old3", RefreshToken: "rt-x", Expiry: time.Now().Add(-time.Minute)}
-	if _, err := sheets.SavingTokenSource(path, start3, cfg.TokenSource(ctx(t), start3)).Token(); err != nil {
+	if _, err := googleauth.SavingTokenSource(path, start3, cfg.TokenSource(ctx(t), start3)).Token(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
@@ -375,7 +375,7 @@ func TestLoginLogout(t *testing.T) {
 	for _, failing := range []bool{false, true} {
 		t.Run(fmt.Sprintf("revoke fails=%v", failing), func(t *testing.T) {
 			o := testbed.NewOAuthServer(t)
-			f, path, ch := startFlow(t, o, sheets.LoginOptions{})
+			f, path, ch := startFlow(t, o, googleauth.LoginOptions{})
 			visit(t, testbed.Consent(t, f.URL()))
 			if r := result(t, ch); r.err != nil {
 				t.Fatal(r.err)
@@ -383,7 +383,7 @@ func TestLoginLogout(t *testing.T) {
 			if failing {
 				o.FailRevoke(503)
 			}
-			res, err := sheets.Logout(ctx(t), path, nil)
+			res, err := googleauth.Logout(ctx(t), path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -399,7 +399,7 @@ func TestLoginLogout(t *testing.T) {
 			if failing && (strings.Contains(res.RevokeErr.Error(), "1//rt-1") || !strings.Contains(res.RevokeErr.Error(), "myaccount.google.com/permissions")) {
 				t.Errorf("revoke error: %v", res.RevokeErr)
 			}
-			if _, err := sheets.Logout(ctx(t), path, nil); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := googleauth.Logout(ctx(t), path, nil); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("second logout: %v", err)
 			}
 		})
@@ -419,14 +419,14 @@ func TestLoginReadOAuthClient(t *testing.T) {
 		os.WriteFile(p, b, 0o600)
 		return p
 	}
-	c, err := sheets.ReadOAuthClient(write("desktop.json", map[string]any{"installed": map[string]any{"client_id": "id", "client_secret": "s"}}))
+	c, err := googleauth.ReadOAuthClient(write("desktop.json", map[string]any{"installed": map[string]any{"client_id": "id", "client_secret": "s"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Type != "installed" || c.AuthURI != "https://accounts.google.com/o/oauth2/auth" || c.TokenURI != "https://oauth2.googleapis.com/token" || c.RevokeURI != sheets.DefaultRevokeURI {
+	if c.Type != "installed" || c.AuthURI != "https://accounts.google.com/o/oauth2/auth" || c.TokenURI != "https://oauth2.googleapis.com/token" || c.RevokeURI != googleauth.DefaultRevokeURI {
 		t.Errorf("defaults: %+v", c)
 	}
-	c, err = sheets.ReadOAuthClient(write("custom.json", map[string]any{"installed": map[string]any{"client_id": "id", "token_uri": "https://sso.example.com/token", "auth_uri": "http://127.0.0.1:9/a"}}))
+	c, err = googleauth.ReadOAuthClient(write("custom.json", map[string]any{"installed": map[string]any{"client_id": "id", "token_uri": "https://sso.example.com/token", "auth_uri": "http://127.0.0.1:9/a"}}))
 	if err != nil || c.TokenURI != "https://sso.example.com/token" || c.AuthURI != "http://127.0.0.1:9/a" {
 		t.Errorf("endpoints not honoured: %+v %v", c, err)
 	}
@@ -441,7 +441,7 @@ func TestLoginReadOAuthClient(t *testing.T) {
 		"http.json":    {map[string]any{"installed": map[string]any{"client_id": "i", "token_uri": "http://evil.example.com/token"}}, "plain http"},
 		"webnoport.js": {map[string]any{"web": map[string]any{"client_id": "i", "redirect_uris": []string{"https://app.example.com/cb"}}}, ""},
 	} {
-		_, err := sheets.ReadOAuthClient(write(name, tc.v))
+		_, err := googleauth.ReadOAuthClient(write(name, tc.v))
 		if tc.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
@@ -454,12 +454,12 @@ func TestLoginReadOAuthClient(t *testing.T) {
 			t.Errorf("%s: error doesn't say how to get a Desktop client: %v", name, err)
 		}
 	}
-	if _, err := sheets.ReadOAuthClient(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "Desktop app") {
+	if _, err := googleauth.ReadOAuthClient(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "Desktop app") {
 		t.Errorf("missing file: %v", err)
 	}
 	// A Web client without a registered loopback redirect can't log in: said before listening.
-	web, _ := sheets.ReadOAuthClient(filepath.Join(dir, "webnoport.js"))
-	if _, err := sheets.StartLogin(sheets.LoginOptions{Client: web, CacheFile: filepath.Join(dir, "t.json")}); err == nil || !strings.Contains(err.Error(), "redirect_uri_mismatch") {
+	web, _ := googleauth.ReadOAuthClient(filepath.Join(dir, "webnoport.js"))
+	if _, err := googleauth.StartLogin(googleauth.LoginOptions{Client: web, CacheFile: filepath.Join(dir, "t.json")}); err == nil || !strings.Contains(err.Error(), "redirect_uri_mismatch") {
 		t.Errorf("web client: %v", err)
 	}
 }
@@ -469,14 +469,14 @@ func TestLoginReadOAuthClient(t *testing.T) {
 func TestLoginErrorRedirectNeedsStateAndIsSanitised(t *testing.T) {
 	isolateEnv(t)
 	o := testbed.NewOAuthServer(t)
-	f, _, ch := startFlow(t, o, sheets.LoginOptions{})
+	f, _, ch := startFlow(t, o, googleauth.LoginOptions{})
 	visit(t, f.RedirectURI()+"?error=access_denied&state=forged")
 	r := result(t, ch)
 	if r.err == nil || !strings.Contains(r.err.Error(), "state does not match") {
 		t.Fatalf("a forged error redirect ended the login as %v", r.err)
 	}
 
-	f, _, ch = startFlow(t, o, sheets.LoginOptions{})
+	f, _, ch = startFlow(t, o, googleauth.LoginOptions{})
 	u, _ := url.Parse(testbed.Consent(t, f.URL()))
 	state := u.Query().Get("state")
 	visit(t, f.RedirectURI()+"?error=server_error&error_description="+url.QueryEscape("boom\x1b]0;pwned\x07\u202e")+"&state="+url.QueryEscape(state))

@@ -1,4 +1,4 @@
-package sheets
+package googleauth
 
 import (
 	"bufio"
@@ -162,7 +162,7 @@ func isLoopbackHost(h string) bool {
 }
 
 // LoginRecord is the file `triage auth login` writes: a CachedLogin (so ReadCachedLogin and
-// Connect read it as one) plus what `triage auth status` and `triage auth logout` need.
+// Find read it as one) plus what `triage auth status` and `triage auth logout` need.
 type LoginRecord struct {
 	CachedLogin
 	// Scopes are the scopes the token endpoint granted.
@@ -232,7 +232,7 @@ func writePrivateFile(path string, b []byte) error {
 	return nil
 }
 
-// SavingTokenSource wraps the token source of a cached login (as Connect builds it from
+// SavingTokenSource wraps the token source of a cached login (as Find builds it from
 // the file at path, whose token was start) so that every new access token it hands out,
 // i.e. every refresh, is written back to the file, keeping the file's other fields. The
 // next triage run then starts with a fresh token instead of refreshing again. The file is
@@ -592,7 +592,7 @@ func (f *LoginFlow) finish(ctx context.Context, a answer) (*LoginRecord, error) 
 	if err != nil {
 		var rerr *oauth2.RetrieveError
 		if errors.As(err, &rerr) {
-			return nil, fmt.Errorf("the token endpoint %s refused the code (%s): run `triage auth login` again; if it keeps failing, check that %s is the Desktop client's current JSON", f.cfg.Endpoint.TokenURL, tokenErrorText(rerr), f.opts.Client.Path)
+			return nil, fmt.Errorf("the token endpoint %s refused the code (%s): run `triage auth login` again; if it keeps failing, check that %s is the Desktop client's current JSON", f.cfg.Endpoint.TokenURL, TokenErrorText(rerr), f.opts.Client.Path)
 		}
 		return nil, fmt.Errorf("exchange the code at %s: %w; check the network (HTTPS_PROXY) and run `triage auth login` again", f.cfg.Endpoint.TokenURL, err)
 	}
