@@ -656,9 +656,11 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 		// does by default) really receives. BestSpeed: the emulator serves tests, whose CPU
 		// matters more than a few percent of bytes.
 		var z bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(&z)
 		zw.Write(buf.Bytes())
 		zw.Close()
+		gzipWriters.Put(zw)
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Header().Add("Vary", "Accept-Encoding")
 		w.WriteHeader(code)
@@ -668,6 +670,13 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
 	w.WriteHeader(code)
 	w.Write(buf.Bytes())
 }
+
+// gzipWriters keeps the compressors between answers: a flate writer holds about a megabyte of
+// tables, and making one per answer was most of what the emulator allocated.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
 
 // acceptsGzip reports whether a request's Accept-Encoding allows gzip.
 func acceptsGzip(r *http.Request) bool {
@@ -1135,18 +1144,17 @@ func (e *Emulator) perform(c *call) (resp any, aerr *apiError, lost lostAnswer) 
 	return nil, faultError(*fault, c.method), lostAnswer{}
 }
 
+// applyMask answers with what the mask selects of v. The answer is encoded once and cut at
+// the levels the mask narrows; what it selects whole stays the encoded text, so a tab's
+// values are not decoded into maps and encoded again.
 func applyMask(v any, m *maskNode) (any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // as writeJSON encodes: the kept text goes out as it is
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var generic any
-	if err := dec.Decode(&generic); err != nil {
-		return nil, err
-	}
-	return m.filter(generic), nil
+	return m.filter(bytes.TrimSpace(buf.Bytes()))
 }
 
 // takeQuota uses one unit of the method's per-minute quota of the credential who; the caller

@@ -3,6 +3,7 @@
 package emulator
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -234,33 +235,49 @@ func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-// filter keeps only the selected parts of a decoded JSON value. A message
+// filter keeps only the selected parts of an encoded JSON value. A message
 // the value holds on the mask's path is kept even when none of the fields
 // selected under it is set (as {}), and array elements likewise, so indexes
 // still line up: Google's field masks copy a present message whether or not
 // anything under it is selected (fields=sheets.properties.tabColorStyle of a
 // tab without a colour answers {"sheets":[{"properties":{}}]}).
-func (n *maskNode) filter(v any) any {
+func (n *maskNode) filter(raw json.RawMessage) (any, error) {
 	if n == nil || n.all {
-		return v
+		return raw, nil
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, val := range x {
+	switch raw[0] {
+	case '{':
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, err
+		}
+		out := make(map[string]any, len(obj))
+		for k, val := range obj {
 			sub := n.child(k)
 			if sub == nil {
 				continue
 			}
-			out[k] = sub.filter(val)
+			kept, err := sub.filter(val)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = kept
 		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = n.filter(e)
+		return out, nil
+	case '[':
+		var arr []json.RawMessage
+		if err := json.Unmarshal(raw, &arr); err != nil {
+			return nil, err
 		}
-		return out
+		out := make([]any, len(arr))
+		for i, e := range arr {
+			kept, err := n.filter(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = kept
+		}
+		return out, nil
 	}
-	return v
+	return raw, nil
 }

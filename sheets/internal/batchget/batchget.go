@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -38,12 +39,22 @@ type jsonReader struct {
 	depth   int // the arrays and objects open around the reader
 }
 
+// readers keeps Decode's 64 KiB read buffers between answers: a tab's read makes several
+// batchGets, and a buffer each was a large share of what a write round allocated.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
 // Decode decodes {"valueRanges":[{"values":[[...],...]},...],...}, the rows of each range in
 // the order the answer gives them; every other key, at any level, is skipped. progress, when
 // set, is called with a range's index and the rows read of it every ProgressEvery rows and at
 // the range's end, on the reading goroutine.
 func Decode(body io.Reader, progress func(rangeIndex, rows int)) ([][][]any, error) {
-	j := &jsonReader{r: bufio.NewReaderSize(body, 64<<10)}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(body)
+	defer func() {
+		br.Reset(nil) // the pool holds no answer's body
+		readers.Put(br)
+	}()
+	j := &jsonReader{r: br}
 	out := [][][]any{}
 	err := j.object(func(key string) error {
 		if key != "valueRanges" {
